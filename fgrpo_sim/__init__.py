@@ -1,0 +1,13 @@
+"""fgrpo-sim: reference toolkit for F-GRPO (arXiv 2602.06717).
+
+Subpackages:
+  theory   sympy derivations, lambdified into vectorised numeric functions
+  core     the algorithm in pure torch (group statistics, advantages, focal weight, losses)
+  metrics  unbiased pass@k and the paper's paired subsampling test
+  sim      categorical and multi-prompt simulators, Monte Carlo checks
+  llm      F-GRPO / F-DAPO / F-CISPO on TRL
+  maze     the single-solution Maze task
+  figures  one function per figure (data in, matplotlib Figure out)
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from fgrpo_sim.cli import main
+
+main()

@@ -1,0 +1,68 @@
+"""The `fgrpo` command line: a thin typer app over the library.
+
+Each command group lives in `fgrpo_sim/commands/<group>.py` and keeps heavy imports (torch models,
+trl, transformers) inside its functions, so `fgrpo --help` stays fast. Bad input of any kind ends as
+one line on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from typer._click import exceptions as click_exceptions  # typer >= 0.20 vendors click
+
+from fgrpo_sim.commands import check, figures, llm, maze, passk, plan, simulate, theory
+
+app = typer.Typer(
+    name="fgrpo",
+    help=(
+        "F-GRPO toolkit (arXiv 2602.06717): derive the theory, simulate focal-weighted group RL, "
+        "train and evaluate real models, and regenerate every figure."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+app.add_typer(theory.app, name="theory")
+app.add_typer(simulate.app, name="simulate")
+app.add_typer(llm.app, name="llm")
+app.add_typer(maze.app, name="maze")
+figures.register(app)
+check.register(app)
+passk.register(app)
+plan.register(app)
+
+
+def _fail(message: str) -> None:
+    message = " ".join(str(message).split())  # one line, whatever the exception carried
+    print(f"fgrpo: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the `fgrpo` console script."""
+    try:
+        result = app(args=argv, prog_name="fgrpo", standalone_mode=False)
+    except click_exceptions.NoArgsIsHelpError as exc:  # `fgrpo theory` alone: show that group's help
+        print(exc.format_message())
+        sys.exit(0)
+    except click_exceptions.UsageError as exc:  # unknown option, bad type, missing argument
+        _fail(exc.format_message())
+    except typer.Abort:
+        print("fgrpo: aborted", file=sys.stderr)
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (ValueError, FileNotFoundError, IsADirectoryError) as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        print("fgrpo: interrupted", file=sys.stderr)
+        sys.exit(130)
+    sys.exit(result if isinstance(result, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

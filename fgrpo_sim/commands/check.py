@@ -1,0 +1,7 @@
+"""`fgrpo check` command (placeholder: filled in by its issue)."""
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `check` command to the top-level app (nothing yet)."""

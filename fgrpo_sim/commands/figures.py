@@ -1,0 +1,52 @@
+"""`fgrpo figures`: regenerate figures from the registry (PNG at 150 dpi and PDF, written atomically)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("figures")
+    def figures_command(
+        names: Optional[List[str]] = typer.Argument(
+            None, help="Figures to build (default: every figure in the default set). See --list."
+        ),
+        out: Path = typer.Option(Path("figures"), "--out", help="Output folder for NAME.png and NAME.pdf."),
+        list_: bool = typer.Option(False, "--list", help="List the registered figures and exit."),
+        full: bool = typer.Option(False, "--full", help="Use the paper's exact (slow) grids instead of quick presets."),
+        device: str = typer.Option("auto", "--device", help="Torch device for simulation figures: auto, cpu, cuda."),
+        seed: int = typer.Option(0, "--seed", help="Base random seed for simulation figures."),
+        data_dir: Optional[Path] = typer.Option(
+            None, "--data-dir", help="Folder for cached simulation results (default: runs/figure-data)."
+        ),
+        progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
+    ) -> None:
+        """Regenerate figures (paper numbering: fig1a, fig2, fig3, ...) into OUT as PNG and PDF."""
+        from fgrpo_sim.figures.registry import FigureOptions, load_all, save_figure
+
+        registry = load_all()
+        if list_:
+            width = max((len(n) for n in registry), default=4)
+            for name, spec in sorted(registry.items()):
+                flag = "" if spec.in_default_set else "  [not in default set]"
+                typer.echo(f"{name:<{width}}  {spec.description}{flag}")
+            return
+        selected = list(names) if names else [n for n, s in sorted(registry.items()) if s.in_default_set]
+        unknown = [n for n in selected if n not in registry]
+        if unknown:
+            raise ValueError(
+                f"unknown figure name(s) {', '.join(unknown)}; NAME must be one of {', '.join(sorted(registry))}"
+            )
+        options = FigureOptions(full=full, device=device, seed=seed, progress=progress,
+                                data_dir=data_dir if data_dir is not None else Path("runs/figure-data"))
+        import matplotlib.pyplot as plt
+
+        for name in selected:
+            spec = registry[name]
+            fig = spec.draw(spec.compute(options))
+            paths = save_figure(fig, out, name)
+            plt.close(fig)
+            typer.echo(f"{name}: " + ", ".join(str(p) for p in paths))

@@ -1,0 +1,5 @@
+"""`fgrpo llm ...` commands (placeholder: filled in by its issue)."""
+
+import typer
+
+app = typer.Typer(help="(not yet implemented)", no_args_is_help=True)

@@ -1,0 +1,7 @@
+"""`fgrpo plan` command (placeholder: filled in by its issue)."""
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `plan` command to the top-level app (nothing yet)."""

@@ -1,0 +1,72 @@
+"""The figure registry behind `fgrpo figures`.
+
+Each figure is two pure functions: `compute(options) -> data` and `draw(data) -> matplotlib Figure`,
+so the numbers can be inspected (or cached, or tested) apart from the drawing. A figure module in
+this package registers its figures with `add_figure(...)` at import time; `load_all()` imports every module here.
+Figure modules must keep heavy imports (transformers, trl) inside their compute functions.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from fgrpo_sim.atomic_io import atomic_path
+
+
+@dataclass(frozen=True)
+class FigureOptions:
+    """Settings every compute function receives; figures ignore what does not concern them."""
+
+    full: bool = False  # the paper's exact (slow) grid instead of the quick preset
+    device: str = "auto"
+    seed: int = 0
+    progress: bool = True
+    data_dir: Path | None = None  # where a figure may find/cache its results (e.g. simulation tables)
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    name: str
+    description: str
+    compute: Callable[[FigureOptions], Any]
+    draw: Callable[[Any], Any]
+    in_default_set: bool = True  # figures needing hours of compute can opt out of `fgrpo figures`
+
+
+FIGURES: dict[str, FigureSpec] = {}
+
+# Modules of this package that are helpers, not figure definitions.
+_NOT_FIGURE_MODULES = {"registry", "style"}
+
+
+def add_figure(name: str, description: str, compute, draw, *, in_default_set: bool = True) -> None:
+    """Register a figure from its compute and draw functions."""
+    if name in FIGURES:
+        raise ValueError(f"figure name {name!r} registered twice")
+    FIGURES[name] = FigureSpec(name, description, compute, draw, in_default_set)
+
+
+def load_all() -> dict[str, FigureSpec]:
+    """Import every figure module of this package so that its figures register."""
+    import fgrpo_sim.figures as pkg
+
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name not in _NOT_FIGURE_MODULES and not info.name.startswith("_"):
+            importlib.import_module(f"{pkg.__name__}.{info.name}")
+    return FIGURES
+
+
+def save_figure(fig, out_dir: str | Path, name: str, dpi: int = 150) -> list[Path]:
+    """Save `fig` as NAME.png (at `dpi`) and NAME.pdf in `out_dir`, each written atomically."""
+    out_dir = Path(out_dir)
+    paths = []
+    for ext in ("png", "pdf"):
+        target = out_dir / f"{name}.{ext}"
+        with atomic_path(target) as tmp:
+            fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format=ext)
+        paths.append(target)
+    return paths

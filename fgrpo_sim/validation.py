@@ -1,0 +1,63 @@
+"""Input checks shared by every public function.
+
+Errors name the parameter and its allowed range, so that the CLI can print them as one line.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+
+def _fmt(x: Any) -> str:
+    if isinstance(x, float) and math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def check_range(
+    name: str,
+    value: Any,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> np.ndarray:
+    """Return `value` as a float array, raising ValueError unless every element lies in the interval.
+
+    The message reads e.g. "mu must be in [0, 1], got 1.5".
+    """
+    arr = np.asarray(value, dtype=float)
+    lo_txt = ("(" if low_open else "[") + (_fmt(low) if low is not None else "-inf")
+    hi_txt = (_fmt(high) if high is not None else "inf") + (")" if high_open else "]")
+    bad = np.isnan(arr)
+    if low is not None:
+        bad |= (arr <= low) if low_open else (arr < low)
+    if high is not None:
+        bad |= (arr >= high) if high_open else (arr > high)
+    if np.any(bad):
+        first = arr[bad].flat[0] if arr.ndim else arr.item()
+        raise ValueError(f"{name} must be in {lo_txt}, {hi_txt}, got {_fmt(float(first))}")
+    return arr
+
+
+def check_integer(name: str, value: Any, low: int | None = None, high: int | None = None) -> np.ndarray:
+    """Return `value` as an int64 array, raising ValueError unless every element is an integer in [low, high]."""
+    arr = np.asarray(value)
+    if arr.dtype.kind == "f":
+        if np.any(~np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ValueError(f"{name} must be an integer, got {arr[~np.isclose(arr, np.round(arr))].flat[0] if arr.ndim else arr.item()}")
+    elif arr.dtype.kind not in "iub":
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    arr = arr.astype(np.int64)
+    check_range(name, arr, low, high)
+    return arr
+
+
+def check_choice(name: str, value: str, choices: tuple[str, ...] | list[str]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}, got {value!r}")
+    return value

@@ -1,0 +1,48 @@
+"""Shared test set-up: headless matplotlib, build folders for tool caches, and an in-process CLI runner."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_BUILD = Path(tempfile.gettempdir()) / "fgrpo-sim-test-build"
+for var, sub in [("MPLCONFIGDIR", "mpl"), ("IPYTHONDIR", "ipython"), ("JUPYTER_CONFIG_DIR", "jupyter/config"),
+                 ("JUPYTER_DATA_DIR", "jupyter/data"), ("JUPYTER_RUNTIME_DIR", "jupyter/runtime")]:
+    os.environ.setdefault(var, str(_BUILD / sub))
+    Path(os.environ[var]).mkdir(parents=True, exist_ok=True)
+os.environ.setdefault("MPLBACKEND", "Agg")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run_cli(capsys):
+    """Run `fgrpo ARGS...` in-process through the real entry point; returns exit code and captured output."""
+    from fgrpo_sim.cli import main
+
+    def _run(*args: str) -> CliResult:
+        capsys.readouterr()
+        try:
+            main([str(a) for a in args])
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        out, err = capsys.readouterr()
+        return CliResult(code, out, err)
+
+    return _run
