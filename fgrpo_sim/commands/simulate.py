@@ -1,5 +1,9 @@
-"""`fgrpo simulate ...` commands (placeholder: filled in by its issue)."""
+"""`fgrpo simulate ...`: the simulators, one subcommand each (defined in their own modules)."""
 
 import typer
 
-app = typer.Typer(help="(not yet implemented)", no_args_is_help=True)
+from fgrpo_sim.commands import simulate_categorical, simulate_population
+
+app = typer.Typer(help="Run the simulators and save tidy result tables.", no_args_is_help=True)
+simulate_categorical.register(app)
+simulate_population.register(app)
