@@ -1,0 +1,24 @@
+"""The algorithm in pure torch: group statistics, advantages, focal weight and the policy losses.
+
+Everything takes and returns torch tensors on any device and dtype; rewards are shaped [groups, N].
+The simulators and the LLM trainer call this package; nothing else re-implements it.
+"""
+
+from fgrpo_sim.core.advantages import dr_grpo_advantages, grpo_advantages, rloo_advantages
+from fgrpo_sim.core.focal import compute_advantages, focal_advantages, focal_weight
+from fgrpo_sim.core.groups import active_groups, group_success_rate, success_rate_from_counts
+from fgrpo_sim.core.losses import DEFAULT_CLIP, policy_loss
+
+__all__ = [
+    "group_success_rate",
+    "success_rate_from_counts",
+    "active_groups",
+    "grpo_advantages",
+    "dr_grpo_advantages",
+    "rloo_advantages",
+    "focal_weight",
+    "focal_advantages",
+    "compute_advantages",
+    "policy_loss",
+    "DEFAULT_CLIP",
+]

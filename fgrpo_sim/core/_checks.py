@@ -1,0 +1,45 @@
+"""Tensor input checks for the core layer (ValueError naming the parameter, as everywhere else)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+
+def as_float_tensor(name: str, value: Any, *, like: torch.Tensor | None = None) -> torch.Tensor:
+    """Return `value` as a floating tensor; integer/bool tensors become the default float dtype."""
+    if not isinstance(value, torch.Tensor):
+        kwargs = {} if like is None else {"device": like.device}
+        value = torch.as_tensor(value, **kwargs)
+        if like is not None and like.is_floating_point() and not value.is_floating_point():
+            value = value.to(like.dtype)
+    if not value.is_floating_point():
+        value = value.to(torch.get_default_dtype())
+    return value
+
+
+def check_rewards(rewards: Any) -> torch.Tensor:
+    """Rewards must be a finite [groups, N] tensor with N >= 1."""
+    rewards = as_float_tensor("rewards", rewards)
+    if rewards.dim() != 2:
+        raise ValueError(f"rewards must be shaped [groups, N], got shape {tuple(rewards.shape)}")
+    if rewards.shape[1] < 1:
+        raise ValueError(f"rewards must have group size N >= 1, got N = {rewards.shape[1]}")
+    if not bool(torch.isfinite(rewards).all()):
+        raise ValueError("rewards must be finite, got NaN or inf")
+    return rewards
+
+
+def check_scalar(name: str, value: Any, low: float | None = None, high: float | None = None) -> float:
+    """A finite Python number in [low, high]."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    lo = "-inf" if low is None else f"{low:g}"
+    hi = "inf" if high is None else f"{high:g}"
+    if not math.isfinite(x) or (low is not None and x < low) or (high is not None and x > high):
+        raise ValueError(f"{name} must be in [{lo}, {hi}], got {x:g}")
+    return x

@@ -1,0 +1,70 @@
+"""Focal weighting (paper Sec. 4): g = (1 - mu_hat)^gamma, one scalar per prompt group.
+
+It multiplies every advantage of the group; rewards, clipping bounds and importance weights are
+untouched, and gamma = 0 recovers the unweighted method exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from fgrpo_sim.core._checks import as_float_tensor, check_rewards, check_scalar
+from fgrpo_sim.core.advantages import ESTIMATORS
+from fgrpo_sim.core.groups import group_success_rate
+from fgrpo_sim.validation import check_choice
+
+
+def focal_weight(mu_hat: Any, gamma: float) -> torch.Tensor:
+    """g = (1 - mu_hat)^gamma, elementwise; mu_hat in [0, 1], gamma >= 0.
+
+    gamma = 0 returns exactly ones, also at mu_hat = 1 (the 0^0 = 1 convention of the unweighted method).
+    """
+    mu_hat = as_float_tensor("mu_hat", mu_hat)
+    gamma = check_scalar("gamma", gamma, 0.0)
+    if bool(torch.isnan(mu_hat).any()) or bool((mu_hat < 0).any()) or bool((mu_hat > 1).any()):
+        bad = mu_hat[torch.isnan(mu_hat) | (mu_hat < 0) | (mu_hat > 1)].flatten()[0].item()
+        raise ValueError(f"mu_hat must be in [0, 1], got {bad:g}")
+    if gamma == 0.0:
+        return torch.ones_like(mu_hat)
+    return torch.pow(1.0 - mu_hat, gamma)
+
+
+def focal_advantages(advantages: Any, mu_hat: Any, gamma: float) -> torch.Tensor:
+    """A^F = g[:, None] * A for advantages [groups, N] and mu_hat [groups]."""
+    advantages = as_float_tensor("advantages", advantages)
+    if advantages.dim() != 2:
+        raise ValueError(f"advantages must be shaped [groups, N], got shape {tuple(advantages.shape)}")
+    mu_hat = as_float_tensor("mu_hat", mu_hat, like=advantages)
+    if mu_hat.shape != advantages.shape[:1]:
+        raise ValueError(f"mu_hat must be shaped [groups] = [{advantages.shape[0]}], got shape {tuple(mu_hat.shape)}")
+    weight = focal_weight(mu_hat, gamma).to(device=advantages.device, dtype=advantages.dtype)
+    return weight[:, None] * advantages
+
+
+def compute_advantages(
+    rewards: Any,
+    estimator: str = "grpo",
+    gamma: float = 0.0,
+    reward_correct: float = 1.0,
+    reward_wrong: float = 0.0,
+    eps: float = 1e-6,
+    unbiased_std: bool = False,
+) -> torch.Tensor:
+    """Convenience: advantages of `estimator` ("grpo", "dr_grpo", "rloo") times the focal weight.
+
+    mu_hat is computed from the whole group's rewards; a caller that splits a group across processes
+    must gather the group first, or the weight would differ between its shards.
+    """
+    check_choice("estimator", estimator, tuple(ESTIMATORS))
+    rewards = check_rewards(rewards)
+    if estimator == "grpo":
+        adv = ESTIMATORS[estimator](rewards, eps=eps, unbiased_std=unbiased_std)
+    else:
+        adv = ESTIMATORS[estimator](rewards)
+    mu_hat = group_success_rate(rewards, reward_correct, reward_wrong)
+    return focal_advantages(adv, mu_hat, gamma)
+
+
+__all__ = ["focal_weight", "focal_advantages", "compute_advantages"]
