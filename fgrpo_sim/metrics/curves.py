@@ -1,0 +1,114 @@
+"""pass@k curves over a set of problems, with percentile-bootstrap intervals over problems."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fgrpo_sim.metrics.passk import pass_at_k
+from fgrpo_sim.validation import check_integer, check_range
+
+
+@dataclass
+class PassAtKCurve:
+    """Mean pass@k over problems for each k, with a bootstrap interval (resampling problems)."""
+
+    ks: np.ndarray
+    mean: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    per_problem: np.ndarray = field(repr=False)  # [problems, len(ks)]
+    confidence: float = 0.95
+    n_bootstrap: int = 0
+
+    def as_dict(self) -> dict:
+        return {
+            "k": self.ks.tolist(),
+            "pass_at_k": self.mean.tolist(),
+            "ci_low": self.lower.tolist(),
+            "ci_high": self.upper.tolist(),
+            "confidence": self.confidence,
+            "n_bootstrap": self.n_bootstrap,
+            "problems": int(self.per_problem.shape[0]),
+        }
+
+
+def counts_from_matrix(correct: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(n, c) per problem from a boolean [problems, samples] matrix."""
+    correct = np.asarray(correct)
+    if correct.ndim != 2 or correct.shape[1] < 1:
+        raise ValueError(f"correct must be a [problems, samples] matrix with samples >= 1, got shape {correct.shape}")
+    if correct.dtype != bool:
+        if not np.all((correct == 0) | (correct == 1)):
+            raise ValueError("correct must be boolean (or 0/1)")
+        correct = correct.astype(bool)
+    return np.full(correct.shape[0], correct.shape[1], dtype=np.int64), correct.sum(axis=1).astype(np.int64)
+
+
+def _check_counts(n: Any, c: Any) -> tuple[np.ndarray, np.ndarray]:
+    n = np.atleast_1d(check_integer("n", n, 1))
+    c = np.atleast_1d(check_integer("c", c, 0))
+    if n.ndim != 1 or n.shape != c.shape:
+        raise ValueError(f"n and c must be 1-D with one entry per problem, got shapes {n.shape} and {c.shape}")
+    if n.size == 0:
+        raise ValueError("n must list at least one problem")
+    if np.any(c > n):
+        i = int(np.flatnonzero(c > n)[0])
+        raise ValueError(f"c must be in [0, n], got c = {c[i]} for n = {n[i]} (problem index {i})")
+    return n, c
+
+
+def pass_at_k_curve(
+    n: Any = None,
+    c: Any = None,
+    *,
+    correct: Any = None,
+    ks: Any = None,
+    confidence: float = 0.95,
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+) -> PassAtKCurve:
+    """Mean pass@k over problems for k in `ks` (default 1..min n), with bootstrap intervals.
+
+    Give per-problem counts `n`, `c` (1-D, mixed n allowed) or a boolean `correct` [problems,
+    samples] matrix. Every k must be <= the n of every problem (ValueError names the first
+    offender). The interval is the percentile bootstrap over problems (`n_bootstrap` resamples of
+    the problem set with replacement; 0 disables it and returns the mean as both bounds).
+    """
+    if correct is not None:
+        if n is not None or c is not None:
+            raise ValueError("give either correct or (n, c), not both")
+        n, c = counts_from_matrix(correct)
+    elif n is None or c is None:
+        raise ValueError("give either correct or both n and c")
+    n, c = _check_counts(n, c)
+    ks = np.arange(1, int(n.min()) + 1) if ks is None else np.atleast_1d(check_integer("ks", ks, 1))
+    if ks.ndim != 1 or ks.size == 0:
+        raise ValueError("ks must be a non-empty 1-D list of integers")
+    too_big = ks > n.min()
+    if np.any(too_big):
+        k = int(ks[too_big][0])
+        i = int(np.flatnonzero(n < k)[0])
+        raise ValueError(
+            f"k must be <= n for every problem, got k = {k} but problem index {i} has n = {n[i]} "
+            f"({int(np.sum(n < k))} of {n.size} problems have n < {k})"
+        )
+    confidence = float(check_range("confidence", confidence, 0.0, 1.0, low_open=True, high_open=True))
+    n_bootstrap = int(check_integer("n_bootstrap", n_bootstrap, 0))
+    per_problem = pass_at_k(n[:, None], c[:, None], ks[None, :])
+    mean = per_problem.mean(axis=0)
+    lower, upper = mean.copy(), mean.copy()
+    if n_bootstrap > 0:
+        rng = np.random.default_rng(seed)
+        problems = n.size
+        # Resampling problems with replacement == multinomial weights on the problems.
+        weights = rng.multinomial(problems, np.full(problems, 1.0 / problems), size=n_bootstrap)
+        boot = weights @ per_problem / problems  # [n_bootstrap, len(ks)]
+        tail = (1.0 - confidence) / 2.0
+        lower, upper = np.quantile(boot, [tail, 1.0 - tail], axis=0)
+    return PassAtKCurve(ks, mean, lower, upper, per_problem, confidence, n_bootstrap)
+
+
+__all__ = ["PassAtKCurve", "pass_at_k_curve", "counts_from_matrix"]

@@ -1,0 +1,199 @@
+"""The paper's paired m-out-of-n subsampling test for pass@k differences (App. Q).
+
+Each of `iterations` rounds draws, for every problem, m of the n generations of each model without
+replacement, evaluates pass@k of the subsample with the analytic estimator, averages over problems
+and records the difference (model A minus model B). The 95% interval is the 2.5/97.5 percentile
+of those differences; the difference is significant when the interval excludes 0.
+
+Vectorisation: only the *number* of correct samples in a subsample matters, and that number is
+hypergeometric(c correct, n - c wrong, m draws). Per round we therefore draw one hypergeometric
+count per problem and model, histogram the counts over 0..m, and multiply the histogram by a
+precomputed table pass@k(m, x), x = 0..m. Problems with c = 0 or c = n are deterministic and are
+not drawn at all.
+
+Pairing. The two models' generations are different samples, so a subsample index of model A has
+no counterpart in model B: by default each model's subsample is drawn independently, and the
+pairing is by problem and by round (both means in a round cover the same problems, and the
+difference is taken round by round), as in the paper. If the generations are linked (sample j of
+both models shares a seed or a prompt variant), pass `both_correct` (per problem, how many indices
+are correct for both models; needs n_a == n_b): the same m indices are then drawn for both models,
+via a sequential multivariate hypergeometric draw over the four cells (both, A only, B only,
+neither).
+
+p-value: the two-sided percentile p-value, p = min(1, 2 min((1 + #{D <= 0}) / (B + 1),
+(1 + #{D >= 0}) / (B + 1))), i.e. (up to the +1 correction) the smallest alpha at which the
+percentile interval excludes 0, so "p < alpha" and "interval excludes 0" agree.
+
+What the test conditions on: the problem set is fixed, so the interval reflects the sampling
+noise of the generations, not the choice of problems; and it is the spread of an estimator based on
+m (not n) samples per problem, hence somewhat conservative for the full-n estimate.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fgrpo_sim.metrics.curves import _check_counts
+from fgrpo_sim.metrics.passk import pass_at_k, pass_at_k_table
+from fgrpo_sim.validation import check_integer, check_range
+
+
+@dataclass
+class SubsamplingTest:
+    """Result per k: full-data difference (A - B), percentile interval, p-value, significance."""
+
+    ks: np.ndarray
+    pass_a: np.ndarray  # mean pass@k of A over problems, all n samples
+    pass_b: np.ndarray
+    difference: np.ndarray  # pass_a - pass_b
+    subsample_mean_difference: np.ndarray  # mean over rounds of the m-sample differences
+    lower: np.ndarray
+    upper: np.ndarray
+    p_value: np.ndarray
+    significant: np.ndarray
+    m: int
+    iterations: int
+    alpha: float
+    linked: bool
+
+    def rows(self) -> list[dict]:
+        return [
+            {
+                "k": int(k),
+                "pass_a": float(self.pass_a[j]),
+                "pass_b": float(self.pass_b[j]),
+                "difference": float(self.difference[j]),
+                "subsample_mean_difference": float(self.subsample_mean_difference[j]),
+                "ci_low": float(self.lower[j]),
+                "ci_high": float(self.upper[j]),
+                "p_value": float(self.p_value[j]),
+                "significant": bool(self.significant[j]),
+            }
+            for j, k in enumerate(self.ks)
+        ]
+
+
+def _histogram(draws: np.ndarray, m: int, n_rounds: int) -> np.ndarray:
+    """[rounds, problems] counts in 0..m -> [rounds, m + 1] number of problems per count."""
+    offsets = (np.arange(n_rounds, dtype=np.int64) * (m + 1))[:, None]
+    return np.bincount((draws + offsets).ravel(), minlength=n_rounds * (m + 1)).reshape(n_rounds, m + 1)
+
+
+def _independent_histogram(rng, n, c, m, rounds):
+    hist = np.zeros((rounds, m + 1), dtype=np.int64)
+    hist[:, 0] += np.count_nonzero(c == 0)
+    hist[:, m] += np.count_nonzero(c == n)
+    mixed = (c > 0) & (c < n)
+    if np.any(mixed):
+        draws = rng.hypergeometric(c[mixed], n[mixed] - c[mixed], m, size=(rounds, int(mixed.sum())))
+        hist += _histogram(draws, m, rounds)
+    return hist
+
+
+def _linked_histograms(rng, n, c_a, c_b, both, m, rounds):
+    only_a, only_b = c_a - both, c_b - both
+    neither = n - c_a - c_b + both
+    shape = (rounds, n.size)
+    x_both = rng.hypergeometric(both, n - both, m, size=shape)
+    left = m - x_both
+    x_a = rng.hypergeometric(only_a, n - both - only_a, left, size=shape)
+    x_b = rng.hypergeometric(only_b, neither, left - x_a, size=shape)
+    return _histogram(x_both + x_a, m, rounds), _histogram(x_both + x_b, m, rounds)
+
+
+def paired_subsampling_test(
+    n_a: Any,
+    c_a: Any,
+    n_b: Any,
+    c_b: Any,
+    ks: Any = (1,),
+    *,
+    m: int = 256,
+    iterations: int = 50_000,
+    alpha: float = 0.05,
+    seed: int = 0,
+    both_correct: Any = None,
+    chunk_size: int = 2000,
+    progress: bool = False,
+) -> SubsamplingTest:
+    """Paired m-out-of-n subsampling test of mean pass@k, model A minus model B (paper App. Q).
+
+    n_a, c_a, n_b, c_b: per-problem sample and correct counts, the same problems in the same order
+    (n may differ between problems and models). ks: the k values (each <= m). m: subsample size per
+    problem (<= every n; paper: 256 of 1024). iterations: subsampling rounds (paper: 50,000).
+    alpha: two-sided level (interval = alpha/2 and 1 - alpha/2 percentiles). both_correct: per
+    problem count of indices correct for both models, only for linked generations (see the module
+    docstring). Memory is bounded by `chunk_size` rounds at a time.
+    """
+    n_a, c_a = _check_counts(n_a, c_a)
+    n_b, c_b = _check_counts(n_b, c_b)
+    if n_a.size != n_b.size:
+        raise ValueError(f"n_b must list the same problems as n_a, got {n_b.size} and {n_a.size} problems")
+    m = int(check_integer("m", m, 1))
+    n_min = int(min(n_a.min(), n_b.min()))
+    if m > n_min:
+        raise ValueError(f"m must be in [1, {n_min}] (the smallest n of any problem), got {m}")
+    ks = np.atleast_1d(check_integer("ks", ks, 1))
+    if ks.ndim != 1 or ks.size == 0:
+        raise ValueError("ks must be a non-empty 1-D list of integers")
+    if np.any(ks > m):
+        raise ValueError(f"ks must be in [1, m = {m}], got k = {int(ks[ks > m][0])}")
+    iterations = int(check_integer("iterations", iterations, 1))
+    alpha = float(check_range("alpha", alpha, 0.0, 1.0, low_open=True, high_open=True))
+    chunk_size = int(check_integer("chunk_size", chunk_size, 1))
+    linked = both_correct is not None
+    if linked:
+        both = np.atleast_1d(check_integer("both_correct", both_correct, 0))
+        if both.shape != n_a.shape:
+            raise ValueError(f"both_correct must have one entry per problem ({n_a.size}), got shape {both.shape}")
+        if not np.array_equal(n_a, n_b):
+            raise ValueError("n_b must equal n_a for every problem when both_correct (linked samples) is given")
+        if np.any(both > np.minimum(c_a, c_b)) or np.any(n_a - c_a - c_b + both < 0):
+            raise ValueError("both_correct must be in [max(0, c_a + c_b - n), min(c_a, c_b)] for every problem")
+
+    table = pass_at_k_table(m, ks).T  # [m + 1, K]
+    problems = n_a.size
+    rng = np.random.default_rng(seed)
+    diffs = np.empty((iterations, ks.size))
+    starts = range(0, iterations, chunk_size)
+    if progress:
+        from tqdm import tqdm
+
+        starts = tqdm(starts, desc="subsampling", unit="chunk", file=sys.stderr)
+    for start in starts:
+        rounds = min(chunk_size, iterations - start)
+        if linked:
+            hist_a, hist_b = _linked_histograms(rng, n_a, c_a, c_b, both, m, rounds)
+        else:
+            hist_a = _independent_histogram(rng, n_a, c_a, m, rounds)
+            hist_b = _independent_histogram(rng, n_b, c_b, m, rounds)
+        diffs[start : start + rounds] = (hist_a - hist_b) @ table / problems
+
+    pass_a = pass_at_k(n_a[:, None], c_a[:, None], ks[None, :]).mean(axis=0)  # ks <= m <= every n
+    pass_b = pass_at_k(n_b[:, None], c_b[:, None], ks[None, :]).mean(axis=0)
+    lower, upper = np.quantile(diffs, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
+    at_most_zero = np.count_nonzero(diffs <= 0, axis=0)
+    at_least_zero = np.count_nonzero(diffs >= 0, axis=0)
+    p_value = np.minimum(1.0, 2.0 * np.minimum(at_most_zero + 1, at_least_zero + 1) / (iterations + 1))
+    return SubsamplingTest(
+        ks=ks,
+        pass_a=pass_a,
+        pass_b=pass_b,
+        difference=pass_a - pass_b,
+        subsample_mean_difference=diffs.mean(axis=0),
+        lower=lower,
+        upper=upper,
+        p_value=p_value,
+        significant=(lower > 0) | (upper < 0),
+        m=m,
+        iterations=iterations,
+        alpha=alpha,
+        linked=linked,
+    )
+
+
+__all__ = ["SubsamplingTest", "paired_subsampling_test"]
