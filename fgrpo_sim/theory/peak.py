@@ -1,0 +1,133 @@
+"""The group size N* that maximises the tail-miss probability Pr(B) (paper Sec. 3.1, Fig. 3).
+
+The paper finds the peak numerically; here it is located from the derivative. sympy differentiates Pr(B)
+in a real N and the result, divided by (1 - tau)^N > 0, is
+
+    h(N) = log(1 - tau) - x^N log(mu - tau) - y^N log(1 - mu),  x = (mu - tau)/(1 - tau), y = (1 - mu)/(1 - tau).
+
+For 0 < tau < mu < 1 both x and y lie in (0, 1) and both logs are negative, so h is strictly decreasing
+in N, positive at N = 1 (h(1) = [b log(a/b) + c log(a/c)] / a with a = b + c) and tends to log(1 - tau) < 0.
+Pr(B) is therefore strictly unimodal in real N: the continuous maximiser is the single root of h (found by
+bracketing and bisection, vectorised), and the integer argmax is one of its two neighbouring integers.
+A few integers around it are compared with the same `tail_miss_probability` a brute-force scan uses,
+smallest N winning ties, so the answer equals the brute-force argmax without scanning all N.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from fgrpo_sim.theory.tail_miss import tail_miss_probability
+from fgrpo_sim.validation import check_range
+
+
+@dataclass(frozen=True)
+class PeakGroupSize:
+    """Where Pr(B) peaks for success rate `mu` and rare mass `tau` (floats, or arrays for array input).
+
+    n_star: the integer group size maximising Pr(B) (smallest one on ties); probability: Pr(B) there;
+    n_continuous: the maximiser over real N >= 1 (nan where Pr(B) is identically 0: tau = mu or mu = 1).
+    """
+
+    mu: float | np.ndarray
+    tau: float | np.ndarray
+    n_star: int | np.ndarray
+    probability: float | np.ndarray
+    n_continuous: float | np.ndarray
+
+    @property
+    def rho(self):
+        return np.asarray(self.tau) / np.asarray(self.mu) if np.ndim(self.mu) else self.tau / self.mu
+
+
+@cache
+def symbolic_slope():
+    """dPr(B)/dN (N real) as a sympy expression."""
+    import sympy as sp
+
+    from fgrpo_sim.theory.symbols import N, N_real
+    from fgrpo_sim.theory.tail_miss import symbolic_tail_miss
+
+    return sp.diff(symbolic_tail_miss().subs(N, N_real), N_real)
+
+
+@cache
+def symbolic_scaled_slope():
+    """h(N) = dPr(B)/dN / (1 - tau)^N in terms of x, y; checked against the derivative in sympy."""
+    import sympy as sp
+    from sympy.codegen.cfunctions import log1p
+
+    from fgrpo_sim.theory.symbols import N_real, mu, tau
+
+    x = (mu - tau) / (1 - tau)
+    y = (1 - mu) / (1 - tau)
+    scaled = log1p(-tau) - sp.exp(N_real * sp.log(x)) * sp.log(mu - tau) - sp.exp(N_real * sp.log(y)) * log1p(-mu)
+    check = sp.expand_func(scaled) * (1 - tau) ** N_real - symbolic_slope()
+    check = sp.powsimp(sp.expand_power_base(sp.expand(sp.expand_log(check.rewrite(sp.exp), force=True)), force=True), force=True)
+    assert sp.simplify(check) == 0, "scaled slope does not match dPr(B)/dN"
+    return scaled
+
+
+@cache
+def _numeric_scaled_slope():
+    import sympy as sp
+
+    from fgrpo_sim.theory.symbols import N_real, mu, tau
+
+    return sp.lambdify((N_real, mu, tau), symbolic_scaled_slope(), modules="numpy")
+
+
+def _continuous_peak(mu, tau):
+    """Root of the scaled slope for non-degenerate 1-D arrays mu, tau (0 < tau < mu < 1)."""
+    slope = _numeric_scaled_slope()
+    lo = np.ones_like(mu)
+    hi = np.full_like(mu, 2.0)
+    with np.errstate(under="ignore"):
+        for _ in range(1100):  # doubling: the root lies below 2^1100 for any tau >= 1e-300
+            rising = slope(hi, mu, tau) > 0
+            if not rising.any():
+                break
+            lo = np.where(rising, hi, lo)
+            hi = np.where(rising, 2.0 * hi, hi)
+        for _ in range(64):  # bisection: [lo, hi] spans a factor <= 2, so 64 halvings reach float precision
+            mid = 0.5 * (lo + hi)
+            rising = slope(mid, mu, tau) > 0
+            lo = np.where(rising, mid, lo)
+            hi = np.where(rising, hi, mid)
+    return 0.5 * (lo + hi)
+
+
+def peak_group_size(mu, tau) -> PeakGroupSize:
+    """The group size N* maximising Pr(B) = (1-tau)^N - (mu-tau)^N - (1-mu)^N, exactly, plus the real maximiser.
+
+    mu in (0, 1], tau in (0, mu] (arrays broadcast). tau = 0 has no peak (Pr(B) = Pr(A_N) rises to 1), so
+    it is rejected. Where Pr(B) is identically 0 (tau = mu, or mu = 1) the result is N* = 1, probability 0,
+    n_continuous = nan.
+    """
+    mu = check_range("mu", mu, 0.0, 1.0, low_open=True)
+    tau = check_range("tau", tau, 0.0, 1.0, low_open=True)
+    mu, tau = np.broadcast_arrays(mu, tau)
+    above = tau > mu
+    if np.any(above):
+        raise ValueError(f"tau must be in (0, mu], got {tau[above].flat[0]:g} with mu = {mu[above].flat[0]:g}")
+    flat_mu, flat_tau = mu.ravel(), tau.ravel()
+    degenerate = (flat_tau >= flat_mu) | (flat_mu >= 1.0)
+    live = ~degenerate
+    n_cont = np.full(flat_mu.shape, np.nan)
+    n_star = np.ones(flat_mu.shape, dtype=np.int64)
+    prob = np.zeros(flat_mu.shape)
+    if live.any():
+        n_cont[live] = _continuous_peak(flat_mu[live], flat_tau[live])
+        candidates = np.floor(n_cont[live])[:, None] + np.arange(-1, 3)[None, :]
+        candidates = np.maximum(candidates, 1.0)
+        values = tail_miss_probability(candidates, flat_mu[live][:, None], flat_tau[live][:, None])
+        best = np.argmax(values, axis=1)  # candidates ascend, so ties go to the smallest N, like a scan
+        n_star[live] = candidates[np.arange(len(best)), best].astype(np.int64)
+        prob[live] = values[np.arange(len(best)), best]
+    shape = mu.shape
+    if shape == ():
+        return PeakGroupSize(float(mu), float(tau), int(n_star[0]), float(prob[0]), float(n_cont[0]))
+    return PeakGroupSize(mu, tau, n_star.reshape(shape), prob.reshape(shape), n_cont.reshape(shape))
