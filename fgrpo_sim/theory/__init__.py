@@ -13,7 +13,9 @@ from fgrpo_sim.theory.categorical import (
     expected_unsampled_square_mass,
     first_order_mass_change,
 )
+from fgrpo_sim.theory.derivations import Derivation, derivations
 from fgrpo_sim.theory.focal import focal_advantage_magnitudes, focal_weight, lr_multiplier
+from fgrpo_sim.theory.peak import PeakGroupSize, peak_group_size
 from fgrpo_sim.theory.tail_miss import (
     activity_probability,
     log_tail_miss_probability,
@@ -22,6 +24,10 @@ from fgrpo_sim.theory.tail_miss import (
 )
 
 __all__ = [
+    "Derivation",
+    "PeakGroupSize",
+    "derivations",
+    "peak_group_size",
     "activity_probability",
     "exact_mass_change",
     "expected_sampled_correct_mass",
