@@ -1,0 +1,110 @@
+"""`FocalGRPOConfig`: TRL's `GRPOConfig` plus the focal weight and the paper's method presets.
+
+`method` picks one of the paper's three objectives (App. B) and sets TRL's `loss_type` and clip
+values, unless the user sets them explicitly:
+
+| method | TRL loss_type | epsilon (low) | epsilon_high | ratio range the loss sees |
+| ------ | ------------- | ------------- | ------------ | ------------------------- |
+| grpo   | "dapo"        | 0.2           | 0.2          | clip(r, 0.8, 1.2), PPO-style min |
+| dapo   | "dapo"        | 0.2           | 0.28         | clip(r, 0.8, 1.28), PPO-style min |
+| cispo  | "cispo"       | (unused)      | 6.0          | sg(min(r, 6)) * A * log pi |
+
+Why "dapo" for GRPO: the paper aggregates every objective token-mean (DAPO style, no KL); TRL's
+`loss_type="grpo"` averages per sequence first (length-biased), while its "dapo" divides the summed
+token losses by the number of completion tokens in the accumulated batch, which is the token mean.
+
+CISPO convention: the paper writes clip(r, 1 - eps_low_IS, 1 + eps_high_IS) with eps_low_IS = 1.0 and
+eps_high_IS = 5.0, i.e. the ratio is clipped to [0, 6]. TRL 1.16 implements CISPO as
+`clamp(r, max=epsilon_high)` on the ratio itself (an upper cap only; r >= 0 always, so the lower
+bound 1 - 1.0 = 0 is implied). We therefore pass epsilon_high = 1 + 5.0 = 6.0 to TRL. verl's CISPO is
+two-sided with `1 + eps` bounds; both agree on [0, 6] for the paper's values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from trl import GRPOConfig
+
+from fgrpo_sim.validation import check_choice
+
+#: The paper's clip values per method (App. B, Table 5), already in TRL's convention.
+METHOD_PRESETS: dict[str, dict[str, object]] = {
+    "grpo": {"loss_type": "dapo", "epsilon": 0.2, "epsilon_high": 0.2},
+    "dapo": {"loss_type": "dapo", "epsilon": 0.2, "epsilon_high": 0.28},
+    "cispo": {"loss_type": "cispo", "epsilon": 0.2, "epsilon_high": 1.0 + 5.0},
+}
+METHODS = tuple(METHOD_PRESETS)
+#: TRL loss types whose clipped-surrogate formula is the PPO/GRPO one (they differ only in aggregation).
+_CLIPPED_LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo")
+
+PAPER_SYSTEM_PROMPT = "Please reason step by step, and put your final answer within \\boxed{}."
+
+
+@dataclass
+class FocalGRPOConfig(GRPOConfig):
+    """GRPOConfig with focal weighting (g = (1 - mu_hat)^gamma per prompt group) and method presets.
+
+    Defaults follow the paper (Table 5): no KL (beta = 0), token-mean loss, AdamW with weight decay
+    0.01, gradient clipping 1.0, constant learning rate 1e-6 after 15 warmup steps, temperature 1.0.
+    `loss_type`, `epsilon` and `epsilon_high` default to None and are filled from `method`.
+    """
+
+    method: str = field(
+        default="grpo",
+        metadata={"help": "Objective: 'grpo', 'dapo' or 'cispo' (sets loss_type and clip values; see module doc)."},
+    )
+    focal_gamma: float = field(
+        default=0.0,
+        metadata={"help": "Focal exponent gamma >= 0; advantages of a group are multiplied by (1 - mu_hat)^gamma. "
+                          "0 reproduces the unweighted method exactly."},
+    )
+    reward_correct: float = field(
+        default=1.0, metadata={"help": "Reward of a correct rollout (R_c), used for mu_hat = (mean R - R_w)/(R_c - R_w)."}
+    )
+    reward_wrong: float = field(
+        default=0.0, metadata={"help": "Reward of a wrong rollout (R_w), used for mu_hat."}
+    )
+    focal_reward_func: str | None = field(
+        default=None,
+        metadata={"help": "Name of the reward function whose output defines success for mu_hat. None (default): the "
+                          "weighted sum of all reward functions, the same reward TRL uses for its group baseline."},
+    )
+    # TRL fields whose defaults differ here: None means "take the value from `method`".
+    loss_type: str | None = field(default=None, metadata={"help": "TRL loss type; None = from `method`."})
+    epsilon: float | None = field(default=None, metadata={"help": "Lower clip epsilon; None = from `method`."})
+    epsilon_high: float | None = field(default=None, metadata={"help": "Upper clip (TRL convention); None = from `method`."})
+    # Paper optimiser defaults (Table 5).
+    weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay (paper: 0.01)."})
+    lr_scheduler_type: str = field(
+        default="constant_with_warmup", metadata={"help": "LR schedule (paper: constant after warmup)."}
+    )
+    warmup_steps: float = field(default=15, metadata={"help": "Warmup optimizer steps (paper: 15)."})
+    bf16: bool | None = field(
+        default=None, metadata={"help": "bf16 mixed precision; None = on when a CUDA GPU is present, off on CPU."}
+    )
+
+    def __post_init__(self):
+        check_choice("method", self.method, METHODS)
+        if not isinstance(self.focal_gamma, (int, float)) or not (0.0 <= float(self.focal_gamma) < float("inf")):
+            raise ValueError(f"focal_gamma must be in [0, inf), got {self.focal_gamma!r}")
+        self.focal_gamma = float(self.focal_gamma)
+        if float(self.reward_correct) == float(self.reward_wrong):
+            raise ValueError(f"reward_correct must differ from reward_wrong, both are {self.reward_correct:g}")
+        preset = METHOD_PRESETS[self.method]
+        if self.loss_type is None:
+            self.loss_type = preset["loss_type"]
+        allowed = ("cispo",) if self.method == "cispo" else _CLIPPED_LOSS_TYPES
+        if self.loss_type not in allowed:
+            raise ValueError(
+                f"loss_type must be one of {', '.join(allowed)} for method={self.method!r}, got {self.loss_type!r}"
+            )
+        if self.epsilon is None:
+            self.epsilon = preset["epsilon"]
+        if self.epsilon_high is None:
+            self.epsilon_high = preset["epsilon_high"]
+        if self.bf16 is None and not self.fp16:
+            import torch
+
+            self.bf16 = bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+        super().__post_init__()
