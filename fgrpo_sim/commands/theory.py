@@ -1,5 +1,153 @@
-"""`fgrpo theory ...` commands (placeholder: filled in by its issue)."""
+"""`fgrpo theory ...`: evaluate and print the paper's closed forms (numbers come from fgrpo_sim.theory)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import List, Optional
 
 import typer
 
-app = typer.Typer(help="(not yet implemented)", no_args_is_help=True)
+app = typer.Typer(
+    help=(
+        "The theory of F-GRPO as numbers: tail-miss probability (Lemma 3.1), the group size where it peaks, "
+        "the focal learning-rate multiplier, and the sympy derivations behind them."
+    ),
+    no_args_is_help=True,
+)
+
+_MU_HELP = "mu: the prompt's success probability, Pr[a rollout is correct], in [0, 1]."
+_TAU_HELP = (
+    "tau: probability mass of a rare subset E of the correct rollouts, in [0, mu] "
+    "(e.g. one uncommon correct solution). Give --tau or --rho, not both."
+)
+_RHO_HELP = "rho = tau / mu: E's share of the correct mass, in [0, 1]; an alternative to --tau. Default 0.1 if neither is given."
+
+
+def _resolve_tau(mu: float, tau: Optional[float], rho: Optional[float]) -> tuple[float, float]:
+    """(tau, rho) from whichever of the two the user gave."""
+    from fgrpo_sim.validation import check_range
+
+    if tau is not None and rho is not None:
+        raise ValueError("give either --tau or --rho, not both (rho = tau / mu)")
+    check_range("mu", mu, 0.0, 1.0)
+    if tau is None:
+        rho = 0.1 if rho is None else rho
+        check_range("rho", rho, 0.0, 1.0)
+        return min(mu * rho, mu), rho
+    check_range("tau", tau, 0.0, 1.0)
+    if tau > mu:
+        raise ValueError(f"tau must be in [0, mu], got {tau:g} with mu = {mu:g}")
+    return tau, (tau / mu if mu > 0 else float("nan"))
+
+
+def _json_number(x: float):
+    return None if isinstance(x, float) and not math.isfinite(x) else x
+
+
+def _emit_json(payload: dict) -> None:
+    typer.echo(json.dumps({k: _json_number(v) for k, v in payload.items()}))
+
+
+@app.command("tail-miss")
+def tail_miss_command(
+    n: List[int] = typer.Option([8], "--n", help="Group size N (rollouts per prompt), integer >= 1; repeat for a table."),
+    mu: float = typer.Option(0.5, "--mu", help=_MU_HELP),
+    tau: Optional[float] = typer.Option(None, "--tau", help=_TAU_HELP),
+    rho: Optional[float] = typer.Option(None, "--rho", help=_RHO_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (inputs, probability, activity_probability)."),
+) -> None:
+    """Pr(B) = (1-tau)^N - (mu-tau)^N - (1-mu)^N: the group is active (has both correct and incorrect
+    rollouts, so GRPO learns from it) yet never samples the rare correct subset E."""
+    from fgrpo_sim.theory import activity_probability, tail_miss_probability
+
+    tau, rho = _resolve_tau(mu, tau, rho)
+    probs = [tail_miss_probability(k, mu, tau) for k in n]
+    active = [activity_probability(k, mu) for k in n]
+    if as_json:
+        single = len(n) == 1
+        _emit_json({
+            "n": n[0] if single else list(n), "mu": mu, "tau": tau, "rho": rho,
+            "probability": probs[0] if single else probs,
+            "activity_probability": active[0] if single else active,
+        })
+        return
+    typer.echo(f"mu = {mu:g}, tau = {tau:.6g}, rho = tau/mu = {rho:.6g}")
+    typer.echo(f"{'N':>8}  {'Pr(B) tail miss':>16}  {'Pr(A_N) active':>16}")
+    for k, p, a in zip(n, probs, active):
+        typer.echo(f"{k:>8}  {p:>16.10g}  {a:>16.10g}")
+
+
+@app.command("peak")
+def peak_command(
+    mu: float = typer.Option(0.5, "--mu", help=_MU_HELP),
+    tau: Optional[float] = typer.Option(None, "--tau", help=_TAU_HELP + " Must be > 0 (at tau = 0 there is no peak)."),
+    rho: Optional[float] = typer.Option(None, "--rho", help=_RHO_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (inputs, n_star, n_continuous, probability)."),
+) -> None:
+    """The group size N* at which the tail-miss probability peaks (exact integer argmax) and Pr(B) there.
+
+    Larger groups first make active groups likelier, then make it likelier that some rollout finds E:
+    Pr(B) rises, peaks at N*, and falls. Rarer subsets (smaller rho) peak later and higher."""
+    from fgrpo_sim.theory import peak_group_size
+
+    tau, rho = _resolve_tau(mu, tau, rho)
+    result = peak_group_size(mu, tau)
+    if as_json:
+        _emit_json({"mu": mu, "tau": tau, "rho": rho, "n_star": result.n_star,
+                    "n_continuous": result.n_continuous, "probability": result.probability})
+        return
+    typer.echo(
+        f"N* = {result.n_star} (continuous maximiser {result.n_continuous:.6g}), Pr(B) at N* = "
+        f"{result.probability:.10g}  [mu = {mu:g}, tau = {tau:.6g}, rho = {rho:.6g}]"
+    )
+
+
+@app.command("lr-multiplier")
+def lr_multiplier_command(
+    gamma: float = typer.Option(0.5, "--gamma", help="Focal exponent gamma >= 0 (0 = plain GRPO)."),
+    weight: str = typer.Option(
+        "mean_abs_advantage", "--weight",
+        help="How prompts are weighted when averaging (1-mu)^gamma over mu in [0, 1]: mean_abs_advantage "
+        "(2 sqrt(mu(1-mu)), the paper's 0.679) or variance (mu(1-mu), the paper's prose).",
+    ),
+    base_lr: Optional[float] = typer.Option(None, "--base-lr", help="Optional learning rate of the unweighted run; also print base_lr * m_gamma."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (inputs, multiplier[, matched_lr])."),
+) -> None:
+    """m_gamma: the learning-rate factor whose average scale reduction matches focal weighting (App. N).
+
+    m_gamma = B(3/2, gamma + 3/2) / B(3/2, 3/2); m_0 = 1, m_0.5 = 0.679 (lr 1e-6 -> 6.8e-7)."""
+    from fgrpo_sim.theory import lr_multiplier
+    from fgrpo_sim.validation import check_range
+
+    multiplier = lr_multiplier(gamma, weight=weight)
+    payload = {"gamma": gamma, "weight": weight, "multiplier": multiplier}
+    if base_lr is not None:
+        check_range("base_lr", base_lr, 0.0, low_open=True)
+        payload.update(base_lr=base_lr, matched_lr=base_lr * multiplier)
+    if as_json:
+        _emit_json(payload)
+        return
+    line = f"m_gamma = {multiplier:.6g}  [gamma = {gamma:g}, weight = {weight}]"
+    if base_lr is not None:
+        line += f"; learning rate {base_lr:g} -> {base_lr * multiplier:.4g}"
+    typer.echo(line)
+
+
+@app.command("derive")
+def derive_command(
+    latex: bool = typer.Option(False, "--latex", help="Print LaTeX instead of plain sympy text."),
+    name: Optional[List[str]] = typer.Option(None, "--name", help="Print only these derivations (repeatable)."),
+) -> None:
+    """Run the sympy derivations (tail miss, its slope and limits, m_gamma, dQ_pos / dQ_upos, Lemma H.1) and print them."""
+    from fgrpo_sim.theory import derivations
+
+    items = derivations()
+    selected = list(name) if name else list(items)
+    unknown = [n for n in selected if n not in items]
+    if unknown:
+        raise ValueError(f"unknown derivation {', '.join(unknown)}; --name must be one of {', '.join(items)}")
+    for key in selected:
+        item = items[key]
+        typer.echo(f"# {item.name}: {item.description}")
+        typer.echo(item.latex() if latex else item.text())

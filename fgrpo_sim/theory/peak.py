@@ -108,8 +108,10 @@ def peak_group_size(mu, tau) -> PeakGroupSize:
     n_continuous = nan.
     """
     mu = check_range("mu", mu, 0.0, 1.0, low_open=True)
-    tau = check_range("tau", tau, 0.0, 1.0, low_open=True)
+    tau = check_range("tau", tau, 0.0, 1.0)
     mu, tau = np.broadcast_arrays(mu, tau)
+    if np.any(tau == 0):
+        raise ValueError("tau must be in (0, mu], got 0 (with tau = 0, Pr(B) = Pr(A_N) rises to 1 and never peaks)")
     above = tau > mu
     if np.any(above):
         raise ValueError(f"tau must be in (0, mu], got {tau[above].flat[0]:g} with mu = {mu[above].flat[0]:g}")
