@@ -1,0 +1,191 @@
+"""pass@k estimator, curves with bootstrap intervals, and the paired subsampling test."""
+
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+
+from fgrpo_sim.metrics import (
+    counts_from_matrix,
+    paired_subsampling_test,
+    pass_at_k,
+    pass_at_k_curve,
+    pass_at_k_table,
+)
+
+
+def exact_pass_at_k(n, c, k):
+    return 1 - Fraction(math.comb(n - c, k), math.comb(n, k))
+
+
+def test_pass_at_k_matches_exact_rationals():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n = int(rng.integers(1, 60))
+        c = int(rng.integers(0, n + 1))
+        k = int(rng.integers(1, n + 1))
+        assert pass_at_k(n, c, k) == pytest.approx(float(exact_pass_at_k(n, c, k)), rel=1e-12, abs=1e-15)
+
+
+def test_pass_at_k_edge_cases():
+    for n in (1, 2, 7, 1024):
+        assert pass_at_k(n, 0, 1) == 0.0 and pass_at_k(n, 0, n) == 0.0  # c = 0
+        assert pass_at_k(n, n, 1) == 1.0 and pass_at_k(n, n, n) == 1.0  # c = n
+        assert pass_at_k(n, 1, n) == 1.0  # k = n with one correct sample
+    assert pass_at_k(10, 3, 1) == pytest.approx(0.3)
+    assert pass_at_k(10, 3, 8) == 1.0  # n - c = 7 < k
+    assert pass_at_k(1024, 1, 1) == pytest.approx(1 / 1024, rel=1e-14)
+
+
+def test_pass_at_k_large_n_against_high_precision():
+    mpmath.mp.dps = 60
+    for n, c, k in [(100_000, 1, 1), (100_000, 3, 500), (100_000, 50, 1000), (100_000, 99_000, 10), (100_000, 2, 99_000),
+                    (100_000, 65, 65), (100_000, 100, 1000), (100_000, 40_000, 70), (1_000, 1, 1), (1_000, 500, 400)]:
+        exact = 1 - mpmath.binomial(n - c, k) / mpmath.binomial(n, k)
+        assert pass_at_k(n, c, k) == pytest.approx(float(exact), rel=1e-8)
+
+
+def test_pass_at_k_vectorised_broadcasting():
+    n = np.array([10, 20, 30])
+    c = np.array([0, 5, 30])
+    ks = np.array([1, 2, 10])
+    table = pass_at_k(n[:, None], c[:, None], ks[None, :])
+    assert table.shape == (3, 3)
+    for i in range(3):
+        for j in range(3):
+            assert table[i, j] == pytest.approx(float(exact_pass_at_k(n[i], c[i], ks[j])), rel=1e-12)
+    t = pass_at_k_table(8, [1, 4, 8])
+    assert t.shape == (3, 9) and t[0, 3] == pytest.approx(3 / 8) and t[2, 1] == 1.0 and t[1, 0] == 0.0
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [((4, 2, 5), "k must be in \\[1, n\\]"), ((4, 5, 1), "c must be in \\[0, n\\]"), ((0, 0, 1), "n must be in"),
+     ((4, 2, 0), "k must be in"), ((4.5, 2, 1), "n must be an integer"), ((4, -1, 1), "c must be in")],
+)
+def test_pass_at_k_validation(args, message):
+    with pytest.raises(ValueError, match=message):
+        pass_at_k(*args)
+
+
+def test_curve_from_matrix_and_counts():
+    rng = np.random.default_rng(1)
+    correct = rng.random((40, 16)) < rng.random((40, 1))
+    n, c = counts_from_matrix(correct)
+    a = pass_at_k_curve(correct=correct, n_bootstrap=200)
+    b = pass_at_k_curve(n, c, n_bootstrap=200)
+    assert np.array_equal(a.ks, np.arange(1, 17))
+    assert np.allclose(a.mean, b.mean) and np.allclose(a.lower, b.lower)
+    assert a.mean[0] == pytest.approx(correct.mean())
+    assert np.all(np.diff(a.mean) >= 0)  # pass@k never decreases in k
+    assert np.all(a.lower <= a.mean + 1e-12) and np.all(a.mean <= a.upper + 1e-12)
+
+
+def test_bootstrap_interval_width_matches_standard_error():
+    rng = np.random.default_rng(2)
+    n = np.full(400, 64)
+    c = rng.binomial(64, rng.random(400))
+    curve = pass_at_k_curve(n, c, ks=[1, 8], n_bootstrap=4000, seed=3)
+    se = curve.per_problem.std(axis=0) / math.sqrt(400)
+    half_width = (curve.upper - curve.lower) / 2
+    assert np.allclose(half_width, 1.96 * se, rtol=0.12)
+
+
+def test_curve_mixed_n_and_k_too_large():
+    n = np.array([8, 16, 4])
+    c = np.array([2, 16, 0])
+    curve = pass_at_k_curve(n, c, n_bootstrap=0)
+    assert np.array_equal(curve.ks, [1, 2, 3, 4])  # default k = 1..min n
+    assert curve.mean[0] == pytest.approx((2 / 8 + 1 + 0) / 3)
+    assert np.array_equal(curve.lower, curve.mean)
+    with pytest.raises(ValueError, match="k = 8 but problem index 2 has n = 4"):
+        pass_at_k_curve(n, c, ks=[1, 8])
+    with pytest.raises(ValueError, match="give either"):
+        pass_at_k_curve(n)
+
+
+def _population(rng, problems, n, shift=0.0):
+    mu = rng.beta(0.6, 0.6, problems)
+    return np.full(problems, n), rng.binomial(n, np.clip(mu + shift, 0, 1))
+
+
+def test_identical_models_interval_contains_zero():
+    rng = np.random.default_rng(4)
+    n, c = _population(rng, 120, 128)
+    for seed in range(3):
+        res = paired_subsampling_test(n, c, n, c, ks=[1, 4, 16, 32], m=32, iterations=2000, seed=seed)
+        assert np.all(res.lower <= 0) and np.all(res.upper >= 0)
+        assert not res.significant.any() and np.all(res.difference == 0)
+        assert np.all(res.p_value > 0.05)
+    # Linked samples that are literally the same generations: every round's difference is exactly 0.
+    res = paired_subsampling_test(n, c, n, c, ks=[1, 8], m=32, iterations=500, both_correct=c)
+    assert np.all(res.lower == 0) and np.all(res.upper == 0) and np.all(res.p_value == 1)
+
+
+def test_planted_difference_is_detected():
+    rng = np.random.default_rng(5)
+    mu = rng.beta(0.6, 0.6, 200)
+    n = np.full(200, 256)
+    c_a = rng.binomial(256, np.clip(mu + 0.06, 0, 1))
+    c_b = rng.binomial(256, mu)
+    res = paired_subsampling_test(n, c_a, n, c_b, ks=[1, 4], m=64, iterations=2000, seed=1)
+    assert np.all(res.significant) and np.all(res.lower > 0) and np.all(res.p_value < 0.01)
+    assert res.difference[0] == pytest.approx(c_a.mean() / 256 - c_b.mean() / 256)
+    swapped = paired_subsampling_test(n, c_b, n, c_a, ks=[1], m=64, iterations=2000, seed=1)
+    assert swapped.upper[0] < 0 and swapped.significant[0]
+
+
+def test_subsample_rounds_are_unbiased_and_match_brute_force():
+    # E[pass@k of an m-subsample] = pass@k of the full n samples, and the spread of the round means
+    # matches an explicit index-subsampling implementation.
+    rng = np.random.default_rng(6)
+    correct_a = rng.random((5, 12)) < np.array([[0.1], [0.4], [0.5], [0.9], [0.0]])
+    correct_b = rng.random((5, 12)) < 0.5
+    n_a, c_a = counts_from_matrix(correct_a)
+    n_b, c_b = counts_from_matrix(correct_b)
+    m, k, rounds = 5, 2, 20_000
+    res = paired_subsampling_test(n_a, c_a, n_b, c_b, ks=[k], m=m, iterations=rounds, seed=7)
+    assert res.subsample_mean_difference[0] == pytest.approx(res.difference[0], abs=0.01)
+    # Brute force: explicit random index subsets (argsort of uniforms = a random permutation).
+    ia = np.argsort(rng.random((rounds, 5, 12)), axis=2)[:, :, :m]
+    ib = np.argsort(rng.random((rounds, 5, 12)), axis=2)[:, :, :m]
+    xa = np.take_along_axis(np.broadcast_to(correct_a, (rounds, 5, 12)), ia, 2).sum(2)
+    xb = np.take_along_axis(np.broadcast_to(correct_b, (rounds, 5, 12)), ib, 2).sum(2)
+    brute = pass_at_k(m, xa, k).mean(1) - pass_at_k(m, xb, k).mean(1)
+    assert brute.mean() == pytest.approx(res.difference[0], abs=0.01)
+    brute_width = np.quantile(brute, 0.975) - np.quantile(brute, 0.025)
+    assert res.upper[0] - res.lower[0] == pytest.approx(brute_width, rel=0.08)
+
+
+def test_linked_draws_are_consistent():
+    # With linked samples the marginal of each model is still hypergeometric: the round means are unbiased.
+    rng = np.random.default_rng(8)
+    both_a = rng.random((50, 64)) < 0.5
+    both_b = both_a ^ (rng.random((50, 64)) < 0.2)
+    n, c_a = counts_from_matrix(both_a)
+    _, c_b = counts_from_matrix(both_b)
+    both = (both_a & both_b).sum(1)
+    linked = paired_subsampling_test(n, c_a, n, c_b, ks=[1, 4], m=16, iterations=3000, both_correct=both, seed=2)
+    indep = paired_subsampling_test(n, c_a, n, c_b, ks=[1, 4], m=16, iterations=3000, seed=2)
+    assert np.allclose(linked.subsample_mean_difference, linked.difference, atol=0.004)
+    # Positive correlation between the models' samples narrows the interval.
+    assert np.all(linked.upper - linked.lower < indep.upper - indep.lower)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [(dict(m=200), "m must be in \\[1, 128\\]"), (dict(ks=[64]), "ks must be in \\[1, m = 32\\]"),
+     (dict(alpha=1.5), "alpha must be in"), (dict(iterations=0), "iterations must be in"),
+     (dict(both_correct=np.full(10, 200)), "both_correct must be in")],
+)
+def test_subsampling_validation(kwargs, message):
+    n = np.full(10, 128)
+    c = np.arange(10) * 10
+    args = dict(ks=[1], m=32, iterations=10)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        paired_subsampling_test(n, c, n, c, **args)
+    with pytest.raises(ValueError, match="same problems"):
+        paired_subsampling_test(n, c, n[:5], c[:5], ks=[1], m=4, iterations=10)
