@@ -1,7 +1,81 @@
-"""`fgrpo plan` command (placeholder: filled in by its issue)."""
+"""`fgrpo plan`: choose a group size N (and gamma) before training, from a pilot run's success rates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
 
 import typer
 
 
+def _floats(name: str, text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"{name} must be a comma-separated list of numbers, got {text!r}") from None
+    if not values:
+        raise ValueError(f"{name} must list at least one number, got {text!r}")
+    return values
+
+
+def _ints(name: str, text: str) -> list[int]:
+    values = _floats(name, text)
+    if any(v != int(v) for v in values):
+        raise ValueError(f"{name} must be a comma-separated list of integers, got {text!r}")
+    return [int(v) for v in values]
+
+
 def register(app: typer.Typer) -> None:
-    """Add the `plan` command to the top-level app (nothing yet)."""
+    @app.command("plan")
+    def plan_command(
+        success_rates: Optional[Path] = typer.Argument(
+            None,
+            help="Pilot-run file with one row per prompt and a success_rate column in [0, 1]: CSV with a "
+            "header row, or JSON lines ({\"success_rate\": 0.25} per line). Omit it and give --beta instead.",
+        ),
+        beta: Optional[str] = typer.Option(
+            None, "--beta", help="Difficulty as a Beta distribution 'A,B' (A, B > 0) instead of a pilot file, "
+            "e.g. --beta 0.5,0.5 for a mix of very easy and very hard prompts."),
+        column: str = typer.Option("success_rate", "--column", help="Name of the success-rate column in the file."),
+        rho: str = typer.Option(
+            "0.1", "--rho", help="Rare share(s) rho in (0, 1): the rare-correct subset's share of a prompt's "
+            "correct mass (tau = rho * mu). Comma-separated list allowed. Default 0.1."),
+        group_sizes: str = typer.Option(
+            "2,4,8,16,32,64,128,256", "--n", help="Candidate group sizes N (integers in [1, 16384]), comma-separated."),
+        gammas: str = typer.Option(
+            "0,0.5,1", "--gamma", help="Focal exponents gamma >= 0 whose mean weight to report, comma-separated."),
+        max_tail_miss: float = typer.Option(
+            0.1, "--max-tail-miss", help="Recommendation: largest acceptable average Pr(B), in [0, 1]. Default 0.1."),
+        min_active: float = typer.Option(
+            0.5, "--min-active", help="Recommendation: smallest acceptable fraction of active groups, in [0, 1]. "
+            "Default 0.5."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object (rows + recommendation) instead of text."),
+    ) -> None:
+        """Expected active groups, tail-miss probability (Lemma 3.1) and focal weights for each candidate N.
+
+        Averages over prompts: a pilot run's per-prompt success rates as given, or a Beta(A, B) by exact
+        Gauss-Jacobi quadrature. Ends with a plain-language recommendation.
+        """
+        from fgrpo_sim.planner import beta_difficulty, empirical_difficulty, format_table, plan_group_size, read_success_rates
+
+        if (success_rates is None) == (beta is None):
+            raise ValueError("give exactly one of SUCCESS_RATES (a pilot file) or --beta A,B")
+        sizes = _ints("--n", group_sizes)
+        if beta is not None:
+            params = _floats("--beta", beta)
+            if len(params) != 2:
+                raise ValueError(f"--beta must be two numbers A,B, got {beta!r}")
+            difficulty = beta_difficulty(params[0], params[1], max_group_size=max(sizes))
+        else:
+            difficulty = empirical_difficulty(read_success_rates(success_rates, column), label=str(success_rates))
+        plan = plan_group_size(difficulty, rhos=_floats("--rho", rho), group_sizes=sizes,
+                               gammas=_floats("--gamma", gammas), max_tail_miss=max_tail_miss, min_active=min_active)
+        if as_json:
+            typer.echo(plan.to_json())
+            return
+        typer.echo(f"Difficulty: {plan.difficulty}")
+        typer.echo("Columns: active_fraction = E[Pr(0 < X < N)]; tail_miss = E[Pr(B)] (Lemma 3.1, tau = rho*mu); "
+                   "focal_weight_gamma_G = mean (1 - X/N)^G over active groups.")
+        typer.echo(format_table(plan))
+        typer.echo("")
+        typer.echo(plan.recommendation)

@@ -1,0 +1,274 @@
+"""Group-size planner: what a candidate group size N buys on a population of prompts.
+
+Given the distribution of per-prompt success rates mu (a pilot run's measured rates, or a Beta(a, b)),
+a rare share rho (tau = rho * mu is the mass of the rare-correct subset, paper Sec. 3), candidate N
+values and focal exponents gamma, the planner averages over prompts:
+
+* the fraction of active groups, E[1 - mu^N - (1 - mu)^N] (only those carry a gradient);
+* the tail-miss probability of Lemma 3.1, E[Pr(B)], Pr(B) = (1 - tau)^N - (mu - tau)^N - (1 - mu)^N;
+* the mean focal weight g = (1 - X/N)^gamma over active groups, X ~ Binomial(N, mu), i.e. how much
+  F-GRPO shrinks an average update (compare the paper's low-LR control lr * m_gamma).
+
+Every quantity is a polynomial of degree <= N in mu, so for a Beta(a, b) the average is computed by
+Gauss-Jacobi quadrature with about N/2 nodes, which is exact up to rounding (capped at
+`MAX_QUADRATURE_NODES` for very large N, where the integrand is smooth on the node scale anyway).
+A pilot run's rates are averaged as they are (each prompt counts once).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from fgrpo_sim.validation import check_integer, check_range
+
+MAX_GROUP_SIZE = 16384  # the focal-weight expectation sums N + 1 binomial terms per prompt
+MAX_QUADRATURE_NODES = 4096
+DEFAULT_GROUP_SIZES = (2, 4, 8, 16, 32, 64, 128, 256)
+DEFAULT_GAMMAS = (0.0, 0.5, 1.0)
+DEFAULT_RHOS = (0.1,)
+
+
+@dataclass(frozen=True)
+class Difficulty:
+    """A distribution of per-prompt success rates as quadrature nodes and weights (weights sum to 1)."""
+
+    nodes: np.ndarray
+    weights: np.ndarray
+    label: str
+    beta: tuple[float, float] | None = None  # (a, b) when the nodes are Gauss-Jacobi nodes of a Beta
+
+    def mean(self, values: np.ndarray) -> float:
+        return float(np.dot(self.weights, values))
+
+
+def beta_difficulty(a: float, b: float, max_group_size: int = 256) -> Difficulty:
+    """Gauss-Jacobi nodes for mu ~ Beta(a, b), exact for polynomials of degree <= max_group_size."""
+    from scipy.special import roots_jacobi
+
+    a = float(check_range("beta a", a, 0.0, None, low_open=True))
+    b = float(check_range("beta b", b, 0.0, None, low_open=True))
+    nodes_count = int(min(max(max_group_size // 2 + 8, 32), MAX_QUADRATURE_NODES))
+    # Jacobi weight (1 - x)^alpha (1 + x)^beta on [-1, 1]; mu = (1 + x) / 2 gives mu^(a-1) (1-mu)^(b-1).
+    x, w = roots_jacobi(nodes_count, b - 1.0, a - 1.0)
+    mu = np.clip((1.0 + x) / 2.0, 0.0, 1.0)
+    w = w / w.sum()  # normalising replaces the Beta function B(a, b) and its 2^(a+b-1) factor
+    return Difficulty(mu, w, f"Beta({a:g}, {b:g})", beta=(a, b))
+
+
+def empirical_difficulty(success_rates: Sequence[float], label: str = "pilot run") -> Difficulty:
+    """Each measured per-prompt success rate counts once."""
+    rates = check_range("success_rate", np.asarray(success_rates, dtype=float).ravel(), 0.0, 1.0)
+    if rates.size == 0:
+        raise ValueError("success_rate must hold at least one prompt, got none")
+    return Difficulty(rates, np.full(rates.size, 1.0 / rates.size), f"{label} ({rates.size} prompts)")
+
+
+def _focal_weight_on_active(n: int, mu: np.ndarray, gammas: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """E[(1 - X/N)^gamma * 1{0 < X < N}] per prompt (one row per gamma) and Pr(active) per prompt."""
+    from scipy.stats import binom
+
+    k = np.arange(1, n)  # active groups only: 0 < X < N
+    out = np.zeros((len(gammas), mu.size))
+    active = np.zeros(mu.size)
+    chunk = max(1, 4_000_000 // max(n, 1))
+    for start in range(0, mu.size, chunk):
+        m = mu[start:start + chunk, None]
+        pmf = binom.pmf(k[None, :], n, m)  # [prompts, N - 1]
+        active[start:start + chunk] = pmf.sum(axis=1)
+        for gi, gamma in enumerate(gammas):
+            out[gi, start:start + chunk] = pmf @ np.power(1.0 - k / n, gamma)
+    return out, active
+
+
+@dataclass
+class Plan:
+    """The planner's table (one row per rho and N) and its plain-language recommendation."""
+
+    rows: list[dict] = field(default_factory=list)
+    recommendation: str = ""
+    difficulty: str = ""
+    settings: dict = field(default_factory=dict)
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.rows)
+
+    def to_json(self) -> str:
+        return json.dumps({"difficulty": self.difficulty, "settings": self.settings,
+                           "rows": self.rows, "recommendation": self.recommendation}, indent=2)
+
+
+def plan_group_size(
+    difficulty: Difficulty,
+    rhos: Sequence[float] = DEFAULT_RHOS,
+    group_sizes: Sequence[int] = DEFAULT_GROUP_SIZES,
+    gammas: Sequence[float] = DEFAULT_GAMMAS,
+    max_tail_miss: float = 0.1,
+    min_active: float = 0.5,
+) -> Plan:
+    """Average activity, Lemma 3.1's tail-miss and focal weights over `difficulty` for each (rho, N).
+
+    rho in (0, 1) is the rare subset's share of a prompt's correct mass; N integers in [1, 16384];
+    gamma >= 0. `max_tail_miss` and `min_active` (both in [0, 1]) only shape the recommendation.
+    """
+    from fgrpo_sim import theory
+
+    rhos = [float(r) for r in check_range("rho", np.atleast_1d(rhos), 0.0, 1.0, low_open=True, high_open=True)]
+    group_sizes = sorted({int(n) for n in check_integer("N", np.atleast_1d(group_sizes), 1, MAX_GROUP_SIZE)})
+    gammas = [float(g) for g in check_range("gamma", np.atleast_1d(gammas), 0.0, None)]
+    max_tail_miss = float(check_range("max_tail_miss", max_tail_miss, 0.0, 1.0))
+    min_active = float(check_range("min_active", min_active, 0.0, 1.0))
+    if difficulty.beta is not None:  # enough nodes for exactness at the largest candidate N
+        difficulty = beta_difficulty(*difficulty.beta, max_group_size=max(group_sizes))
+    mu = difficulty.nodes
+
+    plan = Plan(difficulty=difficulty.label,
+                settings={"rho": rhos, "N": group_sizes, "gamma": gammas,
+                          "max_tail_miss": max_tail_miss, "min_active": min_active})
+    focal_by_n = {n: _focal_weight_on_active(n, mu, gammas) for n in group_sizes}
+    for rho in rhos:
+        for n in group_sizes:
+            active_fraction = difficulty.mean(np.asarray(theory.activity_probability(n, mu), dtype=float))
+            tail_miss = difficulty.mean(np.asarray(theory.tail_miss_probability(n, mu, rho * mu), dtype=float))
+            weighted, _ = focal_by_n[n]
+            row = {
+                "rho": rho,
+                "N": n,
+                "active_fraction": active_fraction,
+                "tail_miss": tail_miss,
+                # Pr(B | active): how often a group that does produce a gradient misses the rare mode
+                "tail_miss_given_active": tail_miss / active_fraction if active_fraction > 0 else 0.0,
+                "rollouts_per_prompt": n,
+                "rollouts_per_active_group": n / active_fraction if active_fraction > 0 else math.inf,
+            }
+            for gi, gamma in enumerate(gammas):
+                mean_weight = difficulty.mean(weighted[gi]) / active_fraction if active_fraction > 0 else 0.0
+                row[f"focal_weight_gamma_{gamma:g}"] = mean_weight
+            plan.rows.append(row)
+    plan.recommendation = _recommend(plan, gammas, max_tail_miss, min_active)
+    return plan
+
+
+def _recommend(plan: Plan, gammas: list[float], max_tail_miss: float, min_active: float) -> str:
+    from fgrpo_sim import theory
+
+    lines = []
+    for rho in plan.settings["rho"]:
+        rows = [r for r in plan.rows if r["rho"] == rho]
+        worst = max(rows, key=lambda r: r["tail_miss"])
+        lines.append(
+            f"rho = {rho:g}: the tail-miss risk peaks at N = {worst['N']} among your candidates "
+            f"(average Pr(B) = {worst['tail_miss']:.3f}: in that share of groups the update is active "
+            f"but never sees the rare-correct mode, which it then pushes down)."
+        )
+        good = [r for r in rows if r["tail_miss"] <= max_tail_miss and r["active_fraction"] >= min_active]
+        if good:
+            best = min(good, key=lambda r: r["N"])
+            lines.append(
+                f"  Smallest safe choice: N = {best['N']} (Pr(B) = {best['tail_miss']:.3f} <= {max_tail_miss:g}, "
+                f"{best['active_fraction']:.0%} of groups active, {best['rollouts_per_active_group']:.1f} "
+                f"rollouts per active group)."
+            )
+        else:
+            usable = [r for r in rows if r["active_fraction"] >= min_active] or rows
+            best = min(usable, key=lambda r: r["tail_miss"])
+            lines.append(
+                f"  No candidate keeps Pr(B) <= {max_tail_miss:g} with >= {min_active:.0%} active groups; "
+                f"the lowest is N = {best['N']} (Pr(B) = {best['tail_miss']:.3f}, "
+                f"{best['active_fraction']:.0%} active). At an affordable N, focal weighting (F-GRPO) is the "
+                f"cheaper remedy: it shrinks the updates of high-success groups, where the miss does damage."
+            )
+    focal = [g for g in gammas if g > 0]
+    if focal:
+        pick = min(focal, key=lambda g: abs(g - 0.5))  # the paper's most frequent choice is gamma = 0.5
+        typical = min(plan.rows, key=lambda r: (abs(r["N"] - 8), r["rho"]))
+        weight = typical[f"focal_weight_gamma_{pick:g}"]
+        lines.append(
+            f"Focal weighting: with gamma = {pick:g} an active group at N = {typical['N']} is scaled by "
+            f"{weight:.3f} on average here; the paper's learning-rate control for gamma = {pick:g} is "
+            f"lr x {float(theory.lr_multiplier(pick)):.3f}. Try gamma = {pick:g} first (the paper's usual pick)."
+        )
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- reading a pilot run's success rates
+
+def read_success_rates(path: str | Path, column: str = "success_rate") -> np.ndarray:
+    """Per-prompt success rates from a CSV file (header row naming `column`) or JSON lines.
+
+    The format follows the suffix (.csv, .jsonl / .json / .ndjson); otherwise a first non-blank
+    character '{' means JSON lines. A malformed row raises ValueError naming its line.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"success-rate file {path} does not exist")
+    text = path.read_text()
+    suffix = path.suffix.lower()
+    is_json = suffix in (".jsonl", ".json", ".ndjson") or (suffix != ".csv" and text.lstrip().startswith("{"))
+    rates = _read_jsonl(path, text, column) if is_json else _read_csv(path, text, column)
+    if not rates:
+        raise ValueError(f"{path}: no rows with a {column} value")
+    return np.asarray(rates, dtype=float)
+
+
+def _parse_rate(path: Path, line_no: int, raw) -> float:
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        value = math.nan
+    if isinstance(raw, bool) or not (0.0 <= value <= 1.0):
+        raise ValueError(f"{path} line {line_no}: success_rate must be a number in [0, 1], got {raw!r}")
+    return value
+
+
+def _read_csv(path: Path, text: str, column: str) -> list[float]:
+    lines = text.splitlines()
+    reader = csv.reader(lines)
+    header = None
+    rates = []
+    for line_no, fields in enumerate(reader, start=1):
+        if not fields or all(not f.strip() for f in fields):
+            continue
+        if header is None:
+            header = [f.strip() for f in fields]
+            if column not in header:
+                raise ValueError(f"{path} line {line_no}: header must name a '{column}' column, got {','.join(header)}")
+            index = header.index(column)
+            continue
+        if len(fields) != len(header):
+            raise ValueError(f"{path} line {line_no}: expected {len(header)} fields like the header, got {len(fields)}")
+        rates.append(_parse_rate(path, line_no, fields[index].strip()))
+    return rates
+
+
+def _read_jsonl(path: Path, text: str, column: str) -> list[float]:
+    rates = []
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path} line {line_no}: not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict) or column not in record:
+            raise ValueError(f"{path} line {line_no}: expected a JSON object with a '{column}' field")
+        rates.append(_parse_rate(path, line_no, record[column]))
+    return rates
+
+
+def format_table(plan: Plan) -> str:
+    """The plan's rows as an aligned text table."""
+    frame = plan.to_frame()
+    return frame.to_string(index=False, float_format=lambda x: f"{x:.4f}")
+
+
+__all__ = ["Difficulty", "Plan", "beta_difficulty", "empirical_difficulty", "plan_group_size",
+           "read_success_rates", "format_table", "MAX_GROUP_SIZE"]

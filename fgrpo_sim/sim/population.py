@@ -1,0 +1,419 @@
+"""Population simulator: many prompts of mixed difficulty, each a softmax over a few modes.
+
+Every prompt owns a tabular softmax policy over three modes: common-correct actions, rare-correct
+actions and incorrect actions (a handful of actions each). Its initial success probability mu_pos is
+drawn from Beta(a, b) and a share rho of that correct mass sits on the rare-correct mode (Sec. 3's
+tau = rho * mu_pos). One training step samples a batch of prompts, draws a group of N one-token
+"rollouts" per prompt, and trains on the real objectives of `fgrpo_sim.core`: binary rewards ->
+GRPO advantages -> focal weight (1 - mu_hat)^gamma -> GRPO / DAPO / CISPO token loss (one token per
+sequence, token-mean over the batch), then one optimizer step shared by all prompts (SGD or Adam).
+Independent runs (seeds) are batched along a leading dimension, on CPU or CUDA.
+
+Metrics are exact where they can be: pass@k of a prompt is 1 - (1 - Q_pos)^k from its current correct
+mass, not an estimate. Group-level events (active group, tail miss, unsampled-correct mass change)
+are counted over the groups trained between two evaluations and set beside Lemma 3.1's prediction
+evaluated at the same groups' pre-update masses.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from typing import Iterable, Sequence
+
+import numpy as np
+import torch
+
+from fgrpo_sim import core
+from fgrpo_sim.validation import check_choice, check_integer, check_range
+
+METHODS = ("grpo", "dapo", "cispo")
+OPTIMIZERS = ("sgd", "adam")
+DEFAULT_BUCKET_EDGES = (0.0, 0.2, 0.5, 0.8, 1.0)
+#: Metrics averaged over the groups trained since the previous evaluation (NaN at step 0).
+TRAINING_METRICS = (
+    "active_fraction", "tail_miss_observed", "tail_miss_predicted", "focal_weight_mean",
+    "focal_weight_active_mean", "unsampled_correct_mass", "unsampled_correct_change",
+    "correct_mass_change", "shrink_while_grow_fraction",
+)
+
+
+@dataclass(frozen=True)
+class PopulationSpec:
+    """The prompt population: difficulty distribution and the modes of each prompt's policy."""
+
+    num_prompts: int = 512
+    beta_a: float = 1.0  # mu_pos ~ Beta(beta_a, beta_b)
+    beta_b: float = 1.0
+    rho: float = 0.1  # rare share of the correct mass; with rho_max > rho, log-uniform on [rho, rho_max]
+    rho_max: float | None = None
+    common_actions: int = 2
+    rare_actions: int = 2
+    wrong_actions: int = 4
+    mu_clip: float = 1e-3  # keep mu_pos in [mu_clip, 1 - mu_clip] so every mode has mass
+    bucket_edges: tuple[float, ...] = DEFAULT_BUCKET_EDGES
+    seed: int = 0  # the population (the "data set") is shared by every run and variant
+
+    def validate(self) -> "PopulationSpec":
+        check_integer("num_prompts", self.num_prompts, 1, 10_000_000)
+        check_range("beta_a", self.beta_a, 0.0, None, low_open=True)
+        check_range("beta_b", self.beta_b, 0.0, None, low_open=True)
+        check_range("rho", self.rho, 0.0, 1.0, low_open=True, high_open=True)
+        if self.rho_max is not None:
+            check_range("rho_max", self.rho_max, self.rho, 1.0, high_open=True)
+        for name in ("common_actions", "rare_actions", "wrong_actions"):
+            check_integer(name, getattr(self, name), 1, 10_000)
+        check_range("mu_clip", self.mu_clip, 0.0, 0.5, low_open=True, high_open=True)
+        edges = np.asarray(self.bucket_edges, dtype=float)
+        if edges.size < 2 or edges[0] != 0.0 or edges[-1] != 1.0 or np.any(np.diff(edges) <= 0):
+            raise ValueError(f"bucket_edges must increase from 0 to 1, got {tuple(self.bucket_edges)}")
+        return self
+
+
+@dataclass(frozen=True)
+class Population:
+    """Drawn prompts: per-prompt initial masses and the action layout (same for every prompt)."""
+
+    spec: PopulationSpec
+    mu_pos: np.ndarray  # [P] initial correct mass
+    rho: np.ndarray  # [P] rare share of it
+    initial_logits: np.ndarray  # [P, A]
+    is_correct: np.ndarray  # [A] bool
+    is_rare: np.ndarray  # [A] bool (a subset of is_correct)
+    bucket: np.ndarray  # [P] index into bucket_labels
+    bucket_labels: tuple[str, ...]
+
+
+def make_population(spec: PopulationSpec = PopulationSpec()) -> Population:
+    """Draw mu_pos ~ Beta(a, b) and rho per prompt; spread each mode's mass evenly over its actions."""
+    spec.validate()
+    rng = np.random.default_rng(spec.seed)
+    mu = np.clip(rng.beta(spec.beta_a, spec.beta_b, spec.num_prompts), spec.mu_clip, 1.0 - spec.mu_clip)
+    if spec.rho_max is None or spec.rho_max == spec.rho:
+        rho = np.full(spec.num_prompts, spec.rho)
+    else:
+        rho = np.exp(rng.uniform(math.log(spec.rho), math.log(spec.rho_max), spec.num_prompts))
+    c, r, w = spec.common_actions, spec.rare_actions, spec.wrong_actions
+    masses = np.concatenate([
+        np.repeat((mu * (1 - rho) / c)[:, None], c, axis=1),
+        np.repeat((mu * rho / r)[:, None], r, axis=1),
+        np.repeat(((1 - mu) / w)[:, None], w, axis=1),
+    ], axis=1)
+    is_correct = np.array([True] * (c + r) + [False] * w)
+    is_rare = np.array([False] * c + [True] * r + [False] * w)
+    edges = np.asarray(spec.bucket_edges, dtype=float)
+    bucket = np.clip(np.searchsorted(edges, mu, side="right") - 1, 0, edges.size - 2)
+    labels = tuple(f"mu0 {edges[i]:.2g}-{edges[i + 1]:.2g}" for i in range(edges.size - 1))
+    return Population(spec, mu, rho, np.log(masses), is_correct, is_rare, bucket, labels)
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    """One training configuration; `runs` independent seeds of it are simulated together."""
+
+    method: str = "grpo"  # grpo | dapo | cispo (core.policy_loss)
+    group_size: int = 8
+    gamma: float = 0.0  # focal exponent; 0 = the unweighted method
+    optimizer: str = "sgd"  # sgd | adam, one optimizer over every prompt's logits
+    lr: float = 2.0
+    steps: int = 200
+    prompt_batch: int = 64
+    updates_per_step: int = 1  # optimizer steps on the same rollouts (PPO epochs); >1 makes clipping bite
+    reward_correct: float = 1.0
+    reward_wrong: float = 0.0
+    runs: int = 4
+    eval_every: int = 10
+    pass_k: tuple[int, ...] = (1, 8, 64, 256)
+    seed: int = 0
+    variant: str = ""  # free label carried into the output (e.g. "low-LR control")
+
+    def validate(self, num_prompts: int) -> "TrainSpec":
+        check_choice("method", self.method, METHODS)
+        check_choice("optimizer", self.optimizer, OPTIMIZERS)
+        check_integer("group_size", self.group_size, 1, 1_000_000)
+        check_range("gamma", self.gamma, 0.0, None)
+        check_range("lr", self.lr, 0.0, None, low_open=True)
+        check_integer("steps", self.steps, 0, 10_000_000)
+        check_integer("prompt_batch", self.prompt_batch, 1, num_prompts)
+        check_integer("updates_per_step", self.updates_per_step, 1, 1000)
+        check_integer("runs", self.runs, 1, 100_000)
+        check_integer("eval_every", self.eval_every, 1, None)
+        check_integer("pass_k", np.asarray(self.pass_k), 1, None)
+        if not self.reward_correct > self.reward_wrong:
+            raise ValueError(f"reward_correct must be > reward_wrong, got {self.reward_correct:g} <= {self.reward_wrong:g}")
+        return self
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    check_choice("device", device, ("auto", "cpu", "cuda"))
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device must be cpu or auto on this machine: CUDA is not available")
+    return torch.device(device)
+
+
+@dataclass
+class StepBatch:
+    """What one training step drew: prompt indices [R, B] and actions [R, B, N]."""
+
+    prompts: torch.Tensor
+    actions: torch.Tensor
+
+
+def group_rewards(actions: torch.Tensor, is_correct: torch.Tensor, reward_correct: float, reward_wrong: float):
+    """Binary rewards [R * B, N] of sampled actions [R, B, N]."""
+    correct = is_correct[actions]
+    rewards = torch.where(correct, torch.as_tensor(reward_correct, dtype=torch.get_default_dtype()),
+                          torch.as_tensor(reward_wrong, dtype=torch.get_default_dtype()))
+    return rewards.reshape(-1, actions.shape[-1])
+
+
+def population_loss(logits: torch.Tensor, batch: StepBatch, is_correct: torch.Tensor, train: TrainSpec,
+                    old_logp: torch.Tensor | None = None):
+    """The core's loss for one step, summed over runs (each run's own token mean, so runs never mix).
+
+    logits [R, P, A] (the parameter); returns (loss, stats, focal advantages [R*B, N], rewards [R*B, N]).
+    Each sampled action is a one-token sequence: logp [R*B*N, 1], advantages per sequence.
+    """
+    runs, batch_size, n = batch.actions.shape
+    z = logits.gather(1, batch.prompts[..., None].expand(-1, -1, logits.shape[-1]))
+    logp_all = torch.log_softmax(z, dim=-1)
+    logp = logp_all.gather(-1, batch.actions).reshape(-1, 1)
+    rewards = group_rewards(batch.actions, is_correct, train.reward_correct, train.reward_wrong).to(logits.dtype)
+    advantages = core.grpo_advantages(rewards)
+    mu_hat = core.group_success_rate(rewards, train.reward_correct, train.reward_wrong)
+    focal = core.focal_advantages(advantages, mu_hat, train.gamma)
+    if old_logp is None:
+        old_logp = logp.detach()
+    mask = torch.ones_like(logp, dtype=torch.bool)
+    loss, stats = core.policy_loss(logp, old_logp, focal.reshape(-1), mask, method=train.method)
+    # token_mean averages over all R*B*N tokens; times R gives the sum of each run's own token mean.
+    return loss * runs, stats, focal, rewards
+
+
+def lemma31_tail_miss(n: int, mu: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
+    """Pr(B) = (1 - tau)^N - (mu - tau)^N - (1 - mu)^N (Lemma 3.1) on torch tensors, kept on device.
+
+    Same formula as fgrpo_sim.theory.tail_miss_probability (a test checks they agree); written in
+    torch so that the per-step prediction never leaves the GPU.
+    """
+    return ((1 - tau) ** n - (mu - tau).clamp(min=0) ** n - (1 - mu) ** n).clamp(min=0)
+
+
+class _Accumulator:
+    """Sums of per-group quantities per (run, bucket) between two evaluations."""
+
+    def __init__(self, runs: int, buckets: int, device):
+        self.shape = (runs, buckets)
+        self.device = device
+        self.reset()
+
+    def reset(self):
+        self.sums: dict[str, torch.Tensor] = {}
+        self.counts: dict[str, torch.Tensor] = {}
+
+    def add(self, name: str, values: torch.Tensor, bucket: torch.Tensor, where: torch.Tensor | None = None):
+        runs, buckets = self.shape
+        flat = (torch.arange(runs, device=self.device)[:, None] * buckets + bucket).reshape(-1)
+        weight = torch.ones_like(values, dtype=torch.float64) if where is None else where.to(torch.float64)
+        s = torch.zeros(runs * buckets, dtype=torch.float64, device=self.device)
+        c = torch.zeros(runs * buckets, dtype=torch.float64, device=self.device)
+        s.index_add_(0, flat, (values.to(torch.float64) * weight).reshape(-1))
+        c.index_add_(0, flat, weight.reshape(-1))
+        self.sums[name] = self.sums.get(name, 0) + s.reshape(runs, buckets)
+        self.counts[name] = self.counts.get(name, 0) + c.reshape(runs, buckets)
+
+
+def _bucket_means(values: torch.Tensor, bucket: torch.Tensor, buckets: int) -> torch.Tensor:
+    """values [R, P] -> [R, buckets + 1] means per bucket, last column over all prompts."""
+    runs = values.shape[0]
+    sums = torch.zeros(runs, buckets, dtype=torch.float64, device=values.device)
+    sums.index_add_(1, bucket, values.to(torch.float64))
+    counts = torch.bincount(bucket, minlength=buckets).to(torch.float64)
+    per_bucket = sums / counts.clamp(min=1)
+    per_bucket[:, counts == 0] = float("nan")
+    return torch.cat([per_bucket, values.to(torch.float64).mean(dim=1, keepdim=True)], dim=1)
+
+
+def simulate_population(population: Population, train: TrainSpec, device: str = "auto",
+                        dtype: torch.dtype = torch.float32, progress: bool = False, progress_desc: str = ""):
+    """Train `train.runs` independent runs on `population`; returns a tidy pandas DataFrame.
+
+    One row per (run, evaluation step, difficulty bucket), bucket "all" included. Columns: the
+    training settings, `pass@k` for each k, `correct_mass` (= pass@1), `rare_mass`,
+    `rare_mass_retained` (mean rare mass / its initial mean), `retained_correct_mass`
+    (1 - sum_correct max(0, p0 - p) / Q_pos0, averaged), and the TRAINING_METRICS averaged over the
+    groups trained since the previous evaluation.
+    """
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    train.validate(population.spec.num_prompts)
+    dev = resolve_device(device)
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(int(train.seed))
+    runs, prompts, n, batch_size = train.runs, population.spec.num_prompts, train.group_size, train.prompt_batch
+    is_correct = torch.as_tensor(population.is_correct, device=dev)
+    is_rare = torch.as_tensor(population.is_rare, device=dev)
+    bucket_of_prompt = torch.as_tensor(population.bucket, device=dev)
+    n_buckets = len(population.bucket_labels)
+    init = torch.as_tensor(population.initial_logits, dtype=dtype, device=dev)
+    logits = torch.nn.Parameter(init.expand(runs, -1, -1).clone())
+    opt = (torch.optim.SGD([logits], lr=train.lr) if train.optimizer == "sgd"
+           else torch.optim.Adam([logits], lr=train.lr))
+    p0 = torch.softmax(init, dim=-1).to(torch.float64)
+    q_pos0 = p0[:, is_correct].sum(-1)
+    q_rare0 = p0[:, is_rare].sum(-1)
+    acc = _Accumulator(runs, n_buckets, dev)
+    rows: list[dict] = []
+    base = {"method": train.method, "N": n, "gamma": float(train.gamma), "optimizer": train.optimizer,
+            "lr": float(train.lr), "variant": train.variant or _default_variant(train)}
+    labels = list(population.bucket_labels) + ["all"]
+
+    def evaluate(step: int):
+        with torch.no_grad():
+            p = torch.softmax(logits, dim=-1).to(torch.float64)
+            q_pos = p[..., is_correct].sum(-1)
+            q_rare = p[..., is_rare].sum(-1)
+            lost = (p0[None][..., is_correct] - p[..., is_correct]).clamp(min=0).sum(-1)
+            per = {
+                "correct_mass": q_pos,
+                "rare_mass": q_rare,
+                "retained_correct_mass": 1 - lost / q_pos0[None],
+            }
+            for k in train.pass_k:
+                per[f"pass@{k}"] = 1 - (1 - q_pos) ** int(k)
+            means = {name: _bucket_means(v, bucket_of_prompt, n_buckets).cpu().numpy() for name, v in per.items()}
+            rare0 = _bucket_means(q_rare0[None], bucket_of_prompt, n_buckets).cpu().numpy()[0]
+            training = {}
+            for name in TRAINING_METRICS:
+                if name in acc.sums:
+                    s, c = acc.sums[name], acc.counts[name]
+                    s = torch.cat([s, s.sum(1, keepdim=True)], 1)
+                    c = torch.cat([c, c.sum(1, keepdim=True)], 1)
+                    training[name] = torch.where(c > 0, s / c.clamp(min=1), torch.nan).cpu().numpy()
+            groups = acc.counts.get("active_fraction")
+            groups = torch.cat([groups, groups.sum(1, keepdim=True)], 1).cpu().numpy() if groups is not None else None
+        for r in range(runs):
+            for b, label in enumerate(labels):
+                row = dict(base, run=r, step=step, bucket=label)
+                for name, m in means.items():
+                    row[name] = float(m[r, b])
+                row["rare_mass_retained"] = float(means["rare_mass"][r, b] / rare0[b]) if rare0[b] > 0 else math.nan
+                for name in TRAINING_METRICS:
+                    row[name] = float(training[name][r, b]) if name in training else math.nan
+                row["groups"] = int(groups[r, b]) if groups is not None else 0
+                rows.append(row)
+        acc.reset()
+
+    evaluate(0)
+    bar = tqdm(range(1, train.steps + 1), desc=progress_desc or base["variant"], disable=not progress,
+               leave=False, file=None)
+    for step in bar:
+        with torch.no_grad():
+            order = torch.rand(runs, prompts, generator=gen, device=dev).argsort(dim=1)
+            chosen = order[:, :batch_size]
+            z = logits.detach().gather(1, chosen[..., None].expand(-1, -1, logits.shape[-1]))
+            probs = torch.softmax(z.to(torch.float64), dim=-1)
+            actions = torch.multinomial(probs.reshape(-1, probs.shape[-1]).to(torch.float32), n, replacement=True,
+                                        generator=gen).reshape(runs, batch_size, n)
+        batch = StepBatch(chosen, actions)
+        old_logp = None
+        for _ in range(train.updates_per_step):
+            opt.zero_grad(set_to_none=True)
+            loss, _, focal, rewards = population_loss(logits, batch, is_correct, train, old_logp)
+            if old_logp is None:
+                old_logp = torch.log_softmax(z, dim=-1).gather(-1, actions).reshape(-1, 1)
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            _record_step(acc, batch, probs, logits, rewards, train, is_correct, is_rare,
+                         bucket_of_prompt[chosen])
+        if step % train.eval_every == 0 or step == train.steps:
+            evaluate(step)
+    bar.close()
+    return pd.DataFrame(rows)
+
+
+def _record_step(acc: _Accumulator, batch: StepBatch, probs: torch.Tensor, logits: torch.Tensor,
+                 rewards: torch.Tensor, train: TrainSpec, is_correct, is_rare, bucket):
+    runs, batch_size, n = batch.actions.shape
+    counts = torch.zeros_like(probs).scatter_add_(-1, batch.actions, torch.ones_like(batch.actions, dtype=probs.dtype))
+    sampled = counts > 0
+    q_pos = probs[..., is_correct].sum(-1)
+    q_rare = probs[..., is_rare].sum(-1)
+    unsampled_correct = is_correct & ~sampled
+    q_upos = (probs * unsampled_correct).sum(-1)
+    after = torch.softmax(logits.detach().gather(1, batch.prompts[..., None].expand(-1, -1, probs.shape[-1]))
+                          .to(torch.float64), dim=-1)
+    d_upos = (after * unsampled_correct).sum(-1) - q_upos
+    d_pos = after[..., is_correct].sum(-1) - q_pos
+    active = core.active_groups(rewards).reshape(runs, batch_size)
+    mu_hat = core.group_success_rate(rewards, train.reward_correct, train.reward_wrong)
+    weight = core.focal_weight(mu_hat, train.gamma).reshape(runs, batch_size)
+    missed_rare = counts[..., is_rare].sum(-1) == 0
+    acc.add("active_fraction", active.to(torch.float64), bucket)
+    acc.add("tail_miss_observed", (active & missed_rare).to(torch.float64), bucket)
+    acc.add("tail_miss_predicted", lemma31_tail_miss(n, q_pos, q_rare), bucket)
+    acc.add("focal_weight_mean", weight, bucket)
+    acc.add("focal_weight_active_mean", weight, bucket, where=active)
+    acc.add("unsampled_correct_mass", q_upos, bucket)
+    acc.add("unsampled_correct_change", d_upos, bucket)
+    acc.add("correct_mass_change", d_pos, bucket)
+    acc.add("shrink_while_grow_fraction", ((d_pos > 0) & (d_upos < 0)).to(torch.float64), bucket, where=active)
+
+
+def _default_variant(train: TrainSpec) -> str:
+    name = train.method.upper()
+    return f"F-{name} gamma={train.gamma:g}" if train.gamma > 0 else name
+
+
+def lr_for_control(lr: float, gamma: float) -> float:
+    """The paper's low-LR control: the learning rate times m_gamma (theory.lr_multiplier)."""
+    from fgrpo_sim import theory
+
+    return float(lr * float(theory.lr_multiplier(gamma)))
+
+
+def sweep_variants(base: TrainSpec, group_sizes: Sequence[int], gammas: Sequence[float],
+                   methods: Sequence[str] | None = None, low_lr_control: bool = True) -> list[TrainSpec]:
+    """Every (method, N, gamma) combination, plus for each gamma > 0 the unweighted method at lr * m_gamma."""
+    methods = list(methods) if methods else [base.method]
+    specs = []
+    for method in methods:
+        for n in group_sizes:
+            for gamma in gammas:
+                specs.append(replace(base, method=method, group_size=int(n), gamma=float(gamma), variant=""))
+                if low_lr_control and gamma > 0:
+                    specs.append(replace(base, method=method, group_size=int(n), gamma=0.0,
+                                         lr=lr_for_control(base.lr, gamma),
+                                         variant=f"{method.upper()} low-LR (x m_{gamma:g})"))
+    return specs
+
+
+def run_sweep(population: Population, specs: Iterable[TrainSpec], device: str = "auto",
+              progress: bool = False):
+    """Concatenate `simulate_population` over `specs` (one tqdm bar over the variants)."""
+    import pandas as pd
+    from tqdm.auto import tqdm
+
+    specs = list(specs)
+    frames = []
+    for spec in tqdm(specs, desc="variants", disable=not progress):
+        frames.append(simulate_population(population, spec, device=device, progress=progress,
+                                          progress_desc=f"N={spec.group_size} {spec.variant or _default_variant(spec)}"))
+    return pd.concat(frames, ignore_index=True)
+
+
+def final_summary(frame, bucket: str = "all"):
+    """Mean over runs of the last evaluation of each variant and N (one row each)."""
+    last = frame[frame["bucket"] == bucket]
+    last = last[last["step"] == last.groupby(["variant", "N", "method"])["step"].transform("max")]
+    keys = ["method", "variant", "N", "gamma", "lr"]
+    return last.groupby(keys, sort=False).mean(numeric_only=True).drop(columns=["run", "step"]).reset_index()
+
+
+__all__ = ["PopulationSpec", "Population", "TrainSpec", "StepBatch", "make_population", "simulate_population",
+           "population_loss", "group_rewards", "lemma31_tail_miss", "sweep_variants", "run_sweep",
+           "lr_for_control", "final_summary", "resolve_device", "METHODS", "OPTIMIZERS", "TRAINING_METRICS"]
