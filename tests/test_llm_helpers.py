@@ -99,3 +99,60 @@ def _steps_per_generation(seen) -> int:
         if count >= total:
             return n
     return n
+
+
+def rank_reward(completions, **kwargs) -> list[float]:
+    """Global row index < 2 succeeds: with one group of 4 split 2/2 over two processes, rank 0 sees only
+    successes and rank 1 only failures, so a per-process mu_hat (1 and 0) differs from the group's (0.5)."""
+    import torch.distributed as dist
+
+    rank = dist.get_rank() if dist.is_available() and dist.is_initialized() else 0
+    return [float(rank * len(completions) + i < 2) for i in range(len(completions))]
+
+
+def split_group_worker(rank: int, world_size: int, port: int, out_dir: str, gamma: float) -> None:
+    """One process of the split-group run; writes what its loss saw to out_dir/rank{rank}.json."""
+    import json
+    import os
+
+    os.environ.update(
+        RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size), LOCAL_WORLD_SIZE=str(world_size),
+        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+    )
+    torch.set_num_threads(1)
+    result = run_split_group_case(out_dir, gamma, per_device_batch=4 // world_size)
+    result["world_size"] = world_size
+    with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as fh:
+        json.dump(result, fh)
+
+
+def run_split_group_case(out_dir: str, gamma: float, per_device_batch: int) -> dict:
+    from fgrpo_sim.llm.config import FocalGRPOConfig
+    from fgrpo_sim.llm.tiny import build_tiny
+    from fgrpo_sim.llm.trainer import FocalGRPOTrainer
+
+    config = FocalGRPOConfig(
+        method="grpo", focal_gamma=gamma, **common_args(out_dir, per_device_train_batch_size=per_device_batch)
+    )
+    model, tokenizer = build_tiny(seed=0)
+    trainer = FocalGRPOTrainer(
+        model=model, reward_funcs=rank_reward, args=config, train_dataset=tiny_prompts(1), processing_class=tokenizer
+    )
+    seen = record_calls(trainer)
+    prompts: list = []
+    calc = trainer._calculate_rewards
+
+    def calculate_rewards(inputs, prompts_, completions, completion_ids_list):
+        prompts.extend(prompts_)
+        return calc(inputs, prompts_, completions, completion_ids_list)
+
+    trainer._calculate_rewards = calculate_rewards
+    trainer.train()
+    log = next(h for h in trainer.state.log_history if "focal/weight_mean" in h)
+    return {
+        "prompts": prompts,
+        "gathered_rewards": seen["rewards"][0][:, 0].tolist(),
+        "loss_advantages": torch.cat(seen["advantages"]).tolist(),
+        "weight_mean": log["focal/weight_mean"],
+        "mu_hat_mean": log["focal/mu_hat_mean"],
+    }

@@ -113,3 +113,30 @@ def test_trl_version_pin():
     assert check_trl_version("1.16.3") == "1.16.3"
     with pytest.raises(RuntimeError, match="supports TRL 1.16.x"):
         check_trl_version("1.17.0")
+
+
+def test_split_group_over_two_processes_matches_one_process(tmp_path):
+    """One group of 4 rollouts split 2/2 over two gloo processes gets the single-process focal weight."""
+    import json
+    import socket
+
+    import torch.multiprocessing as mp
+    from test_llm_helpers import run_split_group_case, split_group_worker
+
+    gamma = 0.5
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    mp.spawn(split_group_worker, args=(2, port, str(tmp_path), gamma), nprocs=2, join=True)
+    ranks = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    single = run_split_group_case(str(tmp_path / "single"), gamma, per_device_batch=4)
+
+    # The group really was split: same prompt on both ranks, all successes on rank 0, all failures on rank 1.
+    assert ranks[0]["prompts"] == ranks[1]["prompts"] == single["prompts"][:2]
+    assert ranks[0]["gathered_rewards"] == ranks[1]["gathered_rewards"] == single["gathered_rewards"] == [1, 1, 0, 0]
+    for r in ranks:  # weight from the whole group: (1 - 0.5)^0.5, not (1 - 1)^0.5 = 0 or (1 - 0)^0.5 = 1
+        assert r["weight_mean"] == pytest.approx(0.5**gamma) == pytest.approx(single["weight_mean"])
+        assert r["mu_hat_mean"] == pytest.approx(0.5)
+    split_advantages = sorted(ranks[0]["loss_advantages"] + ranks[1]["loss_advantages"])
+    assert split_advantages == pytest.approx(sorted(single["loss_advantages"]), rel=1e-6)
+    assert all(a > 0 for a in ranks[0]["loss_advantages"]) and all(a < 0 for a in ranks[1]["loss_advantages"])
