@@ -1,7 +1,171 @@
-"""`fgrpo passk` command (placeholder: filled in by its issue)."""
+"""`fgrpo passk`: pass@k table of an evaluation results file, optionally compared with another."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
 
 import typer
 
+_FORMAT_HELP = (
+    "Input format (JSON lines): one object per line with 'problem_id' (string or integer) and either "
+    "'correct' (true/false; one line per generated sample, as `fgrpo llm eval` writes) or 'n' and 'c' "
+    "(samples and correct samples; one line per problem). Other keys are ignored, blank lines skipped; "
+    "any malformed line is an error naming the file and line. Problems may have different n."
+)
+
+
+def _parse_ks(text: str, n_min: int) -> list[int]:
+    """'auto' -> powers of two up to n_min; 'all' -> 1..n_min; else a comma-separated list."""
+    text = text.strip().lower()
+    if text == "auto":
+        ks, k = [], 1
+        while k <= n_min:
+            ks.append(k)
+            k *= 2
+        return ks
+    if text == "all":
+        return list(range(1, n_min + 1))
+    ks = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit() or int(part) < 1:
+            raise ValueError(f"--k must be 'auto', 'all' or a comma-separated list of integers >= 1, got {text!r}")
+        ks.append(int(part))
+    return sorted(set(ks))
+
+
+def _check_ks_fit(ks: list[int], data, label: str) -> None:
+    too_big = [k for k in ks if k > data.n.min()]
+    if too_big:
+        k = too_big[0]
+        short = [i for i in range(len(data.problem_ids)) if data.n[i] < k]
+        i = short[0]
+        raise ValueError(
+            f"--k {k} exceeds the number of samples of {len(short)} problem(s) in {label} "
+            f"(e.g. problem {data.problem_ids[i]!r}, first seen on line {data.first_line[i]}, has n = {data.n[i]}); "
+            f"the largest usable k is {int(data.n.min())}"
+        )
+
+
+def _format_p(p: float) -> str:
+    return f"{p:.4f}" if p >= 1e-3 else f"{p:.1e}"
+
+
+def _describe(data) -> str:
+    s = data.summary()
+    n_txt = f"n = {s['n_min']}" if s["n_min"] == s["n_max"] else f"n = {s['n_min']}..{s['n_max']}"
+    return f"{s['file']}: {s['problems']} problems, {n_txt} samples per problem, {s['samples']} samples in all"
+
+
+def passk_command(
+    results: Path = typer.Argument(..., help="Results file (JSON lines, format below).", show_default=False),
+    k: str = typer.Option(
+        "auto", "--k",
+        help="Which k to report: 'auto' = powers of two up to the smallest n of any problem (1,2,4,...); "
+        "'all' = 1..smallest n; or a list like 1,8,64,256. Every k must be <= every problem's n.",
+    ),
+    compare: Optional[Path] = typer.Option(
+        None, "--compare",
+        help="Second results file over the same problems: adds the paper's paired m-out-of-n subsampling "
+        "test (App. Q) of pass@k(RESULTS) - pass@k(COMPARE) per k.",
+    ),
+    m: Optional[int] = typer.Option(
+        None, "--m",
+        help="Subsample size per problem for --compare; default min(256, smallest n / 4), i.e. the paper's "
+        "256 of 1024. Must be <= every n; k > m gets no test.",
+    ),
+    iterations: int = typer.Option(50_000, "--iterations", help="Subsampling rounds for --compare (paper: 50,000), >= 1."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Two-sided significance level for --compare, in (0, 1)."),
+    bootstrap: int = typer.Option(
+        1000, "--bootstrap", help="Bootstrap resamples of the problems for the pass@k intervals (0 = none), >= 0."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Random seed of the bootstrap and the subsampling test."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the table."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON object to this file (atomically)."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bar of the subsampling test."),
+) -> None:
+    """Unbiased pass@k (Chen et al. 2021) per k, averaged over problems, with bootstrap intervals; with --compare, the paired subsampling test of the difference per k."""
+    import numpy as np
+
+    from fgrpo_sim.atomic_io import write_text_atomic
+    from fgrpo_sim.metrics import paired_subsampling_test, pass_at_k_curve
+    from fgrpo_sim.metrics.results_io import align_problems, read_results_jsonl
+    from fgrpo_sim.validation import check_integer, check_range
+
+    check_integer("--iterations", iterations, 1)
+    check_range("--alpha", alpha, 0.0, 1.0, low_open=True, high_open=True)
+    check_integer("--bootstrap", bootstrap, 0)
+    data = read_results_jsonl(results)
+    other = read_results_jsonl(compare) if compare is not None else None
+    n_min = int(data.n.min()) if other is None else int(min(data.n.min(), other.n.min()))
+    ks = _parse_ks(k, n_min)
+    _check_ks_fit(ks, data, str(results))
+    curve = pass_at_k_curve(data.n, data.c, ks=ks, n_bootstrap=bootstrap, seed=seed)
+    report = {"results": data.summary(), **curve.as_dict()}
+
+    test = None
+    if other is not None:
+        _check_ks_fit(ks, other, str(compare))
+        order = align_problems(data, other)
+        n_b, c_b = other.n[order], other.c[order]
+        m_used = max(1, min(256, n_min // 4)) if m is None else int(check_integer("--m", m, 1, n_min))
+        tested = [kk for kk in ks if kk <= m_used]
+        if not tested:
+            raise ValueError(f"no k is <= m = {m_used}; the subsampling test needs k <= m (use a larger --m or smaller --k)")
+        curve_b = pass_at_k_curve(n_b, c_b, ks=ks, n_bootstrap=bootstrap, seed=seed)
+        test = paired_subsampling_test(
+            data.n, data.c, n_b, c_b, ks=tested, m=m_used, iterations=iterations, alpha=alpha, seed=seed,
+            progress=not no_progress,
+        )
+        rows = {row["k"]: row for row in test.rows()}
+        report["compare"] = {
+            "other": other.summary(),
+            "other_pass_at_k": curve_b.mean.tolist(),
+            "other_ci_low": curve_b.lower.tolist(),
+            "other_ci_high": curve_b.upper.tolist(),
+            "test": "paired m-out-of-n subsampling (App. Q), independent subsamples per model, difference = results - other",
+            "m": m_used,
+            "iterations": iterations,
+            "alpha": alpha,
+            "seed": seed,
+            "per_k": [rows.get(kk, {"k": kk, "skipped": f"k > m = {m_used}"}) for kk in ks],
+        }
+
+    text = json.dumps(report)
+    if out is not None:
+        write_text_atomic(out, text + "\n")
+    if as_json:
+        typer.echo(text)
+        return
+
+    level = round(100 * curve.confidence)
+    typer.echo(_describe(data))
+    if other is None:
+        ci_head = f"{level}% CI (bootstrap, {bootstrap} resamples of problems)" if bootstrap else "(no bootstrap)"
+        typer.echo(f"{'k':>6}  {'pass@k':>8}  {ci_head}")
+        for j, kk in enumerate(ks):
+            ci = f"[{curve.lower[j]:.4f}, {curve.upper[j]:.4f}]" if bootstrap else ""
+            typer.echo(f"{kk:>6}  {curve.mean[j]:>8.4f}  {ci}")
+        return
+    typer.echo("compared with " + _describe(other))
+    typer.echo(
+        f"paired m-out-of-n subsampling test: m = {test.m} per problem, {iterations} rounds, two-sided alpha = {alpha:g}; "
+        f"difference = {results.name} - {compare.name}"
+    )
+    interval = f"{round(100 * (1 - alpha)):d}% interval"
+    typer.echo(f"{'k':>6}  {'pass@k A':>9}  {'pass@k B':>9}  {'A - B':>8}  {interval:>20}  {'p-value':>8}  significant")
+    for j, kk in enumerate(ks):
+        head = f"{kk:>6}  {curve.mean[j]:>9.4f}  {curve_b.mean[j]:>9.4f}  {curve.mean[j] - curve_b.mean[j]:>+8.4f}"
+        if kk in rows:
+            r = rows[kk]
+            ci = f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]"
+            typer.echo(f"{head}  {ci:>20}  {_format_p(r['p_value']):>8}  {'yes' if r['significant'] else 'no'}")
+        else:
+            typer.echo(f"{head}  {'(k > m: no test)':>20}")
+
 
 def register(app: typer.Typer) -> None:
-    """Add the `passk` command to the top-level app (nothing yet)."""
+    """Add the `passk` command to the top-level app."""
+    app.command("passk", help=passk_command.__doc__ + "\n\n" + _FORMAT_HELP)(passk_command)

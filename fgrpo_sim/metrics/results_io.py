@@ -1,0 +1,144 @@
+"""Reading evaluation results for pass@k: JSON lines, one object per line.
+
+Two line kinds, which may not be mixed for the same problem:
+
+* per sample: ``{"problem_id": "aime24/3", "correct": true, ...}``: one line per generation
+  (`fgrpo llm eval` writes this); n and c are counted per problem;
+* per problem: ``{"problem_id": "aime24/3", "n": 1024, "c": 17, ...}``: one line per problem.
+
+`problem_id` is a string or an integer (compared as its text, so 3 and "3" are the same problem);
+`correct` must be a JSON boolean; `n` >= 1 and 0 <= `c` <= `n` integers. Other keys are ignored.
+Blank lines are skipped. Anything else (bad JSON, a missing key, a wrong type, a second per-problem
+line for one problem) is an error naming the file and line: nothing is silently dropped.
+Problems keep the order in which they first appear; n may differ between problems.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass
+class ResultCounts:
+    """Per-problem sample counts read from one results file."""
+
+    path: str
+    problem_ids: list[str]
+    n: np.ndarray
+    c: np.ndarray
+    first_line: list[int] = field(repr=False)
+    sample_lines: int = 0
+    count_lines: int = 0
+
+    def summary(self) -> dict:
+        return {
+            "file": self.path,
+            "problems": len(self.problem_ids),
+            "n_min": int(self.n.min()),
+            "n_max": int(self.n.max()),
+            "samples": int(self.n.sum()),
+            "correct": int(self.c.sum()),
+            "sample_lines": self.sample_lines,
+            "count_lines": self.count_lines,
+        }
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def read_results_jsonl(path: str | os.PathLike) -> ResultCounts:
+    """Parse a results file into per-problem (n, c); ValueError "FILE line L: ..." on any bad line."""
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"results file not found: {path}")
+    if path.is_dir():
+        raise ValueError(f"results file is a directory: {path}")
+    order: dict[str, int] = {}
+    n: list[int] = []
+    c: list[int] = []
+    kind: list[str] = []
+    first_line: list[int] = []
+    sample_lines = count_lines = 0
+    with path.open("r", encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path} line {lineno}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+            if not isinstance(row, dict):
+                raise ValueError(f"{where}: expected a JSON object, got {type(row).__name__}")
+            if "problem_id" not in row:
+                raise ValueError(f"{where}: missing key 'problem_id'")
+            pid = row["problem_id"]
+            if not (isinstance(pid, str) or _is_int(pid)):
+                raise ValueError(f"{where}: problem_id must be a string or an integer, got {pid!r}")
+            pid = str(pid)
+            has_sample = "correct" in row
+            has_counts = "n" in row or "c" in row
+            if has_sample and has_counts:
+                raise ValueError(f"{where}: give either 'correct' (one sample) or 'n' and 'c' (one problem), not both")
+            if not has_sample and not has_counts:
+                raise ValueError(f"{where}: needs 'correct' (true/false, one sample) or 'n' and 'c' (one problem)")
+            line_kind = "sample" if has_sample else "counts"
+            if has_sample:
+                if not isinstance(row["correct"], bool):
+                    raise ValueError(f"{where}: 'correct' must be true or false, got {row['correct']!r}")
+                add_n, add_c = 1, int(row["correct"])
+                sample_lines += 1
+            else:
+                if "n" not in row or "c" not in row:
+                    raise ValueError(f"{where}: a per-problem line needs both 'n' and 'c'")
+                rn, rc = row["n"], row["c"]
+                if not _is_int(rn) or rn < 1:
+                    raise ValueError(f"{where}: 'n' must be an integer >= 1, got {rn!r}")
+                if not _is_int(rc) or not 0 <= rc <= rn:
+                    raise ValueError(f"{where}: 'c' must be an integer in [0, n = {rn}], got {rc!r}")
+                add_n, add_c = rn, rc
+                count_lines += 1
+            if pid not in order:
+                order[pid] = len(n)
+                n.append(0)
+                c.append(0)
+                kind.append(line_kind)
+                first_line.append(lineno)
+            i = order[pid]
+            if kind[i] != line_kind:
+                raise ValueError(
+                    f"{where}: problem {pid!r} mixes per-sample and per-problem lines (first seen on line {first_line[i]})"
+                )
+            if line_kind == "counts" and n[i] > 0:
+                raise ValueError(f"{where}: problem {pid!r} already has an 'n'/'c' line (line {first_line[i]})")
+            n[i] += add_n
+            c[i] += add_c
+    if not n:
+        raise ValueError(f"{path}: no results (the file is empty)")
+    return ResultCounts(str(path), list(order), np.array(n, dtype=np.int64), np.array(c, dtype=np.int64),
+                        first_line, sample_lines, count_lines)
+
+
+def align_problems(a: ResultCounts, b: ResultCounts) -> np.ndarray:
+    """Indices into b matching a's problem order; ValueError if the problem sets differ."""
+    in_b = {pid: i for i, pid in enumerate(b.problem_ids)}
+    missing_in_b = [pid for pid in a.problem_ids if pid not in in_b]
+    in_a = set(a.problem_ids)
+    missing_in_a = [pid for pid in b.problem_ids if pid not in in_a]
+    if missing_in_b or missing_in_a:
+        parts = []
+        for missing, where, other in ((missing_in_b, b.path, a.path), (missing_in_a, a.path, b.path)):
+            if missing:
+                shown = ", ".join(repr(p) for p in missing[:3]) + (", ..." if len(missing) > 3 else "")
+                parts.append(f"{where} lacks {len(missing)} problem(s) of {other} ({shown})")
+        raise ValueError("the compared files must cover the same problems: " + "; ".join(parts))
+    return np.array([in_b[pid] for pid in a.problem_ids], dtype=np.int64)
+
+
+__all__ = ["ResultCounts", "read_results_jsonl", "align_problems"]

@@ -1,0 +1,117 @@
+"""`fgrpo passk`: reading results files, the table, --json/--out and --compare."""
+
+import json
+
+import numpy as np
+import pytest
+
+from fgrpo_sim.metrics import pass_at_k
+
+
+def _write(path, rows):
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    return path
+
+
+def _sample_rows(counts, n):
+    rows = []
+    for pid, c in counts.items():
+        rows += [{"problem_id": pid, "correct": i < c, "text": "..."} for i in range(n)]
+    return rows
+
+
+def test_per_sample_table_matches_estimator(run_cli, tmp_path):
+    f = _write(tmp_path / "r.jsonl", _sample_rows({"a": 1, "b": 4, "c": 0}, 8))
+    res = run_cli("passk", f, "--k", "1,2,8", "--bootstrap", "0")
+    assert res.exit_code == 0, res.stderr
+    assert "3 problems, n = 8" in res.stdout
+    lines = [line.split() for line in res.stdout.splitlines()[2:]]
+    expected = {k: np.mean([pass_at_k(8, c, k) for c in (1, 4, 0)]) for k in (1, 2, 8)}
+    assert [int(row[0]) for row in lines] == [1, 2, 8]
+    for row in lines:
+        assert float(row[1]) == pytest.approx(expected[int(row[0])], abs=5e-5)
+
+
+def test_counts_format_mixed_n_json_and_out(run_cli, tmp_path):
+    rows = [{"problem_id": 1, "n": 16, "c": 3}, "", {"problem_id": "two", "n": 4, "c": 4, "extra": [1]}]
+    f = _write(tmp_path / "counts.jsonl", rows)
+    out = tmp_path / "report" / "passk.json"
+    res = run_cli("passk", f, "--json", "--out", out)
+    assert res.exit_code == 0, res.stderr
+    report = json.loads(res.stdout)
+    assert report["k"] == [1, 2, 4]  # auto: powers of two up to the smallest n
+    assert report["results"]["n_min"] == 4 and report["results"]["n_max"] == 16
+    assert report["pass_at_k"][0] == pytest.approx((3 / 16 + 1) / 2)
+    assert json.loads(out.read_text()) == report
+
+
+def test_k_larger_than_some_n_is_reported(run_cli, tmp_path):
+    f = _write(tmp_path / "r.jsonl", [{"problem_id": "a", "n": 64, "c": 3}, {"problem_id": "b", "n": 8, "c": 1}])
+    res = run_cli("passk", f, "--k", "1,16")
+    assert res.exit_code == 2
+    assert "--k 16 exceeds" in res.stderr and "'b'" in res.stderr and "line 2" in res.stderr and "n = 8" in res.stderr
+    assert res.stderr.strip().count("\n") == 0
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        ([{"problem_id": "a", "correct": True}, "{not json"], "line 2: not valid JSON"),
+        ([{"problem_id": "a", "correct": True}, {"correct": False}], "line 2: missing key 'problem_id'"),
+        ([{"problem_id": "a", "correct": 1}], "line 1: 'correct' must be true or false"),
+        ([{"problem_id": "a", "n": 4, "c": 5}], "line 1: 'c' must be an integer in [0, n = 4]"),
+        ([{"problem_id": "a", "n": 4}], "line 1: a per-problem line needs both 'n' and 'c'"),
+        ([{"problem_id": "a", "n": 4, "c": 1}, {"problem_id": "a", "correct": True}], "line 2: problem 'a' mixes"),
+        ([{"problem_id": "a", "n": 4, "c": 1}, {"problem_id": "a", "n": 4, "c": 1}], "line 2: problem 'a' already has"),
+        ([{"problem_id": "a", "correct": True, "n": 3, "c": 1}], "line 1: give either 'correct'"),
+        ([{"problem_id": "a"}], "line 1: needs 'correct'"),
+        ([{"problem_id": [1], "correct": True}], "line 1: problem_id must be a string or an integer"),
+        (["[1, 2]"], "line 1: expected a JSON object"),
+        ([], "no results"),
+    ],
+)
+def test_malformed_lines_are_one_line_errors(run_cli, tmp_path, rows, message):
+    f = _write(tmp_path / "bad.jsonl", rows)
+    res = run_cli("passk", f)
+    assert res.exit_code == 2
+    assert message in res.stderr and str(f) in res.stderr
+    assert res.stderr.strip().count("\n") == 0 and "Traceback" not in res.stderr
+
+
+def test_missing_file(run_cli, tmp_path):
+    res = run_cli("passk", tmp_path / "nope.jsonl")
+    assert res.exit_code == 2 and "not found" in res.stderr
+
+
+def test_compare_identical_and_planted(run_cli, tmp_path):
+    rng = np.random.default_rng(0)
+    mu = rng.beta(0.6, 0.6, 150)
+    base = {f"p{i}": int(rng.binomial(128, m)) for i, m in enumerate(mu)}
+    better = {f"p{i}": int(rng.binomial(128, min(1.0, m + 0.08))) for i, m in enumerate(mu)}
+    a = _write(tmp_path / "a.jsonl", [{"problem_id": p, "n": 128, "c": c} for p, c in base.items()])
+    a2 = _write(tmp_path / "a2.jsonl", _sample_rows(dict(reversed(list(base.items()))), 128))  # other order, per-sample
+    b = _write(tmp_path / "b.jsonl", [{"problem_id": p, "n": 128, "c": c} for p, c in better.items()])
+    args = ["--iterations", "1000", "--no-progress", "--bootstrap", "0", "--json"]
+
+    same = json.loads(run_cli("passk", a, "--compare", a2, *args).stdout)["compare"]
+    assert same["m"] == 32  # min(256, 128 / 4)
+    for row in same["per_k"]:
+        if "skipped" in row:
+            assert row["k"] > 32
+            continue
+        assert row["difference"] == 0 and row["ci_low"] <= 0 <= row["ci_high"] and not row["significant"]
+
+    res = run_cli("passk", b, "--compare", a, "--k", "1,4,64", *args[:-1])
+    assert res.exit_code == 0, res.stderr
+    assert "k > m: no test" in res.stdout  # k = 64 > m = 32
+    table = [line.split() for line in res.stdout.splitlines() if line.strip().startswith(("1 ", "4 "))]
+    assert [row[-1] for row in table] == ["yes", "yes"]
+
+
+def test_compare_requires_same_problems(run_cli, tmp_path):
+    a = _write(tmp_path / "a.jsonl", [{"problem_id": "x", "n": 8, "c": 1}, {"problem_id": "y", "n": 8, "c": 1}])
+    b = _write(tmp_path / "b.jsonl", [{"problem_id": "x", "n": 8, "c": 1}])
+    res = run_cli("passk", a, "--compare", b, "--iterations", "10", "--no-progress")
+    assert res.exit_code == 2 and "lacks 1 problem(s)" in res.stderr and "'y'" in res.stderr
+    res = run_cli("passk", a, "--compare", a, "--m", "9")
+    assert res.exit_code == 2 and "--m must be in [1, 8]" in res.stderr
