@@ -1,0 +1,63 @@
+"""Focal weight and the learning-rate multiplier m_gamma (checked against quadrature and the paper's 0.679)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.integrate import quad
+
+from fgrpo_sim.theory import focal_advantage_magnitudes, focal_weight, lr_multiplier
+
+
+def test_focal_weight_values():
+    assert focal_weight(0.25, 0.5) == pytest.approx(math.sqrt(0.75))
+    assert focal_weight(1.0, 0.0) == 1.0  # gamma = 0 is plain GRPO, even for an all-correct group
+    assert focal_weight(1.0, 1.0) == 0.0
+    out = focal_weight(np.array([[0.0], [0.5]]), np.array([0.0, 1.0, 2.0]))
+    assert out.shape == (2, 3) and np.allclose(out[1], [1.0, 0.5, 0.25])
+
+
+@pytest.mark.parametrize("args, fragment", [((1.2, 0.5), "mu_hat must be in [0, 1]"), ((0.5, -1.0), "gamma must be in [0, inf)")])
+def test_focal_weight_validates(args, fragment):
+    with pytest.raises(ValueError) as info:
+        focal_weight(*args)
+    assert fragment in str(info.value)
+
+
+def test_paper_values():
+    assert lr_multiplier(0.0) == pytest.approx(1.0, rel=1e-14)
+    assert round(lr_multiplier(0.5), 3) == 0.679
+    assert lr_multiplier(0.5) == pytest.approx(32 / (15 * math.pi), rel=1e-14)
+    assert lr_multiplier(1.0) == pytest.approx(0.5, rel=1e-14)
+    assert round(lr_multiplier(0.5, weight="variance"), 3) == 0.686  # the prose's mu(1 - mu) reading differs
+
+
+@settings(max_examples=25, deadline=None)
+@given(gamma=st.floats(0.0, 8.0))
+def test_matches_numerical_quadrature(gamma):
+    for weight, w in [("mean_abs_advantage", lambda m: 2 * math.sqrt(m * (1 - m))), ("variance", lambda m: m * (1 - m))]:
+        num = quad(lambda m: (1 - m) ** gamma * w(m), 0, 1, epsabs=0, epsrel=1e-12)[0]
+        den = quad(w, 0, 1, epsabs=0, epsrel=1e-12)[0]
+        assert lr_multiplier(gamma, weight=weight) == pytest.approx(num / den, rel=1e-8)
+
+
+def test_lr_multiplier_arrays_large_gamma_and_validation():
+    gammas = np.array([0.0, 0.5, 1.0, 2.0, 1e6])
+    m = lr_multiplier(gammas)
+    assert m.shape == (5,) and np.all(np.diff(m) < 0) and 0 < m[-1] < 1e-8
+    with pytest.raises(ValueError, match=r"gamma must be in \[0, inf\)"):
+        lr_multiplier(-0.5)
+    with pytest.raises(ValueError, match="weight must be one of"):
+        lr_multiplier(0.5, weight="sqrt")
+
+
+def test_fig4_magnitudes():
+    pos, neg = focal_advantage_magnitudes(np.array([0.2, 0.5, 0.8]), 1.0)
+    assert np.allclose(pos, [0.8 * 2.0, 0.5, 0.2 * 0.5])
+    assert np.allclose(neg, [0.8 * 0.5, 0.5, 0.2 * 2.0])
+    with pytest.raises(ValueError, match=r"mu must be in \(0, 1\)"):
+        focal_advantage_magnitudes(0.0, 1.0)

@@ -1,0 +1,74 @@
+"""peak_group_size: equals the brute-force argmax, fast for huge N*, continuous maximiser is the slope's root."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fgrpo_sim.theory import peak_group_size, tail_miss_probability
+from fgrpo_sim.theory.peak import _numeric_scaled_slope
+
+
+def _brute_force(mu, tau, n_max):
+    n = np.arange(1, n_max + 1)
+    values = tail_miss_probability(n, mu, tau)
+    return int(n[np.argmax(values)]), float(values.max())
+
+
+@pytest.mark.parametrize("mu", [0.05, 0.2, 0.3, 0.5, 0.64, 0.8, 0.95])
+def test_equals_brute_force_on_a_grid(mu):
+    for rho in [0.005, 0.01, 0.05, 0.1, 0.2, 0.5, 0.9, 0.999]:
+        tau = mu * rho
+        peak = peak_group_size(mu, tau)
+        n_star, best = _brute_force(mu, tau, max(256, int(8 * peak.n_continuous)))
+        assert peak.n_star == n_star, (mu, rho)
+        assert peak.probability == best
+        assert abs(peak.n_continuous - peak.n_star) < 1.0
+
+
+def test_hundreds_of_thousands_without_a_scan():
+    # An easy prompt (mu close to 1) with a very rare correct subset peaks past a million rollouts.
+    mu, tau = 1 - 1e-5, 1e-10
+    peak = peak_group_size(mu, tau)
+    assert 5e5 < peak.n_star < 5e6
+    n_star, best = _brute_force(mu, tau, 3_000_000)
+    assert peak.n_star == n_star and peak.probability == best
+
+
+def test_vectorised_over_a_grid_matches_scalar_calls():
+    mu = np.array([0.2, 0.5, 0.8])[:, None]
+    rho = np.array([0.01, 0.05, 0.1, 0.2])[None, :]
+    grid = peak_group_size(mu, mu * rho)
+    assert grid.n_star.shape == (3, 4) and grid.n_star.dtype == np.int64
+    for i in range(3):
+        for j in range(4):
+            single = peak_group_size(float(mu[i, 0]), float(mu[i, 0] * rho[0, j]))
+            assert grid.n_star[i, j] == single.n_star
+            assert grid.probability[i, j] == single.probability
+
+
+def test_continuous_maximiser_is_where_the_slope_changes_sign():
+    slope = _numeric_scaled_slope()
+    for mu, tau in [(0.5, 0.05), (0.3, 0.003), (0.64, 6.3e-5), (0.9, 1e-6)]:
+        n_c = peak_group_size(mu, tau).n_continuous
+        assert slope(n_c * (1 - 1e-9), mu, tau) > 0 > slope(n_c * (1 + 1e-9), mu, tau)
+
+
+def test_digest_numbers_and_the_rarer_the_later_and_higher():
+    assert peak_group_size(0.5, 0.05).n_star == 5
+    assert peak_group_size(0.3, 0.003).n_star == 14
+    peaks = [peak_group_size(0.5, 0.5 * rho) for rho in (0.2, 0.1, 0.05, 0.01)]
+    assert [p.n_star for p in peaks] == sorted(p.n_star for p in peaks)
+    assert all(a.probability < b.probability for a, b in zip(peaks, peaks[1:]))
+
+
+def test_degenerate_and_invalid_inputs():
+    flat = peak_group_size(0.5, 0.5)  # Pr(B) is identically 0
+    assert flat.n_star == 1 and flat.probability == 0.0 and np.isnan(flat.n_continuous)
+    assert peak_group_size(1.0, 0.3).probability == 0.0
+    with pytest.raises(ValueError, match=r"tau must be in \(0, mu\], got 0"):
+        peak_group_size(0.5, 0.0)
+    with pytest.raises(ValueError, match=r"tau must be in \(0, mu\], got 0.6"):
+        peak_group_size(0.5, 0.6)
+    with pytest.raises(ValueError, match=r"mu must be in \(0, 1\]"):
+        peak_group_size(0.0, 0.0)
