@@ -1,0 +1,68 @@
+"""`fgrpo theory ...`: JSON output parses and agrees with the library; bad input is one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fgrpo_sim.theory import lr_multiplier, peak_group_size, tail_miss_probability
+
+
+def _json(result):
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 1
+    return json.loads(lines[0])
+
+
+def test_tail_miss_json(run_cli):
+    data = _json(run_cli("theory", "tail-miss", "--n", "8", "--mu", "0.5", "--tau", "0.05", "--json"))
+    assert data["n"] == 8 and data["mu"] == 0.5 and data["tau"] == 0.05
+    assert data["probability"] == tail_miss_probability(8, 0.5, 0.05)
+    rho = _json(run_cli("theory", "tail-miss", "--n", "8", "--mu", "0.5", "--rho", "0.1", "--json"))
+    assert rho["probability"] == pytest.approx(data["probability"], rel=1e-12)
+
+
+def test_tail_miss_table(run_cli):
+    result = run_cli("theory", "tail-miss", "--n", "1", "--n", "16", "--mu", "0.3", "--rho", "0.05")
+    assert result.exit_code == 0
+    assert "Pr(B)" in result.stdout and len(result.stdout.strip().splitlines()) == 4
+
+
+def test_peak_and_lr_json(run_cli):
+    peak = _json(run_cli("theory", "peak", "--mu", "0.5", "--tau", "0.05", "--json"))
+    expected = peak_group_size(0.5, 0.05)
+    assert peak["n_star"] == expected.n_star == 5 and peak["probability"] == expected.probability
+    lr = _json(run_cli("theory", "lr-multiplier", "--gamma", "0.5", "--base-lr", "1e-6", "--json"))
+    assert lr["multiplier"] == lr_multiplier(0.5) and lr["matched_lr"] == pytest.approx(6.79e-7, rel=1e-3)
+    human = run_cli("theory", "peak", "--mu", "0.5", "--tau", "0.05")
+    assert human.exit_code == 0 and "N* = 5" in human.stdout
+
+
+def test_derive(run_cli):
+    text = run_cli("theory", "derive", "--name", "tail_miss", "--name", "lr_multiplier")
+    assert text.exit_code == 0 and "(1 - tau)**N" in text.stdout and "m_gamma" in text.stdout
+    latex = run_cli("theory", "derive", "--latex", "--name", "lr_multiplier")
+    assert latex.exit_code == 0 and "\\Gamma" in latex.stdout
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (("tail-miss", "--mu", "0.5", "--tau", "0.7"), "tau must be in [0, mu]"),
+        (("tail-miss", "--mu", "0.5", "--tau", "0.1", "--rho", "0.2"), "either --tau or --rho"),
+        (("tail-miss", "--n", "0"), "n must be in [1"),
+        (("tail-miss", "--mu", "abc"), "--mu"),
+        (("peak", "--mu", "0.5", "--tau", "0"), "tau must be in (0, mu]"),
+        (("peak", "--mu", "1.5"), "mu must be in [0, 1]"),
+        (("lr-multiplier", "--gamma", "-1"), "gamma must be in [0, inf)"),
+        (("lr-multiplier", "--weight", "sqrt"), "weight must be one of"),
+        (("derive", "--name", "nope"), "unknown derivation"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(run_cli, args, fragment):
+    result = run_cli("theory", *args)
+    assert result.exit_code == 2
+    assert fragment in result.stderr
+    assert result.stderr.strip().count("\n") == 0 and "Traceback" not in result.stderr
