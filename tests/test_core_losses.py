@@ -207,3 +207,14 @@ def test_validation_messages():
             policy_loss(logp, **kwargs)
     with pytest.raises(ValueError, match="logp must be shaped"):
         policy_loss(torch.zeros(3), torch.zeros(3), torch.ones(3), torch.ones(3))
+
+
+def test_extreme_ratios_stay_finite():
+    logp = torch.tensor([[0.0, 0.0]], requires_grad=True)
+    old = torch.tensor([[-100.0, 100.0]])  # r = e^100 and e^-100 overflow/underflow float32
+    for method in ("grpo", "dapo", "cispo"):
+        for adv in (1.0, -1.0):
+            logp.grad = None
+            loss, stats = policy_loss(logp, old, torch.tensor([adv]), torch.ones(1, 2), method=method)
+            loss.backward()
+            assert torch.isfinite(loss) and torch.isfinite(logp.grad).all() and torch.isfinite(stats["ratio_max"])

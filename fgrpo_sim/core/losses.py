@@ -45,6 +45,7 @@ AGGREGATIONS = ("token_mean", "sequence_mean")
 CISPO_CLIPS = ("two_sided", "upper")
 #: (eps_low, eps_high) used when the caller passes None: the paper's settings.
 DEFAULT_CLIP = {"grpo": (0.2, 0.2), "dapo": (0.2, 0.28), "cispo": (1.0, 5.0)}
+_MAX_LOG_RATIO = 20.0
 
 
 def _check_inputs(logp: Any, old_logp: Any, advantages: Any, mask: Any):
@@ -94,6 +95,7 @@ def policy_loss(
     Shapes: logp, old_logp, mask [batch, T]; advantages [batch] or [batch, T]. eps_low in [0, 1] and
     eps_high >= 0 default to DEFAULT_CLIP[method] (grpo 0.2/0.2, dapo 0.2/0.28, cispo 1.0/5.0).
     Masked-out positions may hold anything (even -inf); they get neither loss nor gradient.
+    log r is clamped to [-20, 20] against overflow (no effect on any realistic ratio).
 
     Stats (0-dim detached tensors, token-level over unmasked tokens):
     ``clip_fraction_low`` / ``clip_fraction_high`` / ``clip_fraction``: for grpo/dapo the tokens whose
@@ -114,7 +116,9 @@ def policy_loss(
     # Replace masked positions before exp(): a NaN there would otherwise poison the gradient (0 * NaN).
     logp_safe = torch.where(mask, logp, zero)
     old_safe = torch.where(mask, old_logp.detach(), zero)
-    log_ratio = logp_safe - old_safe
+    # Overflow guard (as verl does): |log r| > 20 means r beyond 5e8, where exp() would overflow float16/32
+    # into inf and turn the loss into inf; the clamp changes nothing for any realistic ratio.
+    log_ratio = torch.clamp(logp_safe - old_safe, -_MAX_LOG_RATIO, _MAX_LOG_RATIO)
     ratio = torch.exp(log_ratio)
     lower, upper = 1.0 - eps_low, 1.0 + eps_high
 
