@@ -1,0 +1,269 @@
+"""Batched categorical-policy simulator: many runs (N, gamma, seed) advance as one [runs, actions] program.
+
+Per step and run: counts c ~ Multinomial(N, p) (exact, see `sampling`), the group's success rate
+mu_hat = X / N and focal weight g = (1 - mu_hat)^gamma (from `fgrpo_sim.core`), the logit gradient of
+the chosen surrogate, and one optimizer step on the logits. Nothing loops over runs or draws in
+Python. The draws enter only through counts, and the surrogates only through a few per-run sums of
+them (STAT_NAMES), so the dense per-action work is: exp, one sampling pass, one fused update pass.
+
+Gradient of each surrogate (ascent direction on L; the optimizer minimises -L), with a_i from the counts:
+  distinct  a_i = R_i 1[c_i > 0]          dL/dz_i = (g/N) p_i (a_i - sum_k a_k p_k)
+  draws     a_i = c_i (R_i - mean R)      dL/dz_i = (g/N) p_i (a_i - sum_k a_k p_k)
+  logprob   a_i = c_i (R_i - mean R)      dL/dz_i = (g/N) (a_i - p_i sum_k a_k) = (g/N) a_i   (sum_k a_k = 0)
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from fgrpo_sim.core import focal_weight, success_rate_from_counts
+from fgrpo_sim.sim.categorical_config import CategoricalConfig
+from fgrpo_sim.sim.sampling import (
+    STAT_NAMES,
+    native_update,
+    resolve_sampler,
+    run_keys,
+    sample_counts_native,
+    sample_counts_torch,
+)
+from fgrpo_sim.validation import check_integer
+
+METRICS = (
+    "q_pos",  # total correct mass
+    "m_ret",  # retained positive mass, App. J eq. 26
+    "unsampled_correct_mass",  # correct mass not hit by the latest batch (Q_upos of Prop. 3.2)
+    "entropy",  # nats
+    "anchor_prob",
+    "frac_correct_above_start",  # share of correct actions whose probability exceeds its start value
+    "worst_drop",  # largest relative loss max_a (p0 - p) / p0 over correct actions (1 = extinct)
+    "mu_hat",  # success rate of the latest batch
+    "focal_weight",  # its focal weight g
+)
+
+
+def resolve_device(device: str) -> torch.device:
+    """`auto` -> CUDA when available, else CPU; anything else is passed to torch.device."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"device must be auto, cpu, cuda or cuda:K, got {device!r}") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device must be auto or cpu on this machine (no CUDA), got {device!r}")
+    return dev
+
+
+def initial_logits(config: CategoricalConfig, dtype=torch.float64, device="cpu") -> torch.Tensor:
+    """[K] logits: anchor, other correct, incorrect (App. J)."""
+    z = torch.full((config.num_actions,), config.incorrect_logit, dtype=dtype, device=device)
+    z[: config.num_correct] = config.correct_logit
+    z[0] = config.anchor_logit
+    return z
+
+
+class CategoricalBatch:
+    """State of a batch of runs sharing one setting: logits [R, K] plus optimizer moments.
+
+    `group_sizes`, `gammas`, `seeds` are per-run sequences of equal length R. Two backends compute the
+    same update: `torch` (any device; a few in-place tensor passes) and `native` (CPU; the C kernels of
+    `sampling`, which fuse sampling statistics, gradient and optimizer into about two passes over memory).
+    """
+
+    def __init__(self, config: CategoricalConfig, group_sizes, gammas, seeds, device: str | None = None):
+        self.config = config
+        self.device = resolve_device(device or config.device)
+        self.dtype = torch.float32 if config.dtype == "float32" else torch.float64
+        self.backend = resolve_sampler(config.sampler, self.device)
+        self.group_sizes = torch.as_tensor(list(group_sizes), dtype=torch.int64)
+        self.gammas = [float(g) for g in gammas]
+        self.seeds = [int(s) for s in seeds]
+        runs = len(self.group_sizes)
+        if not (len(self.gammas) == len(self.seeds) == runs) or runs == 0:
+            raise ValueError("group_sizes, gammas and seeds must have the same non-zero length")
+        check_integer("group_sizes", self.group_sizes.numpy(), 1, 2**31 - 1)
+        k, c = config.num_actions, config.num_correct
+        self.num_correct = c
+        dev, dt = self.device, self.dtype
+        z0 = initial_logits(config, torch.float64)
+        self.p0_correct = torch.softmax(z0, 0)[:c].to(device=dev, dtype=dt)  # start probabilities, same for all runs
+        self.logits = z0.to(device=dev, dtype=dt).expand(runs, k).contiguous()
+        self.exp_avg = torch.zeros_like(self.logits) if config.optimizer != "sgd" else None
+        self.exp_avg_sq = torch.zeros_like(self.logits) if config.optimizer != "sgd" else None
+        self.step_count = 0
+        self._n64 = self.group_sizes.to(device=dev, dtype=torch.float64)
+        self._gamma_masks = {g: torch.tensor([x == g for x in self.gammas], device=dev) for g in set(self.gammas)}
+        self._keys = run_keys(self.seeds, salt=0)
+        self._generator = None
+        if self.backend == "torch":
+            self._generator = torch.Generator(device=dev)
+            self._generator.manual_seed(int(run_keys([sum(self.seeds) * 1_000_003 + runs], salt=1)[0]))
+        # work buffers, reused every step (allocating 100 MB tensors per step costs more than the maths)
+        self._weights = torch.empty_like(self.logits)
+        self._counts = torch.empty_like(self.logits)
+        self._stats = torch.empty((runs, len(STAT_NAMES)), dtype=torch.float64)
+        nan = torch.full((runs,), float("nan"), dtype=torch.float64, device=dev)
+        self.last_mu_hat, self.last_focal, self.last_unsampled_correct = nan, nan.clone(), nan.clone()
+
+    # -- policy ---------------------------------------------------------------------------------
+    def unnormalised_probs(self) -> torch.Tensor:
+        """w = exp(z - shift) per run (into a reused buffer), so p = w / w.sum(). The shift is the
+        row maximum, skipped (one pass less) while every row maximum is small enough not to overflow."""
+        out = self._weights
+        zmax = self.logits.amax(dim=1, keepdim=True)
+        if float(zmax.abs().max()) <= 40.0:
+            torch.exp(self.logits, out=out)
+            self._shift = torch.zeros_like(zmax)
+        else:
+            self._shift = zmax
+            torch.sub(self.logits, zmax, out=out)
+            out.exp_()
+        return out
+
+    def probs(self) -> torch.Tensor:
+        """p = softmax(z) per run, as a new tensor."""
+        return torch.softmax(self.logits, dim=1)
+
+    # -- one step ------------------------------------------------------------------------------
+    def count_stats(self, counts: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+        """The per-run sums STAT_NAMES [R, 8] (float64) that the update needs, from dense counts."""
+        c = self.num_correct
+        f64 = torch.float64
+
+        def dot(x, y):
+            return torch.bmm(x.unsqueeze(1), y.unsqueeze(2)).view(-1).to(f64)
+
+        hit = (counts > 0).to(weights.dtype)
+        cols = [weights.to(f64).sum(1), weights[:, :c].to(f64).sum(1), counts[:, :c].to(f64).sum(1),
+                dot(hit[:, :c], weights[:, :c]), dot(hit[:, c:], weights[:, c:]),
+                dot(counts[:, :c], weights[:, :c]), dot(counts[:, c:], weights[:, c:]), hit.to(f64).sum(1)]
+        return torch.stack(cols, dim=1).cpu()
+
+    def update_coefficients(self, stats: torch.Tensor) -> torch.Tensor:
+        """coef [R, 4] = (gs, S, a_correct, a_wrong) of `native_update` from the count statistics.
+
+        mu_hat = X / N and g = (1 - mu_hat)^gamma come from `fgrpo_sim.core`; the advantages
+        R - mean R of a correct / wrong draw are span (1 - mu_hat) and -span mu_hat (Dr. GRPO centring).
+        """
+        cfg = self.config
+        stats = stats.to(device=self.device, dtype=torch.float64)
+        total, wc, x, d_c, d_w, cw_c, cw_w = stats[:, :7].unbind(1)
+        n = self._n64
+        mu_hat = success_rate_from_counts(x, n).to(torch.float64)
+        g = torch.empty_like(mu_hat)
+        for gamma, mask in self._gamma_masks.items():
+            g[mask] = focal_weight(mu_hat[mask], gamma).to(torch.float64)
+        self.last_mu_hat, self.last_focal = mu_hat, g
+        self.last_unsampled_correct = ((wc - d_c) / total).clamp(min=0.0)
+        span = cfg.reward_correct - cfg.reward_wrong
+        if cfg.surrogate == "distinct":
+            a_c = torch.full_like(mu_hat, cfg.reward_correct)
+            a_w = torch.full_like(mu_hat, cfg.reward_wrong)
+            baseline = (a_c * d_c + a_w * d_w) / total  # S_R = sum over distinct sampled R_i p_i
+        else:
+            a_c, a_w = span * (1.0 - mu_hat), -span * mu_hat
+            baseline = (a_c * cw_c + a_w * cw_w) / total  # sum_k c_k A_k p_k
+        if cfg.surrogate == "logprob":
+            gs, baseline = g / n, torch.zeros_like(baseline)
+        else:
+            gs = g / (n * total)  # p_i = w_i / total
+        return torch.stack([gs, baseline, a_c, a_w], dim=1)
+
+    def sample_counts(self, weights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(counts [R, K] ~ Multinomial(N_r, p_r) in the state's float dtype, stats [R, 8])."""
+        if self.backend == "native":
+            return sample_counts_native(weights, self.group_sizes, self._keys, self.step_count,
+                                        num_correct=self.num_correct, out=self._counts, stats_out=self._stats)
+        counts = sample_counts_torch(weights, self.group_sizes, self._generator, out=self._counts)
+        return counts, self.count_stats(counts, weights)
+
+    def _apply(self, weights: torch.Tensor, counts: torch.Tensor, coef: torch.Tensor, counts_writable: bool) -> None:
+        """Gradient of the surrogate from counts + one optimizer step (minimising -L)."""
+        cfg = self.config
+        self.step_count += 1
+        if self.backend == "native":
+            native_update(self.logits, self.exp_avg, self.exp_avg_sq, weights, counts, self.num_correct, coef,
+                          cfg.surrogate, cfg.optimizer, lr=cfg.lr, beta1=cfg.beta1, beta2=cfg.beta2, eps=cfg.eps,
+                          weight_decay=cfg.weight_decay, step=self.step_count)
+            return
+        grad = self.descent_gradient(weights, counts if counts_writable else counts.clone(), coef)
+        if cfg.optimizer == "sgd":
+            if cfg.weight_decay:
+                grad.add_(self.logits, alpha=cfg.weight_decay)
+            self.logits.add_(grad, alpha=-cfg.lr)
+            return
+        fused = getattr(torch, "_fused_adamw_" if cfg.optimizer == "adamw" else "_fused_adam_", None)
+        if fused is not None:
+            step = torch.tensor(float(self.step_count), dtype=torch.float32, device=self.device)
+            fused([self.logits], [grad], [self.exp_avg], [self.exp_avg_sq], [], [step], lr=cfg.lr,
+                  beta1=cfg.beta1, beta2=cfg.beta2, weight_decay=cfg.weight_decay, eps=cfg.eps,
+                  amsgrad=False, maximize=False)
+        else:
+            self._adam_reference(grad)
+
+    def descent_gradient(self, weights: torch.Tensor, counts: torch.Tensor, coef: torch.Tensor) -> torch.Tensor:
+        """-dL/dz [R, K] in torch, computed in place in `counts`."""
+        c = self.num_correct
+        coef = coef.to(self.dtype)
+        gs, baseline, a_c, a_w = (x.unsqueeze(1) for x in coef.unbind(1))
+        a = counts
+        if self.config.surrogate == "distinct":
+            a.clamp_(max=1.0)  # counts are integers >= 0: this is 1[c > 0]
+        a[:, :c] *= a_c
+        a[:, c:] *= a_w
+        if self.config.surrogate == "logprob":
+            return a.mul_(-gs)
+        return a.sub_(baseline).mul_(weights).mul_(-gs)
+
+    def _adam_reference(self, grad: torch.Tensor) -> None:
+        """Adam/AdamW exactly as torch.optim (used when the fused kernels are missing)."""
+        cfg, t = self.config, self.step_count
+        if cfg.weight_decay:
+            if cfg.optimizer == "adamw":
+                self.logits.mul_(1.0 - cfg.lr * cfg.weight_decay)
+            else:
+                grad.add_(self.logits, alpha=cfg.weight_decay)
+        self.exp_avg.lerp_(grad, 1.0 - cfg.beta1)
+        self.exp_avg_sq.mul_(cfg.beta2).addcmul_(grad, grad, value=1.0 - cfg.beta2)
+        bc1, bc2 = 1.0 - cfg.beta1**t, 1.0 - cfg.beta2**t
+        denom = (self.exp_avg_sq.sqrt() / math.sqrt(bc2)).add_(cfg.eps)
+        self.logits.addcdiv_(self.exp_avg, denom, value=-cfg.lr / bc1)
+
+    def step(self) -> None:
+        """Sample a batch for every run and update every run once."""
+        weights = self.unnormalised_probs()
+        counts, stats = self.sample_counts(weights)
+        self._apply(weights, counts, self.update_coefficients(stats), counts_writable=True)
+
+    def step_with_counts(self, counts: torch.Tensor) -> None:
+        """One update of every run from given counts [R, K] (not modified), e.g. to compare implementations."""
+        counts = counts.to(device=self.device, dtype=self.dtype).contiguous()
+        weights = self.unnormalised_probs()
+        self._apply(weights, counts, self.update_coefficients(self.count_stats(counts, weights)), counts_writable=False)
+
+    # -- metrics -------------------------------------------------------------------------------
+    def metrics(self) -> dict[str, torch.Tensor]:
+        """State metrics of every run (tensors shaped [R]); see METRICS."""
+        c = self.num_correct
+        w = self.unnormalised_probs()
+        total = w.sum(dim=1, keepdim=True)
+        p = w.div_(total)  # the buffer now holds probabilities; the next step recomputes it anyway
+        pc = p[:, :c]
+        p0 = self.p0_correct
+        q_pos = pc.sum(dim=1)
+        lost = (p0 - pc).clamp_(min=0.0).sum(dim=1)
+        log_z = self._shift.view(-1) + total.view(-1).log()
+        expected_logit = torch.bmm(p.unsqueeze(1), self.logits.unsqueeze(2)).view(-1)
+        return {
+            "q_pos": q_pos,
+            "m_ret": 1.0 - lost / p0.sum(),
+            "unsampled_correct_mass": self.last_unsampled_correct.to(self.dtype),
+            "entropy": (log_z - expected_logit).clamp_(min=0.0),
+            "anchor_prob": p[:, 0].clone(),
+            "frac_correct_above_start": (pc > p0).to(self.dtype).mean(dim=1),
+            "worst_drop": (1.0 - (pc / p0).amin(dim=1)).clamp_(min=0.0),
+            "mu_hat": self.last_mu_hat.to(self.dtype),
+            "focal_weight": self.last_focal.to(self.dtype),
+        }

@@ -1,0 +1,133 @@
+"""Run a grid of categorical simulations in batched chunks, record metrics, save a tidy table, resume.
+
+One table row per (run, recorded step): the setting's columns, the run's (group_size, gamma, seed),
+the step, and every metric of `categorical.METRICS`. Steps 0, stride, 2*stride, ... and the last
+step are recorded. After each chunk of runs the whole table is rewritten atomically, so an
+interrupted job loses at most one chunk and `resume` skips every finished run of the same setting.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from fgrpo_sim.atomic_io import atomic_path
+from fgrpo_sim.sim.categorical import METRICS, CategoricalBatch
+from fgrpo_sim.sim.categorical_config import CategoricalConfig
+
+RUN_COLUMNS = ("group_size", "gamma", "seed")
+SETTING_COLUMNS = ("config_id", "surrogate", "optimizer", "lr", "beta1", "beta2", "eps", "weight_decay")
+
+
+def recorded_steps(steps: int, stride: int) -> list[int]:
+    marks = list(range(0, steps + 1, stride))
+    if marks[-1] != steps:
+        marks.append(steps)
+    return marks
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    path = Path(path)
+    if path.suffix == ".parquet":
+        return pd.read_parquet(path)
+    if path.suffix == ".csv":
+        return pd.read_csv(path)
+    raise ValueError(f"out must end in .parquet or .csv, got {path.name!r}")
+
+
+def write_table(table: pd.DataFrame, path: str | Path) -> Path:
+    """Write atomically as parquet or CSV (by suffix)."""
+    path = Path(path)
+    if path.suffix not in (".parquet", ".csv"):
+        raise ValueError(f"out must end in .parquet or .csv, got {path.name!r}")
+    with atomic_path(path) as tmp:
+        if path.suffix == ".parquet":
+            table.to_parquet(tmp, index=False)
+        else:
+            table.to_csv(tmp, index=False)
+    return path
+
+
+def finished_runs(table: pd.DataFrame, config: CategoricalConfig) -> set[tuple[int, float, int]]:
+    """Runs of this setting whose every recorded step is already in `table`."""
+    if table.empty or "config_id" not in table:
+        return set()
+    mine = table[table["config_id"] == config.config_id()]
+    need = len(recorded_steps(config.steps, config.stride))
+    done = set()
+    for (n, g, s), rows in mine.groupby(list(RUN_COLUMNS)):
+        if rows["step"].nunique() == need and rows["step"].max() == config.steps:
+            done.add((int(n), float(g), int(s)))
+    return done
+
+
+def simulate_chunk(config: CategoricalConfig, runs: list[tuple[int, float, int]], progress=None) -> pd.DataFrame:
+    """Simulate `runs` as one batch; returns their tidy rows."""
+    batch = CategoricalBatch(config, [r[0] for r in runs], [r[1] for r in runs], [r[2] for r in runs])
+    marks = set(recorded_steps(config.steps, config.stride))
+    frames = []
+
+    def record(step: int) -> None:
+        m = {k: v.detach().to("cpu", torch.float64).numpy() for k, v in batch.metrics().items()}
+        frame = pd.DataFrame({"group_size": [r[0] for r in runs], "gamma": [r[1] for r in runs],
+                              "seed": [r[2] for r in runs], "step": step, **{k: m[k] for k in METRICS}})
+        frames.append(frame)
+
+    record(0)
+    for t in range(1, config.steps + 1):
+        batch.step()
+        if t in marks:
+            record(t)
+        if progress is not None:
+            progress.update(1)
+    table = pd.concat(frames, ignore_index=True)
+    setting = config.setting()
+    for col in reversed(SETTING_COLUMNS):
+        table.insert(0, col, config.config_id() if col == "config_id" else setting[col])
+    for key, value in config.metadata.items():
+        table[key] = value
+    return table
+
+
+def run_grid(config: CategoricalConfig, out: str | Path | None = None, *, resume: bool = True,
+             progress: bool = True) -> pd.DataFrame:
+    """Simulate every run of `config` (skipping finished ones found in `out` when `resume`), save, return the table.
+
+    Rows of other settings already in `out` are kept, so several settings can share one file.
+    The returned table holds only this setting's rows.
+    """
+    from tqdm.auto import tqdm
+
+    existing = pd.DataFrame()
+    if out is not None:
+        out = Path(out)
+        if out.suffix not in (".parquet", ".csv"):
+            raise ValueError(f"out must end in .parquet or .csv, got {out.name!r}")
+        if resume and out.exists():
+            existing = read_table(out)
+    done = finished_runs(existing, config) if resume else set()
+    if not existing.empty:  # drop half-written runs of this setting; they are redone
+        cid = config.config_id()
+        keep = existing["config_id"] != cid
+        keep |= pd.Series([(int(n), float(g), int(s)) in done for n, g, s in
+                           zip(existing["group_size"], existing["gamma"], existing["seed"])], index=existing.index)
+        existing = existing[keep]
+    todo = [r for r in config.runs() if r not in done]
+    chunks = [todo[i:i + config.chunk_runs] for i in range(0, len(todo), config.chunk_runs)]
+    bar = tqdm(total=len(chunks) * config.steps, disable=not progress or not chunks, desc="categorical",
+               unit="step", leave=False)
+    table = existing
+    try:
+        for chunk in chunks:
+            new = simulate_chunk(config, chunk, bar)
+            table = new if table.empty else pd.concat([table, new], ignore_index=True)
+            if out is not None:
+                write_table(table, out)
+    finally:
+        bar.close()
+    if table.empty:
+        return table
+    mine = table[table["config_id"] == config.config_id()]
+    return mine.sort_values(list(RUN_COLUMNS) + ["step"]).reset_index(drop=True)
