@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fgrpo_sim.figures.registry import FigureOptions, load_all
+import fgrpo_sim.figures.theory_figures  # noqa: F401  (registers the figures; other figure modules are not needed)
+from fgrpo_sim.figures.registry import FIGURES, FigureOptions
 from fgrpo_sim.theory import peak_group_size
 
 NAMES = ("fig1a", "fig3", "fig4", "fig5")
@@ -13,12 +14,12 @@ NAMES = ("fig1a", "fig3", "fig4", "fig5")
 
 @pytest.fixture(scope="module")
 def computed():
-    registry = load_all()
+    registry = FIGURES
     return {name: registry[name].compute(FigureOptions(progress=False)) for name in NAMES}
 
 
 def test_registered_in_default_set():
-    registry = load_all()
+    registry = FIGURES
     for name in NAMES:
         assert name in registry and registry[name].in_default_set
 
@@ -48,7 +49,7 @@ def test_fig4_gamma_zero_is_plain_grpo(computed):
 def test_draw_has_labelled_axes(computed):
     import matplotlib.pyplot as plt
 
-    registry = load_all()
+    registry = FIGURES
     for name in NAMES:
         fig = registry[name].draw(computed[name])
         for ax in fig.axes:
