@@ -1,5 +1,182 @@
-"""`fgrpo llm ...` commands (placeholder: filled in by its issue)."""
+"""`fgrpo llm ...`: train F-GRPO / F-DAPO / F-CISPO with TRL, prepare data, evaluate with pass@k.
+
+Heavy libraries (trl, transformers, datasets, math-verify) are imported inside the commands.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
 
 import typer
 
-app = typer.Typer(help="(not yet implemented)", no_args_is_help=True)
+app = typer.Typer(
+    help=(
+        "Train and evaluate language models with focal-weighted GRPO / DAPO / CISPO on TRL "
+        "(prepare-data -> train -> eval -> `fgrpo passk`)."
+    ),
+    no_args_is_help=True,
+)
+
+_PAPER_PROMPT_HELP = "the paper's: 'Please reason step by step, and put your final answer within \\boxed{}.'"
+
+
+def _resolve_data_path(value: str, recipe_path: Path) -> str:
+    """A relative train_data path is taken from the current folder, else from the recipe's folder."""
+    path = Path(value)
+    if path.is_absolute() or path.exists():
+        return str(path)
+    beside = recipe_path.parent / path
+    return str(beside) if beside.exists() else str(path)
+
+
+@app.command(
+    "train",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    help=(
+        "Train with FocalGRPOTrainer from a recipe. Any recipe key or FocalGRPOConfig/GRPOConfig field can be "
+        "overridden after the options, e.g. `fgrpo llm train --config recipes/qwen2.5-7b/f-grpo.yaml "
+        "--focal_gamma 1.0 --max_steps 10`. For several GPUs run it under `accelerate launch -m fgrpo_sim llm train ...` "
+        "(see docs/llm.md). The tiny CPU smoke test: `fgrpo llm train --config recipes/tiny/f-grpo.yaml`."
+    ),
+)
+def train(
+    ctx: typer.Context,
+    config: Path = typer.Option(..., "--config", help="Recipe YAML (see recipes/); keys documented in fgrpo_sim/llm/recipe.py."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Resolve the recipe and overrides, print the run keys and the "
+                                 "TRL config as JSON, and stop (no model is loaded). Default: off."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="Hide TRL's progress bar. Default: shown."),
+) -> None:
+    from fgrpo_sim.llm.recipe import load_recipe, parse_overrides, split_recipe
+
+    recipe = load_recipe(config)
+    recipe.update(parse_overrides(list(ctx.args)))
+    run, fields = split_recipe(recipe)
+    run["train_data"] = _resolve_data_path(str(run["train_data"]), config)
+    if no_progress:
+        fields["disable_tqdm"] = True
+    if dry_run:
+        print(json.dumps({"run": run, "config": fields}, indent=2, default=str))
+        return
+
+    from fgrpo_sim.llm.config import FocalGRPOConfig
+    from fgrpo_sim.llm.data import load_prepared
+    from fgrpo_sim.llm.rewards import MathVerifier, make_math_reward
+    from fgrpo_sim.llm.tiny import build_tiny, load_tokenizer, save_tiny
+    from fgrpo_sim.llm.trainer import FocalGRPOTrainer, check_trl_version
+
+    check_trl_version()
+    args = FocalGRPOConfig(**fields)
+    dataset = load_prepared(run["train_data"], run["system_prompt"])
+    if run["model"] == "tiny":
+        model, tokenizer = build_tiny(seed=int(run["model_seed"]))
+    else:
+        model, tokenizer = str(run["model"]), load_tokenizer(str(run["model"]))
+    verifier = MathVerifier(fallback_last_number=run["reward"] == "math_last_number")
+    reward = make_math_reward(args.reward_correct, args.reward_wrong, verifier=verifier)
+    trainer = FocalGRPOTrainer(
+        model=model, reward_funcs=reward, args=args, train_dataset=dataset, processing_class=tokenizer
+    )
+    trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
+    trainer.save_model(args.output_dir)
+    if trainer.accelerator.is_main_process:
+        if run["model"] == "tiny":
+            save_tiny(trainer.model, tokenizer, args.output_dir)
+        history = [h for h in trainer.state.log_history if "reward" in h]
+        last = history[-1] if history else {}
+        summary = {
+            "output_dir": args.output_dir,
+            "steps": trainer.state.global_step,
+            "last_reward": last.get("reward"),
+            "last_focal_weight_mean": last.get("focal/weight_mean"),
+            "last_frac_active_groups": last.get("focal/frac_active_groups"),
+            "reward_statuses": dict(verifier.counts),
+        }
+        print(json.dumps(summary, indent=2))
+
+
+@app.command("prepare-data", help=(
+    "Prepare DeepScaleR as in the paper: drop rows without problem/answer (reported by row number), drop "
+    "duplicate problems whose answers conflict (keep one copy of agreeing duplicates), prepend the system "
+    "prompt, drop prompts over --max-prompt-tokens tokens, and write JSON lines for `fgrpo llm train`."
+))
+def prepare_data(
+    source: str = typer.Argument(..., help="Local .json/.jsonl/.parquet file, or a hub dataset id when online "
+                                 "(e.g. agentica-org/DeepScaleR-Preview-Dataset)."),
+    out: Path = typer.Option(..., "--out", help="Output JSONL (written atomically)."),
+    tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="Tokenizer (hub id, folder, or 'tiny') used to "
+                                            "count prompt tokens. Default: none, and the length filter is skipped."),
+    max_prompt_tokens: int = typer.Option(1024, "--max-prompt-tokens", help="Drop prompts longer than this many "
+                                          "tokens (chat template included). Default 1024, range >= 1."),
+    system_prompt: str = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
+    no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
+) -> None:
+    from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
+    from fgrpo_sim.llm.data import prepare_deepscaler, write_jsonl
+
+    prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else PAPER_SYSTEM_PROMPT)
+    tok = None
+    if tokenizer is not None:
+        from fgrpo_sim.llm.tiny import build_char_tokenizer, load_tokenizer
+
+        tok = build_char_tokenizer() if tokenizer == "tiny" else load_tokenizer(tokenizer)
+    rows, report = prepare_deepscaler(source, tok, max_prompt_tokens=max_prompt_tokens, system_prompt=prompt)
+    if not rows:
+        raise ValueError(f"no usable rows in {source} (read {report.rows_read}, bad {len(report.bad_rows)})")
+    write_jsonl(rows, out)
+    summary = report.as_dict()
+    summary["out"] = str(out)
+    summary["length_filter"] = "skipped (no --tokenizer)" if tok is None else f"<= {max_prompt_tokens} tokens"
+    print(json.dumps(summary, indent=2))
+
+
+@app.command("eval", help=(
+    "Sample --n completions per problem, verify each with math-verify, and append one JSON line per sample to "
+    "--out ({problem_id, sample_index, correct, status, num_tokens, finished}); `fgrpo passk OUT` reads it. "
+    "Interrupted runs resume where they stopped (nothing is counted twice); a larger --n adds samples. "
+    "Uses vLLM when installed and a GPU is present, else batched transformers generate."
+))
+def eval_command(
+    model: str = typer.Option(..., "--model", help="Model folder or hub id ('tiny' = a fresh random tiny model)."),
+    data: Path = typer.Option(..., "--data", help="Benchmark file (.json/.jsonl/.parquet) with problem + answer columns."),
+    out: Path = typer.Option(..., "--out", help="Per-sample results (JSON lines); appended to when it exists."),
+    benchmark: str = typer.Option("generic", "--benchmark", help="Column layout: math500, aime24, aime25, amc23, "
+                                  "minerva, olympiadbench or generic (any problem/answer file). Default generic."),
+    n: int = typer.Option(16, "--n", help="Samples per problem (paper: 1024). Default 16, range >= 1."),
+    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature; 0 = greedy. Default 1.0 (paper)."),
+    top_p: float = typer.Option(1.0, "--top-p", help="Nucleus sampling mass in (0, 1]. Default 1.0 (paper)."),
+    max_new_tokens: int = typer.Option(8192, "--max-new-tokens", help="Completion length cap. Default 8192 (paper)."),
+    batch_size: int = typer.Option(32, "--batch-size", help="Samples per generate call. Default 32, range >= 1."),
+    seed: int = typer.Option(0, "--seed", help="Sampling seed, >= 0. Default 0."),
+    backend: str = typer.Option("auto", "--backend", help="auto, transformers or vllm. Default auto."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first LIMIT problems. Default: all."),
+    system_prompt: Optional[str] = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
+    no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
+    save_completions: bool = typer.Option(False, "--save-completions", help="Also store each completion's text. Default: off."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON. Default: a text table."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bar. Default: shown on stderr."),
+) -> None:
+    from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
+    from fgrpo_sim.llm.data import load_benchmark
+    from fgrpo_sim.llm.evaluate import EvalSettings, run_eval
+
+    prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else PAPER_SYSTEM_PROMPT)
+    settings = EvalSettings(
+        model=model, data=str(data), benchmark=benchmark, n=n, temperature=temperature, top_p=top_p,
+        max_new_tokens=max_new_tokens, system_prompt=prompt, batch_size=batch_size, seed=seed, backend=backend,
+        save_completions=save_completions,
+    )
+    settings.validate()
+    problems = load_benchmark(benchmark, data, limit=limit)
+    summary = run_eval(settings, problems, out, progress=not no_progress)
+    if as_json:
+        print(json.dumps(summary, indent=2))
+        return
+    print(f"{summary['file']}: {summary['problems']} problems, {summary['samples']} samples "
+          f"({summary['generated_now']} generated now)")
+    print("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items())))
+    for k, value in summary.get("pass_at_k", {}).items():
+        print(f"pass@{k:<4} {100 * value:6.2f}%")
+    print(f"(full table and paired test: fgrpo passk {out} [--compare OTHER.jsonl])", file=sys.stderr)

@@ -1,0 +1,245 @@
+"""Training and evaluation data: DeepScaleR preparation and benchmark loaders with one schema.
+
+Files are JSON (a list of objects, or an object with a "data"/"rows"/"train"/"test" list), JSON lines
+(`.jsonl`) or parquet. Rows are numbered from 1 in every message: the line of a `.jsonl` file, the
+position in a JSON list or a parquet table.
+
+Normalised schema of every loader (one dict per problem):
+    problem_id : str   stable id (the file's id column, else "<benchmark>-<row number>")
+    problem    : str   the question text
+    answer     : str   the reference final answer, checked with math-verify against the model's last \\boxed{}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
+from fgrpo_sim.validation import check_choice, check_integer
+
+#: Column names tried in order for each field (first present and non-empty wins).
+PROBLEM_KEYS = ("problem", "question", "prompt", "Problem", "Question")
+ANSWER_KEYS = ("answer", "final_answer", "gt_answer", "ground_truth", "expected_answer", "Answer")
+ID_KEYS = ("problem_id", "unique_id", "id", "idx", "ID")
+
+#: The benchmarks of the paper's in-domain table and where their public copies keep each field
+#: (all resolved through the KEYS above; listed here as documentation and for `--benchmark` choices).
+BENCHMARKS: dict[str, str] = {
+    "math500": "HuggingFaceH4/MATH-500: problem, answer, unique_id",
+    "aime24": "HuggingFaceH4/aime_2024: problem, answer, id",
+    "aime25": "math-ai/aime25 (or yentinglin/aime_2025): problem, answer, id",
+    "amc23": "math-ai/amc23: question, answer, id",
+    "minerva": "math-ai/minervamath: question, answer",
+    "olympiadbench": "math-ai/olympiadbench / Hothan/OlympiadBench: question, final_answer (list; first item used), id",
+    "generic": "any file with a problem/question column and an answer/final_answer column",
+}
+
+
+def read_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+    """(row number from 1, record) pairs from a JSON, JSONL or parquet file."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"data file not found: {path}")
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return list(enumerate(pq.read_table(path).to_pylist(), start=1))
+    text = path.read_text(encoding="utf-8")
+    if suffix == ".jsonl" or (suffix != ".json" and not text.lstrip().startswith(("[", "{\n"))):
+        rows = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise ValueError(f"{path}: line {number} must be a JSON object, got {type(record).__name__}")
+            rows.append((number, record))
+        return rows
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if isinstance(data, dict):
+        for key in ("data", "rows", "train", "test", "examples"):
+            if isinstance(data.get(key), list):
+                data = data[key]
+                break
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a list of objects (or an object holding one under 'data')")
+    return list(enumerate(data, start=1))
+
+
+def _first(record: dict[str, Any], keys: Iterable[str]) -> Any:
+    for key in keys:
+        value = record.get(key)
+        if isinstance(value, list):  # OlympiadBench keeps final answers as a list
+            value = value[0] if value else None
+        if value is not None and str(value).strip():
+            return value
+    return None
+
+
+def _answer_text(value: Any) -> str:
+    text = str(value).strip()
+    if text.startswith("$") and text.endswith("$") and len(text) > 1:
+        text = text.strip("$").strip()
+    return text
+
+
+def normalise_record(record: Any, row: int, source: str, default_id: str) -> dict[str, str]:
+    """Map one raw record to {problem_id, problem, answer}; ValueError naming the row when a field is missing."""
+    if not isinstance(record, dict):
+        raise ValueError(f"{source}: row {row} must be an object, got {type(record).__name__}")
+    problem = _first(record, PROBLEM_KEYS)
+    if problem is None:
+        raise ValueError(f"{source}: row {row} has no problem (looked for {', '.join(PROBLEM_KEYS)})")
+    answer = _first(record, ANSWER_KEYS)
+    if answer is None:
+        raise ValueError(f"{source}: row {row} has no answer (looked for {', '.join(ANSWER_KEYS)})")
+    problem_id = _first(record, ID_KEYS)
+    return {
+        "problem_id": str(problem_id) if problem_id is not None else default_id,
+        "problem": str(problem).strip(),
+        "answer": _answer_text(answer),
+    }
+
+
+def load_benchmark(name: str, path: str | Path, limit: int | None = None) -> list[dict[str, str]]:
+    """Problems of benchmark `name` (see BENCHMARKS) from a local file, in the normalised schema.
+
+    Raises ValueError for a row without problem or answer (with its row number) and for duplicate ids.
+    """
+    check_choice("benchmark", name, tuple(BENCHMARKS))
+    if limit is not None:
+        check_integer("limit", limit, 1)
+    rows = [normalise_record(rec, row, str(path), f"{name}-{row}") for row, rec in read_records(path)]
+    seen: dict[str, int] = {}
+    for i, row in enumerate(rows):
+        if row["problem_id"] in seen:
+            raise ValueError(f"{path}: problem_id {row['problem_id']!r} appears twice (rows {seen[row['problem_id']] + 1} and {i + 1})")
+        seen[row["problem_id"]] = i
+    return rows[:limit] if limit is not None else rows
+
+
+def build_prompt(problem: str, system_prompt: str | None = PAPER_SYSTEM_PROMPT) -> list[dict[str, str]]:
+    """Conversational prompt (TRL applies the tokenizer's chat template): system prompt, then the problem."""
+    messages = [{"role": "system", "content": system_prompt}] if system_prompt else []
+    return messages + [{"role": "user", "content": problem}]
+
+
+def prompt_token_count(tokenizer, messages: list[dict[str, str]]) -> int:
+    """Tokens of the prompt as the model sees it (chat template with generation prompt, when there is one)."""
+    if getattr(tokenizer, "chat_template", None):
+        ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+        if isinstance(ids, dict) or hasattr(ids, "keys"):
+            ids = ids["input_ids"]
+        return len(ids)
+    return len(tokenizer("\n".join(m["content"] for m in messages))["input_ids"])
+
+
+def _normalise_problem_text(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+@dataclass
+class PrepareReport:
+    """What `prepare_deepscaler` kept and dropped, with the row numbers of bad rows."""
+
+    rows_read: int = 0
+    kept: int = 0
+    bad_rows: list[str] = field(default_factory=list)
+    too_long: int = 0
+    duplicates_merged: int = 0
+    conflicting_dropped: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rows_read": self.rows_read, "kept": self.kept, "bad_rows": len(self.bad_rows),
+            "bad_row_messages": self.bad_rows[:20], "too_long": self.too_long,
+            "duplicates_merged": self.duplicates_merged, "conflicting_dropped": self.conflicting_dropped,
+        }
+
+
+def prepare_deepscaler(
+    source: str | Path,
+    tokenizer=None,
+    *,
+    max_prompt_tokens: int = 1024,
+    system_prompt: str | None = PAPER_SYSTEM_PROMPT,
+    split: str = "train",
+) -> tuple[list[dict[str, Any]], PrepareReport]:
+    """DeepScaleR as the paper used it: (rows, report).
+
+    `source` is a local JSON/JSONL/parquet file or, when online, a hub dataset id (e.g.
+    "agentica-org/DeepScaleR-Preview-Dataset"). Steps: drop rows without problem/answer (reported with
+    row numbers); group identical problems (whitespace/case-insensitive): keep one copy when all
+    answers agree, drop all copies when they conflict; prepend the system prompt; with a tokenizer,
+    drop prompts longer than `max_prompt_tokens` tokens. Each row: problem_id, problem, answer, and
+    `prompt` (system + user messages) for TRL.
+    """
+    check_integer("max_prompt_tokens", max_prompt_tokens, 1)
+    report = PrepareReport()
+    if Path(source).exists():
+        records = read_records(source)
+    else:
+        if str(source).endswith((".json", ".jsonl", ".parquet")):
+            raise FileNotFoundError(f"data file not found: {source}")
+        from datasets import load_dataset
+
+        records = list(enumerate(load_dataset(str(source), split=split), start=1))
+    report.rows_read = len(records)
+    by_problem: dict[str, list[dict[str, str]]] = {}
+    for row, record in records:
+        try:
+            item = normalise_record(record, row, str(source), f"deepscaler-{row}")
+        except ValueError as exc:
+            report.bad_rows.append(str(exc))
+            continue
+        by_problem.setdefault(_normalise_problem_text(item["problem"]), []).append(item)
+    rows = []
+    for copies in by_problem.values():
+        answers = {re.sub(r"\s+", "", c["answer"]) for c in copies}
+        if len(answers) > 1:
+            report.conflicting_dropped += len(copies)
+            continue
+        report.duplicates_merged += len(copies) - 1
+        item = dict(copies[0])
+        item["prompt"] = build_prompt(item["problem"], system_prompt)
+        if tokenizer is not None and prompt_token_count(tokenizer, item["prompt"]) > max_prompt_tokens:
+            report.too_long += 1
+            continue
+        rows.append(item)
+    report.kept = len(rows)
+    return rows, report
+
+
+def write_jsonl(rows: Iterable[dict[str, Any]], path: str | Path) -> Path:
+    """Write rows as JSON lines, atomically."""
+    from fgrpo_sim.atomic_io import atomic_path
+
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return Path(path)
+
+
+def load_prepared(path: str | Path, system_prompt: str | None = PAPER_SYSTEM_PROMPT):
+    """A `datasets.Dataset` for TRL from a prepared JSONL (or any benchmark-schema file): prompt + answer."""
+    from datasets import Dataset
+
+    rows = []
+    for row, record in read_records(path):
+        item = normalise_record(record, row, str(path), f"row-{row}")
+        prompt = record.get("prompt") if isinstance(record.get("prompt"), list) else build_prompt(item["problem"], system_prompt)
+        rows.append({"prompt": prompt, "answer": item["answer"], "problem_id": item["problem_id"]})
+    if not rows:
+        raise ValueError(f"{path}: no rows")
+    return Dataset.from_list(rows)
