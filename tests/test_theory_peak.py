@@ -72,3 +72,18 @@ def test_degenerate_and_invalid_inputs():
         peak_group_size(0.5, 0.6)
     with pytest.raises(ValueError, match=r"mu must be in \(0, 1\]"):
         peak_group_size(0.0, 0.0)
+
+
+@pytest.mark.parametrize("mu, tau", [(1 - 1e-9, 1e-13), (1e-6, 1e-9), (1 - 1e-5, 1e-10), (0.9999, 0.5), (0.3, 1e-12)])
+def test_continuous_maximiser_against_60_digit_root(mu, tau):
+    import mpmath
+
+    peak = peak_group_size(mu, tau)
+    with mpmath.workdps(60):
+        m, t = mpmath.mpf(mu), mpmath.mpf(tau)
+
+        def slope(n):
+            return (1 - t) ** n * mpmath.log(1 - t) - (m - t) ** n * mpmath.log(m - t) - (1 - m) ** n * mpmath.log(1 - m)
+
+        root = mpmath.findroot(slope, peak.n_continuous)
+    assert abs(peak.n_continuous - root) <= 1e-12 * root

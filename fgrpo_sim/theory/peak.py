@@ -55,6 +55,14 @@ def symbolic_slope():
 
 
 @cache
+def _log_rate_symbols():
+    import sympy as sp
+
+    # log x, log y, log(mu - tau): evaluated apart so that each keeps full precision
+    return sp.symbols("L_x L_y L_b", negative=True)
+
+
+@cache
 def symbolic_scaled_slope():
     """h(N) = dPr(B)/dN / (1 - tau)^N in terms of x, y; checked against the derivative in sympy."""
     import sympy as sp
@@ -72,12 +80,38 @@ def symbolic_scaled_slope():
 
 
 @cache
-def _numeric_scaled_slope():
+def _numeric_scaled_slope_in_log_rates():
     import sympy as sp
 
     from fgrpo_sim.theory.symbols import N_real, mu, tau
 
-    return sp.lambdify((N_real, mu, tau), symbolic_scaled_slope(), modules="numpy")
+    log_x, log_y, log_b = _log_rate_symbols()
+    x = (mu - tau) / (1 - tau)
+    y = (1 - mu) / (1 - tau)
+    logs = {sp.log(x): log_x, sp.log(y): log_y, sp.log(mu - tau): log_b}
+    expr = symbolic_scaled_slope().subs(logs)
+    assert expr.subs({v: k for k, v in logs.items()}) == symbolic_scaled_slope()
+    return sp.lambdify((N_real, mu, tau, log_x, log_y, log_b), expr, modules="numpy")
+
+
+@cache
+def _numeric_scaled_slope():
+    """h(N, mu, tau) in numpy. log x and log y are taken as log(.) of the smaller of x, y = 1 - x and as
+    log1p(-other) of the larger (likewise log(mu - tau) = log1p(-(1 - mu + tau)) near 1), so x^N keeps its
+    precision even when N ~ 1e9 and x is within 1e-9 of 1."""
+    h = _numeric_scaled_slope_in_log_rates()
+
+    def slope(n, mu, tau):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keep = 1.0 - tau
+            x, y = (mu - tau) / keep, (1.0 - mu) / keep
+            log_x = np.where(x <= 0.5, np.log(x), np.log1p(-y))
+            log_y = np.where(y <= 0.5, np.log(y), np.log1p(-x))
+            b = mu - tau
+            log_b = np.where(b <= 0.5, np.log(b), np.log1p(-((1.0 - mu) + tau)))
+            return h(n, mu, tau, log_x, log_y, log_b)
+
+    return slope
 
 
 def _continuous_peak(mu, tau):
