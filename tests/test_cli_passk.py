@@ -16,7 +16,7 @@ def _write(path, rows):
 def _sample_rows(counts, n):
     rows = []
     for pid, c in counts.items():
-        rows += [{"problem_id": pid, "correct": i < c, "text": "..."} for i in range(n)]
+        rows += [{"problem_id": pid, "sample_index": i, "correct": i < c, "text": "..."} for i in range(n)]
     return rows
 
 
@@ -68,6 +68,9 @@ def test_k_larger_than_some_n_is_reported(run_cli, tmp_path):
         ([{"problem_id": [1], "correct": True}], "line 1: problem_id must be a string or an integer"),
         (["[1, 2]"], "line 1: expected a JSON object"),
         ([], "no results"),
+        ([{"problem_id": "a", "sample_index": 0, "correct": True}, {"problem_id": "a", "sample_index": 1, "correct": False},
+          {"problem_id": "a", "sample_index": 0, "correct": True}], "line 3: problem 'a' sample_index 0 already appeared on line 1"),
+        ([{"problem_id": "a", "sample_index": "x", "correct": True}], "line 1: 'sample_index' must be an integer"),
     ],
 )
 def test_malformed_lines_are_one_line_errors(run_cli, tmp_path, rows, message):

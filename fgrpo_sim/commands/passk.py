@@ -11,7 +11,8 @@ import typer
 _FORMAT_HELP = (
     "Input format (JSON lines): one object per line with 'problem_id' (string or integer) and either "
     "'correct' (true/false; one line per generated sample, as `fgrpo llm eval` writes) or 'n' and 'c' "
-    "(samples and correct samples; one line per problem). Other keys are ignored, blank lines skipped; "
+    "(samples and correct samples; one line per problem). An optional integer 'sample_index' on "
+    "per-sample lines makes a repeated sample an error. Other keys are ignored, blank lines skipped; "
     "any malformed line is an error naming the file and line. Problems may have different n."
 )
 

@@ -7,7 +7,9 @@ Two line kinds, which may not be mixed for the same problem:
 * per problem: ``{"problem_id": "aime24/3", "n": 1024, "c": 17, ...}``: one line per problem.
 
 `problem_id` is a string or an integer (compared as its text, so 3 and "3" are the same problem);
-`correct` must be a JSON boolean; `n` >= 1 and 0 <= `c` <= `n` integers. Other keys are ignored.
+`correct` must be a JSON boolean; `n` >= 1 and 0 <= `c` <= `n` integers. An optional integer
+`sample_index` on per-sample lines (as `fgrpo llm eval` writes) is used to reject a sample that
+appears twice, which would otherwise be counted twice. Other keys are ignored.
 Blank lines are skipped. Anything else (bad JSON, a missing key, a wrong type, a second per-problem
 line for one problem) is an error naming the file and line: nothing is silently dropped.
 Problems keep the order in which they first appear; n may differ between problems.
@@ -65,6 +67,7 @@ def read_results_jsonl(path: str | os.PathLike) -> ResultCounts:
     kind: list[str] = []
     first_line: list[int] = []
     sample_lines = count_lines = 0
+    sample_seen: dict[tuple[str, int], int] = {}
     with path.open("r", encoding="utf-8") as handle:
         for lineno, line in enumerate(handle, start=1):
             if not line.strip():
@@ -94,6 +97,16 @@ def read_results_jsonl(path: str | os.PathLike) -> ResultCounts:
                     raise ValueError(f"{where}: 'correct' must be true or false, got {row['correct']!r}")
                 add_n, add_c = 1, int(row["correct"])
                 sample_lines += 1
+                if "sample_index" in row:
+                    index = row["sample_index"]
+                    if not _is_int(index) or index < 0:
+                        raise ValueError(f"{where}: 'sample_index' must be an integer >= 0, got {index!r}")
+                    if (pid, index) in sample_seen:
+                        raise ValueError(
+                            f"{where}: problem {pid!r} sample_index {index} already appeared on line "
+                            f"{sample_seen[(pid, index)]} (duplicate sample)"
+                        )
+                    sample_seen[(pid, index)] = lineno
             else:
                 if "n" not in row or "c" not in row:
                     raise ValueError(f"{where}: a per-problem line needs both 'n' and 'c'")
