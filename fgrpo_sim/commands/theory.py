@@ -55,27 +55,29 @@ def tail_miss_command(
     mu: float = typer.Option(0.5, "--mu", help=_MU_HELP),
     tau: Optional[float] = typer.Option(None, "--tau", help=_TAU_HELP),
     rho: Optional[float] = typer.Option(None, "--rho", help=_RHO_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (inputs, probability, activity_probability)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (inputs, probability, log_probability (natural log), activity_probability)."),
 ) -> None:
     """Pr(B) = (1-tau)^N - (mu-tau)^N - (1-mu)^N: the group is active (has both correct and incorrect
     rollouts, so GRPO learns from it) yet never samples the rare correct subset E."""
-    from fgrpo_sim.theory import activity_probability, tail_miss_probability
+    from fgrpo_sim.theory import activity_probability, log_tail_miss_probability, tail_miss_probability
 
     tau, rho = _resolve_tau(mu, tau, rho)
     probs = [tail_miss_probability(k, mu, tau) for k in n]
+    logs = [log_tail_miss_probability(k, mu, tau) for k in n]  # stays finite where Pr(B) underflows
     active = [activity_probability(k, mu) for k in n]
     if as_json:
         single = len(n) == 1
         _emit_json({
             "n": n[0] if single else list(n), "mu": mu, "tau": tau, "rho": rho,
             "probability": probs[0] if single else probs,
+            "log_probability": _json_number(logs[0]) if single else [_json_number(v) for v in logs],
             "activity_probability": active[0] if single else active,
         })
         return
     typer.echo(f"mu = {mu:g}, tau = {tau:.6g}, rho = tau/mu = {rho:.6g}")
-    typer.echo(f"{'N':>8}  {'Pr(B) tail miss':>16}  {'Pr(A_N) active':>16}")
-    for k, p, a in zip(n, probs, active):
-        typer.echo(f"{k:>8}  {p:>16.10g}  {a:>16.10g}")
+    typer.echo(f"{'N':>8}  {'Pr(B) tail miss':>16}  {'log10 Pr(B)':>12}  {'Pr(A_N) active':>16}")
+    for k, p, lg, a in zip(n, probs, logs, active):
+        typer.echo(f"{k:>8}  {p:>16.10g}  {lg / math.log(10):>12.6g}  {a:>16.10g}")
 
 
 @app.command("peak")
@@ -98,7 +100,7 @@ def peak_command(
                     "n_continuous": result.n_continuous, "probability": result.probability})
         return
     typer.echo(
-        f"N* = {result.n_star} (continuous maximiser {result.n_continuous:.6g}), Pr(B) at N* = "
+        f"N* = {result.n_star} (continuous maximiser {result.n_continuous:.10g}), Pr(B) at N* = "
         f"{result.probability:.10g}  [mu = {mu:g}, tau = {tau:.6g}, rho = {rho:.6g}]"
     )
 

@@ -30,6 +30,8 @@ class PeakGroupSize:
 
     n_star: the integer group size maximising Pr(B) (smallest one on ties); probability: Pr(B) there;
     n_continuous: the maximiser over real N >= 1 (nan where Pr(B) is identically 0: tau = mu or mu = 1).
+    "Exact" means equal to a float64 brute-force scan; where the peak is so flat that neighbouring N differ
+    by less than float64 resolution (e.g. N* ~ 1e10), n_star is within one of the true argmax.
     """
 
     mu: float | np.ndarray
