@@ -155,6 +155,8 @@ def eval_command(
     system_prompt: Optional[str] = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
     save_completions: bool = typer.Option(False, "--save-completions", help="Also store each completion's text. Default: off."),
+    fallback_last_number: bool = typer.Option(False, "--fallback-last-number", help="Score the last number of a completion "
+                                              "without \\boxed{} (tiny smoke tests only; not the paper's metric). Default: off."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON. Default: a text table."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bar. Default: shown on stderr."),
 ) -> None:
@@ -166,7 +168,7 @@ def eval_command(
     settings = EvalSettings(
         model=model, data=str(data), benchmark=benchmark, n=n, temperature=temperature, top_p=top_p,
         max_new_tokens=max_new_tokens, system_prompt=prompt, batch_size=batch_size, seed=seed, backend=backend,
-        save_completions=save_completions,
+        save_completions=save_completions, fallback_last_number=fallback_last_number,
     )
     settings.validate()
     problems = load_benchmark(benchmark, data, limit=limit)

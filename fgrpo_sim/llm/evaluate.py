@@ -27,7 +27,8 @@ from fgrpo_sim.validation import check_choice, check_integer, check_range
 
 BACKENDS = ("auto", "transformers", "vllm")
 #: Settings that must match between a run and its resumption.
-_RESUME_KEYS = ("model", "data", "benchmark", "temperature", "top_p", "max_new_tokens", "system_prompt")
+_RESUME_KEYS = ("model", "data", "benchmark", "temperature", "top_p", "max_new_tokens", "system_prompt",
+                "fallback_last_number")
 
 
 @dataclass
@@ -44,6 +45,7 @@ class EvalSettings:
     seed: int = 0
     backend: str = "auto"
     save_completions: bool = False
+    fallback_last_number: bool = False
 
     def validate(self) -> None:
         check_integer("n", self.n, 1)
@@ -201,7 +203,7 @@ def run_eval(
     existing = read_existing(out)
     done = {(str(r["problem_id"]), int(r["sample_index"])) for r in existing}
     jobs = pending_jobs(problems, settings.n, done)
-    verifier = verifier if verifier is not None else MathVerifier()
+    verifier = verifier if verifier is not None else MathVerifier(fallback_last_number=settings.fallback_last_number)
     if sampler is None and jobs:
         backend = choose_backend(settings.backend)
         if backend == "vllm":

@@ -1,0 +1,141 @@
+"""`fgrpo llm train/eval/prepare-data` end to end on the tiny model (CPU, offline), then `fgrpo passk`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("trl")
+
+ROOT = Path(__file__).resolve().parent.parent
+ARITH = ROOT / "recipes" / "tiny" / "arith.jsonl"
+EVAL_ARGS = ["--benchmark", "generic", "--limit", "3", "--max-new-tokens", "6", "--no-system-prompt",
+             "--fallback-last-number", "--batch-size", "8", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(tmp_path_factory):
+    from fgrpo_sim.llm.tiny import build_tiny, save_tiny
+
+    model, tokenizer = build_tiny(seed=0)
+    return save_tiny(model, tokenizer, tmp_path_factory.mktemp("tiny") / "model")
+
+
+def _records(path):
+    return [json.loads(line) for line in Path(path).read_text().splitlines()]
+
+
+def test_eval_then_passk_then_resume_with_more_samples(run_cli, tiny_model_dir, tmp_path):
+    out = tmp_path / "samples.jsonl"
+    result = run_cli("llm", "eval", "--model", tiny_model_dir, "--data", ARITH, "--out", out, "--n", "4", *EVAL_ARGS)
+    assert result.exit_code == 0, result.stderr
+    records = _records(out)
+    assert len(records) == 12
+    assert {(r["problem_id"], r["sample_index"]) for r in records} == {
+        (f"arith-{p}", i) for p in range(3) for i in range(4)}
+    assert all(isinstance(r["correct"], bool) and r["status"] for r in records)
+    assert "pass@1" in result.stdout and "pass@4" in result.stdout
+
+    passk = run_cli("passk", out)
+    assert passk.exit_code == 0, passk.stderr
+    assert "3 problems, n = 4 samples per problem, 12 samples in all" in passk.stdout
+    correct = sum(r["correct"] for r in records)
+    first_row = next(line for line in passk.stdout.splitlines() if line.split()[:1] == ["1"])
+    assert float(first_row.split()[1]) == pytest.approx(correct / 12, abs=1e-4)
+
+    again = run_cli("llm", "eval", "--model", tiny_model_dir, "--data", ARITH, "--out", out, "--n", "6", *EVAL_ARGS,
+                    "--json")
+    assert again.exit_code == 0, again.stderr
+    summary = json.loads(again.stdout)
+    assert summary["generated_now"] == 6 and summary["samples"] == 18
+    keys = [(r["problem_id"], r["sample_index"]) for r in _records(out)]
+    assert len(keys) == len(set(keys)) == 18
+    assert _records(out)[:12] == records  # earlier samples untouched
+
+    changed = run_cli("llm", "eval", "--model", tiny_model_dir, "--data", ARITH, "--out", out, "--n", "6",
+                      *EVAL_ARGS, "--temperature", "0.5")
+    assert changed.exit_code == 2 and "cannot resume" in changed.stderr and "temperature" in changed.stderr
+
+
+def test_interrupted_eval_resumes_without_double_counting(tiny_model_dir, tmp_path):
+    from fgrpo_sim.llm.data import load_benchmark
+    from fgrpo_sim.llm.evaluate import EvalSettings, run_eval
+
+    problems = load_benchmark("generic", ARITH, limit=2)
+    settings = EvalSettings(model=str(tiny_model_dir), data=str(ARITH), benchmark="generic", n=5,
+                            max_new_tokens=4, batch_size=3, fallback_last_number=True)
+    out = tmp_path / "run.jsonl"
+
+    def stop(batches):
+        if batches == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_eval(settings, problems, out, progress=False, on_batch=stop)
+    assert len(_records(out)) == 6
+    with open(out, "a") as fh:  # a kill in the middle of a write leaves a torn line
+        fh.write('{"problem_id": "arith-1", "sample_ind')
+    summary = run_eval(settings, problems, out, progress=False)
+    keys = [(r["problem_id"], r["sample_index"]) for r in _records(out)]
+    assert sorted(keys) == sorted((p["problem_id"], i) for p in problems for i in range(5))
+    assert summary["generated_now"] == 4 and summary["samples"] == 10
+
+
+def test_train_tiny_recipe_from_the_cli(run_cli, tmp_path):
+    out = tmp_path / "run"
+    result = run_cli("llm", "train", "--config", ROOT / "recipes/tiny/f-grpo.yaml", "--no-progress",
+                     "--max_steps", "2", "--logging-steps=1", "--output_dir", out, "--per_device_train_batch_size", "8")
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout[result.stdout.index("{\n"):])
+    assert summary["steps"] == 2 and 0.0 <= summary["last_focal_weight_mean"] <= 1.0
+    assert sum(summary["reward_statuses"].values()) == 2 * 8
+    from fgrpo_sim.llm.tiny import load_model_and_tokenizer
+
+    model, tokenizer = load_model_and_tokenizer(out)
+    assert len(tokenizer) == model.config.vocab_size == 99
+
+
+QWEN_RECIPES = sorted(p for p in (ROOT / "recipes/qwen2.5-7b").rglob("*.yaml") if p.name != "base.yaml")
+
+
+def test_qwen_recipes_resolve_to_paper_settings(run_cli):
+    from fgrpo_sim.llm.config import FocalGRPOConfig
+    from fgrpo_sim.llm.recipe import load_recipe, split_recipe
+
+    expected_gamma = {"grpo": 0.0, "dapo": 0.0, "cispo": 0.0, "f-grpo": 0.5, "f-dapo": 0.5, "f-cispo": 1.0}
+    assert {p.stem for p in QWEN_RECIPES} >= set(expected_gamma) | {f"grpo-n{n}" for n in (2, 4, 8, 16, 32)}
+    for path in QWEN_RECIPES:
+        run, fields = split_recipe(load_recipe(path))
+        config = FocalGRPOConfig(**fields)
+        assert run["model"] == "Qwen/Qwen2.5-7B" and run["reward"] == "math"
+        assert config.learning_rate == 1e-6 and config.warmup_steps == 15 and config.beta == 0.0
+        assert config.num_train_epochs == 10 and config.max_completion_length == 8192 and config.temperature == 1.0
+        assert config.generation_batch_size == 256 * config.num_generations  # 256 prompts per step
+        # mini-batch of 64 prompts on the 8 GPUs the recipes are written for
+        assert config.per_device_train_batch_size * 8 * config.gradient_accumulation_steps == 64 * config.num_generations
+        if path.stem in expected_gamma:
+            assert config.num_generations == 8 and config.focal_gamma == expected_gamma[path.stem]
+    dry = run_cli("llm", "train", "--config", ROOT / "recipes/qwen2.5-7b/f-cispo.yaml", "--dry-run", "--focal_gamma", "2")
+    assert dry.exit_code == 0 and json.loads(dry.stdout)["config"]["focal_gamma"] == 2
+
+
+def test_cli_errors_are_one_line(run_cli, tmp_path):
+    recipe = ROOT / "recipes/tiny/f-grpo.yaml"
+    bad = run_cli("llm", "train", "--config", recipe, "--dry-run", "--focal_gama", "1")
+    assert bad.exit_code == 2 and "unknown recipe key 'focal_gama'" in bad.stderr and bad.stderr.count("\n") == 1
+    missing = run_cli("llm", "train", "--config", tmp_path / "none.yaml")
+    assert missing.exit_code == 2 and "recipe not found" in missing.stderr
+    bad_gamma = run_cli("llm", "train", "--config", recipe, "--focal_gamma", "-1", "--max_steps", "1")
+    assert bad_gamma.exit_code == 2 and "focal_gamma must be in [0, inf)" in bad_gamma.stderr
+    bad_n = run_cli("llm", "eval", "--model", "tiny", "--data", ARITH, "--out", tmp_path / "x.jsonl", "--n", "0")
+    assert bad_n.exit_code == 2 and "n must be in" in bad_n.stderr
+
+
+def test_prepare_data_cli(run_cli, tmp_path):
+    out = tmp_path / "prepared.jsonl"
+    result = run_cli("llm", "prepare-data", ARITH, "--out", out, "--tokenizer", "tiny", "--max-prompt-tokens", "90")
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["kept"] == len(_records(out)) > 0 and summary["rows_read"] == 64

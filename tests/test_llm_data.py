@@ -1,0 +1,80 @@
+"""Data preparation and benchmark loaders: schema, row-numbered errors, duplicates, length filter."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
+from fgrpo_sim.llm.data import load_benchmark, load_prepared, prepare_deepscaler, read_records, write_jsonl
+
+
+def _jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_prepare_deepscaler_dedups_drops_conflicts_and_long_prompts(tmp_path):
+    from fgrpo_sim.llm.tiny import build_char_tokenizer
+
+    rows = [
+        {"problem": "What is 1+1?", "answer": "2", "solution": "..."},
+        {"problem": "what is  1+1?", "answer": "2"},            # duplicate (case/space), same answer: merged
+        {"problem": "Pick x.", "answer": "3"},
+        {"problem": "Pick  x.", "answer": "4"},                 # conflicting duplicate: both dropped
+        {"problem": "", "answer": "5"},                          # no problem: reported with its line number
+        {"problem": "Long " * 400, "answer": "1"},              # > 1024 characters = tokens of the char tokenizer
+        {"question": "Alt column?", "final_answer": ["$7$"]},   # other column names, list answer, $..$ stripped
+    ]
+    source = _jsonl(tmp_path / "deepscaler.jsonl", rows)
+    kept, report = prepare_deepscaler(source, build_char_tokenizer(), max_prompt_tokens=1024)
+    assert [r["problem"] for r in kept] == ["What is 1+1?", "Alt column?"]
+    assert kept[1]["answer"] == "7"
+    assert kept[0]["prompt"] == [{"role": "system", "content": PAPER_SYSTEM_PROMPT},
+                                 {"role": "user", "content": "What is 1+1?"}]
+    assert (report.rows_read, report.duplicates_merged, report.conflicting_dropped, report.too_long) == (7, 1, 2, 1)
+    assert len(report.bad_rows) == 1 and "row 5 has no problem" in report.bad_rows[0]
+    out = write_jsonl(kept, tmp_path / "prepared.jsonl")
+    dataset = load_prepared(out)
+    assert dataset.column_names == ["prompt", "answer", "problem_id"] and len(dataset) == 2
+
+
+@pytest.mark.parametrize("name, row, expected_id", [
+    ("math500", {"problem": "p", "answer": "\\frac12", "unique_id": "test/algebra/1.json"}, "test/algebra/1.json"),
+    ("aime24", {"id": 60, "problem": "p", "answer": "204"}, "60"),
+    ("amc23", {"question": "p", "answer": 27.0}, "amc23-1"),
+    ("minerva", {"question": "p", "answer": "2.5e-3"}, "minerva-1"),
+    ("olympiadbench", {"id": 1606, "question": "p", "final_answer": ["$\\sqrt{2}$"]}, "1606"),
+])
+def test_benchmark_layouts_map_to_one_schema(tmp_path, name, row, expected_id):
+    path = _jsonl(tmp_path / f"{name}.jsonl", [row])
+    (item,) = load_benchmark(name, path)
+    assert set(item) == {"problem_id", "problem", "answer"} and item["problem_id"] == expected_id
+    assert item["answer"] and "$" not in item["answer"]
+
+
+def test_json_and_parquet_files_are_read(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [{"problem": "a", "answer": "1"}, {"problem": "b", "answer": "2"}]
+    (tmp_path / "b.json").write_text(json.dumps({"data": rows}))
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "b.parquet")
+    assert [r for _, r in read_records(tmp_path / "b.json")] == rows
+    assert [i["problem_id"] for i in load_benchmark("generic", tmp_path / "b.parquet")] == ["generic-1", "generic-2"]
+
+
+def test_bad_rows_are_reported_with_line_numbers(tmp_path):
+    path = tmp_path / "bench.jsonl"
+    path.write_text('{"problem": "a", "answer": "1"}\n\n{"problem": "b"}\n')
+    with pytest.raises(ValueError, match=r"row 3 has no answer"):
+        load_benchmark("math500", path)
+    path.write_text('{"problem": "a", "answer": "1"}\n{not json\n')
+    with pytest.raises(ValueError, match=r"line 2 is not valid JSON"):
+        load_benchmark("math500", path)
+    path.write_text('{"id": 1, "problem": "a", "answer": "1"}\n{"id": 1, "problem": "b", "answer": "2"}\n')
+    with pytest.raises(ValueError, match="appears twice"):
+        load_benchmark("aime24", path)
+    with pytest.raises(ValueError, match="benchmark must be one of"):
+        load_benchmark("gsm8k", path)
