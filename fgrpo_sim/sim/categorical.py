@@ -20,12 +20,11 @@ import torch
 
 from fgrpo_sim.core import focal_weight, success_rate_from_counts
 from fgrpo_sim.sim.categorical_config import CategoricalConfig
+from fgrpo_sim.sim.categorical_native import NativeState
 from fgrpo_sim.sim.sampling import (
     STAT_NAMES,
-    native_update,
     resolve_sampler,
     run_keys,
-    sample_counts_native,
     sample_counts_torch,
 )
 from fgrpo_sim.validation import check_integer
@@ -101,16 +100,24 @@ class CategoricalBatch:
             self._generator = torch.Generator(device=dev)
             self._generator.manual_seed(int(run_keys([sum(self.seeds) * 1_000_003 + runs], salt=1)[0]))
         # work buffers, reused every step (allocating 100 MB tensors per step costs more than the maths)
-        self._weights = torch.empty_like(self.logits)
-        self._counts = torch.empty_like(self.logits)
-        self._stats = torch.empty((runs, len(STAT_NAMES)), dtype=torch.float64)
+        self.native = None
+        if self.backend == "native":
+            self.native = NativeState(self.logits, c, self.group_sizes)
+            self.native.refresh(self.logits)
+        else:
+            self._weights = torch.empty_like(self.logits)
+            self._counts = torch.empty_like(self.logits)
         nan = torch.full((runs,), float("nan"), dtype=torch.float64, device=dev)
         self.last_mu_hat, self.last_focal, self.last_unsampled_correct = nan, nan.clone(), nan.clone()
 
     # -- policy ---------------------------------------------------------------------------------
     def unnormalised_probs(self) -> torch.Tensor:
         """w = exp(z - shift) per run (into a reused buffer), so p = w / w.sum(). The shift is the
-        row maximum, skipped (one pass less) while every row maximum is small enough not to overflow."""
+        row maximum, skipped (one pass less) while every row maximum is small enough not to overflow.
+        The native backend keeps w up to date itself (its update writes the next step's weights)."""
+        if self.native is not None:
+            self._shift = self.native.shift.to(self.dtype).unsqueeze(1)
+            return self.native.weights
         out = self._weights
         zmax = self.logits.amax(dim=1, keepdim=True)
         if float(zmax.abs().max()) <= 40.0:
@@ -172,21 +179,19 @@ class CategoricalBatch:
         return torch.stack([gs, baseline, a_c, a_w], dim=1)
 
     def sample_counts(self, weights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(counts [R, K] ~ Multinomial(N_r, p_r) in the state's float dtype, stats [R, 8])."""
-        if self.backend == "native":
-            return sample_counts_native(weights, self.group_sizes, self._keys, self.step_count,
-                                        num_correct=self.num_correct, out=self._counts, stats_out=self._stats)
+        """(counts [R, K] ~ Multinomial(N_r, p_r) in the state's float dtype, stats [R, 8]) -- torch backend."""
         counts = sample_counts_torch(weights, self.group_sizes, self._generator, out=self._counts)
         return counts, self.count_stats(counts, weights)
 
-    def _apply(self, weights: torch.Tensor, counts: torch.Tensor, coef: torch.Tensor, counts_writable: bool) -> None:
+    def _apply(self, weights: torch.Tensor, counts: torch.Tensor | None, coef: torch.Tensor,
+               counts_writable: bool) -> None:
         """Gradient of the surrogate from counts + one optimizer step (minimising -L)."""
         cfg = self.config
         self.step_count += 1
-        if self.backend == "native":
-            native_update(self.logits, self.exp_avg, self.exp_avg_sq, weights, counts, self.num_correct, coef,
-                          cfg.surrogate, cfg.optimizer, lr=cfg.lr, beta1=cfg.beta1, beta2=cfg.beta2, eps=cfg.eps,
-                          weight_decay=cfg.weight_decay, step=self.step_count)
+        if self.native is not None:  # counts already loaded into the sparse batch
+            self.native.fused_step(self.logits, self.exp_avg, self.exp_avg_sq, coef, cfg.surrogate, cfg.optimizer,
+                                   lr=cfg.lr, beta1=cfg.beta1, beta2=cfg.beta2, eps=cfg.eps,
+                                   weight_decay=cfg.weight_decay, step=self.step_count)
             return
         grad = self.descent_gradient(weights, counts if counts_writable else counts.clone(), coef)
         if cfg.optimizer == "sgd":
@@ -234,6 +239,10 @@ class CategoricalBatch:
     def step(self) -> None:
         """Sample a batch for every run and update every run once."""
         weights = self.unnormalised_probs()
+        if self.native is not None:
+            stats = self.native.sample(self._keys, self.step_count)
+            self._apply(weights, None, self.update_coefficients(stats), counts_writable=True)
+            return
         counts, stats = self.sample_counts(weights)
         self._apply(weights, counts, self.update_coefficients(stats), counts_writable=True)
 
@@ -241,7 +250,8 @@ class CategoricalBatch:
         """One update of every run from given counts [R, K] (not modified), e.g. to compare implementations."""
         counts = counts.to(device=self.device, dtype=self.dtype).contiguous()
         weights = self.unnormalised_probs()
-        self._apply(weights, counts, self.update_coefficients(self.count_stats(counts, weights)), counts_writable=False)
+        stats = self.native.set_counts(counts) if self.native is not None else self.count_stats(counts, weights)
+        self._apply(weights, counts, self.update_coefficients(stats), counts_writable=False)
 
     # -- metrics -------------------------------------------------------------------------------
     def metrics(self) -> dict[str, torch.Tensor]:
@@ -249,19 +259,18 @@ class CategoricalBatch:
         c = self.num_correct
         w = self.unnormalised_probs()
         total = w.sum(dim=1, keepdim=True)
-        p = w.div_(total)  # the buffer now holds probabilities; the next step recomputes it anyway
-        pc = p[:, :c]
+        pc = w[:, :c] / total
         p0 = self.p0_correct
         q_pos = pc.sum(dim=1)
         lost = (p0 - pc).clamp_(min=0.0).sum(dim=1)
         log_z = self._shift.view(-1) + total.view(-1).log()
-        expected_logit = torch.bmm(p.unsqueeze(1), self.logits.unsqueeze(2)).view(-1)
+        expected_logit = torch.bmm(w.unsqueeze(1), self.logits.unsqueeze(2)).view(-1) / total.view(-1)
         return {
             "q_pos": q_pos,
             "m_ret": 1.0 - lost / p0.sum(),
             "unsampled_correct_mass": self.last_unsampled_correct.to(self.dtype),
             "entropy": (log_z - expected_logit).clamp_(min=0.0),
-            "anchor_prob": p[:, 0].clone(),
+            "anchor_prob": pc[:, 0].clone(),
             "frac_correct_above_start": (pc > p0).to(self.dtype).mean(dim=1),
             "worst_drop": (1.0 - (pc / p0).amin(dim=1)).clamp_(min=0.0),
             "mu_hat": self.last_mu_hat.to(self.dtype),
