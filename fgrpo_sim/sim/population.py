@@ -114,8 +114,8 @@ class TrainSpec:
     method: str = "grpo"  # grpo | dapo | cispo (core.policy_loss)
     group_size: int = 8
     gamma: float = 0.0  # focal exponent; 0 = the unweighted method
-    optimizer: str = "sgd"  # sgd | adam, one optimizer over every prompt's logits
-    lr: float = 2.0
+    optimizer: str = "adam"  # sgd | adam, one optimizer over every prompt's logits
+    lr: float = 0.05  # Adam; SGD needs ~50 because the token mean divides each prompt's gradient by B*N
     steps: int = 200
     prompt_batch: int = 64
     updates_per_step: int = 1  # optimizer steps on the same rollouts (PPO epochs); >1 makes clipping bite
@@ -246,11 +246,22 @@ def simulate_population(population: Population, train: TrainSpec, device: str = 
     (1 - sum_correct max(0, p0 - p) / Q_pos0, averaged), and the TRAINING_METRICS averaged over the
     groups trained since the previous evaluation.
     """
+    train.validate(population.spec.num_prompts)
+    dev = resolve_device(device)
+    threads = torch.get_num_threads()
+    if dev.type == "cpu":  # tensors of a few thousand numbers: intra-op threads only add overhead
+        torch.set_num_threads(1)
+    try:
+        return _simulate(population, train, dev, dtype, progress, progress_desc)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _simulate(population: Population, train: TrainSpec, dev: torch.device, dtype: torch.dtype, progress: bool,
+              progress_desc: str):
     import pandas as pd
     from tqdm.auto import tqdm
 
-    train.validate(population.spec.num_prompts)
-    dev = resolve_device(device)
     gen = torch.Generator(device=dev)
     gen.manual_seed(int(train.seed))
     runs, prompts, n, batch_size = train.runs, population.spec.num_prompts, train.group_size, train.prompt_batch

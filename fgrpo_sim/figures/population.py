@@ -1,0 +1,178 @@
+"""Population figures: the pass@1 / pass@256 frontier over N and gamma, rare mass over training at
+N = 8, and the map of the peak group size N*(mu, rho)."""
+
+from __future__ import annotations
+
+from fgrpo_sim.figures.registry import FigureOptions, add_figure
+
+FAMILY_STYLE = {  # variant family -> (colour, line style, marker)
+    "GRPO": ("tab:blue", "-", "o"),
+    "F-GRPO gamma=0.5": ("tab:orange", "-", "s"),
+    "F-GRPO gamma=1": ("tab:red", "-", "D"),
+    "GRPO low-LR (x m_0.5)": ("tab:gray", "--", "s"),
+    "GRPO low-LR (x m_1)": ("black", "--", "D"),
+}
+
+
+def _sweep(options: FigureOptions, group_sizes, gammas, quick: dict, full: dict, beta=(1.0, 1.0)):
+    from fgrpo_sim.sim.population import PopulationSpec, TrainSpec, make_population, run_sweep, sweep_variants
+
+    settings = full if options.full else quick
+    population = make_population(PopulationSpec(num_prompts=settings["prompts"], beta_a=beta[0], beta_b=beta[1],
+                                                seed=options.seed))
+    base = TrainSpec(steps=settings["steps"], runs=settings["runs"], prompt_batch=settings["batch"],
+                     eval_every=settings["eval_every"], seed=options.seed)
+    frame = run_sweep(population, sweep_variants(base, group_sizes, gammas), device=options.device,
+                      progress=options.progress)
+    return frame, settings, population
+
+
+# ------------------------------------------------------------------ frontier
+
+FRONTIER_BETA = (0.5, 1.0)  # a hard-leaning mix, so that pass@256 is not pinned at 1 from the start
+
+
+def compute_frontier(options: FigureOptions):
+    from fgrpo_sim.sim.population import final_summary
+
+    sizes = (2, 4, 8, 16, 32, 64, 128) if options.full else (2, 4, 8, 16, 32)
+    frame, settings, _ = _sweep(
+        options, sizes, (0.0, 0.5, 1.0),
+        quick=dict(prompts=256, steps=150, runs=2, batch=32, eval_every=150),
+        full=dict(prompts=512, steps=400, runs=8, batch=64, eval_every=100), beta=FRONTIER_BETA)
+    initial = frame[(frame["step"] == 0) & (frame["bucket"] == "all")][["pass@1", "pass@256"]].mean()
+    return {"summary": final_summary(frame), "settings": settings,
+            "initial": {"pass@1": float(initial["pass@1"]), "pass@256": float(initial["pass@256"])}}
+
+
+def draw_frontier(data):
+    from fgrpo_sim.figures.style import new_figure
+
+    summary, s = data["summary"], data["settings"]
+    fig, axes = new_figure(1, 2, width=4.8, height=3.8)
+    for ax, metric, label in ((axes[0], "pass@256", "pass@256 (exact, from correct mass)"),
+                              (axes[1], "rare_mass_retained", "rare-correct mass / initial")):
+        for family, (colour, ls, marker) in FAMILY_STYLE.items():
+            rows = summary[summary["variant"] == family].sort_values("N")
+            if rows.empty:
+                continue
+            ax.plot(rows["pass@1"], rows[metric], ls=ls, marker=marker, color=colour, label=family, ms=4)
+            if family == "GRPO":
+                for _, r in rows.iterrows():
+                    ax.annotate(f"N={int(r['N'])}", (r["pass@1"], r[metric]), textcoords="offset points",
+                                xytext=(3, 3), fontsize=7, color=colour)
+        ax.plot([data["initial"]["pass@1"]], [data["initial"][metric] if metric in data["initial"] else 1.0],
+                marker="*", color="green", ms=10, ls="none", label="initial policy")
+        ax.set_xlabel("pass@1 (mean correct mass over prompts)")
+        ax.set_ylabel(label)
+    axes[0].set_title("(a) pass@1 vs pass@256 after training")
+    axes[1].set_title("(b) pass@1 vs rare-correct mass kept")
+    axes[1].legend(loc="best", fontsize=7)
+    fig.suptitle(f"Population simulator: {s['prompts']} prompts, mu0 ~ Beta{FRONTIER_BETA}, rho = 0.1, "
+                 f"Adam lr 0.05, {s['steps']} steps x {s['batch']} prompts, mean of {s['runs']} runs; "
+                 "one point per N", fontsize=8)
+    return fig
+
+
+# ------------------------------------------------------------------ rare mass over training
+
+def compute_rare_mass(options: FigureOptions):
+    frame, settings, _ = _sweep(
+        options, (8,), (0.0, 0.5, 1.0),
+        quick=dict(prompts=256, steps=300, runs=2, batch=32, eval_every=15),
+        full=dict(prompts=512, steps=600, runs=8, batch=64, eval_every=20))
+    keep = ["variant", "run", "step", "bucket", "rare_mass_retained", "pass@1", "tail_miss_observed",
+            "tail_miss_predicted"]
+    return {"frame": frame[keep], "settings": settings}
+
+
+def draw_rare_mass(data):
+    from fgrpo_sim.figures.style import new_figure
+
+    frame, s = data["frame"], data["settings"]
+    fig, axes = new_figure(1, 3, width=3.7, height=3.4)
+    overall = frame[frame["bucket"] == "all"]
+    for family, (colour, ls, _) in FAMILY_STYLE.items():
+        rows = overall[overall["variant"] == family]
+        if rows.empty:
+            continue
+        mean = rows.groupby("step")[["rare_mass_retained", "pass@1"]].mean()
+        axes[0].plot(mean.index, mean["rare_mass_retained"], color=colour, ls=ls, label=family)
+        axes[1].plot(mean["pass@1"], mean["rare_mass_retained"], color=colour, ls=ls, label=family)
+    last = frame[frame["step"] == frame["step"].max()]
+    buckets = [b for b in dict.fromkeys(frame["bucket"]) if b != "all"]
+    families = [f for f in FAMILY_STYLE if f in set(frame["variant"])]
+    width = 0.8 / max(len(families), 1)
+    for i, family in enumerate(families):
+        values = [last[(last["variant"] == family) & (last["bucket"] == b)]["rare_mass_retained"].mean() for b in buckets]
+        axes[2].bar([j + i * width for j in range(len(buckets))], values, width=width,
+                    color=FAMILY_STYLE[family][0], label=family, alpha=0.85)
+    axes[2].set_xticks([j + 0.4 - width / 2 for j in range(len(buckets))])
+    axes[2].set_xticklabels([b.replace("mu0 ", "") for b in buckets], fontsize=8)
+    axes[2].set_xlabel("initial success rate mu0 (bucket)")
+    axes[2].set_ylabel("rare-correct mass / initial, at the end")
+    axes[2].axhline(1.0, color="gray", lw=0.8)
+    axes[0].set_ylabel("rare-correct mass / initial")
+    axes[1].set_ylabel("rare-correct mass / initial")
+    axes[0].set_xlabel("training step")
+    axes[1].set_xlabel("pass@1 along training")
+    axes[0].set_title("(a) rare-correct mass, all prompts")
+    axes[1].set_title("(b) the same at equal pass@1")
+    axes[2].set_title("(c) by difficulty")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"GRPO vs F-GRPO vs low-LR control at N = 8: {s['prompts']} prompts, mu0 ~ Beta(1, 1), rho = 0.1, "
+                 f"Adam lr 0.05, {s['batch']} prompts/step, mean of {s['runs']} runs", fontsize=8)
+    return fig
+
+
+# ------------------------------------------------------------------ peak map
+
+def compute_peak_map(options: FigureOptions):
+    import numpy as np
+
+    from fgrpo_sim import theory
+
+    mu = np.linspace(0.02, 0.98, 97 if options.full else 49)
+    rho = np.geomspace(1e-3, 0.5, 120 if options.full else 60)
+    grid_mu, grid_rho = np.meshgrid(mu, rho)
+    peak = theory.peak_group_size(grid_mu, grid_rho * grid_mu)
+    return {"mu": mu, "rho": rho, "n_star": np.asarray(peak.n_star, float),
+            "probability": np.asarray(peak.probability, float)}
+
+
+def draw_peak_map(data):
+    import numpy as np
+    from matplotlib.colors import LogNorm
+
+    from fgrpo_sim.figures.style import new_figure
+
+    fig, axes = new_figure(1, 2, width=4.6, height=3.8)
+    mu, rho = data["mu"], data["rho"]
+    mesh = axes[0].pcolormesh(mu, rho, data["n_star"], norm=LogNorm(vmin=2, vmax=data["n_star"].max()),
+                              cmap="viridis", shading="auto")
+    levels = [n for n in (4, 8, 16, 32, 64, 128, 256, 512) if n < data["n_star"].max()]
+    contours = axes[0].contour(mu, rho, data["n_star"], levels=levels, colors="white", linewidths=0.7)
+    axes[0].clabel(contours, fmt=lambda v: f"N*={int(v)}", fontsize=7)
+    fig.colorbar(mesh, ax=axes[0], label="peak group size N* (log scale)")
+    prob = axes[1].pcolormesh(mu, rho, data["probability"], vmin=0, vmax=1, cmap="magma", shading="auto")
+    fig.colorbar(prob, ax=axes[1], label="Pr(B) at N*")
+    for ax in axes:
+        ax.set_yscale("log")
+        ax.set_xlabel("success probability mu")
+        ax.set_ylabel("rare share rho = tau / mu")
+        ax.grid(False)
+    axes[0].set_title("(a) N* = argmax_N Pr(B) (Lemma 3.1)")
+    axes[1].set_title("(b) the peak tail-miss probability")
+    fig.suptitle("Where the tail miss is worst: rarer modes (small rho) and extreme success rates (mu near 0 or 1) push N* up",
+                 fontsize=9)
+    return fig
+
+
+add_figure("population_frontier",
+           "Population simulator: pass@1 vs pass@256 and rare mass over N, GRPO / F-GRPO / low-LR control",
+           compute_frontier, draw_frontier)
+add_figure("population_rare_mass",
+           "Population simulator: rare-correct mass over training at N = 8, GRPO vs F-GRPO vs low-LR control",
+           compute_rare_mass, draw_rare_mass)
+add_figure("peak_map", "Peak group size N*(mu, rho) of Lemma 3.1 over the (mu, rho) plane, with Pr(B) at the peak",
+           compute_peak_map, draw_peak_map)
