@@ -125,10 +125,16 @@ class FocalGRPOTrainer(GRPOTrainer):
                 "FocalGRPOTrainer: TRL produced advantages without calling _calculate_rewards; this TRL version "
                 "is not supported by the focal override"
             )
+        return self._apply_focal_weight(output, gathered)
+
+    def _apply_focal_weight(self, output: dict, gathered_rewards: torch.Tensor) -> dict:
+        """Scale TRL's local advantages by their group's weight; log the focal statistics."""
         args: FocalGRPOConfig = self.args
         mode = "train" if self.model.training else "eval"
         num_generations = self.num_generations if mode == "train" else self.num_generations_eval
-        rewards = success_rewards(gathered, self.reward_weights, list(self.reward_func_names), args.focal_reward_func)
+        rewards = success_rewards(
+            gathered_rewards, self.reward_weights, list(self.reward_func_names), args.focal_reward_func
+        )
         weight, mu_hat, active = group_focal_statistics(
             rewards, num_generations, args.focal_gamma, args.reward_correct, args.reward_wrong
         )
@@ -155,15 +161,26 @@ class FocalGRPOTrainer(GRPOTrainer):
         logged.extend(scaled.tolist())
 
     def _log_focal_metrics(self, mode: str, weight: torch.Tensor, mu_hat: torch.Tensor, active: torch.Tensor) -> None:
+        active_f = active.to(weight.dtype)
+        n_active = active_f.sum()
+        stats = torch.stack([
+            weight.mean(),
+            active_f.mean(),
+            (weight * active_f).sum() / n_active.clamp(min=1),
+            mu_hat.mean(),
+            (mu_hat == 0).to(weight.dtype).mean(),
+            ((mu_hat > 0) & (mu_hat <= 0.5)).to(weight.dtype).mean(),
+            ((mu_hat > 0.5) & (mu_hat < 1)).to(weight.dtype).mean(),
+            (mu_hat == 1).to(weight.dtype).mean(),
+            n_active,
+        ]).tolist()  # one device sync for all of them
         metrics = self._metrics[mode]
-        metrics["focal/weight_mean"].append(weight.mean().item())
-        active_f = active.float()
-        metrics["focal/frac_active_groups"].append(active_f.mean().item())
-        metrics["focal/weight_mean_active"].append(
-            (weight * active_f).sum().item() / active_f.sum().item() if bool(active.any()) else float("nan")
-        )
-        metrics["focal/mu_hat_mean"].append(mu_hat.mean().item())
-        metrics["focal/mu_hat_frac_zero"].append((mu_hat == 0).float().mean().item())
-        metrics["focal/mu_hat_frac_low"].append(((mu_hat > 0) & (mu_hat <= 0.5)).float().mean().item())
-        metrics["focal/mu_hat_frac_high"].append(((mu_hat > 0.5) & (mu_hat < 1)).float().mean().item())
-        metrics["focal/mu_hat_frac_one"].append((mu_hat == 1).float().mean().item())
+        metrics["focal/weight_mean"].append(stats[0])
+        metrics["focal/frac_active_groups"].append(stats[1])
+        # mean weight over groups that carry a gradient; NaN (skipped by TRL's log) when there are none
+        metrics["focal/weight_mean_active"].append(stats[2] if stats[8] > 0 else float("nan"))
+        metrics["focal/mu_hat_mean"].append(stats[3])
+        metrics["focal/mu_hat_frac_zero"].append(stats[4])
+        metrics["focal/mu_hat_frac_low"].append(stats[5])
+        metrics["focal/mu_hat_frac_high"].append(stats[6])
+        metrics["focal/mu_hat_frac_one"].append(stats[7])
