@@ -1,7 +1,34 @@
-"""`fgrpo check` command (placeholder: filled in by its issue)."""
+"""`fgrpo check`: the theory's closed forms against simulation (Lemma 3.1, Lemma H.1, BroRL's E[U2], Prop. 3.2)."""
+
+from __future__ import annotations
+
+import json
 
 import typer
 
 
 def register(app: typer.Typer) -> None:
-    """Add the `check` command to the top-level app (nothing yet)."""
+    """Add the `check` command to the top-level app."""
+
+    @app.command("check")
+    def check_command(
+        as_json: bool = typer.Option(False, "--json", help="Print a JSON list of {name, closed_form, estimate, interval, passed} (plus trials/etas/errors where they apply)."),
+        quick: bool = typer.Option(False, "--quick", help="Reduced grid and fewer trials (a few seconds; what the test suite runs)."),
+        seed: int = typer.Option(0, "--seed", help="Base random seed, integer >= 0. Default 0."),
+        device: str = typer.Option("cpu", "--device", help="Torch device for the Monte Carlo draws: cpu, cuda, auto. Default cpu."),
+        progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr."),
+    ) -> None:
+        """Compare every closed form of the theory with simulation: each line shows the closed form, the
+        simulated estimate, its 99.9% interval and the verdict. Exits with status 1 if any check fails.
+        """
+        from fgrpo_sim.sim.checks import format_results, run_checks
+        from fgrpo_sim.validation import check_integer
+
+        check_integer("seed", seed, 0, 2**40)
+        results = run_checks(quick=quick, seed=seed, device=device, progress=progress and not as_json)
+        if as_json:
+            typer.echo(json.dumps(results, indent=1))
+        else:
+            typer.echo(format_results(results))
+        if not all(r["passed"] for r in results):
+            raise typer.Exit(1)

@@ -1,7 +1,93 @@
-"""`fgrpo simulate ...` subcommand (placeholder: filled in by its issue)."""
+"""`fgrpo simulate categorical`: the paper's categorical-policy simulation (Sec. 5.1, App. J) as a tidy table."""
+
+from __future__ import annotations
+
+from pathlib import Path
 
 import typer
 
 
+def _int_list(name: str, text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise ValueError(f"{name} must be a comma-separated list of integers, got {text!r}") from None
+    if not values:
+        raise ValueError(f"{name} must list at least one value, got {text!r}")
+    return values
+
+
+def _float_list(name: str, text: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise ValueError(f"{name} must be a comma-separated list of numbers, got {text!r}") from None
+    if not values:
+        raise ValueError(f"{name} must list at least one value, got {text!r}")
+    return values
+
+
+PAPER_N = ",".join(str(2**k) for k in range(1, 18))
+
+
 def register(app: typer.Typer) -> None:
-    """Add this simulator's subcommand to `fgrpo simulate` (nothing yet)."""
+    """Add `categorical` to `fgrpo simulate`."""
+
+    @app.command("categorical")
+    def categorical_command(
+        out: Path = typer.Option(..., "--out", help="Result table, .parquet or .csv (written atomically after each chunk of runs)."),
+        group_sizes: str = typer.Option(PAPER_N, "--group-sizes", help="Group sizes N (draws per step), comma-separated integers >= 1. Default: the paper's 2,4,...,131072."),
+        gammas: str = typer.Option("0,1", "--gammas", help="Focal exponents gamma >= 0, comma-separated (0 = unweighted GRPO). Default 0,1."),
+        seeds: str = typer.Option("0,1,2,3", "--seeds", help="Seeds, comma-separated integers >= 0 (runs with equal seed share random streams). Default 0,1,2,3."),
+        steps: int = typer.Option(1000, "--steps", help="Update steps per run, >= 0. Default 1000 (paper)."),
+        surrogate: str = typer.Option("distinct", "--surrogate", help="Surrogate: distinct (Hu et al.: sum over distinct sampled actions of R_i p_i), draws (App. J: sum over the N draws of (R_j - mean R) p), logprob (policy gradient with Dr. GRPO advantages). Default distinct."),
+        optimizer: str = typer.Option("adamw", "--optimizer", help="Optimizer on the logits: sgd, adam (L2 weight decay), adamw (decoupled). Default adamw."),
+        lr: float = typer.Option(1e-2, "--lr", help="Learning rate, > 0. Default 1e-2 (paper)."),
+        beta1: float = typer.Option(0.9, "--beta1", help="Adam beta1 in [0, 1). Default 0.9."),
+        beta2: float = typer.Option(0.999, "--beta2", help="Adam beta2 in [0, 1). Default 0.999."),
+        eps: float = typer.Option(1e-8, "--eps", help="Adam eps in [0, 1] (0 needs --dtype float64). Default 1e-8; it matters: large-N gradients are ~1e-9."),
+        weight_decay: float = typer.Option(0.0, "--weight-decay", help="Weight decay >= 0 (L2 for sgd/adam, decoupled for adamw). Default 0."),
+        stride: int = typer.Option(10, "--stride", help="Record metrics every STRIDE steps (and at the last step), >= 1. Default 10."),
+        num_actions: int = typer.Option(128_000, "--num-actions", help="Actions K, >= 2. Default 128000 (paper)."),
+        num_correct: int = typer.Option(10_000, "--num-correct", help="Correct actions (first NUM_CORRECT, action 0 is the anchor), 1 .. K-1. Default 10000."),
+        anchor_logit: float = typer.Option(5.0, "--anchor-logit", help="Initial logit of the anchor correct action. Default 5.0."),
+        correct_logit: float = typer.Option(3.0, "--correct-logit", help="Initial logit of the other correct actions. Default 3.0."),
+        incorrect_logit: float = typer.Option(0.0, "--incorrect-logit", help="Initial logit of incorrect actions. Default 0.0."),
+        reward_correct: float = typer.Option(1.0, "--reward-correct", help="Reward R_c of a correct action. Default +1."),
+        reward_wrong: float = typer.Option(-1.0, "--reward-wrong", help="Reward R_w of an incorrect action, < R_c. Default -1."),
+        dtype: str = typer.Option("float32", "--dtype", help="State precision: float32 (fast) or float64. Default float32."),
+        device: str = typer.Option("auto", "--device", help="auto (CUDA when present), cpu, cuda, cuda:K. Default auto."),
+        backend: str = typer.Option("auto", "--backend", help="auto (native on CPU when a C compiler exists, else torch), native (fused C kernels, CPU), torch (any device). Default auto."),
+        chunk_runs: int = typer.Option(68, "--chunk-runs", help="Runs simulated together per batch (memory ~ 20 MB per run in float32); results are saved after each chunk. Default 68."),
+        resume: bool = typer.Option(True, "--resume/--no-resume", help="Skip runs of the same setting already complete in OUT and keep other settings' rows (default), or start OUT afresh."),
+        study: bool = typer.Option(False, "--study", help="Run the sensitivity study instead (surrogate x optimizer x eps x weight decay on a reduced grid; uses only --out, --steps, --device, --progress) and print the claims table."),
+        progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr."),
+    ) -> None:
+        """Simulate a softmax policy over K actions trained with group-relative updates (paper Sec. 5.1).
+
+        Every (N, gamma, seed) run advances in one batched program; per recorded step the table holds
+        Q_pos, M_ret, unsampled correct mass, entropy, anchor probability, share of correct actions
+        above their start, worst relative drop, and the latest batch's mu_hat and focal weight.
+        """
+        if study:
+            from fgrpo_sim.sim.categorical_study import claims_table, format_claims_markdown, run_study
+
+            table = run_study(out, steps=steps, progress=progress, device=device)
+            typer.echo(format_claims_markdown(claims_table(table)))
+            return
+        from fgrpo_sim.sim.categorical_config import CategoricalConfig
+        from fgrpo_sim.sim.categorical_run import run_grid
+
+        config = CategoricalConfig(
+            num_actions=num_actions, num_correct=num_correct, anchor_logit=anchor_logit,
+            correct_logit=correct_logit, incorrect_logit=incorrect_logit, reward_correct=reward_correct,
+            reward_wrong=reward_wrong, steps=steps, group_sizes=_int_list("group_sizes", group_sizes),
+            gammas=_float_list("gammas", gammas), seeds=_int_list("seeds", seeds), surrogate=surrogate,
+            optimizer=optimizer, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+            stride=stride, dtype=dtype, device=device, sampler=backend, chunk_runs=chunk_runs,
+        )
+        table = run_grid(config, out, resume=resume, progress=progress)
+        final = table[table["step"] == config.steps]
+        summary = final.groupby(["group_size", "gamma"])[["q_pos", "m_ret"]].mean().reset_index()
+        typer.echo(f"wrote {out} ({len(table)} rows of setting {config.config_id()}); final means over seeds:")
+        typer.echo(summary.to_string(index=False, float_format=lambda x: f"{x:.4f}"))

@@ -1,0 +1,118 @@
+"""Monte Carlo estimates of the theory's probabilities and expectations, from sampled counts only.
+
+Nothing here evaluates the closed forms it is meant to check: each estimate comes from simulated
+groups (region counts or per-action counts), and its standard error from the sample.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from fgrpo_sim.validation import check_integer, check_range
+
+Z_999 = 3.2905267314918945  # two-sided 99.9% normal quantile
+
+
+def _device(device: str | torch.device) -> torch.device:
+    from fgrpo_sim.sim.categorical import resolve_device
+
+    return device if isinstance(device, torch.device) else resolve_device(str(device))
+
+
+def estimate_tail_miss(n: int, mu: float, tau: float, trials: int = 1_000_000, seed: int = 0,
+                       device: str | torch.device = "cpu") -> tuple[float, float]:
+    """(estimate, standard error) of Pr(B), B = {0 < X < N and no draw lands in E} (Lemma 3.1).
+
+    Each simulated group draws its region counts, not its N individual draws: X_E ~ Bin(N, tau) hits
+    in the target subset E, then (only where X_E = 0) X_C ~ Bin(N, (mu - tau) / (1 - tau)) hits in
+    the rest of the correct set; B holds when X_E = 0 and 0 < X_C < N. Groups are processed in chunks
+    of 2^20, so memory stays flat for any `trials`.
+    """
+    n = int(check_integer("n", n, 1, 2**31 - 1))
+    mu = float(check_range("mu", mu, 0.0, 1.0))
+    tau = float(check_range("tau", tau, 0.0, mu))
+    trials = int(check_integer("trials", trials, 1, 10**12))
+    seed = int(check_integer("seed", seed, 0, 2**62))
+    dev = _device(device)
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(seed)
+    f64 = torch.float64
+    q_rest = (mu - tau) / (1.0 - tau) if tau < 1.0 else 0.0
+    hits = 0
+    done = 0
+    chunk = 1 << 20
+    while done < trials:
+        m = min(chunk, trials - done)
+        n_t = torch.full((m,), float(n), dtype=f64, device=dev)
+        x_e = torch.binomial(n_t, torch.full((m,), tau, dtype=f64, device=dev), generator=gen)
+        missed = x_e == 0
+        k = int(missed.sum())
+        if k:
+            x_c = torch.binomial(n_t[:k], torch.full((k,), q_rest, dtype=f64, device=dev), generator=gen)
+            hits += int(((x_c > 0) & (x_c < n)).sum())
+        done += m
+    est = hits / trials
+    return est, math.sqrt(max(est * (1.0 - est), 0.0) / trials)
+
+
+def wilson_interval(successes: float, trials: int, z: float = Z_999) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (sound near 0 and 1, unlike estimate +- z SE)."""
+    if trials <= 0:
+        raise ValueError(f"trials must be >= 1, got {trials}")
+    p = successes / trials
+    denom = 1.0 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denom
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def sample_counts(p: torch.Tensor, n: int, groups: int, seed: int, device: str | torch.device = "cpu") -> torch.Tensor:
+    """counts [groups, K] (float64), each row ~ Multinomial(n, p): the simulator's exact sampler."""
+    from fgrpo_sim.sim.sampling import native_available, run_keys, sample_counts_native, sample_counts_torch
+
+    dev = _device(device)
+    weights = p.to(device=dev, dtype=torch.float64).expand(groups, -1).contiguous()
+    draws = torch.full((groups,), int(n), dtype=torch.int64)
+    if dev.type == "cpu" and native_available():
+        counts, _ = sample_counts_native(weights, draws, run_keys(range(groups), salt=seed), stream=seed)
+        return counts
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(seed)
+    return sample_counts_torch(weights, draws, gen)
+
+
+def mean_and_se(samples: torch.Tensor) -> tuple[float, float]:
+    x = samples.to(torch.float64)
+    m = x.numel()
+    return float(x.mean()), (float(x.std(correction=1)) / math.sqrt(m) if m > 1 else float("inf"))
+
+
+def estimate_sampled_masses(p, correct, n: int, k: int, trials: int, seed: int = 0,
+                            device: str | torch.device = "cpu") -> dict[str, tuple[float, float]]:
+    """Lemma H.1 by simulation: given X = k correct draws out of n, draw k i.i.d. from the correct
+    actions (law q_pos = p / mu) and n - k from the incorrect ones; return (mean, SE) of the distinct
+    sampled correct mass P_pos and incorrect mass P_neg."""
+    p = torch.as_tensor(np.asarray(p, dtype=float))
+    correct = torch.as_tensor(np.asarray(correct, dtype=bool))
+    out = {}
+    for name, members, draws, salt in (("P_pos", correct, k, 1), ("P_neg", ~correct, n - k, 2)):
+        if draws == 0:
+            out[name] = (0.0, 0.0)
+            continue
+        restricted = torch.where(members, p, torch.zeros_like(p))
+        counts = sample_counts(restricted, draws, trials, seed * 1000 + salt, device).cpu()
+        mass = ((counts > 0).to(torch.float64) * p).sum(dim=1)
+        out[name] = mean_and_se(mass)
+    return out
+
+
+def estimate_unsampled_square_mass(p, n: int, trials: int, seed: int = 0,
+                                   device: str | torch.device = "cpu") -> tuple[float, float]:
+    """(mean, SE) of U2 = sum over actions missed by n draws of p_i^2 (BroRL's E[U2])."""
+    p = torch.as_tensor(np.asarray(p, dtype=float))
+    counts = sample_counts(p, n, trials, seed, device).cpu()
+    u2 = ((counts == 0).to(torch.float64) * p * p).sum(dim=1)
+    return mean_and_se(u2)
