@@ -139,3 +139,24 @@ def test_prepare_data_cli(run_cli, tmp_path):
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["kept"] == len(_records(out)) > 0 and summary["rows_read"] == 64
+
+
+def test_dnll_rare_on_eval_output(run_cli, tiny_model_dir, tmp_path):
+    from fgrpo_sim.llm.tiny import build_tiny, save_tiny
+
+    other = save_tiny(*build_tiny(seed=1), tmp_path / "other")
+    samples = tmp_path / "s.jsonl"
+    assert run_cli("llm", "eval", "--model", tiny_model_dir, "--data", ARITH, "--out", samples, "--n", "8",
+                   "--save-completions", *EVAL_ARGS).exit_code == 0
+    records = _records(samples)
+    if not any(r["correct"] for r in records):  # keep the test about dNLL, not about the random model's luck
+        records[0]["correct"] = True
+        samples.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = run_cli("llm", "dnll-rare", "--trajectories", samples, "--data", ARITH, "--base", tiny_model_dir,
+                     "--model", tiny_model_dir, "--model", other, "--top-fraction", "0.5", "--no-system-prompt")
+    assert result.exit_code == 0, result.stderr
+    out = json.loads(result.stdout)
+    n_correct = sum(r["correct"] for r in records)
+    assert out["correct"] == n_correct and out["selected"] == max(1, round(0.5 * n_correct))
+    assert out["models"][str(tiny_model_dir)]["dnll_rare"] == pytest.approx(0.0, abs=1e-6)
+    assert out["models"][str(other)]["dnll_rare"] != pytest.approx(0.0, abs=1e-4)

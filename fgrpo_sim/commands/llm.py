@@ -182,3 +182,40 @@ def eval_command(
     for k, value in summary.get("pass_at_k", {}).items():
         print(f"pass@{k:<4} {100 * value:6.2f}%")
     print(f"(full table and paired test: fgrpo passk {out} [--compare OTHER.jsonl])", file=sys.stderr)
+
+
+@app.command("dnll-rare", help=(
+    "Rare-correct NLL diagnostic (paper App. M.2): from base-model trajectories, keep the correct ones, take the "
+    "top --top-fraction by the base model's length-normalised NLL, and report each --model's mean NLL on that "
+    "fixed set minus the base model's (positive = rare solutions became less likely)."
+))
+def dnll_rare_command(
+    trajectories: Path = typer.Option(..., "--trajectories", help="JSON lines with completion, correct, and problem "
+                                      "(or problem_id plus --data), e.g. `fgrpo llm eval --save-completions` output."),
+    base: str = typer.Option(..., "--base", help="Base model (folder or hub id) that produced the trajectories."),
+    model: list[str] = typer.Option(..., "--model", help="Trained model to score; repeat for several."),
+    data: Optional[Path] = typer.Option(None, "--data", help="Problem file to look up problem_id (benchmark schema)."),
+    top_fraction: float = typer.Option(0.01, "--top-fraction", help="Share of correct trajectories kept, in (0, 1]. "
+                                       "Default 0.01 (the paper's top 1%)."),
+    batch_size: int = typer.Option(8, "--batch-size", help="Trajectories per forward pass. Default 8."),
+    system_prompt: Optional[str] = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
+    no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
+) -> None:
+    from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
+    from fgrpo_sim.llm.data import load_benchmark, read_records
+    from fgrpo_sim.llm.diagnostics import dnll_rare
+
+    prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else PAPER_SYSTEM_PROMPT)
+    problems = {p["problem_id"]: p["problem"] for p in load_benchmark("generic", data)} if data else {}
+    rows = []
+    for number, record in read_records(trajectories):
+        if "problem" not in record:
+            pid = str(record.get("problem_id"))
+            if pid not in problems:
+                raise ValueError(f"{trajectories}: line {number} has no problem and its problem_id {pid!r} is not in --data")
+            record = {**record, "problem": problems[pid]}
+        if not isinstance(record.get("completion"), str):
+            raise ValueError(f"{trajectories}: line {number} has no completion text (run eval with --save-completions)")
+        rows.append(record)
+    result = dnll_rare(rows, base, list(model), system_prompt=prompt, top_fraction=top_fraction, batch_size=batch_size)
+    print(json.dumps(result, indent=2))

@@ -102,6 +102,16 @@ def _batch_seed(seed: int, problem_id: str, sample_index: int) -> int:
     return (seed * 1_000_003 + zlib.crc32(f"{problem_id}\x00{sample_index}".encode())) % (2**31)
 
 
+def render_prompt(tokenizer, problem: str, system_prompt: str | None) -> str:
+    """The prompt text the model sees: chat template with generation prompt (plain lines without one)."""
+    from fgrpo_sim.llm.data import build_prompt
+
+    messages = build_prompt(problem, system_prompt)
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    return "\n".join(m["content"] for m in messages) + "\n"
+
+
 class TransformersSampler:
     """Batched `model.generate` sampling (CPU or a single GPU)."""
 
@@ -115,12 +125,7 @@ class TransformersSampler:
             self.tokenizer.pad_token = self.tokenizer.eos_token
 
     def prompt_text(self, problem: str) -> str:
-        from fgrpo_sim.llm.data import build_prompt
-
-        messages = build_prompt(problem, self.settings.system_prompt)
-        if getattr(self.tokenizer, "chat_template", None):
-            return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-        return "\n".join(m["content"] for m in messages) + "\n"
+        return render_prompt(self.tokenizer, problem, self.settings.system_prompt)
 
     def generate(self, problems: list[str], seed: int) -> list[tuple[str, int, bool]]:
         """(completion text, completion tokens, finished with EOS) per prompt."""
