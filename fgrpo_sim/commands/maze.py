@@ -1,5 +1,115 @@
-"""`fgrpo maze ...` commands (placeholder: filled in by its issue)."""
+"""`fgrpo maze ...`: the single-solution Maze experiment (paper Sec. 5.2): show, run, table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
 
 import typer
 
-app = typer.Typer(help="(not yet implemented)", no_args_is_help=True)
+app = typer.Typer(
+    help="Single-solution Maze (paper Sec. 5.2): perfect mazes, a tiny transformer, SFT then GRPO vs F-GRPO.",
+    no_args_is_help=True,
+)
+
+
+def _parse_list(name: str, text: str, cast):
+    try:
+        values = [cast(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"{name} must be a comma-separated list of numbers, got {text!r}") from None
+    if not values:
+        raise ValueError(f"{name} must list at least one value, got {text!r}")
+    return values
+
+
+@app.command("show")
+def show(
+    size: int = typer.Option(9, "--size", help="Grid squares per side incl. border; odd, in [5, 101] (paper: 17)."),
+    seed: int = typer.Option(0, "--seed", help="Random seed of the maze (>= 0)."),
+    count: int = typer.Option(1, "--count", help="How many mazes to print, in [1, 100]."),
+    tokens: bool = typer.Option(False, "--tokens", help="Also print the prompt and target as model tokens."),
+) -> None:
+    """Print mazes (# wall, . open, S start, G goal, * the unique route) and their target move sequence."""
+    from fgrpo_sim.maze.generator import generate_mazes
+    from fgrpo_sim.maze.tokenizer import prompt_text, target_text
+    from fgrpo_sim.validation import check_integer
+
+    check_integer("count", count, 1, 100)
+    for i, maze in enumerate(generate_mazes(count, size, seed)):
+        if i:
+            typer.echo("")
+        typer.echo(maze.render())
+        typer.echo(f"start {maze.start} goal {maze.goal} route: {' '.join(maze.route)} ({len(maze.route)} moves)")
+        if tokens:
+            typer.echo(f"prompt: {prompt_text(maze)}")
+            typer.echo(f"target: {target_text(maze)}")
+
+
+@app.command("run")
+def run(
+    preset: str = typer.Option("cpu", "--preset", help="Settings: cpu (about 30 min on 2 cores), paper (App. K, "
+                                                       "needs a GPU and days), tiny (seconds, for tests)."),
+    n: Optional[str] = typer.Option(None, "--n", help="Group sizes N, comma-separated, each in [2, 4096] "
+                                                      "(default: the preset's; cpu: 4,8,16)."),
+    gamma: Optional[str] = typer.Option(None, "--gamma", help="Focal exponents, comma-separated, each >= 0; 0 is "
+                                                              "GRPO (default: 0,0.5,1)."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", help="Number of seeds 0..S-1, in [1, 100] (default 3)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Results folder (default: runs/figure-data/maze/PRESET, "
+                                                          "where `fgrpo figures fig6_maze` looks). Finished runs in "
+                                                          "it are reused, so an interrupted run resumes."),
+    device: str = typer.Option("auto", "--device", help="auto (cuda if available), cpu or cuda."),
+    summary_copy: Optional[Path] = typer.Option(None, "--summary-copy", help="Also write summary.json here "
+                                                                              "(e.g. docs/maze-results.json)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars on stderr."),
+) -> None:
+    """SFT once per seed, then GRPO / F-GRPO for every N x gamma; prints the Table 4 analogue."""
+    import json
+
+    from fgrpo_sim.atomic_io import write_text_atomic
+    from fgrpo_sim.figures.maze import format_table
+    from fgrpo_sim.maze.experiment import run_experiment
+    from fgrpo_sim.maze.presets import get_preset
+    from fgrpo_sim.validation import check_choice, check_integer, check_range
+
+    spec = get_preset(preset)
+    group_sizes = _parse_list("n", n, int) if n is not None else None
+    gammas = _parse_list("gamma", gamma, float) if gamma is not None else None
+    if group_sizes is not None:
+        check_integer("n", group_sizes, 2, 4096)
+    if gammas is not None:
+        check_range("gamma", gammas, 0.0, 100.0)
+    if seeds is not None:
+        check_integer("seeds", seeds, 1, 100)
+    check_choice("device", device, ("auto", "cpu", "cuda"))
+    if device == "auto":
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    spec = spec.with_grid(group_sizes, gammas, seeds)
+    out = out if out is not None else Path("runs/figure-data/maze") / spec.name
+    summary = run_experiment(spec, out, progress=progress, device=device, log=lambda m: typer.echo(m, err=True))
+    if summary_copy is not None:
+        write_text_atomic(summary_copy, json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    typer.echo(f"Held-out pass@K in % (unbiased estimator, {spec.eval_samples} samples per maze, "
+               f"{spec.n_heldout} mazes), mean ± 95% t-interval half-width over {spec.seeds} seed(s):")
+    typer.echo(format_table(summary))
+    typer.echo(f"results: {out}")
+
+
+@app.command("table")
+def table(
+    out: Path = typer.Argument(Path("runs/figure-data/maze/cpu"), help="Results folder of a `fgrpo maze run`."),
+) -> None:
+    """Re-summarise a results folder (also a partial one) and print the Table 4 analogue."""
+    import json
+
+    from fgrpo_sim.atomic_io import write_text_atomic
+    from fgrpo_sim.figures.maze import format_table
+    from fgrpo_sim.maze.experiment import summarize
+
+    if not (out / "config.json").exists():
+        raise ValueError(f"out must be a results folder of `fgrpo maze run` (no config.json in {out})")
+    summary = summarize(out)
+    write_text_atomic(out / "summary.json", json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    typer.echo(format_table(summary))

@@ -1,0 +1,146 @@
+"""Maze figures (paper Sec. 5.2): Table 4 analogue, Fig 6 (-log pass@K vs N) and Fig 7 (training curves).
+
+compute() reads the summary of a finished `fgrpo maze run` from FigureOptions.data_dir / "maze" / PRESET
+(`--full` selects the paper preset, else cpu); when that folder has no summary it falls back to the
+committed docs/maze-results.json of the same preset, and only when neither exists does it run the
+experiment there (about 30 minutes for the cpu preset on 2 cores).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from fgrpo_sim.figures.registry import FigureOptions, add_figure
+
+COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "maze-results.json"
+GAMMA_STYLE = {0.0: ("GRPO", "tab:gray", "o"), 0.5: ("F-GRPO $\\gamma$=0.5", "tab:blue", "s"),
+               1.0: ("F-GRPO $\\gamma$=1.0", "tab:red", "^")}
+
+
+def _style(gamma: float):
+    return GAMMA_STYLE.get(float(gamma), (f"F-GRPO $\\gamma$={gamma:g}", None, "d"))
+
+
+def load_summary(options: FigureOptions) -> dict:
+    preset_name = "paper" if options.full else "cpu"
+    folder = Path(options.data_dir or "runs/figure-data") / "maze" / preset_name
+    if (folder / "summary.json").exists():
+        return json.loads((folder / "summary.json").read_text())
+    if COMMITTED.exists():
+        committed = json.loads(COMMITTED.read_text())
+        if committed.get("preset", {}).get("name") == preset_name:
+            return committed
+    from fgrpo_sim.maze.experiment import run_experiment
+    from fgrpo_sim.maze.presets import get_preset
+
+    device = options.device
+    if device == "auto":
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    return run_experiment(get_preset(preset_name), folder, progress=options.progress, device=device)
+
+
+def table_rows(summary: dict, ks=("1", "128", "256")) -> list[dict]:
+    """Table 4 analogue: one row per (N, gamma) with mean and 95% CI over seeds (percent)."""
+    rows = []
+    for cell in summary["cells"]:
+        row = {"N": cell["N"], "gamma": cell["gamma"], "seeds": len(cell["seeds"])}
+        for k in ks:
+            stat = cell["pass_at_k"][k]
+            row[f"pass@{k}"] = (100 * stat["mean"], None if stat["lo"] is None else 100 * stat["lo"],
+                                None if stat["hi"] is None else 100 * stat["hi"])
+        rows.append(row)
+    return rows
+
+
+def format_table(summary: dict) -> str:
+    """Markdown: rows N, columns pass@1/128/256, each cell 'GRPO / F-GRPO 0.5 / F-GRPO 1.0' as mean ± CI half-width."""
+    gammas = sorted({c["gamma"] for c in summary["cells"]})
+    ns = sorted({c["N"] for c in summary["cells"]})
+    by = {(c["N"], c["gamma"]): c for c in summary["cells"]}
+    head = "gamma " + " / ".join(f"{g:g}" for g in gammas)
+    lines = [f"| N | pass@1 ({head}) | pass@128 | pass@256 |", "| --- | --- | --- | --- |"]
+    for n in ns:
+        parts = []
+        for k in ("1", "128", "256"):
+            vals = []
+            for g in gammas:
+                cell = by.get((n, g))
+                if cell is None:
+                    vals.append("-")
+                    continue
+                s = cell["pass_at_k"][k]
+                half = "" if s["lo"] is None else f" ± {100 * (s['hi'] - s['mean']):.1f}"
+                vals.append(f"{100 * s['mean']:.1f}{half}")
+            parts.append(" / ".join(vals))
+        lines.append(f"| {n} | " + " | ".join(parts) + " |")
+    return "\n".join(lines)
+
+
+def draw_fig6(summary: dict):
+    """-log pass@K against N, one panel per K, one line per gamma, 95% CI over seeds as error bars."""
+    from fgrpo_sim.figures.style import new_figure
+
+    ks = [k for k in ("1", "128", "1024", "2048") if k in summary["cells"][0]["pass_at_k"]]
+    fig, axes = new_figure(1, len(ks), width=3.2, height=3.0)
+    axes = list(getattr(axes, "flat", [axes]))
+    gammas = sorted({c["gamma"] for c in summary["cells"]})
+    for ax, k in zip(axes, ks):
+        for g in gammas:
+            cells = sorted((c for c in summary["cells"] if c["gamma"] == g), key=lambda c: c["N"])
+            ns = [c["N"] for c in cells]
+            mean = [-math.log(max(c["pass_at_k"][k]["mean"], 1e-12)) for c in cells]
+            lo = [mean[i] + math.log(max(c["pass_at_k"][k]["hi"], 1e-12)) if c["pass_at_k"][k]["hi"] is not None
+                  else 0.0 for i, c in enumerate(cells)]
+            hi = [-math.log(max(c["pass_at_k"][k]["lo"], 1e-12)) - mean[i] if c["pass_at_k"][k]["lo"] is not None
+                  else 0.0 for i, c in enumerate(cells)]
+            label, color, marker = _style(g)
+            ax.errorbar(ns, mean, yerr=[lo, hi], label=label, color=color, marker=marker, capsize=3)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted({c["N"] for c in summary["cells"]}))
+        ax.get_xaxis().set_major_formatter(__import__("matplotlib").ticker.ScalarFormatter())
+        ax.set_xlabel("group size N")
+        ax.set_title(f"K = {k}")
+    axes[0].set_ylabel("-log pass@K (held-out, lower is better)")
+    axes[0].legend()
+    p = summary["preset"]
+    fig.suptitle(f"Maze {p['size']}x{p['size']} ({p['name']} preset): -log pass@K vs N, "
+                 f"mean and 95% CI over {p['seeds']} seeds")
+    return fig
+
+
+def draw_fig7(summary: dict, n: int | None = None):
+    """Training reward, held-out pass@1 and pass@2048 over RL steps for one N (default 8), per gamma."""
+    from fgrpo_sim.figures.style import new_figure
+
+    ns = sorted({c["N"] for c in summary["cells"]})
+    n = n if n is not None else (8 if 8 in ns else ns[0])
+    cells = sorted((c for c in summary["cells"] if c["N"] == n), key=lambda c: c["gamma"])
+    big = str(max(int(k[len("pass@"):]) for k in cells[0]["curve"][0] if k.startswith("pass@")))
+    panels = [("train_reward", "training reward (mean over rollouts)"), ("pass@1", "held-out pass@1"),
+              (f"pass@{big}", f"held-out pass@{big}")]
+    fig, axes = new_figure(1, 3, width=3.4, height=3.0)
+    sft = summary.get("sft", {}).get("pass_at_k", {})
+    for ax, (key, title) in zip(axes, panels):
+        for c in cells:
+            pts = [(r["step"], r[key]) for r in c["curve"] if key in r]
+            label, color, marker = _style(c["gamma"])
+            ax.plot([s for s, _ in pts], [v for _, v in pts], label=label, color=color, marker=marker, ms=3)
+        if key.startswith("pass@") and key[5:] in sft:
+            ax.axhline(sft[key[5:]]["mean"], color="k", ls=":", lw=1, label="SFT")
+        ax.set_xlabel("RL step")
+        ax.set_title(title)
+    axes[0].legend()
+    p = summary["preset"]
+    fig.suptitle(f"Maze {p['size']}x{p['size']} ({p['name']} preset), N = {n}: mean over {p['seeds']} seeds "
+                 f"(pass@K: unbiased estimator, {p['eval_samples']} samples per held-out maze)")
+    return fig
+
+
+add_figure("fig6_maze", "Maze: -log pass@K vs group size N for GRPO and F-GRPO (paper Fig 6 analogue)",
+           load_summary, draw_fig6)
+add_figure("fig7_maze", "Maze: training reward, held-out pass@1 and pass@2048 over RL steps (paper Fig 7 analogue)",
+           load_summary, draw_fig7)

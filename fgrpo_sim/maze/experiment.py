@@ -1,0 +1,208 @@
+"""The Maze experiment: per seed, SFT once; then RL for every (N, gamma) from that same checkpoint.
+
+Layout of the results folder (every file written atomically; finished pieces are reused on resume):
+  config.json                      the preset and grid (a resume with different settings is refused)
+  seed{s}/sft/                     SFT checkpoint (model) and seed{s}/tokenizer/ (its own folder)
+  seed{s}/sft.json                 SFT loss log and held-out evaluation of the SFT model
+  seed{s}/rl_N{N}_gamma{g}.json    RL training curve and final held-out evaluation
+  summary.json                     Table 4 analogue, Fig 6/7 data (`summarize`)
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from fgrpo_sim.atomic_io import write_text_atomic
+from fgrpo_sim.maze.presets import MazePreset
+
+# K values reported: Table 4 uses 1, 128, 256; Fig 6 uses 1, 128, 1024, 2048.
+REPORT_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
+TABLE_KS = (1, 128, 256)
+FIG6_KS = (1, 128, 1024, 2048)
+
+
+def _gamma_tag(gamma: float) -> str:
+    return f"{gamma:g}".replace(".", "p")
+
+
+def run_file(out: Path, seed: int, n: int, gamma: float) -> Path:
+    return out / f"seed{seed}" / f"rl_N{n}_gamma{_gamma_tag(gamma)}.json"
+
+
+def _dump(path: Path, data) -> None:
+    write_text_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def evaluate_model(model, tokenizer, heldout, ks: Sequence[int], n_samples: int, seed: int) -> dict:
+    """Held-out metrics: exact pass@K from target probabilities and the unbiased estimator from n samples."""
+    from fgrpo_sim.maze.evaluate import (exact_pass_at_k, pass_at_k_from_counts, sampled_correct_counts,
+                                         target_log_probs)
+
+    log_p = target_log_probs(model, tokenizer, heldout)
+    counts = sampled_correct_counts(log_p, n_samples, seed)
+    ks = [k for k in ks if k <= n_samples]
+    return {
+        "n_samples": int(n_samples),
+        "pass_at_k": {str(k): v for k, v in pass_at_k_from_counts(n_samples, counts, ks).items()},
+        "exact_pass_at_k": {str(k): v for k, v in exact_pass_at_k(log_p, ks).items()},
+        "log_p_target": [round(float(x), 5) for x in log_p],
+        "correct_counts": [int(c) for c in counts],
+    }
+
+
+def _curve_point(model, tokenizer, heldout, preset: MazePreset, seed: int, step: int) -> dict:
+    ev = evaluate_model(model, tokenizer, heldout, (1, 128, preset.eval_samples), preset.eval_samples,
+                        seed=10_000 * seed + step)
+    return {"heldout_pass_at_k": ev["pass_at_k"], "heldout_exact_pass_at_k": ev["exact_pass_at_k"]}
+
+
+def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, device: str = "cpu",
+                   log=print) -> dict:
+    """Run (or resume) every seed x N x gamma of `preset` into `out`; returns the summary."""
+    import torch
+
+    from fgrpo_sim.maze.generator import split_mazes
+    from fgrpo_sim.maze.model import build_model, count_parameters
+    from fgrpo_sim.maze.rl import RLSettings, train_rl
+    from fgrpo_sim.maze.sft import train_sft
+    from fgrpo_sim.maze.tokenizer import build_tokenizer, load_tokenizer
+
+    out = Path(out)
+    config = preset.to_dict()
+    cfg_path = out / "config.json"
+    if cfg_path.exists():
+        old = json.loads(cfg_path.read_text())
+        if {k: v for k, v in old.items() if k not in ("group_sizes", "gammas", "seeds")} != json.loads(
+                json.dumps({k: v for k, v in config.items() if k not in ("group_sizes", "gammas", "seeds")})):
+            raise ValueError(f"out folder {out} holds results of different settings; choose another --out")
+    _dump(cfg_path, config)
+
+    max_completion = 2 * ((preset.size - 1) // 2) ** 2  # longest possible route is cells^2 - 1 moves, plus slack
+    for seed in range(preset.seeds):
+        seed_dir = out / f"seed{seed}"
+        pending = [(n, g) for n in preset.group_sizes for g in preset.gammas
+                   if not run_file(out, seed, n, g).exists()]
+        sft_json = seed_dir / "sft.json"
+        if not pending and sft_json.exists():
+            continue
+        t0 = time.time()
+        train, heldout = split_mazes(preset.size, preset.n_train, preset.n_heldout,
+                                     train_seed=seed, heldout_seed=preset.heldout_seed)
+        if sft_json.exists() and (seed_dir / "sft" / "config.json").exists():
+            from transformers import Qwen2ForCausalLM
+
+            tokenizer = load_tokenizer(seed_dir / "tokenizer")
+            sft_model = Qwen2ForCausalLM.from_pretrained(str(seed_dir / "sft"))
+            log(f"seed {seed}: reusing SFT checkpoint {seed_dir / 'sft'}")
+        else:
+            tokenizer = build_tokenizer()
+            sft_model = build_model(preset.model, tokenizer, seed)
+            t_sft = time.time()
+            losses = train_sft(sft_model, tokenizer, train, steps=preset.sft_steps, batch_size=preset.sft_batch,
+                               lr=preset.sft_lr, warmup_steps=preset.sft_warmup, seed=seed, progress=progress)
+            sft_seconds = time.time() - t_sft
+            sft_model.save_pretrained(str(seed_dir / "sft"))
+            tokenizer.save_pretrained(str(seed_dir / "tokenizer"))
+            ev = evaluate_model(sft_model, tokenizer, heldout, REPORT_KS, preset.eval_samples, seed=10_000 * seed)
+            _dump(sft_json, {"seed": seed, "parameters": count_parameters(sft_model), "seconds": sft_seconds,
+                             "loss": [r["loss"] for r in losses], "heldout": ev})
+            log(f"seed {seed}: SFT {preset.sft_steps} steps in {sft_seconds:.0f} s, held-out pass@1 "
+                f"{ev['pass_at_k']['1']:.3f}, pass@128 {ev['pass_at_k']['128']:.3f}")
+        sft_model.to(device)
+        for n, gamma in pending:
+            model = copy.deepcopy(sft_model)
+            settings = RLSettings(steps=preset.rl_steps, prompts_per_step=preset.rl_prompts_per_step,
+                                  group_size=n, gamma=gamma, lr=preset.rl_lr, warmup_steps=preset.rl_warmup,
+                                  max_completion_length=max_completion, seed=seed)
+            t_rl = time.time()
+            curve = train_rl(model, tokenizer, train, settings, eval_every=preset.eval_every, progress=progress,
+                             on_step=lambda step, m: _curve_point(m, tokenizer, heldout, preset, seed, step),
+                             device=device)
+            seconds = time.time() - t_rl
+            ev = evaluate_model(model, tokenizer, heldout, REPORT_KS, preset.eval_samples,
+                                seed=10_000 * seed + 9_999)
+            _dump(run_file(out, seed, n, gamma), {"seed": seed, "N": n, "gamma": gamma, "seconds": seconds,
+                                                  "curve": curve, "heldout": ev})
+            log(f"seed {seed} N={n} gamma={gamma:g}: {preset.rl_steps} RL steps in {seconds:.0f} s, held-out "
+                f"pass@1 {ev['pass_at_k']['1']:.3f}, pass@128 {ev['pass_at_k']['128']:.3f}")
+            del model
+        log(f"seed {seed} done in {time.time() - t0:.0f} s")
+        torch.cuda.empty_cache() if torch.cuda.is_available() else None
+    summary = summarize(out)
+    _dump(out / "summary.json", summary)
+    return summary
+
+
+def _t_interval(values: Sequence[float], level: float = 0.95) -> dict:
+    """Mean and a t-based confidence interval over seeds (half-width 0 / None with fewer than 2 values)."""
+    from scipy import stats
+
+    v = np.asarray(values, dtype=float)
+    mean = float(v.mean()) if v.size else float("nan")
+    if v.size < 2:
+        return {"mean": mean, "lo": None, "hi": None, "n": int(v.size), "values": v.tolist()}
+    half = float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
+    return {"mean": mean, "lo": mean - half, "hi": mean + half, "n": int(v.size), "values": v.tolist()}
+
+
+def summarize(out: Path) -> dict:
+    """Aggregate the per-run files of `out` into the Table 4 / Fig 6 / Fig 7 data (mean and 95% t-CI over seeds)."""
+    out = Path(out)
+    config = json.loads((out / "config.json").read_text())
+    runs: dict[tuple[int, float], list[dict]] = {}
+    for path in sorted(out.glob("seed*/rl_N*_gamma*.json")):
+        r = json.loads(path.read_text())
+        runs.setdefault((int(r["N"]), float(r["gamma"])), []).append(r)
+    sft = [json.loads(p.read_text()) for p in sorted(out.glob("seed*/sft.json"))]
+    cells = []
+    for (n, gamma), rs in sorted(runs.items()):
+        rs = sorted(rs, key=lambda r: r["seed"])
+        cell = {"N": n, "gamma": gamma, "seeds": [r["seed"] for r in rs],
+                "seconds_mean": float(np.mean([r["seconds"] for r in rs])),
+                "pass_at_k": {k: _t_interval([r["heldout"]["pass_at_k"][k] for r in rs])
+                              for k in rs[0]["heldout"]["pass_at_k"]},
+                "exact_pass_at_k": {k: _t_interval([r["heldout"]["exact_pass_at_k"][k] for r in rs])
+                                    for k in rs[0]["heldout"]["exact_pass_at_k"]}}
+        base = runs.get((n, 0.0))
+        if gamma != 0.0 and base:
+            by_seed = {r["seed"]: r for r in base}
+            paired = [(r, by_seed[r["seed"]]) for r in rs if r["seed"] in by_seed]
+            cell["minus_grpo"] = {k: _t_interval([a["heldout"]["pass_at_k"][k] - b["heldout"]["pass_at_k"][k]
+                                                  for a, b in paired]) for k in TABLE_KS_STR}
+        cell["curve"] = _mean_curve(rs)
+        cells.append(cell)
+    return {
+        "preset": config,
+        "sft": {"seeds": [s["seed"] for s in sft], "parameters": sft[0]["parameters"] if sft else None,
+                "pass_at_k": {k: _t_interval([s["heldout"]["pass_at_k"][k] for s in sft])
+                              for k in (sft[0]["heldout"]["pass_at_k"] if sft else {})}},
+        "cells": cells,
+    }
+
+
+TABLE_KS_STR = tuple(str(k) for k in TABLE_KS)
+
+
+def _mean_curve(rs: list[dict]) -> list[dict]:
+    """Training curve averaged over seeds at the steps every seed recorded."""
+    steps = sorted(set.intersection(*[{p["step"] for p in r["curve"]} for r in rs]))
+    out = []
+    for step in steps:
+        points = [next(p for p in r["curve"] if p["step"] == step) for r in rs]
+        row = {"step": step}
+        rewards = [p["train_reward"] for p in points if "train_reward" in p]
+        if len(rewards) == len(points):
+            row["train_reward"] = float(np.mean(rewards))
+        if all("heldout_pass_at_k" in p for p in points):
+            for k in points[0]["heldout_pass_at_k"]:
+                row[f"pass@{k}"] = float(np.mean([p["heldout_pass_at_k"][k] for p in points]))
+                row[f"exact_pass@{k}"] = float(np.mean([p["heldout_exact_pass_at_k"][k] for p in points]))
+        out.append(row)
+    return out
