@@ -260,7 +260,7 @@ def simulate_population(population: Population, train: TrainSpec, device: str = 
 def _simulate(population: Population, train: TrainSpec, dev: torch.device, dtype: torch.dtype, progress: bool,
               progress_desc: str):
     import pandas as pd
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     gen = torch.Generator(device=dev)
     gen.manual_seed(int(train.seed))
@@ -407,7 +407,7 @@ def run_sweep(population: Population, specs: Iterable[TrainSpec], device: str = 
               progress: bool = False):
     """Concatenate `simulate_population` over `specs` (one tqdm bar over the variants)."""
     import pandas as pd
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     specs = list(specs)
     frames = []
