@@ -26,19 +26,19 @@ from fgrpo_sim.sim.categorical_config import CategoricalConfig
 from fgrpo_sim.sim.categorical_run import run_grid
 
 STUDY_GROUP_SIZES = (2, 8, 32, 128, 512, 2048, 8192, 32768, 131072)
-STUDY_SEEDS = (0, 1)
+STUDY_SEEDS = (0,)  # one seed per setting: the effects judged are large; Fig 2 itself uses 4
 STUDY_STRIDE = 100
 
 # (optimizer, eps, weight decay); adam with weight decay 0 is adamw with weight decay 0
 OPTIMIZER_SETTINGS = (
-    ("sgd", 1e-8, 0.0),
-    ("adamw", 1e-6, 0.0),
     ("adamw", 1e-8, 0.0),
     ("adamw", 1e-12, 0.0),
     ("adamw", 1e-8, 0.01),
     ("adamw", 1e-12, 0.01),
+    ("adamw", 1e-6, 0.0),
     ("adamw", 1e-8, 0.1),
     ("adam", 1e-8, 0.01),
+    ("sgd", 1e-8, 0.0),
 )
 SURROGATE_ORDER = ("distinct", "draws", "logprob")
 
@@ -53,8 +53,8 @@ def study_settings(base: CategoricalConfig | None = None, *, steps: int = 1000) 
     """One config per studied setting, on the reduced grid."""
     base = base or CategoricalConfig()
     out = []
-    for surrogate in SURROGATE_ORDER:
-        for optimizer, eps, wd in OPTIMIZER_SETTINGS:
+    for optimizer, eps, wd in OPTIMIZER_SETTINGS:
+        for surrogate in SURROGATE_ORDER:
             out.append(base.with_(surrogate=surrogate, optimizer=optimizer, eps=eps, weight_decay=wd, steps=steps,
                                   group_sizes=STUDY_GROUP_SIZES, gammas=(0.0, 1.0), seeds=STUDY_SEEDS,
                                   stride=STUDY_STRIDE,
