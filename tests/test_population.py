@@ -167,3 +167,33 @@ def test_print_small_run_numbers(small_run, capsys):
         print("\n" + summary[["pass@1", "pass@256", "rare_mass_retained", "tail_miss_observed",
                                "tail_miss_predicted"]].round(4).to_string())
         print(f"rare mass kept at pass@1 = {level:.4f}:", {k: round(v, 4) for k, v in kept.items()})
+
+
+def test_cli_writes_a_tidy_table(run_cli, tmp_path):
+    import pandas as pd
+
+    out = tmp_path / "pop.parquet"
+    result = run_cli("simulate", "population", "--prompts", "24", "--n", "2,4", "--gamma", "0,0.5", "--steps", "6",
+                     "--prompt-batch", "8", "--runs", "2", "--eval-every", "3", "--method", "dapo",
+                     "--updates-per-step", "2", "--device", "cpu", "--no-progress", "--out", out)
+    assert result.exit_code == 0, result.stderr
+    frame = pd.read_parquet(out)
+    assert set(frame["variant"]) == {"DAPO", "F-DAPO gamma=0.5", "DAPO low-LR (x m_0.5)"}
+    assert set(frame["N"]) == {2, 4} and set(frame["step"]) == {0, 3, 6}
+    low = frame[frame["variant"] == "DAPO low-LR (x m_0.5)"]["lr"].iloc[0]
+    assert low == pytest.approx(0.05 * 0.6790610905254201)
+    assert "wrote" in result.stdout
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--beta", "1"], "--beta must be two numbers"),
+    (["--prompt-batch", "100", "--prompts", "10"], "prompt_batch must be in"),
+    (["--method", "ppo"], "method must be one of"),
+    (["--gamma", "-1"], "gamma must be in"),
+])
+def test_cli_bad_input_is_one_line(run_cli, tmp_path, args, fragment):
+    out = tmp_path / "x.parquet"
+    result = run_cli("simulate", "population", *args, "--steps", "1", "--no-progress", "--device", "cpu", "--out", out)
+    assert result.exit_code == 2 and fragment in result.stderr
+    assert result.stderr.strip().count("\n") == 0
+    assert not out.exists()

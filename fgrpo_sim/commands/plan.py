@@ -39,16 +39,15 @@ def register(app: typer.Typer) -> None:
         column: str = typer.Option("success_rate", "--column", help="Name of the success-rate column in the file."),
         rho: str = typer.Option(
             "0.1", "--rho", help="Rare share(s) rho in (0, 1): the rare-correct subset's share of a prompt's "
-            "correct mass (tau = rho * mu). Comma-separated list allowed. Default 0.1."),
+            "correct mass (tau = rho * mu). Comma-separated list allowed."),
         group_sizes: str = typer.Option(
             "2,4,8,16,32,64,128,256", "--n", help="Candidate group sizes N (integers in [1, 16384]), comma-separated."),
         gammas: str = typer.Option(
             "0,0.5,1", "--gamma", help="Focal exponents gamma >= 0 whose mean weight to report, comma-separated."),
         max_tail_miss: float = typer.Option(
-            0.1, "--max-tail-miss", help="Recommendation: largest acceptable average Pr(B), in [0, 1]. Default 0.1."),
+            0.1, "--max-tail-miss", help="Recommendation: largest acceptable average Pr(B), in [0, 1]."),
         min_active: float = typer.Option(
-            0.5, "--min-active", help="Recommendation: smallest acceptable fraction of active groups, in [0, 1]. "
-            "Default 0.5."),
+            0.5, "--min-active", help="Recommendation: smallest acceptable fraction of active groups, in [0, 1]. "),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object (rows + recommendation) instead of text."),
     ) -> None:
         """Expected active groups, tail-miss probability (Lemma 3.1) and focal weights for each candidate N.

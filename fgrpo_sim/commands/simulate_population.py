@@ -29,37 +29,37 @@ def register(app: typer.Typer) -> None:
     @app.command("population")
     def population_command(
         out: Path = typer.Option(..., "--out", help="Output table (.parquet or .csv), written atomically."),
-        prompts: int = typer.Option(512, "--prompts", help="Number of prompts P (>= 1). Default 512."),
+        prompts: int = typer.Option(512, "--prompts", help="Number of prompts P (>= 1)."),
         beta: str = typer.Option("1,1", "--beta", help="Difficulty: initial success rate mu_pos ~ Beta(A,B), "
-                                 "given as 'A,B' (A, B > 0). Default 1,1 (uniform)."),
+                                 "given as 'A,B' (A, B > 0); 1,1 is uniform."),
         rho: float = typer.Option(0.1, "--rho", help="Rare share: fraction of each prompt's correct mass on the "
-                                  "rare-correct mode, in (0, 1). Default 0.1."),
+                                  "rare-correct mode, in (0, 1)."),
         rho_max: Optional[float] = typer.Option(None, "--rho-max", help="If given (> rho), rho is drawn per prompt "
                                       "log-uniformly from [rho, rho_max]."),
         actions: str = typer.Option("2,2,4", "--actions", help="Actions per mode: 'COMMON,RARE,WRONG' "
-                                    "(each >= 1). Default 2,2,4."),
-        group_sizes: str = typer.Option("4,8,32", "--n", help="Group sizes N to sweep, comma-separated. Default 4,8,32."),
+                                    "(each >= 1)."),
+        group_sizes: str = typer.Option("4,8,32", "--n", help="Group sizes N to sweep, comma-separated."),
         gammas: str = typer.Option("0,1", "--gamma", help="Focal exponents gamma >= 0, comma-separated "
-                                   "(0 = unweighted). Default 0,1."),
+                                   "(0 = unweighted)."),
         methods: str = typer.Option("grpo", "--method", help="Objectives from fgrpo_sim.core: grpo, dapo, cispo "
-                                    "(comma-separated). Default grpo."),
+                                    "(comma-separated)."),
         low_lr: bool = typer.Option(True, "--low-lr/--no-low-lr", help="Add, for each gamma > 0, the unweighted "
-                                    "method at lr x m_gamma (the paper's low-LR control). Default on."),
+                                    "method at lr x m_gamma (the paper's low-LR control)."),
         optimizer: str = typer.Option("adam", "--optimizer", help="sgd or adam (one optimizer over all prompts' "
-                                      "logits). Default adam."),
-        lr: float = typer.Option(0.05, "--lr", help="Learning rate (> 0). Default 0.05 (Adam). With SGD use "
+                                      "logits)."),
+        lr: float = typer.Option(0.05, "--lr", help="Learning rate (> 0), suited to Adam. With SGD use "
                                  "~50: the token-mean loss divides each prompt's gradient by B*N."),
-        steps: int = typer.Option(200, "--steps", help="Training steps (>= 0). Default 200."),
-        prompt_batch: int = typer.Option(64, "--prompt-batch", help="Prompts per step B, in [1, P]. Default 64."),
+        steps: int = typer.Option(200, "--steps", help="Training steps (>= 0)."),
+        prompt_batch: int = typer.Option(64, "--prompt-batch", help="Prompts per step B, in [1, P]."),
         updates_per_step: int = typer.Option(1, "--updates-per-step", help="Optimizer steps per batch of "
-                                             "rollouts (PPO epochs; > 1 makes clipping matter). Default 1."),
+                                             "rollouts (PPO epochs; > 1 makes clipping matter)."),
         reward_wrong: float = typer.Option(0.0, "--reward-wrong", help="Reward of an incorrect action (< 1; "
-                                           "correct gets 1). Default 0."),
-        runs: int = typer.Option(4, "--runs", help="Independent runs (seeds), simulated as one batch. Default 4."),
-        eval_every: int = typer.Option(10, "--eval-every", help="Evaluate every this many steps. Default 10."),
+                                           "correct gets 1)."),
+        runs: int = typer.Option(4, "--runs", help="Independent runs (seeds), simulated as one batch."),
+        eval_every: int = typer.Option(10, "--eval-every", help="Evaluate every this many steps."),
         pass_k: str = typer.Option("1,8,64,256", "--pass-k", help="k values for exact pass@k = 1-(1-Q_pos)^k."),
         seed: int = typer.Option(0, "--seed", help="Seed of the training randomness and of the population."),
-        device: str = typer.Option("auto", "--device", help="auto, cpu or cuda. Default auto."),
+        device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show tqdm progress bars on stderr."),
     ) -> None:
         """Train a population of prompts with GRPO / F-GRPO (and the low-LR control) over N; save a tidy table.
