@@ -63,7 +63,7 @@ class CategoricalConfig:
     dtype: str = "float32"
     device: str = "auto"
     sampler: str = "auto"
-    chunk_runs: int = 34
+    chunk_runs: int = 68
     metadata: dict = field(default_factory=dict, compare=False)  # free-form labels copied into the table
 
     def __post_init__(self) -> None:

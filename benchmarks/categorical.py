@@ -1,0 +1,103 @@
+"""Speed and memory of the categorical simulator on the paper's Fig 2 grid; prints one JSON object.
+
+grid_seconds: the full grid (17 N x 2 gamma x 4 seeds x 1000 steps x 128,000 actions, metrics every 10
+  steps) with the default engine. With --steps S < 1000 only S steps are timed and the figure is scaled
+  by 1000 / S (the per-step cost is flat over a run: same tensors, same draws per step);
+  `grid_steps_timed` and `extrapolated` say so.
+reference_seconds: a straightforward implementation for comparison -- one run at a time, N indices
+  drawn with torch.multinomial, counts by bincount, the surrogate's gradient by autograd and
+  torch.optim.AdamW -- timed for --reference-steps steps of ONE run at each of the 17 group sizes,
+  then scaled to the grid (x 8 runs per N x 1000 / reference-steps). Only the timed subset is run.
+speedup = reference_seconds / grid_seconds. peak_rss_gib: peak resident memory of this process.
+
+Usage: python benchmarks/categorical.py --json [--steps 1000] [--reference-steps 5] [--device auto]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import sys
+import time
+
+
+def reference_step_seconds(n: int, steps: int, config) -> float:
+    """Seconds per step of the straightforward per-run loop at group size n."""
+    import torch
+
+    from fgrpo_sim.sim.categorical import initial_logits
+
+    k, c = config.num_actions, config.num_correct
+    z = initial_logits(config, torch.float32).clone().requires_grad_(True)
+    opt = torch.optim.AdamW([z], lr=config.lr, weight_decay=config.weight_decay, eps=config.eps)
+    reward = torch.where(torch.arange(k) < c, config.reward_correct, config.reward_wrong)
+    gen = torch.Generator().manual_seed(0)
+
+    def one_step():
+        p = torch.softmax(z, 0)
+        idx = torch.multinomial(p.detach(), n, replacement=True, generator=gen)
+        counts = torch.bincount(idx, minlength=k)
+        sampled = (counts > 0).float()
+        objective = (reward * sampled * p).sum() / n  # distinct surrogate
+        opt.zero_grad()
+        (-objective).backward()
+        opt.step()
+
+    one_step()  # warm-up
+    start = time.perf_counter()
+    for _ in range(steps):
+        one_step()
+    return (time.perf_counter() - start) / steps
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object (the only output format)")
+    parser.add_argument("--steps", type=int, default=1000, help="steps of the grid to time (1..1000; default 1000)")
+    parser.add_argument("--reference-steps", type=int, default=5, help="steps per N timed for the reference")
+    parser.add_argument("--device", default="auto", help="auto, cpu or cuda for the engine")
+    parser.add_argument("--backend", default="auto", help="engine backend: auto, native, torch")
+    args = parser.parse_args(argv)
+    if not 1 <= args.steps <= 1000:
+        parser.error("--steps must be in [1, 1000]")
+
+    import torch
+
+    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+    from fgrpo_sim.sim.categorical_run import run_grid
+
+    config = CategoricalConfig(steps=args.steps, device=args.device, sampler=args.backend)
+    run_grid(config.with_(steps=2, group_sizes=(2,), gammas=(0.0,), seeds=(0,)), None, progress=False)  # compile/warm
+    start = time.perf_counter()
+    table = run_grid(config, None, progress=False)
+    timed = time.perf_counter() - start
+    grid_seconds = timed * 1000 / args.steps
+
+    per_step = {n: reference_step_seconds(n, args.reference_steps, config) for n in config.group_sizes}
+    runs_per_n = len(config.gammas) * len(config.seeds)
+    reference_seconds = sum(per_step.values()) * runs_per_n * 1000
+    result = {
+        "grid_seconds": round(grid_seconds, 2),
+        "grid_seconds_timed": round(timed, 2),
+        "grid_steps_timed": args.steps,
+        "extrapolated": args.steps < 1000,
+        "runs": len(config.runs()),
+        "rows": len(table),
+        "reference_seconds": round(reference_seconds, 1),
+        "reference_steps_per_n": args.reference_steps,
+        "speedup": round(reference_seconds / grid_seconds, 2),
+        "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 3),
+        "device": str(torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
+                                   ("cpu" if args.device == "auto" else args.device))),
+        "backend": args.backend,
+        "torch_threads": torch.get_num_threads(),
+        "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
+    }
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
