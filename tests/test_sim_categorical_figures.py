@@ -1,0 +1,44 @@
+"""Fig 2 and sensitivity figure functions on tiny data (the real grids are far too slow for tests)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from fgrpo_sim.figures.categorical import draw_fig2, draw_sensitivity, regimes
+from fgrpo_sim.sim.categorical_config import CategoricalConfig
+from fgrpo_sim.sim.categorical_run import run_grid
+from fgrpo_sim.sim.categorical_study import claims_table, final_means, score_claims
+
+
+def test_regimes_split_around_the_low_retention_zone():
+    final = pd.DataFrame({"group_size": [2, 8, 32, 128, 512], "m_ret": [0.9, 0.3, 0.1, 0.4, 0.95]})
+    spans = regimes(final)
+    assert [s[0] for s in spans] == ["I", "II", "III"]
+    assert spans[1][1] < 8 < 128 < spans[1][2] < 512
+    assert regimes(pd.DataFrame({"group_size": [2, 8], "m_ret": [0.9, 0.8]})) == []
+
+
+def test_score_claims_on_a_hand_made_table():
+    rows = []
+    for n, m0, m1, q in ((2, 0.9, 0.95, 0.7), (64, 0.1, 0.4, 0.9), (1024, 0.2, 0.3, 0.9), (131072, 0.97, 1.0, 0.8)):
+        rows += [dict(group_size=n, gamma=0.0, m_ret=m0, q_pos=q, q_pos_start=0.63),
+                 dict(group_size=n, gamma=1.0, m_ret=m1, q_pos=q, q_pos_start=0.63)]
+    verdict = score_claims(pd.DataFrame(rows))
+    assert verdict["claim1_qpos_rises"] and verdict["claim2_mret_nonmonotonic"] and verdict["claim3_gamma_helps_in_zone"]
+    assert verdict["claims_shown"] == 3 and abs(verdict["zone_mret_gain"] - 0.2) < 1e-12
+
+
+def test_figures_draw_from_a_small_simulation(tmp_path):
+    cfg = CategoricalConfig(num_actions=300, num_correct=30, group_sizes=(2, 16, 256), seeds=(0,), steps=20,
+                            stride=5, device="cpu", metadata={"setting": "distinct/adamw/eps=1e-08/wd=0"})
+    table = run_grid(cfg, tmp_path / "t.parquet", progress=False)
+    mean = table.groupby(["group_size", "gamma", "step"])[["q_pos", "m_ret"]].mean().reset_index()
+    fig = draw_fig2({"mean": mean, "seeds": 1, "preset": "test",
+                     "setting": {k: cfg.setting()[k] for k in ("surrogate", "optimizer", "lr", "eps", "weight_decay")}})
+    assert len(fig.axes) == 3
+    final = final_means(table)
+    assert set(final.columns) >= {"setting", "group_size", "gamma", "q_pos", "m_ret", "q_pos_start"}
+    claims = claims_table(table)
+    assert len(claims) == 1 and claims["claims_shown"].iloc[0] in (0, 1, 2, 3)
+    fig = draw_sensitivity({"final": final, "verdicts": {s: score_claims(p) for s, p in final.groupby("setting")}})
+    assert len(fig.axes) >= 3
