@@ -97,7 +97,7 @@ def train(
         print(json.dumps(summary, indent=2))
 
 
-@app.command("prepare-data", help=(
+@app.command("prepare-data", short_help="Prepare DeepScaleR (dedup, conflicts, length filter, system prompt).", help=(
     "Prepare DeepScaleR as in the paper: drop rows without problem/answer (reported by row number), drop "
     "duplicate problems whose answers conflict (keep one copy of agreeing duplicates), prepend the system "
     "prompt, drop prompts over --max-prompt-tokens tokens, and write JSON lines for `fgrpo llm train`."
@@ -132,7 +132,7 @@ def prepare_data(
     print(json.dumps(summary, indent=2))
 
 
-@app.command("eval", help=(
+@app.command("eval", short_help="Sample, verify and write per-sample JSON lines (resumable) + pass@k.", help=(
     "Sample --n completions per problem, verify each with math-verify, and append one JSON line per sample to "
     "--out ({problem_id, sample_index, correct, status, num_tokens, finished}); `fgrpo passk OUT` reads it. "
     "Interrupted runs resume where they stopped (nothing is counted twice); a larger --n adds samples. "
@@ -184,7 +184,7 @@ def eval_command(
     print(f"(full table and paired test: fgrpo passk {out} [--compare OTHER.jsonl])", file=sys.stderr)
 
 
-@app.command("dnll-rare", help=(
+@app.command("dnll-rare", short_help="Rare-correct NLL increase of trained models (paper App. M.2).", help=(
     "Rare-correct NLL diagnostic (paper App. M.2): from base-model trajectories, keep the correct ones, take the "
     "top --top-fraction by the base model's length-normalised NLL, and report each --model's mean NLL on that "
     "fixed set minus the base model's (positive = rare solutions became less likely)."
