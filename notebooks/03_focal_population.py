@@ -29,8 +29,8 @@ from IPython.display import display
 
 from fgrpo_sim.figures.population import FAMILY_STYLE
 from fgrpo_sim.figures.style import new_figure
-from fgrpo_sim.sim.population import (PopulationSpec, TrainSpec, final_summary, make_population, run_sweep,
-                                      sweep_variants)
+from fgrpo_sim.sim.population import (PopulationSpec, TrainSpec, final_summary, make_population,
+                                      rare_mass_at_equal_pass1, run_sweep, sweep_variants)
 
 population = make_population(PopulationSpec(num_prompts=256, beta_a=1.0, beta_b=1.0, rho=0.1, seed=0))
 fig, ax = new_figure(width=5, height=2.8)
@@ -69,10 +69,9 @@ plt.close(fig)
 # At equal pass@1 (the lowest final pass@1 of the three, so every curve reaches it):
 
 # %%
-level = min(c["pass@1"].iloc[-1] for _, c in curves.groupby(level=0))
-for variant, curve in curves.groupby(level=0):
-    kept = np.interp(level, curve["pass@1"], curve["rare_mass_retained"])
-    print(f"{variant:22s} rare-correct mass kept at pass@1 = {level:.3f}: {kept:.3f}")
+level, kept = rare_mass_at_equal_pass1(frame)
+for variant, value in kept.items():
+    print(f"{variant:22s} rare-correct mass kept at pass@1 = {level:.3f}: {value:.3f}")
 
 # %% [markdown]
 # ## Lemma 3.1 holds inside the simulator

@@ -10,8 +10,8 @@ import torch
 
 from fgrpo_sim import core
 from fgrpo_sim.sim.population import (PopulationSpec, StepBatch, TrainSpec, final_summary, lemma31_tail_miss,
-                                      make_population, population_loss, run_sweep, simulate_population,
-                                      sweep_variants)
+                                      make_population, population_loss, rare_mass_at_equal_pass1, run_sweep,
+                                      simulate_population, sweep_variants)
 
 
 def _fixed_batch(population, runs=2, batch=3, n=6, seed=1):
@@ -125,17 +125,6 @@ def test_small_run_tidy_table(small_run):
     np.testing.assert_allclose(frame["pass@1"], frame["correct_mass"])
 
 
-def rare_mass_at_equal_pass1(frame):
-    """Rare-correct mass kept by each variant when its mean pass@1 first reaches a common level.
-
-    The level is the lowest final pass@1 among the variants, so every trajectory reaches it; this is
-    the paper's question "is focal weighting more than a smaller step?" asked at equal accuracy.
-    """
-    curves = frame[frame["bucket"] == "all"].groupby(["variant", "step"])[["pass@1", "rare_mass_retained"]].mean()
-    level = min(c["pass@1"].iloc[-1] for _, c in curves.groupby(level=0))
-    return level, {v: float(np.interp(level, c["pass@1"], c["rare_mass_retained"])) for v, c in curves.groupby(level=0)}
-
-
 def test_small_run_shows_the_papers_qualitative_effect(small_run):
     frame, summary = small_run
     grpo, focal, low_lr = summary.loc["GRPO"], summary.loc["F-GRPO gamma=1"], summary.loc["GRPO low-LR (x m_1)"]
@@ -157,16 +146,6 @@ def test_observed_tail_miss_matches_lemma31(small_run):
     predicted = np.average(rows["tail_miss_predicted"], weights=weights)
     # 3 variants x 2 runs x 300 steps x 32 groups = 58k groups: binomial sd ~ 0.002
     assert abs(observed - predicted) < 0.012
-
-
-def test_print_small_run_numbers(small_run, capsys):
-    """Not a check: prints the numbers quoted in docs/population.md (visible with -s)."""
-    frame, summary = small_run
-    level, kept = rare_mass_at_equal_pass1(frame)
-    with capsys.disabled():
-        print("\n" + summary[["pass@1", "pass@256", "rare_mass_retained", "tail_miss_observed",
-                               "tail_miss_predicted"]].round(4).to_string())
-        print(f"rare mass kept at pass@1 = {level:.4f}:", {k: round(v, 4) for k, v in kept.items()})
 
 
 def test_cli_writes_a_tidy_table(run_cli, tmp_path):

@@ -425,6 +425,21 @@ def final_summary(frame, bucket: str = "all"):
     return last.groupby(keys, sort=False).mean(numeric_only=True).drop(columns=["run", "step"]).reset_index()
 
 
-__all__ = ["PopulationSpec", "Population", "TrainSpec", "StepBatch", "make_population", "simulate_population",
+def rare_mass_at_equal_pass1(frame, bucket: str = "all"):
+    """(level, {variant: rare mass kept}) when each variant's mean pass@1 curve reaches a common level.
+
+    The level is the lowest final pass@1 among the variants, so every curve reaches it (curves are
+    interpolated linearly between evaluations). It asks the paper's question "is focal weighting more
+    than a smaller step?" at equal accuracy rather than at equal step count. Use one N per call.
+    """
+    import numpy as np
+
+    rows = frame[frame["bucket"] == bucket]
+    curves = rows.groupby(["variant", "step"])[["pass@1", "rare_mass_retained"]].mean()
+    level = float(min(c["pass@1"].iloc[-1] for _, c in curves.groupby(level=0)))
+    return level, {v: float(np.interp(level, c["pass@1"], c["rare_mass_retained"])) for v, c in curves.groupby(level=0)}
+
+
+__all__ = ["rare_mass_at_equal_pass1", "PopulationSpec", "Population", "TrainSpec", "StepBatch", "make_population", "simulate_population",
            "population_loss", "group_rewards", "lemma31_tail_miss", "sweep_variants", "run_sweep",
            "lr_for_control", "final_summary", "resolve_device", "METHODS", "OPTIMIZERS", "TRAINING_METRICS"]
