@@ -109,10 +109,13 @@ def test_config_rejects_bad_values(tmp_path):
         FocalGRPOConfig(reward_correct=1.0, reward_wrong=1.0, **common_args(tmp_path))
 
 
-def test_trl_version_pin():
+def test_trl_version_pin(monkeypatch):
     assert check_trl_version("1.16.3") == "1.16.3"
-    with pytest.raises(RuntimeError, match="supports TRL 1.16.x"):
+    monkeypatch.delenv("FGRPO_ALLOW_UNSUPPORTED_TRL", raising=False)
+    with pytest.raises(RuntimeError, match="supports TRL 1.16.x, found trl 1.17.0"):
         check_trl_version("1.17.0")
+    monkeypatch.setenv("FGRPO_ALLOW_UNSUPPORTED_TRL", "1")
+    assert check_trl_version("1.17.0") == "1.17.0"
 
 
 def test_split_group_over_two_processes_matches_one_process(tmp_path):
@@ -140,3 +143,32 @@ def test_split_group_over_two_processes_matches_one_process(tmp_path):
     split_advantages = sorted(ranks[0]["loss_advantages"] + ranks[1]["loss_advantages"])
     assert split_advantages == pytest.approx(sorted(single["loss_advantages"]), rel=1e-6)
     assert all(a > 0 for a in ranks[0]["loss_advantages"]) and all(a < 0 for a in ranks[1]["loss_advantages"])
+
+
+def test_success_rewards_and_group_statistics_units():
+    from fgrpo_sim.llm.trainer import group_focal_statistics, success_rewards
+
+    per_func = torch.tensor([[1.0, 0.5], [0.0, 0.5], [1.0, float("nan")], [float("nan"), float("nan")]])
+    weights = torch.tensor([1.0, 2.0])
+    summed = success_rewards(per_func, weights, ["correct", "format"], None)
+    assert summed[:3].tolist() == [2.0, 1.0, 1.0] and torch.isnan(summed[3])
+    picked = success_rewards(per_func, weights, ["correct", "format"], "correct")
+    assert picked[:3].tolist() == [1.0, 0.0, 1.0]
+    with pytest.raises(ValueError, match="focal_reward_func must be one of correct, format"):
+        success_rewards(per_func, weights, ["correct", "format"], "length")
+    # group 1: [1, 0, 1, NaN] -> the unscorable row is left out: mu_hat = 2/3; group 2 all NaN -> R_w
+    rewards = torch.cat([picked, torch.full((4,), float("nan"))])
+    weight, mu_hat, active = group_focal_statistics(rewards, 4, 1.0, 1.0, 0.0)
+    torch.testing.assert_close(mu_hat, torch.tensor([2 / 3, 0.0]))
+    torch.testing.assert_close(weight, torch.tensor([1 / 3, 1.0]))
+    assert active.tolist() == [True, False]
+    # rewards in {-1, +1}: mu_hat uses R_c and R_w
+    weight, mu_hat, _ = group_focal_statistics(torch.tensor([1.0, -1.0, -1.0, -1.0]), 4, 0.5, 1.0, -1.0)
+    assert mu_hat.item() == pytest.approx(0.25) and weight.item() == pytest.approx(0.75**0.5)
+
+
+def test_package_exports_are_lazy_and_complete():
+    import fgrpo_sim.llm as llm
+
+    for name in llm.__all__:
+        assert getattr(llm, name) is not None
