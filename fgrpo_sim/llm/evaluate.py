@@ -214,13 +214,14 @@ def run_eval(
         if backend == "vllm":
             sampler = VLLMSampler(settings)
         else:
-            from fgrpo_sim.llm.tiny import load_model_and_tokenizer
-
-            model, tokenizer = load_model_and_tokenizer(settings.model)
             import torch
 
-            if torch.cuda.is_available():
-                model = model.to("cuda")
+            from fgrpo_sim.llm.tiny import load_model_and_tokenizer
+
+            # On a GPU keep the checkpoint's own dtype (bf16 for Qwen) instead of upcasting to fp32.
+            on_gpu = torch.cuda.is_available()
+            model, tokenizer = load_model_and_tokenizer(settings.model, dtype="auto" if on_gpu else None,
+                                                        device="cuda" if on_gpu else None)
             sampler = TransformersSampler(model, tokenizer, settings)
     bar = tqdm(total=len(jobs), desc="eval samples", unit="sample", disable=not progress)
     batches = 0
