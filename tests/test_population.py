@@ -176,3 +176,23 @@ def test_cli_bad_input_is_one_line(run_cli, tmp_path, args, fragment):
     assert result.exit_code == 2 and fragment in result.stderr
     assert result.stderr.strip().count("\n") == 0
     assert not out.exists()
+
+
+def test_at_n2_focal_weight_is_a_constant_step_scale():
+    """Every active group of two has mu_hat = 1/2, so g = 0.5^gamma for all of them: with SGD F-GRPO
+    equals GRPO at lr * 0.5^gamma step for step; Adam ignores a constant gradient scale (up to eps)."""
+    population = make_population(PopulationSpec(num_prompts=32, seed=2))
+    common = dict(group_size=2, steps=20, runs=2, prompt_batch=8, eval_every=10, seed=3)
+    columns = ["pass@1", "rare_mass", "retained_correct_mass", "tail_miss_observed", "active_fraction"]
+
+    def run(**kw):
+        return simulate_population(population, TrainSpec(**common, **kw), device="cpu")[columns]
+
+    sgd_focal = run(optimizer="sgd", lr=40.0, gamma=1.0)
+    sgd_small_step = run(optimizer="sgd", lr=20.0, gamma=0.0)
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(sgd_focal, sgd_small_step)
+    assert not np.allclose(sgd_focal["pass@1"], run(optimizer="sgd", lr=40.0, gamma=0.0)["pass@1"])
+    adam_focal, adam_plain = run(optimizer="adam", lr=0.05, gamma=1.0), run(optimizer="adam", lr=0.05, gamma=0.0)
+    np.testing.assert_allclose(adam_focal.to_numpy(), adam_plain.to_numpy(), atol=1e-4, equal_nan=True)
