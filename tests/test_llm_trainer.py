@@ -53,12 +53,18 @@ def test_each_method_trains_through_trl(tmp_path, method, gamma):
     assert any(h["grad_norm"] > 0 for h in logs)
 
 
-def _stock_config(tmp_path, focal: FocalGRPOConfig):
+# Two micro-batches of 4 rollouts per optimizer step: TRL shuffles the generation batch of 2 groups and
+# splits it, so the comparison also covers gradient accumulation and the shuffle.
+_ACCUMULATE = {"per_device_train_batch_size": 4, "gradient_accumulation_steps": 2}
+
+
+def _stock_config(tmp_path, focal: FocalGRPOConfig, **overrides):
     from trl import GRPOConfig
 
     return GRPOConfig(
         loss_type=focal.loss_type, epsilon=focal.epsilon, epsilon_high=focal.epsilon_high,
-        weight_decay=focal.weight_decay, lr_scheduler_type=focal.lr_scheduler_type, **common_args(tmp_path),
+        weight_decay=focal.weight_decay, lr_scheduler_type=focal.lr_scheduler_type,
+        **common_args(tmp_path, **overrides),
     )
 
 
@@ -67,15 +73,16 @@ def stock_run(tmp_path_factory):
     from trl import GRPOTrainer
 
     tmp = tmp_path_factory.mktemp("stock")
-    focal = FocalGRPOConfig(method="dapo", focal_gamma=0.0, **common_args(tmp))
-    _, seen = _train(tmp, GRPOTrainer, _stock_config(tmp, focal))
+    focal = FocalGRPOConfig(method="dapo", focal_gamma=0.0, **common_args(tmp, **_ACCUMULATE))
+    _, seen = _train(tmp, GRPOTrainer, _stock_config(tmp, focal, **_ACCUMULATE))
     return seen
 
 
 @pytest.mark.parametrize("gamma", [0.0, 0.5, 2.0])
 def test_loss_receives_g_times_stock_advantages(tmp_path, stock_run, gamma):
-    config = FocalGRPOConfig(method="dapo", focal_gamma=gamma, **common_args(tmp_path))
+    config = FocalGRPOConfig(method="dapo", focal_gamma=gamma, **common_args(tmp_path, **_ACCUMULATE))
     _, seen = _train(tmp_path, FocalGRPOTrainer, config)
+    assert len(seen["advantages"]) == 2 and len(seen["gen_rows"]) == 1
     assert seen["completions"] == stock_run["completions"], "same seed must give the same batch"
     assert torch.equal(seen["rewards"][0], stock_run["rewards"][0])
     mu_hat = group_success_rate(seen["rewards"][0][:, 0].view(-1, 4))
