@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from fgrpo_sim.atomic_io import write_text_atomic
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 KERNEL_NAME = "fgrpo-sim-test"
@@ -25,7 +27,8 @@ def _install_kernelspec() -> None:
     spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             "display_name": "fgrpo-sim (.venv)", "language": "python",
             "env": {"PYTHONWARNINGS": "ignore::DeprecationWarning"}}
-    (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    # atomic: pytest-xdist workers may write the same spec at the same moment
+    write_text_atomic(spec_dir / "kernel.json", json.dumps(spec))
 
 
 def test_there_are_three_notebooks():
