@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
         """
         from fgrpo_sim.atomic_io import atomic_path
         from fgrpo_sim.sim.population import (PopulationSpec, TrainSpec, final_summary, make_population,
-                                              run_sweep, sweep_variants)
+                                              resolve_device, run_sweep, sweep_variants)
         from fgrpo_sim.validation import check_choice
 
         suffix = out.suffix.lower()
@@ -91,6 +91,7 @@ def register(app: typer.Typer) -> None:
                                methods=_list("--method", methods, str), low_lr_control=low_lr)
         for s in specs:
             s.validate(prompts)  # fail before any compute
+        resolve_device(device)
         frame = run_sweep(population, specs, device=device, progress=progress)
         with atomic_path(out) as tmp:
             if suffix == ".parquet":
