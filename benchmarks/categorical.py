@@ -5,8 +5,8 @@ grid_seconds: the full grid (17 N x 2 gamma x 4 seeds x 1000 steps x 128,000 act
   by 1000 / S (the per-step cost is flat over a run: same tensors, same draws per step);
   `grid_steps_timed` and `extrapolated` say so.
 reference_seconds: a straightforward implementation for comparison -- one run at a time, N indices
-  drawn with torch.multinomial, counts by bincount, the surrogate's gradient by autograd and
-  torch.optim.AdamW -- timed for --reference-steps steps of ONE run at each of the 17 group sizes,
+  drawn with torch.multinomial, counts by bincount, the default surrogate's gradient by autograd and
+  torch.optim.AdamW (gamma = 0) -- timed for --reference-steps steps of ONE run at each of the 17 group sizes,
   then scaled to the grid (x 8 runs per N x 1000 / reference-steps). Only the timed subset is run.
 speedup = reference_seconds / grid_seconds. peak_rss_gib: peak resident memory of this process.
 
@@ -38,9 +38,14 @@ def reference_step_seconds(n: int, steps: int, config) -> float:
     def one_step():
         p = torch.softmax(z, 0)
         idx = torch.multinomial(p.detach(), n, replacement=True, generator=gen)
-        counts = torch.bincount(idx, minlength=k)
-        sampled = (counts > 0).float()
-        objective = (reward * sampled * p).sum() / n  # distinct surrogate
+        counts = torch.bincount(idx, minlength=k).float()
+        adv = reward - reward[idx].mean()  # R_i - mean R of the group
+        if config.surrogate == "distinct":
+            objective = (reward * (counts > 0) * p).sum() / n
+        elif config.surrogate == "draws":
+            objective = (counts * adv * p).sum() / n
+        else:
+            objective = (counts * adv * torch.log(p)).sum() / n
         opt.zero_grad()
         (-objective).backward()
         opt.step()

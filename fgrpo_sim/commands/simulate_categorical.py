@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
         gammas: str = typer.Option("0,1", "--gammas", help="Focal exponents gamma >= 0, comma-separated (0 = unweighted GRPO). Default 0,1."),
         seeds: str = typer.Option("0,1,2,3", "--seeds", help="Seeds, comma-separated integers >= 0 (runs with equal seed share random streams). Default 0,1,2,3."),
         steps: int = typer.Option(1000, "--steps", help="Update steps per run, >= 0. Default 1000 (paper)."),
-        surrogate: str = typer.Option("distinct", "--surrogate", help="Surrogate: distinct (Hu et al.: sum over distinct sampled actions of R_i p_i), draws (App. J: sum over the N draws of (R_j - mean R) p), logprob (policy gradient with Dr. GRPO advantages). Default distinct."),
+        surrogate: str = typer.Option("logprob", "--surrogate", help="Surrogate: logprob (policy gradient: sum over the N draws of (R_j - mean R) log p), distinct (Hu et al.: sum over distinct sampled actions of R_i p_i), draws (App. J: sum over the N draws of (R_j - mean R) p). Default logprob, the setting that reproduces Fig 2's claims (see docs/categorical.md)."),
         optimizer: str = typer.Option("adamw", "--optimizer", help="Optimizer on the logits: sgd, adam (L2 weight decay), adamw (decoupled). Default adamw."),
         lr: float = typer.Option(1e-2, "--lr", help="Learning rate, > 0. Default 1e-2 (paper)."),
         beta1: float = typer.Option(0.9, "--beta1", help="Adam beta1 in [0, 1). Default 0.9."),

@@ -133,10 +133,10 @@ def format_claims_markdown(claims: pd.DataFrame) -> str:
              "min Q_pos gain | M_ret dip | M_ret at N=131072 | zone size | zone M_ret gain |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for _, r in claims.iterrows():
-        def num(x):
-            return "n/a" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.2f}"
+        def num(x, fmt="{:.2f}"):
+            return "n/a" if x is None or (isinstance(x, float) and np.isnan(x)) else fmt.format(x)
 
         lines.append(f"| {r['setting']} | {yes(r['claim1_qpos_rises'])} | {yes(r['claim2_mret_nonmonotonic'])} | "
-                     f"{yes(r['claim3_gamma_helps_in_zone'])} | {num(r['min_qpos_gain'])} | {num(r['mret_dip'])} | "
+                     f"{yes(r['claim3_gamma_helps_in_zone'])} | {num(r['min_qpos_gain'], '{:+.4f}')} | {num(r['mret_dip'])} | "
                      f"{num(r['mret_largest_n'])} | {r['zone_size']} | {num(r['zone_mret_gain'])} |")
     return "\n".join(lines)
