@@ -28,12 +28,13 @@ def load_summary(options: FigureOptions) -> dict:
     folder = Path(options.data_dir or "runs/figure-data") / "maze" / preset_name
     if (folder / "summary.json").exists():
         return json.loads((folder / "summary.json").read_text())
+    from fgrpo_sim.maze.experiment import run_experiment, same_settings
+    from fgrpo_sim.maze.presets import get_preset
+
     if COMMITTED.exists():
         committed = json.loads(COMMITTED.read_text())
-        if committed.get("preset", {}).get("name") == preset_name:
+        if same_settings(committed.get("preset", {}), get_preset(preset_name).to_dict()):
             return committed
-    from fgrpo_sim.maze.experiment import run_experiment
-    from fgrpo_sim.maze.presets import get_preset
 
     device = options.device
     if device == "auto":
@@ -63,6 +64,12 @@ def format_table(summary: dict) -> str:
     by = {(c["N"], c["gamma"]): c for c in summary["cells"]}
     head = "gamma " + " / ".join(f"{g:g}" for g in gammas)
     lines = [f"| N | pass@1 ({head}) | pass@128 | pass@256 |", "| --- | --- | --- | --- |"]
+    sft = summary.get("sft", {}).get("pass_at_k", {})
+    if all(k in sft for k in ("1", "128", "256")):
+        def fmt(stat):
+            half = "" if stat["lo"] is None else f" ± {100 * (stat['hi'] - stat['mean']):.1f}"
+            return f"{100 * stat['mean']:.1f}{half}"
+        lines.append("| SFT (before RL) | " + " | ".join(fmt(sft[k]) for k in ("1", "128", "256")) + " |")
     for n in ns:
         parts = []
         for k in ("1", "128", "256"):
@@ -89,7 +96,7 @@ def draw_fig6(summary: dict):
     axes = list(getattr(axes, "flat", [axes]))
     gammas = sorted({c["gamma"] for c in summary["cells"]})
     for ax, k in zip(axes, ks):
-        for g in gammas:
+        for j, g in enumerate(gammas):
             cells = sorted((c for c in summary["cells"] if c["gamma"] == g), key=lambda c: c["N"])
             ns = [c["N"] for c in cells]
             mean = [-math.log(max(c["pass_at_k"][k]["mean"], 1e-12)) for c in cells]
@@ -98,7 +105,9 @@ def draw_fig6(summary: dict):
             hi = [-math.log(max(c["pass_at_k"][k]["lo"], 1e-12)) - mean[i] if c["pass_at_k"][k]["lo"] is not None
                   else 0.0 for i, c in enumerate(cells)]
             label, color, marker = _style(g)
-            ax.errorbar(ns, mean, yerr=[lo, hi], label=label, color=color, marker=marker, capsize=3)
+            dodge = 2 ** (0.06 * (j - (len(gammas) - 1) / 2))  # spread the error bars of one N apart
+            ax.errorbar([x * dodge for x in ns], mean, yerr=[lo, hi], label=label, color=color, marker=marker,
+                        capsize=3)
         ax.set_xscale("log", base=2)
         ax.set_xticks(sorted({c["N"] for c in summary["cells"]}))
         ax.get_xaxis().set_major_formatter(__import__("matplotlib").ticker.ScalarFormatter())
@@ -120,23 +129,31 @@ def draw_fig7(summary: dict, n: int | None = None):
     n = n if n is not None else (8 if 8 in ns else ns[0])
     cells = sorted((c for c in summary["cells"] if c["N"] == n), key=lambda c: c["gamma"])
     big = str(max(int(k[len("pass@"):]) for k in cells[0]["curve"][0] if k.startswith("pass@")))
-    panels = [("train_reward", "training reward (mean over rollouts)"), ("pass@1", "held-out pass@1"),
+    panels = [("train_reward", "training reward (10-step mean)"), ("pass@1", "held-out pass@1"),
               (f"pass@{big}", f"held-out pass@{big}")]
     fig, axes = new_figure(1, 3, width=3.4, height=3.0)
     sft = summary.get("sft", {}).get("pass_at_k", {})
     for ax, (key, title) in zip(axes, panels):
         for c in cells:
             pts = [(r["step"], r[key]) for r in c["curve"] if key in r]
+            if key == "train_reward":  # one step's reward is a mean over only 8 prompts: smooth it
+                import numpy as np
+
+                vals = np.array([v for _, v in pts])
+                window = min(10, len(vals))
+                smooth = np.convolve(vals, np.ones(window) / window, mode="valid")
+                pts = list(zip([s for s, _ in pts][window - 1:], smooth))
             label, color, marker = _style(c["gamma"])
             ax.plot([s for s, _ in pts], [v for _, v in pts], label=label, color=color, marker=marker, ms=3)
         if key.startswith("pass@") and key[5:] in sft:
             ax.axhline(sft[key[5:]]["mean"], color="k", ls=":", lw=1, label="SFT")
         ax.set_xlabel("RL step")
+        ax.set_ylabel("fraction")
         ax.set_title(title)
     axes[0].legend()
     p = summary["preset"]
     fig.suptitle(f"Maze {p['size']}x{p['size']} ({p['name']} preset), N = {n}: mean over {p['seeds']} seeds "
-                 f"(pass@K: unbiased estimator, {p['eval_samples']} samples per held-out maze)")
+                 f"(pass@K: unbiased estimator, {p['eval_samples']} samples per held-out maze; dotted: SFT checkpoint)")
     return fig
 
 

@@ -63,6 +63,13 @@ def _curve_point(model, tokenizer, heldout, preset: MazePreset, seed: int, step:
     return {"heldout_pass_at_k": ev["pass_at_k"], "heldout_exact_pass_at_k": ev["exact_pass_at_k"]}
 
 
+def same_settings(a: dict, b: dict) -> bool:
+    """Whether two preset dicts describe the same experiment (the N / gamma / seed grid may differ)."""
+    def strip(d):
+        return json.loads(json.dumps({k: v for k, v in d.items() if k not in ("group_sizes", "gammas", "seeds")}))
+    return strip(a) == strip(b)
+
+
 def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, device: str = "cpu",
                    log=print) -> dict:
     """Run (or resume) every seed x N x gamma of `preset` into `out`; returns the summary."""
@@ -78,9 +85,7 @@ def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, devi
     config = preset.to_dict()
     cfg_path = out / "config.json"
     if cfg_path.exists():
-        old = json.loads(cfg_path.read_text())
-        if {k: v for k, v in old.items() if k not in ("group_sizes", "gammas", "seeds")} != json.loads(
-                json.dumps({k: v for k, v in config.items() if k not in ("group_sizes", "gammas", "seeds")})):
+        if not same_settings(json.loads(cfg_path.read_text()), config):
             raise ValueError(f"out folder {out} holds results of different settings; choose another --out")
     _dump(cfg_path, config)
 
