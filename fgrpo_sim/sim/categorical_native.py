@@ -48,6 +48,7 @@ class NativeState:
         self.totals = torch.zeros(runs, dtype=torch.float64)
         self.correct_weight = torch.zeros(runs, dtype=torch.float64)
         self.shift = torch.zeros(runs, dtype=torch.float64)
+        self.max_weight = torch.zeros(runs, dtype=torch.float64)
         self.group_sizes = torch.as_tensor(group_sizes, dtype=torch.int64).contiguous()
         capacity = torch.clamp(self.group_sizes, max=actions)
         self.offsets = torch.cat([torch.zeros(1, dtype=torch.int64), capacity.cumsum(0)[:-1]]).contiguous()
@@ -72,7 +73,7 @@ class NativeState:
         def work(rows):
             fn(logits.data_ptr(), self.weights.data_ptr(), self.actions, self.num_correct, rows.data_ptr(),
                rows.numel(), self.shift.data_ptr(), self.block_sums.data_ptr(), self.totals.data_ptr(),
-               self.correct_weight.data_ptr())
+               self.correct_weight.data_ptr(), self.max_weight.data_ptr())
 
         _run_parallel(work, self.even_groups)
 
@@ -131,9 +132,10 @@ class NativeState:
                self.touched_cnt.data_ptr(), self.touched_len.data_ptr(), coef.data_ptr(),
                SURROGATE_CODES[surrogate], OPTIMIZER_CODES[optimizer], lr, beta1, beta2, eps, weight_decay, bc1,
                sbc2, self.shift.data_ptr(), self.block_sums.data_ptr(), self.totals.data_ptr(),
-               self.correct_weight.data_ptr())
+               self.correct_weight.data_ptr(), self.max_weight.data_ptr())
 
         _run_parallel(work, self.even_groups)
-        zmax = logits.amax(dim=1).to(torch.float64)
-        if bool(((zmax - self.shift).abs() > SHIFT_SLACK).any()) or not bool(torch.isfinite(self.totals).all()):
+        # max z - shift = log(max w), without another pass over the logits
+        drift = self.max_weight.log()
+        if not bool(((drift.abs() <= SHIFT_SLACK) & torch.isfinite(self.totals)).all()):
             self.refresh(logits)

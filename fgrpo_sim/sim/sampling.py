@@ -187,23 +187,31 @@ static inline double exp_f64(double x) {
 #define EXP_T(x) _Generic((x), float: exp_f32, default: exp_f64)(x)
 #define LANES 8
 
-/* block sums (double) of w, its total and its correct part; BLOCK-aligned, lanes of T inside a block */
+/* block sums (double) of w, its total, its correct part and its maximum; BLOCK-aligned, lanes of T
+   inside a block (the maximum lets the caller re-centre the shift without another pass over z) */
 #define DEFINE_BLOCKSUMS(NAME, T)                                                            \
-static void NAME(const T *w, int64_t K, int64_t C, double *bsum, double *total, double *wc) { \
+static void NAME(const T *w, int64_t K, int64_t C, double *bsum, double *total, double *wc,  \
+                 double *wmax) {                                                             \
     int64_t nb = (K + BLOCK - 1) / BLOCK; double tot = 0.0, cor = 0.0;                       \
+    T mx[LANES] = {0};                                                                       \
     for (int64_t blk = 0; blk < nb; blk++) {                                                 \
         int64_t lo = blk * BLOCK, hi = lo + BLOCK < K ? lo + BLOCK : K;                      \
         double s = 0.0;                                                                      \
         if (hi - lo == BLOCK) {                                                              \
             T acc[LANES] = {0};                                                              \
             for (int64_t j = lo; j < hi; j += LANES)                                         \
-                for (int l = 0; l < LANES; l++) acc[l] += w[j + l];                          \
+                for (int l = 0; l < LANES; l++) {                                            \
+                    T x = w[j + l]; acc[l] += x; mx[l] = x > mx[l] ? x : mx[l];              \
+                }                                                                            \
             for (int l = 0; l < LANES; l++) s += (double)acc[l];                             \
-        } else for (int64_t j = lo; j < hi; j++) s += (double)w[j];                          \
+        } else for (int64_t j = lo; j < hi; j++) {                                           \
+            s += (double)w[j]; mx[0] = w[j] > mx[0] ? w[j] : mx[0];                          \
+        }                                                                                    \
         bsum[blk] = s; tot += s;                                                             \
         if (hi <= C) cor += s; else if (lo < C) for (int64_t j = lo; j < C; j++) cor += (double)w[j]; \
     }                                                                                        \
-    *total = tot; *wc = cor;                                                                 \
+    T m = mx[0]; for (int l = 1; l < LANES; l++) m = mx[l] > m ? mx[l] : m;                  \
+    *total = tot; *wc = cor; *wmax = (double)m;                                              \
 }
 DEFINE_BLOCKSUMS(blocksums_f32, float)
 DEFINE_BLOCKSUMS(blocksums_f64, double)
@@ -211,13 +219,13 @@ DEFINE_BLOCKSUMS(blocksums_f64, double)
 /* w = exp(z - shift) and its block sums, for the listed runs */
 #define DEFINE_REFRESH(NAME, T, BS)                                                          \
 void NAME(const T *z, T *w, int64_t K, int64_t C, const int64_t *rows, int64_t n_rows,      \
-          const double *shift, double *bsum, double *total, double *wc) {                    \
+          const double *shift, double *bsum, double *total, double *wc, double *wmax) {      \
     FTZ_BEGIN                                                                                \
     int64_t nb = (K + BLOCK - 1) / BLOCK;                                                    \
     for (int64_t ri = 0; ri < n_rows; ri++) {                                                \
         int64_t r = rows[ri]; const T *zr = z + r * K; T *wr = w + r * K; T sh = (T)shift[r]; \
         for (int64_t i = 0; i < K; i++) wr[i] = EXP_T((T)(zr[i] - sh));                     \
-        BS(wr, K, C, bsum + r * nb, total + r, wc + r);                                      \
+        BS(wr, K, C, bsum + r * nb, total + r, wc + r, wmax + r);                            \
     }                                                                                        \
     FTZ_END                                                                                  \
 }
@@ -301,7 +309,7 @@ void NAME(T *z, T *m, T *v, T *w, int64_t K, int64_t C, const int64_t *rows, int
           const int64_t *offsets, const int32_t *t_idx, const int32_t *t_cnt,                \
           const int64_t *t_len, const double *coef, int surrogate, int opt, double lr_,      \
           double b1_, double b2_, double eps_, double wd_, double bc1_, double sbc2_,        \
-          const double *shift, double *bsums, double *totals, double *wcs) {                 \
+          const double *shift, double *bsums, double *totals, double *wcs, double *wmax) {   \
     FTZ_BEGIN                                                                                \
     int64_t nb = (K + BLOCK - 1) / BLOCK;                                                    \
     const T lr = (T)lr_, b1 = (T)b1_, b2 = (T)b2_, eps = (T)eps_, wd = (T)wd_;               \
@@ -344,7 +352,7 @@ void NAME(T *z, T *m, T *v, T *w, int64_t K, int64_t C, const int64_t *rows, int
                 }                                                                            \
             }                                                                                \
         }                                                                                    \
-        BS(wr, K, C, bsums + r * nb, totals + r, wcs + r);                                   \
+        BS(wr, K, C, bsums + r * nb, totals + r, wcs + r, wmax + r);                         \
     }                                                                                        \
     FTZ_END                                                                                  \
 }
@@ -409,7 +417,7 @@ def _load_native():
         for name in ("refresh_f32", "refresh_f64"):
             fn = getattr(lib, name)
             fn.restype = None
-            fn.argtypes = [ptr, ptr, i64, i64, ptr, i64, ptr, ptr, ptr, ptr]
+            fn.argtypes = [ptr, ptr, i64, i64, ptr, i64, ptr, ptr, ptr, ptr, ptr]
         for name in ("sample_sparse_f32", "sample_sparse_f64"):
             fn = getattr(lib, name)
             fn.restype = cint
@@ -418,7 +426,7 @@ def _load_native():
             fn = getattr(lib, name)
             fn.restype = None
             fn.argtypes = [ptr, ptr, ptr, ptr, i64, i64, ptr, i64, ptr, ptr, ptr, ptr, ptr, cint, cint] + [dbl] * 7 + [
-                ptr, ptr, ptr, ptr]
+                ptr, ptr, ptr, ptr, ptr]
         _LIB = lib
     except Exception as exc:  # noqa: BLE001 - any failure means: use the torch sampler
         _LIB_ERROR = f"{type(exc).__name__}: {exc}"
