@@ -9,9 +9,11 @@ Two exact samplers share one interface:
   Per run it draws the N uniforms bucket by bucket (bucket counts first, then fresh positions inside
   each bucket, which is the same law as N i.i.d. uniforms), so they come out sorted in O(N) time;
   one linear merge against the running sum of the weights (in float64) then yields the counts.
-  Cost O(N + K) per run instead of O(N log K), and about 10x faster than torch's samplers here.
+  Cost O(N + K) per run instead of O(N log K) (on 2 idle cores of this machine: about 80 million
+  draws/s at N = 131072, against 15-25 million/s for torch.multinomial or torch.searchsorted).
   Each run has its own random stream derived from (its key, the step), so a run's draws do not
-  depend on which other runs share the batch.
+  depend on which other runs share the batch. The same C source holds the sparse sampler and the
+  fused update step of the categorical engine (driven by `categorical_native`).
 * `torch` (any device, e.g. CUDA): inverse CDF with `torch.searchsorted` on a float64 cumulative
   sum, runs grouped by N, one `torch.Generator` for the batch.
 
