@@ -35,7 +35,7 @@ METRICS = (
     "unsampled_correct_mass",  # correct mass not hit by the latest batch (Q_upos of Prop. 3.2)
     "entropy",  # nats
     "anchor_prob",
-    "frac_correct_above_start",  # share of correct actions whose probability exceeds its start value
+    "frac_correct_above_start",  # share of correct actions whose probability exceeds its start value (beyond rounding)
     "worst_drop",  # largest relative loss max_a (p0 - p) / p0 over correct actions (1 = extinct)
     "mu_hat",  # success rate of the latest batch
     "focal_weight",  # its focal weight g
@@ -99,14 +99,15 @@ class CategoricalBatch:
         if self.backend == "torch":
             self._generator = torch.Generator(device=dev)
             self._generator.manual_seed(int(run_keys([sum(self.seeds) * 1_000_003 + runs], salt=1)[0]))
-        # work buffers, reused every step (allocating 100 MB tensors per step costs more than the maths)
-        self.native = None
+        self.native = None  # work buffers are reused every step: allocating 100 MB per step costs more than the maths
         if self.backend == "native":
             self.native = NativeState(self.logits, c, self.group_sizes)
             self.native.refresh(self.logits)
         else:
             self._weights = torch.empty_like(self.logits)
             self._counts = torch.empty_like(self.logits)
+        # "above its start" means by more than the rounding of the state's dtype
+        self._above_factor = 1.0 + (1e-6 if dt == torch.float32 else 1e-12)
         nan = torch.full((runs,), float("nan"), dtype=torch.float64, device=dev)
         self.last_mu_hat, self.last_focal, self.last_unsampled_correct = nan, nan.clone(), nan.clone()
 
@@ -258,7 +259,10 @@ class CategoricalBatch:
         """State metrics of every run (tensors shaped [R]); see METRICS."""
         c = self.num_correct
         w = self.unnormalised_probs()
-        total = w.sum(dim=1, keepdim=True)
+        if self.native is not None:  # float64 sum kept by the kernels
+            total = self.native.totals.to(self.dtype).unsqueeze(1)
+        else:
+            total = w.sum(dim=1, keepdim=True)
         pc = w[:, :c] / total
         p0 = self.p0_correct
         q_pos = pc.sum(dim=1)
@@ -271,7 +275,7 @@ class CategoricalBatch:
             "unsampled_correct_mass": self.last_unsampled_correct.to(self.dtype),
             "entropy": (log_z - expected_logit).clamp_(min=0.0),
             "anchor_prob": pc[:, 0].clone(),
-            "frac_correct_above_start": (pc > p0).to(self.dtype).mean(dim=1),
+            "frac_correct_above_start": (pc > p0 * self._above_factor).to(self.dtype).mean(dim=1),
             "worst_drop": (1.0 - (pc / p0).amin(dim=1)).clamp_(min=0.0),
             "mu_hat": self.last_mu_hat.to(self.dtype),
             "focal_weight": self.last_focal.to(self.dtype),
