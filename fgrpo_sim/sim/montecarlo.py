@@ -29,7 +29,8 @@ def estimate_tail_miss(n: int, mu: float, tau: float, trials: int = 1_000_000, s
     Each simulated group draws its region counts, not its N individual draws: X_E ~ Bin(N, tau) hits
     in the target subset E, then (only where X_E = 0) X_C ~ Bin(N, (mu - tau) / (1 - tau)) hits in
     the rest of the correct set; B holds when X_E = 0 and 0 < X_C < N. Groups are processed in chunks
-    of 2^20, so memory stays flat for any `trials`.
+    of 2^20, so memory stays flat for any `trials`. On CPU the draws come from numpy's binomial sampler
+    (seeded with `seed`), on a GPU from torch's; both are exact.
     """
     n = int(check_integer("n", n, 1, 2**31 - 1))
     mu = float(check_range("mu", mu, 0.0, 1.0))
@@ -37,23 +38,32 @@ def estimate_tail_miss(n: int, mu: float, tau: float, trials: int = 1_000_000, s
     trials = int(check_integer("trials", trials, 1, 10**12))
     seed = int(check_integer("seed", seed, 0, 2**62))
     dev = _device(device)
-    gen = torch.Generator(device=dev)
-    gen.manual_seed(seed)
-    f64 = torch.float64
     q_rest = (mu - tau) / (1.0 - tau) if tau < 1.0 else 0.0
     hits = 0
     done = 0
     chunk = 1 << 20
-    while done < trials:
-        m = min(chunk, trials - done)
-        n_t = torch.full((m,), float(n), dtype=f64, device=dev)
-        x_e = torch.binomial(n_t, torch.full((m,), tau, dtype=f64, device=dev), generator=gen)
-        missed = x_e == 0
-        k = int(missed.sum())
-        if k:
-            x_c = torch.binomial(n_t[:k], torch.full((k,), q_rest, dtype=f64, device=dev), generator=gen)
-            hits += int(((x_c > 0) & (x_c < n)).sum())
-        done += m
+    if dev.type == "cpu":  # numpy's binomial sampler is 2-4x faster than torch's on CPU
+        rng = np.random.default_rng(seed)
+        while done < trials:
+            m = min(chunk, trials - done)
+            k = int(np.count_nonzero(rng.binomial(n, tau, size=m) == 0))
+            if k:
+                x_c = rng.binomial(n, q_rest, size=k)
+                hits += int(np.count_nonzero((x_c > 0) & (x_c < n)))
+            done += m
+    else:
+        gen = torch.Generator(device=dev)
+        gen.manual_seed(seed)
+        f64 = torch.float64
+        while done < trials:
+            m = min(chunk, trials - done)
+            n_t = torch.full((m,), float(n), dtype=f64, device=dev)
+            x_e = torch.binomial(n_t, torch.full((m,), tau, dtype=f64, device=dev), generator=gen)
+            k = int((x_e == 0).sum())
+            if k:
+                x_c = torch.binomial(n_t[:k], torch.full((k,), q_rest, dtype=f64, device=dev), generator=gen)
+                hits += int(((x_c > 0) & (x_c < n)).sum())
+            done += m
     est = hits / trials
     return est, math.sqrt(max(est * (1.0 - est), 0.0) / trials)
 
