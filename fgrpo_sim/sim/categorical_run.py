@@ -32,8 +32,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     if path.suffix == ".parquet":
         return pd.read_parquet(path)
-    if path.suffix == ".csv":
-        return pd.read_csv(path)
+    if path.suffix == ".csv":  # a hex config_id can look like a number: keep it a string
+        return pd.read_csv(path, dtype={"config_id": str})
     raise ValueError(f"out must end in .parquet or .csv, got {path.name!r}")
 
 
