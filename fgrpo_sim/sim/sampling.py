@@ -461,9 +461,9 @@ def resolve_sampler(sampler: str, device: torch.device) -> str:
         return "torch"
     if sampler == "native":
         if device.type != "cpu":
-            raise ValueError(f"sampler must be torch or auto on device {device}, got 'native' (CPU only)")
+            raise ValueError(f"backend (sampler) must be torch or auto on device {device}, got 'native' (CPU only)")
         if not native_available():
-            raise ValueError(f"sampler 'native' needs a C compiler ({_LIB_ERROR}); use sampler=torch")
+            raise ValueError(f"backend (sampler) 'native' needs a C compiler ({_LIB_ERROR}); use the torch backend")
     return sampler
 
 
