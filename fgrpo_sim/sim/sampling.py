@@ -83,10 +83,10 @@ static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
-/* c fresh uniform positions inside bucket b of m, scaled to [0, total), sorted ascending */
-static void bucket_values(double *vals, int32_t c, int64_t b, int64_t m, double total, rng_t *rng) {
+/* c fresh uniform positions inside bucket b, scaled to [0, total) by scale = total / m, sorted */
+static inline void bucket_values(double *vals, int32_t c, int64_t b, double scale, rng_t *rng) {
     for (int32_t j = 0; j < c; j++) {
-        double x = ((double)b + u01(rng)) / (double)m * total;
+        double x = ((double)b + u01(rng)) * scale;
         if (c > 16) { vals[j] = x; continue; }
         int32_t i = j;  /* insertion sort: buckets hold one value on average */
         while (i > 0 && vals[i - 1] > x) { vals[i] = vals[i - 1]; i--; }
@@ -138,18 +138,18 @@ int NAME(const T *w, int64_t K, int64_t C, const int64_t *rows, int64_t n_rows, 
         rng_t rng; seed_rng(&rng, keys[r], stream);                                          \
         int32_t most = 0;                                                                    \
         for (int64_t i = 0; i < n; i++) {  /* N uniforms -> counts in m equal buckets */     \
-            int64_t b = (int64_t)(u01(&rng) * (double)m);                                    \
-            if (b >= m) b = m - 1;                                                           \
+            int64_t b = (int64_t)(((unsigned __int128)next_u64(&rng) * (uint64_t)m) >> 64);  \
             if (++bucket[b] > most) most = bucket[b];                                        \
         }                                                                                    \
         double *vals = (double *)malloc(sizeof(double) * (size_t)most);                      \
+        const double scale = total / (double)m;                                              \
         if (!vals) { free(bsum); free(bucket); failed = 1; continue; }                       \
         double x_c = 0, d_c = 0, d_w = 0, cw_c = 0, cw_w = 0, hits = 0;                      \
         int64_t blk = 0, k = 0; double base = 0.0, bend = bsum[0], cum = (double)wr[0];      \
         for (int64_t b = 0; b < m; b++) {                                                    \
             int32_t c = bucket[b];                                                           \
             if (!c) continue;                                                                \
-            bucket_values(vals, c, b, m, total, &rng);  /* fresh positions, sorted */        \
+            bucket_values(vals, c, b, scale, &rng);  /* fresh positions, sorted */           \
             for (int32_t j = 0; j < c; j++) {  /* linear merge with the running sum */       \
                 double x = vals[j];                                                          \
                 if (bend <= x && blk < nb - 1) {                                             \
@@ -272,11 +272,11 @@ int NAME(const T *w, const double *bsums, const double *totals, const double *wc
         rng_t rng; seed_rng(&rng, keys[r], stream);                                          \
         int32_t most = 0;                                                                    \
         for (int64_t i = 0; i < n; i++) {  /* N uniforms -> counts in m equal buckets */     \
-            int64_t b = (int64_t)(u01(&rng) * (double)m);                                    \
-            if (b >= m) b = m - 1;                                                           \
+            int64_t b = (int64_t)(((unsigned __int128)next_u64(&rng) * (uint64_t)m) >> 64);  \
             if (++bucket[b] > most) most = bucket[b];                                        \
         }                                                                                    \
         double *vals = (double *)malloc(sizeof(double) * (size_t)most);                      \
+        const double scale = total / (double)m;                                              \
         if (!vals) { free(bucket); failed = 1; continue; }                                   \
         double x_c = 0, d_c = 0, d_w = 0, cw_c = 0, cw_w = 0;                                \
         int64_t len = 0, blk = 0, k = 0;                                                     \
@@ -284,7 +284,7 @@ int NAME(const T *w, const double *bsums, const double *totals, const double *wc
         for (int64_t b = 0; b < m; b++) {                                                    \
             int32_t c = bucket[b];                                                           \
             if (!c) continue;                                                                \
-            bucket_values(vals, c, b, m, total, &rng);  /* fresh positions, sorted */        \
+            bucket_values(vals, c, b, scale, &rng);  /* fresh positions, sorted */           \
             for (int32_t j = 0; j < c; j++) {                                                \
                 double x = vals[j];                                                          \
                 if (bend <= x && blk < nb - 1) {                                             \
