@@ -493,9 +493,12 @@ STAT_NAMES = ("total", "correct_weight", "correct_draws", "distinct_correct_weig
 
 
 def _run_parallel(fn, groups: list[torch.Tensor]) -> list:
+    """fn over the row groups: the calling thread takes the first group, pool threads the rest."""
     if len(groups) == 1:
         return [fn(groups[0])]
-    return list(_thread_pool(len(groups)).map(fn, groups))
+    futures = [_thread_pool(len(groups) - 1).submit(fn, g) for g in groups[1:]]
+    first = fn(groups[0])
+    return [first] + [f.result() for f in futures]
 
 
 def _check_native_tensor(name: str, t: torch.Tensor, like: torch.Tensor) -> None:
