@@ -198,6 +198,15 @@ def test_tiny_experiment_runs_sft_and_rl_through_focal_trainer_and_resumes(tmp_p
     with pytest.raises(ValueError, match="different settings"):
         run_experiment(get_preset("cpu"), out, progress=False, log=lambda m: None)
 
+    # A learning-rate control reuses the SFT checkpoint of `out` instead of retraining it.
+    from dataclasses import replace
+
+    control = replace(preset, rl_lr=preset.rl_lr / 2, gammas=(0.0,))
+    calls.clear()
+    run_experiment(control, tmp_path / "control", progress=False, log=lambda m: None, sft_from=out)
+    assert calls == [0.0] * preset.rl_steps
+    assert (tmp_path / "control" / "seed0" / "sft.json").read_text() == (out / "seed0" / "sft.json").read_text()
+
     fig6, fig7 = draw_fig6(summary), draw_fig7(summary)
     assert "-log pass@K" in fig6.axes[0].get_ylabel()
     assert [ax.get_xlabel() for ax in fig7.axes] == ["RL step"] * 3

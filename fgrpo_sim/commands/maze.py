@@ -58,6 +58,11 @@ def run(
     out: Optional[Path] = typer.Option(None, "--out", help="Results folder (default: runs/figure-data/maze/PRESET, "
                                                           "where `fgrpo figures fig6_maze` looks). Finished runs in "
                                                           "it are reused, so an interrupted run resumes."),
+    rl_lr: Optional[float] = typer.Option(None, "--rl-lr", help="Override the preset's RL learning rate, in (0, 1] "
+                                                                "(e.g. a learning-rate control, paper App. N)."),
+    rl_steps: Optional[int] = typer.Option(None, "--rl-steps", help="Override the preset's RL steps, in [1, 10^7]."),
+    sft_from: Optional[Path] = typer.Option(None, "--sft-from", help="Reuse the SFT checkpoints of another results "
+                                                                     "folder (same SFT settings) instead of retraining."),
     device: str = typer.Option("auto", "--device", help="auto (cuda if available), cpu or cuda."),
     summary_copy: Optional[Path] = typer.Option(None, "--summary-copy", help="Also write summary.json here "
                                                                               "(e.g. docs/maze-results.json)."),
@@ -65,6 +70,7 @@ def run(
 ) -> None:
     """SFT once per seed, then GRPO / F-GRPO for every N x gamma; prints the Table 4 analogue."""
     import json
+    from dataclasses import replace
 
     from fgrpo_sim.atomic_io import write_text_atomic
     from fgrpo_sim.figures.maze import format_table
@@ -87,10 +93,17 @@ def run(
 
         device = "cuda" if torch.cuda.is_available() else "cpu"
     spec = spec.with_grid(group_sizes, gammas, seeds)
+    if rl_lr is not None:
+        check_range("rl_lr", rl_lr, 0.0, 1.0, low_open=True)
+        spec = replace(spec, rl_lr=float(rl_lr))
+    if rl_steps is not None:
+        check_integer("rl_steps", rl_steps, 1, 10**7)
+        spec = replace(spec, rl_steps=int(rl_steps))
     out = out if out is not None else Path("runs/figure-data/maze") / spec.name
-    summary = run_experiment(spec, out, progress=progress, device=device, log=lambda m: typer.echo(m, err=True))
+    summary = run_experiment(spec, out, progress=progress, device=device, log=lambda m: typer.echo(m, err=True),
+                             sft_from=sft_from)
     if summary_copy is not None:
-        write_text_atomic(summary_copy, json.dumps(summary, indent=1, sort_keys=True) + "\n")
+        write_text_atomic(summary_copy, json.dumps(summary, sort_keys=True, separators=(",", ":")) + "\n")
     typer.echo(f"Held-out pass@K in % (unbiased estimator, {spec.eval_samples} samples per maze, "
                f"{spec.n_heldout} mazes), mean ± 95% t-interval half-width over {spec.seeds} seed(s):")
     typer.echo(format_table(summary))

@@ -114,7 +114,8 @@ def draw_fig6(summary: dict):
         ax.set_xlabel("group size N")
         ax.set_title(f"K = {k}")
     axes[0].set_ylabel("-log pass@K (held-out, lower is better)")
-    axes[0].legend()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
     p = summary["preset"]
     fig.suptitle(f"Maze {p['size']}x{p['size']} ({p['name']} preset): -log pass@K vs N, "
                  f"mean and 95% CI over {p['seeds']} seeds")
@@ -144,16 +145,18 @@ def draw_fig7(summary: dict, n: int | None = None):
                 smooth = np.convolve(vals, np.ones(window) / window, mode="valid")
                 pts = list(zip([s for s, _ in pts][window - 1:], smooth))
             label, color, marker = _style(c["gamma"])
-            ax.plot([s for s, _ in pts], [v for _, v in pts], label=label, color=color, marker=marker, ms=3)
+            ax.plot([s for s, _ in pts], [v for _, v in pts], label=label, color=color,
+                    marker=None if key == "train_reward" else marker, ms=3)
         if key.startswith("pass@") and key[5:] in sft:
             ax.axhline(sft[key[5:]]["mean"], color="k", ls=":", lw=1, label="SFT")
         ax.set_xlabel("RL step")
         ax.set_ylabel("fraction")
         ax.set_title(title)
-    axes[0].legend()
+    handles, labels = axes[1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels))
     p = summary["preset"]
     fig.suptitle(f"Maze {p['size']}x{p['size']} ({p['name']} preset), N = {n}: mean over {p['seeds']} seeds "
-                 f"(pass@K: unbiased estimator, {p['eval_samples']} samples per held-out maze; dotted: SFT checkpoint)")
+                 f"(pass@K: unbiased estimator, {p['eval_samples']} samples per held-out maze)")
     return fig
 
 

@@ -70,9 +70,35 @@ def same_settings(a: dict, b: dict) -> bool:
     return strip(a) == strip(b)
 
 
+SFT_FIELDS = ("size", "n_train", "n_heldout", "heldout_seed", "model", "sft_steps", "sft_batch", "sft_lr",
+              "sft_warmup")
+
+
+def _copy_sft(source: Path, out: Path, seed: int, config: dict) -> bool:
+    """Copy seed `seed`'s SFT checkpoint from another results folder when it was trained with the same settings."""
+    import shutil
+
+    src_cfg = source / "config.json"
+    if not (src_cfg.exists() and (source / f"seed{seed}" / "sft.json").exists()):
+        return False
+    theirs = json.loads(src_cfg.read_text())
+    if any(json.dumps(theirs.get(k), sort_keys=True) != json.dumps(config.get(k), sort_keys=True) for k in SFT_FIELDS):
+        raise ValueError(f"sft_from folder {source} used different SFT settings; its checkpoints cannot be reused")
+    dst = out / f"seed{seed}"
+    dst.mkdir(parents=True, exist_ok=True)
+    for name in ("sft", "tokenizer"):
+        shutil.copytree(source / f"seed{seed}" / name, dst / name, dirs_exist_ok=True)
+    shutil.copy2(source / f"seed{seed}" / "sft.json", dst / "sft.json")  # last: marks the copy complete
+    return True
+
+
 def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, device: str = "cpu",
-                   log=print) -> dict:
-    """Run (or resume) every seed x N x gamma of `preset` into `out`; returns the summary."""
+                   log=print, sft_from: Path | None = None) -> dict:
+    """Run (or resume) every seed x N x gamma of `preset` into `out`; returns the summary.
+
+    `sft_from`: another results folder whose SFT checkpoints (same SFT settings) are reused instead of
+    retraining, e.g. for a learning-rate control that only changes the RL settings.
+    """
     import torch
 
     from fgrpo_sim.maze.generator import split_mazes
@@ -97,6 +123,8 @@ def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, devi
         sft_json = seed_dir / "sft.json"
         if not pending and sft_json.exists():
             continue
+        if sft_from is not None and not sft_json.exists() and _copy_sft(Path(sft_from), out, seed, config):
+            log(f"seed {seed}: SFT checkpoint copied from {sft_from}")
         t0 = time.time()
         train, heldout = split_mazes(preset.size, preset.n_train, preset.n_heldout,
                                      train_seed=seed, heldout_seed=preset.heldout_seed)
@@ -145,6 +173,17 @@ def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, devi
     return summary
 
 
+def _rounded(obj, digits: int = 5):
+    """Floats rounded to `digits` significant decimals, so that the committed summary stays small."""
+    if isinstance(obj, float):
+        return float(f"{obj:.{digits}g}")
+    if isinstance(obj, dict):
+        return {k: _rounded(v, digits) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_rounded(v, digits) for v in obj]
+    return obj
+
+
 def _t_interval(values: Sequence[float], level: float = 0.95) -> dict:
     """Mean and a t-based confidence interval over seeds (half-width 0 / None with fewer than 2 values)."""
     from scipy import stats
@@ -183,13 +222,13 @@ def summarize(out: Path) -> dict:
                                                   for a, b in paired]) for k in TABLE_KS_STR}
         cell["curve"] = _mean_curve(rs)
         cells.append(cell)
-    return {
+    return _rounded({
         "preset": config,
         "sft": {"seeds": [s["seed"] for s in sft], "parameters": sft[0]["parameters"] if sft else None,
                 "pass_at_k": {k: _t_interval([s["heldout"]["pass_at_k"][k] for s in sft])
                               for k in (sft[0]["heldout"]["pass_at_k"] if sft else {})}},
         "cells": cells,
-    }
+    })
 
 
 TABLE_KS_STR = tuple(str(k) for k in TABLE_KS)

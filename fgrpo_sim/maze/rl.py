@@ -7,6 +7,7 @@ generation step (on-policy), token-mean clipped loss (method "grpo"), no KL, tem
 from __future__ import annotations
 
 import tempfile
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -116,6 +117,9 @@ def train_rl(model, tokenizer, mazes: Sequence[Maze], settings: RLSettings, *,
         trainer.remove_callback(PrinterCallback)
         if not progress:
             trainer.remove_callback(ProgressCallback)
-        trainer.train()
+        with warnings.catch_warnings():
+            # transformers 5 renames gradient_checkpointing; TRL 1.16 still uses the old name on every step.
+            warnings.filterwarnings("ignore", message=".*gradient_checkpointing.*", category=FutureWarning)
+            trainer.train()
     model.eval()
     return [records[k] for k in sorted(records)]
