@@ -161,7 +161,7 @@ def test_sampled_counts_match_real_generation_and_exact_pass_at_k():
     assert est[1] == pytest.approx(real.mean() / n)
 
 
-def test_tiny_experiment_runs_sft_and_rl_through_focal_trainer_and_resumes(tmp_path, monkeypatch):
+def test_tiny_experiment_runs_sft_and_rl_through_focal_trainer_and_resumes(tmp_path, monkeypatch, run_cli):
     """A few SFT and RL steps (FocalGRPOTrainer, gamma 0 and 1) on the tiny preset, then resume and figures."""
     import fgrpo_sim.llm.trainer as trainer_mod
     from fgrpo_sim.figures.maze import draw_fig6, draw_fig7, format_table
@@ -206,6 +206,10 @@ def test_tiny_experiment_runs_sft_and_rl_through_focal_trainer_and_resumes(tmp_p
     run_experiment(control, tmp_path / "control", progress=False, log=lambda m: None, sft_from=out)
     assert calls == [0.0] * preset.rl_steps
     assert (tmp_path / "control" / "seed0" / "sft.json").read_text() == (out / "seed0" / "sft.json").read_text()
+    res = run_cli("maze", "compare", out, tmp_path / "control", "--n", "4", "--gamma-a", "1")
+    assert res.exit_code == 0 and "| pass@128 |" in res.stdout, res.stderr
+    res = run_cli("maze", "compare", out, tmp_path / "control", "--n", "8", "--gamma-a", "1")
+    assert res.exit_code == 2 and "no seed has both runs" in res.stderr
 
     fig6, fig7 = draw_fig6(summary), draw_fig7(summary)
     assert "-log pass@K" in fig6.axes[0].get_ylabel()

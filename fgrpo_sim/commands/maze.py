@@ -126,3 +126,29 @@ def table(
     summary = summarize(out)
     write_text_atomic(out / "summary.json", json.dumps(summary, indent=1, sort_keys=True) + "\n")
     typer.echo(format_table(summary))
+
+
+@app.command("compare")
+def compare(
+    a: Path = typer.Argument(..., help="Results folder of run A."),
+    b: Path = typer.Argument(..., help="Results folder of run B (may be the same folder as A)."),
+    n: int = typer.Option(8, "--n", help="Group size N of both runs, in [2, 4096]."),
+    gamma_a: float = typer.Option(..., "--gamma-a", help="gamma of run A (>= 0)."),
+    gamma_b: float = typer.Option(0.0, "--gamma-b", help="gamma of run B (>= 0; default 0 = GRPO)."),
+) -> None:
+    """Paired (same seed, same SFT checkpoint) difference A - B of held-out pass@1/128/256, 95% t-CI over seeds."""
+    from fgrpo_sim.maze.experiment import paired_difference
+    from fgrpo_sim.validation import check_integer, check_range
+
+    check_integer("n", n, 2, 4096)
+    check_range("gamma_a", gamma_a, 0.0, 100.0)
+    check_range("gamma_b", gamma_b, 0.0, 100.0)
+    result = paired_difference(a, gamma_a, b, gamma_b, n)
+    typer.echo(f"N={n}: A = gamma {gamma_a:g} in {a}; B = gamma {gamma_b:g} in {b}; seeds {result['seeds']}")
+    typer.echo("| K | A (%) | B (%) | A - B (points), 95% CI | per seed |")
+    typer.echo("| --- | --- | --- | --- | --- |")
+    for k, d in result["a_minus_b"].items():
+        ci = "n/a" if d["lo"] is None else f"[{100 * d['lo']:+.1f}, {100 * d['hi']:+.1f}]"
+        seeds = ", ".join(f"{100 * v:+.1f}" for v in d["values"])
+        typer.echo(f"| pass@{k} | {100 * result['a'][k]['mean']:.1f} | {100 * result['b'][k]['mean']:.1f} | "
+                   f"{100 * d['mean']:+.1f} {ci} | {seeds} |")

@@ -250,3 +250,23 @@ def _mean_curve(rs: list[dict]) -> list[dict]:
                 row[f"exact_pass@{k}"] = float(np.mean([p["heldout_exact_pass_at_k"][k] for p in points]))
         out.append(row)
     return out
+
+
+def paired_difference(out_a: Path, gamma_a: float, out_b: Path, gamma_b: float, n: int,
+                      ks: Sequence[str] = TABLE_KS_STR) -> dict:
+    """Per-seed differences A - B of held-out pass@K between two runs with the same N (e.g. F-GRPO vs a
+    learning-rate-matched GRPO control in another results folder), with means and 95% t-intervals over
+    the seeds both have. Seeds share their SFT checkpoint, so the comparison is paired."""
+    runs = {}
+    for tag, out, gamma in (("a", Path(out_a), gamma_a), ("b", Path(out_b), gamma_b)):
+        runs[tag] = {}
+        for path in sorted(out.glob(f"seed*/rl_N{n}_gamma{_gamma_tag(gamma)}.json")):
+            r = json.loads(path.read_text())
+            runs[tag][r["seed"]] = r["heldout"]["pass_at_k"]
+    seeds = sorted(set(runs["a"]) & set(runs["b"]))
+    if not seeds:
+        raise ValueError(f"no seed has both runs (N={n}, gamma {gamma_a:g} in {out_a}, gamma {gamma_b:g} in {out_b})")
+    return {"seeds": seeds,
+            "a": {k: _t_interval([runs["a"][s][k] for s in seeds]) for k in ks},
+            "b": {k: _t_interval([runs["b"][s][k] for s in seeds]) for k in ks},
+            "a_minus_b": {k: _t_interval([runs["a"][s][k] - runs["b"][s][k] for s in seeds]) for k in ks}}
