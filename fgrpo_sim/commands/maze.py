@@ -30,7 +30,7 @@ def show(
     count: int = typer.Option(1, "--count", help="How many mazes to print, in [1, 100]."),
     tokens: bool = typer.Option(False, "--tokens", help="Also print the prompt and target as model tokens."),
 ) -> None:
-    """Print mazes (# wall, . open, S start, G goal, * the unique route) and their target move sequence."""
+    """Print mazes with their unique route and target moves (legend: '#' wall, '.' open, 'S'/'G' start/goal, '*' route)."""
     from fgrpo_sim.maze.generator import generate_mazes
     from fgrpo_sim.maze.tokenizer import prompt_text, target_text
     from fgrpo_sim.validation import check_integer
