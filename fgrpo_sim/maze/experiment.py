@@ -167,7 +167,8 @@ def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, devi
                 f"pass@1 {ev['pass_at_k']['1']:.3f}, pass@128 {ev['pass_at_k']['128']:.3f}")
             del model
         log(f"seed {seed} done in {time.time() - t0:.0f} s")
-        torch.cuda.empty_cache() if torch.cuda.is_available() else None
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
     summary = summarize(out)
     _dump(out / "summary.json", summary)
     return summary

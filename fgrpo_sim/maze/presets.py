@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 
 from fgrpo_sim.maze.model import ModelSpec
 from fgrpo_sim.validation import check_choice
