@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except (ValueError, FileNotFoundError, IsADirectoryError) as exc:
+    except (ValueError, OSError) as exc:  # OSError: a missing, unreadable or unwritable file or folder
         _fail(str(exc))
     except KeyboardInterrupt:
         print("fgrpo: interrupted", file=sys.stderr)

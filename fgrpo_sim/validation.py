@@ -30,7 +30,10 @@ def check_range(
 
     The message reads e.g. "mu must be in [0, 1], got 1.5".
     """
-    arr = np.asarray(value, dtype=float)
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):  # a string, None, a ragged list: say which parameter, not numpy's words
+        raise ValueError(f"{name} must be a number or an array of numbers, got {value!r}") from None
     lo_txt = ("(" if low_open else "[") + (_fmt(low) if low is not None else "-inf")
     hi_txt = (_fmt(high) if high is not None else "inf") + (")" if high_open else "]")
     bad = np.isnan(arr)
@@ -46,12 +49,28 @@ def check_range(
 
 def check_integer(name: str, value: Any, low: int | None = None, high: int | None = None) -> np.ndarray:
     """Return `value` as an int64 array, raising ValueError unless every element is an integer in [low, high]."""
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an integer, got {value!r}") from None
+    int64 = np.iinfo(np.int64)
+    if arr.dtype.kind == "O" and arr.size and all(isinstance(v, int) and not isinstance(v, bool) for v in arr.flat):
+        # Python ints too large for int64: report the range, not a type error
+        big = next(v for v in arr.flat if not int64.min <= v <= int64.max)
+        raise ValueError(f"{name} must be in [{_fmt(low) if low is not None else int64.min}, "
+                         f"{_fmt(high) if high is not None else int64.max}], got {big}")
     if arr.dtype.kind == "f":
-        if np.any(~np.isfinite(arr)) or np.any(arr != np.round(arr)):
-            raise ValueError(f"{name} must be an integer, got {arr[~np.isclose(arr, np.round(arr))].flat[0] if arr.ndim else arr.item()}")
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if np.any(bad):
+            raise ValueError(f"{name} must be an integer, got {_fmt(float(arr[bad].flat[0]))}")
+        too_big = np.abs(arr) >= 2.0**63
+        if np.any(too_big):
+            raise ValueError(f"{name} must be in [{_fmt(low) if low is not None else int64.min}, "
+                             f"{_fmt(high) if high is not None else int64.max}], got {_fmt(float(arr[too_big].flat[0]))}")
     elif arr.dtype.kind not in "iub":
-        raise ValueError(f"{name} must be an integer, got {value!r}")
+        shown = arr.flat[0] if arr.size and arr.ndim else value
+        shown = shown.item() if isinstance(shown, np.generic) else shown
+        raise ValueError(f"{name} must be an integer, got {shown!r}")
     arr = arr.astype(np.int64)
     check_range(name, arr, low, high)
     return arr

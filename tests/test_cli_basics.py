@@ -22,3 +22,26 @@ def test_unknown_figure_name_is_one_line_exit_2(run_cli, tmp_path):
     assert "no_such_figure" in result.stderr and "NAME must be one of" in result.stderr
     assert result.stderr.strip().count("\n") == 0
     assert list(tmp_path.iterdir()) == []
+
+
+def test_os_errors_are_one_line_exit_2(run_cli, tmp_path, monkeypatch):
+    import fgrpo_sim.metrics.results_io as results_io
+
+    def unreadable(path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(results_io, "read_results_jsonl", unreadable)
+    result = run_cli("passk", tmp_path / "results.jsonl")
+    assert result.exit_code == 2
+    assert "Permission denied" in result.stderr and "Traceback" not in result.stderr
+    assert result.stderr.strip().count("\n") == 0
+
+
+def test_output_under_a_file_is_one_line_exit_2(run_cli, tmp_path):
+    results = tmp_path / "r.jsonl"
+    results.write_text('{"problem_id": 1, "n": 4, "c": 1}\n')
+    result = run_cli("passk", results, "--out", results / "report.json")
+    assert result.exit_code == 2
+    assert "r.jsonl is a file, not a folder" in result.stderr and "Traceback" not in result.stderr
+    assert result.stderr.strip().count("\n") == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.jsonl"]
