@@ -63,3 +63,8 @@ def test_wilson_interval_covers_zero_and_one():
     assert lo == 0.0 and 0 < hi < 0.02
     lo, hi = wilson_interval(1000, 1000)
     assert hi == 1.0 and lo > 0.98
+
+
+def test_check_bad_device_fails_before_the_progress_bar(run_cli):
+    res = run_cli("check", "--quick", "--device", "nope")
+    assert res.exit_code == 2 and res.stderr.startswith("fgrpo: error: device must be")

@@ -211,3 +211,25 @@ def test_config_rejects_bad_values():
         CategoricalConfig(num_actions=10, num_correct=10)
     with pytest.raises(ValueError, match="eps must be > 0 with dtype float32"):
         CategoricalConfig(eps=0.0)
+
+
+def test_cli_categorical_refuses_foreign_out_and_bad_paths_before_simulating(run_cli, tmp_path, monkeypatch):
+    import fgrpo_sim.sim.categorical_run as run_mod
+
+    monkeypatch.setattr(run_mod, "simulate_chunk", lambda *a, **k: pytest.fail("simulated despite bad input"))
+    foreign = tmp_path / "notes.csv"
+    foreign.write_text("a,b\n1,2\n")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    small = ("--num-actions", 100, "--num-correct", 10, "--group-sizes", 2, "--seeds", 0, "--steps", 2)
+    for out, needle in ((foreign, "is not a categorical result table (no column 'config_id'); pass --no-resume"),
+                        (empty, "is not a readable result table"),
+                        (blocker / "r.csv", "file is a file, not a folder")):
+        res = run_cli("simulate", "categorical", "--out", out, *small)
+        assert res.exit_code == 2 and needle in res.stderr, res.stderr
+        assert "Traceback" not in res.stderr and res.stderr.strip().count("\n") == 0
+    assert foreign.read_text() == "a,b\n1,2\n"  # never overwritten behind the user's back
+    res = run_cli("simulate", "categorical", "--out", tmp_path / "r.csv", "--device", "nope", *small)
+    assert res.exit_code == 2 and res.stderr.startswith("fgrpo: error: device must be")  # no progress bar first

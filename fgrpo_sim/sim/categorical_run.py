@@ -50,6 +50,21 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
     return path
 
 
+def _read_existing(out: Path) -> pd.DataFrame:
+    """The table already in `out`, for resuming; a file that is not one of ours is an error, never overwritten."""
+    try:
+        table = read_table(out)
+    except Exception as exc:  # pandas/pyarrow raise many kinds for a foreign or damaged file
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise ValueError(f"out {out} exists but is not a readable result table ({reason}); "
+                         "pass --no-resume to overwrite it, or choose another file") from None
+    missing = [c for c in ("config_id", *RUN_COLUMNS, "step") if c not in table.columns]
+    if missing and not table.empty:
+        raise ValueError(f"out {out} exists but is not a categorical result table (no column {missing[0]!r}); "
+                         "pass --no-resume to overwrite it, or choose another file")
+    return table if not missing else pd.DataFrame()
+
+
 def finished_runs(table: pd.DataFrame, config: CategoricalConfig) -> set[tuple[int, float, int]]:
     """Runs of this setting whose every recorded step is already in `table`."""
     if table.empty or "config_id" not in table:
@@ -100,13 +115,19 @@ def run_grid(config: CategoricalConfig, out: str | Path | None = None, *, resume
     """
     from tqdm.auto import tqdm
 
+    from fgrpo_sim.atomic_io import check_writable
+    from fgrpo_sim.sim.categorical import resolve_device
+    from fgrpo_sim.sim.sampling import resolve_sampler
+
+    resolve_sampler(config.sampler, resolve_device(config.device))  # fail before the progress bar, not inside it
     existing = pd.DataFrame()
     if out is not None:
         out = Path(out)
         if out.suffix not in (".parquet", ".csv"):
             raise ValueError(f"out must end in .parquet or .csv, got {out.name!r}")
+        check_writable(out, "out")
         if resume and out.exists():
-            existing = read_table(out)
+            existing = _read_existing(out)
     done = finished_runs(existing, config) if resume else set()
     if not existing.empty:  # drop half-written runs of this setting; they are redone
         cid = config.config_id()
