@@ -80,3 +80,33 @@ def check_choice(name: str, value: str, choices: tuple[str, ...] | list[str]) ->
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}, got {value!r}")
     return value
+
+
+def parse_list(name: str, text: str, kind: type = float) -> list:
+    """Values of a comma-separated command-line list such as "2,4,8": kind int, float or str.
+
+    Integers may be written as integral floats ("1e3"); blanks between commas are skipped. Ranges are
+    checked by the caller (with check_range / check_integer), so this only guarantees the type.
+    """
+    what = {int: "integers", float: "numbers", str: "names"}[kind]
+    parts = [part.strip() for part in str(text).split(",") if part.strip()]
+    if not parts:
+        raise ValueError(f"{name} must list at least one value, got {text!r}")
+    values = []
+    for part in parts:
+        try:
+            if kind is str:
+                values.append(part)
+            elif kind is float:
+                values.append(float(part))
+            else:
+                try:
+                    values.append(int(part))
+                except ValueError:
+                    number = float(part)
+                    if not math.isfinite(number) or number != int(number):
+                        raise ValueError(part) from None
+                    values.append(int(number))
+        except ValueError:
+            raise ValueError(f"{name} must be a comma-separated list of {what}, got {text!r}") from None
+    return values

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fgrpo_sim.atomic_io import atomic_path, check_writable, check_writable_dir, write_text_atomic
-from fgrpo_sim.validation import check_integer, check_range
+from fgrpo_sim.validation import check_integer, check_range, parse_list
 
 
 @pytest.mark.parametrize("value", ["x", [1, "a"], {"a": 1}])
@@ -70,3 +70,14 @@ def test_check_writable_creates_nothing(tmp_path):
     (tmp_path / "f").write_text("x")
     with pytest.raises(ValueError, match=r"^--out .*f is a file; give a folder"):
         check_writable_dir(tmp_path / "f", "--out")
+
+
+def test_parse_list_types_and_messages():
+    assert parse_list("--n", "2, 4,8,", int) == [2, 4, 8]
+    assert parse_list("--n", "1e3,16.0", int) == [1000, 16]
+    assert parse_list("--gamma", "0,0.5", float) == [0.0, 0.5]
+    assert parse_list("--method", "grpo,dapo", str) == ["grpo", "dapo"]
+    for text, kind, message in (("4.5", int, "list of integers"), ("inf", int, "list of integers"),
+                                ("1,x", float, "list of numbers"), (" , ", int, "at least one value")):
+        with pytest.raises(ValueError, match=f"^--n must .*{message}"):
+            parse_list("--n", text, kind)

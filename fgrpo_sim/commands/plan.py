@@ -7,22 +7,7 @@ from typing import Optional
 
 import typer
 
-
-def _floats(name: str, text: str) -> list[float]:
-    try:
-        values = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise ValueError(f"{name} must be a comma-separated list of numbers, got {text!r}") from None
-    if not values:
-        raise ValueError(f"{name} must list at least one number, got {text!r}")
-    return values
-
-
-def _ints(name: str, text: str) -> list[int]:
-    values = _floats(name, text)
-    if any(v != int(v) for v in values):
-        raise ValueError(f"{name} must be a comma-separated list of integers, got {text!r}")
-    return [int(v) for v in values]
+from fgrpo_sim.validation import parse_list
 
 
 def register(app: typer.Typer) -> None:
@@ -59,16 +44,20 @@ def register(app: typer.Typer) -> None:
 
         if (success_rates is None) == (beta is None):
             raise ValueError("give exactly one of SUCCESS_RATES (a pilot file) or --beta A,B")
-        sizes = _ints("--n", group_sizes)
+        from fgrpo_sim.planner import MAX_GROUP_SIZE
+        from fgrpo_sim.validation import check_integer
+
+        sizes = parse_list("--n", group_sizes, int)
+        check_integer("N", sizes, 1, MAX_GROUP_SIZE)  # before the quadrature is sized from max(N)
         if beta is not None:
-            params = _floats("--beta", beta)
+            params = parse_list("--beta", beta, float)
             if len(params) != 2:
                 raise ValueError(f"--beta must be two numbers A,B, got {beta!r}")
             difficulty = beta_difficulty(params[0], params[1], max_group_size=max(sizes))
         else:
             difficulty = empirical_difficulty(read_success_rates(success_rates, column), label=str(success_rates))
-        plan = plan_group_size(difficulty, rhos=_floats("--rho", rho), group_sizes=sizes,
-                               gammas=_floats("--gamma", gammas), max_tail_miss=max_tail_miss, min_active=min_active)
+        plan = plan_group_size(difficulty, rhos=parse_list("--rho", rho, float), group_sizes=sizes,
+                               gammas=parse_list("--gamma", gammas, float), max_tail_miss=max_tail_miss, min_active=min_active)
         if as_json:
             typer.echo(plan.to_json())
             return

@@ -6,26 +6,7 @@ from pathlib import Path
 
 import typer
 
-
-def _int_list(name: str, text: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise ValueError(f"{name} must be a comma-separated list of integers, got {text!r}") from None
-    if not values:
-        raise ValueError(f"{name} must list at least one value, got {text!r}")
-    return values
-
-
-def _float_list(name: str, text: str) -> tuple[float, ...]:
-    try:
-        values = tuple(float(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise ValueError(f"{name} must be a comma-separated list of numbers, got {text!r}") from None
-    if not values:
-        raise ValueError(f"{name} must list at least one value, got {text!r}")
-    return values
-
+from fgrpo_sim.validation import parse_list
 
 PAPER_N = ",".join(str(2**k) for k in range(1, 18))
 
@@ -81,8 +62,8 @@ def register(app: typer.Typer) -> None:
         config = CategoricalConfig(
             num_actions=num_actions, num_correct=num_correct, anchor_logit=anchor_logit,
             correct_logit=correct_logit, incorrect_logit=incorrect_logit, reward_correct=reward_correct,
-            reward_wrong=reward_wrong, steps=steps, group_sizes=_int_list("group_sizes", group_sizes),
-            gammas=_float_list("gammas", gammas), seeds=_int_list("seeds", seeds), surrogate=surrogate,
+            reward_wrong=reward_wrong, steps=steps, group_sizes=tuple(parse_list("group_sizes", group_sizes, int)),
+            gammas=tuple(parse_list("gammas", gammas, float)), seeds=tuple(parse_list("seeds", seeds, int)), surrogate=surrogate,
             optimizer=optimizer, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
             stride=stride, dtype=dtype, device=device, sampler=backend, chunk_runs=chunk_runs,
         )
