@@ -52,8 +52,9 @@ def beta_difficulty(a: float, b: float, max_group_size: int = 256) -> Difficulty
     """Gauss-Jacobi nodes for mu ~ Beta(a, b), exact for polynomials of degree <= max_group_size."""
     from scipy.special import roots_jacobi
 
-    a = float(check_range("beta a", a, 0.0, None, low_open=True))
-    b = float(check_range("beta b", b, 0.0, None, low_open=True))
+    a = float(check_range("beta a", a, 0.0, np.inf, low_open=True, high_open=True))
+    b = float(check_range("beta b", b, 0.0, np.inf, low_open=True, high_open=True))
+    max_group_size = int(check_integer("max_group_size", max_group_size, 1))
     nodes_count = int(min(max(max_group_size // 2 + 8, 32), MAX_QUADRATURE_NODES))
     # Jacobi weight (1 - x)^alpha (1 + x)^beta on [-1, 1]; mu = (1 + x) / 2 gives mu^(a-1) (1-mu)^(b-1).
     x, w = roots_jacobi(nodes_count, b - 1.0, a - 1.0)
@@ -74,6 +75,8 @@ def _focal_weight_on_active(n: int, mu: np.ndarray, gammas: Sequence[float]) -> 
     """E[(1 - X/N)^gamma * 1{0 < X < N}] per prompt (one row per gamma) and Pr(active) per prompt."""
     from scipy.stats import binom
 
+    from fgrpo_sim.theory import focal_weight
+
     k = np.arange(1, n)  # active groups only: 0 < X < N
     out = np.zeros((len(gammas), mu.size))
     active = np.zeros(mu.size)
@@ -83,7 +86,7 @@ def _focal_weight_on_active(n: int, mu: np.ndarray, gammas: Sequence[float]) -> 
         pmf = binom.pmf(k[None, :], n, m)  # [prompts, N - 1]
         active[start:start + chunk] = pmf.sum(axis=1)
         for gi, gamma in enumerate(gammas):
-            out[gi, start:start + chunk] = pmf @ np.power(1.0 - k / n, gamma)
+            out[gi, start:start + chunk] = pmf @ np.atleast_1d(focal_weight(k / n, gamma))
     return out, active
 
 
@@ -121,9 +124,12 @@ def plan_group_size(
     """
     from fgrpo_sim import theory
 
+    for name, values in (("rhos", rhos), ("group_sizes", group_sizes), ("gammas", gammas)):
+        if np.size(values) == 0:
+            raise ValueError(f"{name} must list at least one value, got none")
     rhos = [float(r) for r in check_range("rho", np.atleast_1d(rhos), 0.0, 1.0, low_open=True, high_open=True)]
     group_sizes = sorted({int(n) for n in check_integer("N", np.atleast_1d(group_sizes), 1, MAX_GROUP_SIZE)})
-    gammas = [float(g) for g in check_range("gamma", np.atleast_1d(gammas), 0.0, None)]
+    gammas = [float(g) for g in check_range("gamma", np.atleast_1d(gammas), 0.0, np.inf, high_open=True)]
     max_tail_miss = float(check_range("max_tail_miss", max_tail_miss, 0.0, 1.0))
     min_active = float(check_range("min_active", min_active, 0.0, 1.0))
     if difficulty.beta is not None:  # enough nodes for exactness at the largest candidate N
@@ -208,9 +214,14 @@ def read_success_rates(path: str | Path, column: str = "success_rate") -> np.nda
     character '{' means JSON lines. A malformed row raises ValueError naming its line.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"success-rate file {path} is a folder; give a CSV or JSON-lines file")
     if not path.is_file():
         raise FileNotFoundError(f"success-rate file {path} does not exist")
-    text = path.read_text()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start}); expected CSV or JSON lines") from None
     suffix = path.suffix.lower()
     is_json = suffix in (".jsonl", ".json", ".ndjson") or (suffix != ".csv" and text.lstrip().startswith("{"))
     rates = _read_jsonl(path, text, column) if is_json else _read_csv(path, text, column)

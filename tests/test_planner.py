@@ -115,3 +115,21 @@ def test_cli_json_and_text(run_cli, tmp_path):
     assert both.exit_code == 2 and "exactly one" in both.stderr
     bad = run_cli("plan", "--beta", "1,1", "--rho", "1.5")
     assert bad.exit_code == 2 and "rho must be in" in bad.stderr
+
+
+def test_folder_binary_file_and_empty_lists_are_named_errors(run_cli, tmp_path):
+    from fgrpo_sim.planner import beta_difficulty, plan_group_size
+
+    folder = run_cli("plan", tmp_path)
+    assert folder.exit_code == 2 and "is a folder" in folder.stderr
+    binary = tmp_path / "pilot.csv"
+    binary.write_bytes(b"\xff\xfe\x00rate")
+    result = run_cli("plan", binary)
+    assert result.exit_code == 2 and "not UTF-8" in result.stderr and str(binary) in result.stderr
+    too_big = run_cli("plan", "--beta", "1,1", "--n", "100000")
+    assert too_big.exit_code == 2 and "N must be in [1, 16384]" in too_big.stderr
+    for kwargs, name in (({"group_sizes": []}, "group_sizes"), ({"rhos": []}, "rhos"), ({"gammas": []}, "gammas")):
+        with pytest.raises(ValueError, match=f"^{name} must list at least one value"):
+            plan_group_size(beta_difficulty(1, 1), **kwargs)
+    with pytest.raises(ValueError, match=r"^gamma must be in \[0, inf\)"):
+        plan_group_size(beta_difficulty(1, 1), gammas=[float("inf")])

@@ -169,6 +169,9 @@ def test_cli_writes_a_tidy_table(run_cli, tmp_path):
     (["--prompt-batch", "100", "--prompts", "10"], "prompt_batch must be in"),
     (["--method", "ppo"], "method must be one of"),
     (["--gamma", "-1"], "gamma must be in"),
+    (["--seed", "-1"], "seed must be in [0, "),
+    (["--n", "4.5"], "--n must be a comma-separated list of integers"),
+    (["--reward-wrong", "nan"], "reward_wrong must be in"),
 ])
 def test_cli_bad_input_is_one_line(run_cli, tmp_path, args, fragment):
     out = tmp_path / "x.parquet"
@@ -196,3 +199,14 @@ def test_at_n2_focal_weight_is_a_constant_step_scale():
     assert not np.allclose(sgd_focal["pass@1"], run(optimizer="sgd", lr=40.0, gamma=0.0)["pass@1"])
     adam_focal, adam_plain = run(optimizer="adam", lr=0.05, gamma=1.0), run(optimizer="adam", lr=0.05, gamma=0.0)
     np.testing.assert_allclose(adam_focal.to_numpy(), adam_plain.to_numpy(), atol=1e-4, equal_nan=True)
+
+
+def test_cli_unwritable_out_fails_before_simulating(run_cli, tmp_path, monkeypatch):
+    import fgrpo_sim.sim.population as population
+
+    monkeypatch.setattr(population, "run_sweep", lambda *a, **k: pytest.fail("simulated despite a bad --out"))
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = run_cli("simulate", "population", "--steps", "1", "--no-progress", "--device", "cpu",
+                     "--out", blocker / "x.csv")
+    assert result.exit_code == 2 and "--out" in result.stderr and "is a file, not a folder" in result.stderr

@@ -7,22 +7,7 @@ from typing import Optional
 
 import typer
 
-
-def _list(name: str, text: str, cast):
-    try:
-        values = [cast(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise ValueError(f"{name} must be a comma-separated list, got {text!r}") from None
-    if not values:
-        raise ValueError(f"{name} must list at least one value, got {text!r}")
-    return values
-
-
-def _int(text: str) -> int:
-    value = float(text)
-    if value != int(value):
-        raise ValueError(text)
-    return int(value)
+from fgrpo_sim.validation import parse_list
 
 
 def register(app: typer.Typer) -> None:
@@ -73,12 +58,15 @@ def register(app: typer.Typer) -> None:
                                               resolve_device, run_sweep, sweep_variants)
         from fgrpo_sim.validation import check_choice
 
+        from fgrpo_sim.atomic_io import check_writable
+
         suffix = out.suffix.lower()
         check_choice("--out suffix", suffix, (".parquet", ".csv"))
-        a_b = _list("--beta", beta, float)
+        check_writable(out, "--out")
+        a_b = parse_list("--beta", beta, float)
         if len(a_b) != 2:
             raise ValueError(f"--beta must be two numbers A,B, got {beta!r}")
-        counts = _list("--actions", actions, _int)
+        counts = parse_list("--actions", actions, int)
         if len(counts) != 3:
             raise ValueError(f"--actions must be three integers COMMON,RARE,WRONG, got {actions!r}")
         spec = PopulationSpec(num_prompts=prompts, beta_a=a_b[0], beta_b=a_b[1], rho=rho, rho_max=rho_max,
@@ -86,9 +74,9 @@ def register(app: typer.Typer) -> None:
         population = make_population(spec)
         base = TrainSpec(optimizer=optimizer, lr=lr, steps=steps, prompt_batch=prompt_batch,
                          updates_per_step=updates_per_step, reward_wrong=reward_wrong, runs=runs,
-                         eval_every=eval_every, pass_k=tuple(_list("--pass-k", pass_k, _int)), seed=seed)
-        specs = sweep_variants(base, _list("--n", group_sizes, _int), _list("--gamma", gammas, float),
-                               methods=_list("--method", methods, str), low_lr_control=low_lr)
+                         eval_every=eval_every, pass_k=tuple(parse_list("--pass-k", pass_k, int)), seed=seed)
+        specs = sweep_variants(base, parse_list("--n", group_sizes, int), parse_list("--gamma", gammas, float),
+                               methods=parse_list("--method", methods, str), low_lr_control=low_lr)
         for s in specs:
             s.validate(prompts)  # fail before any compute
         resolve_device(device)

@@ -64,6 +64,7 @@ class PopulationSpec:
         for name in ("common_actions", "rare_actions", "wrong_actions"):
             check_integer(name, getattr(self, name), 1, 10_000)
         check_range("mu_clip", self.mu_clip, 0.0, 0.5, low_open=True, high_open=True)
+        check_integer("seed", self.seed, 0, 2**63 - 1)
         edges = np.asarray(self.bucket_edges, dtype=float)
         if edges.size < 2 or edges[0] != 0.0 or edges[-1] != 1.0 or np.any(np.diff(edges) <= 0):
             raise ValueError(f"bucket_edges must increase from 0 to 1, got {tuple(self.bucket_edges)}")
@@ -139,6 +140,9 @@ class TrainSpec:
         check_integer("runs", self.runs, 1, 100_000)
         check_integer("eval_every", self.eval_every, 1, None)
         check_integer("pass_k", np.asarray(self.pass_k), 1, None)
+        check_integer("seed", self.seed, 0, 2**63 - 1)
+        check_range("reward_correct", self.reward_correct, -1e12, 1e12)
+        check_range("reward_wrong", self.reward_wrong, -1e12, self.reward_correct, high_open=True)
         if not self.reward_correct > self.reward_wrong:
             raise ValueError(f"reward_correct must be > reward_wrong, got {self.reward_correct:g} <= {self.reward_wrong:g}")
         return self
