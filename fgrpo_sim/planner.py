@@ -214,14 +214,9 @@ def read_success_rates(path: str | Path, column: str = "success_rate") -> np.nda
     character '{' means JSON lines. A malformed row raises ValueError naming its line.
     """
     path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"success-rate file {path} is a folder; give a CSV or JSON-lines file")
-    if not path.is_file():
-        raise FileNotFoundError(f"success-rate file {path} does not exist")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start}); expected CSV or JSON lines") from None
+    from fgrpo_sim.jsonl import read_text_file
+
+    text = read_text_file(path, "success-rate file")
     suffix = path.suffix.lower()
     is_json = suffix in (".jsonl", ".json", ".ndjson") or (suffix != ".csv" and text.lstrip().startswith("{"))
     rates = _read_jsonl(path, text, column) if is_json else _read_csv(path, text, column)
@@ -261,15 +256,11 @@ def _read_csv(path: Path, text: str, column: str) -> list[float]:
 
 
 def _read_jsonl(path: Path, text: str, column: str) -> list[float]:
+    from fgrpo_sim.jsonl import parse_json_objects
+
     rates = []
-    for line_no, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path} line {line_no}: not valid JSON ({exc.msg})") from None
-        if not isinstance(record, dict) or column not in record:
+    for line_no, record in parse_json_objects(path, text):
+        if column not in record:
             raise ValueError(f"{path} line {line_no}: expected a JSON object with a '{column}' field")
         rates.append(_parse_rate(path, line_no, record[column]))
     return rates

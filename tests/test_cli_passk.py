@@ -118,3 +118,18 @@ def test_compare_requires_same_problems(run_cli, tmp_path):
     assert res.exit_code == 2 and "lacks 1 problem(s)" in res.stderr and "'y'" in res.stderr
     res = run_cli("passk", a, "--compare", a, "--m", "9")
     assert res.exit_code == 2 and "--m must be in [1, 8]" in res.stderr
+
+
+def test_passk_unreadable_inputs_are_named(run_cli, tmp_path):
+    binary = tmp_path / "r.jsonl"
+    binary.write_bytes(b"\xff\xfe\x00")
+    huge = tmp_path / "huge.jsonl"
+    huge.write_text('{"problem_id": 1, "n": 100000000000000000000000, "c": 1}\n')
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"problem_id": 1, "n": 4, "c": 1}\n')
+    for args, needle in (([binary], "not UTF-8"), ([tmp_path], "is a folder"),
+                         ([huge], "line 1: 'n' must be an integer in [1, "),
+                         ([good, "--seed", "-1"], "seed must be in [0, ")):
+        result = run_cli("passk", *args)
+        assert result.exit_code == 2 and needle in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and result.stderr.strip().count("\n") == 0

@@ -71,7 +71,7 @@ def test_bad_rows_are_reported_with_line_numbers(tmp_path):
     with pytest.raises(ValueError, match=r"row 3 has no answer"):
         load_benchmark("math500", path)
     path.write_text('{"problem": "a", "answer": "1"}\n{not json\n')
-    with pytest.raises(ValueError, match=r"line 2 is not valid JSON"):
+    with pytest.raises(ValueError, match=r"line 2: not valid JSON"):
         load_benchmark("math500", path)
     path.write_text('{"id": 1, "problem": "a", "answer": "1"}\n{"id": 1, "problem": "b", "answer": "2"}\n')
     with pytest.raises(ValueError, match="appears twice"):

@@ -189,3 +189,12 @@ def test_subsampling_validation(kwargs, message):
         paired_subsampling_test(n, c, n, c, **args)
     with pytest.raises(ValueError, match="same problems"):
         paired_subsampling_test(n, c, n[:5], c[:5], ks=[1], m=4, iterations=10)
+
+
+def test_negative_seed_is_a_named_error():
+    from fgrpo_sim.metrics import paired_subsampling_test, pass_at_k_curve
+
+    with pytest.raises(ValueError, match=r"^seed must be in \[0, "):
+        pass_at_k_curve([4, 4], [1, 2], ks=[1], seed=-1)
+    with pytest.raises(ValueError, match=r"^seed must be in \[0, "):
+        paired_subsampling_test([4, 4], [1, 2], [4, 4], [1, 2], ks=[1], m=2, iterations=10, seed=-1)

@@ -90,7 +90,7 @@ def passk_command(
     """Unbiased pass@k (Chen et al. 2021) per k, averaged over problems, with bootstrap intervals; with --compare, the paired subsampling test of the difference per k."""
     import numpy as np
 
-    from fgrpo_sim.atomic_io import write_text_atomic
+    from fgrpo_sim.atomic_io import check_writable, write_text_atomic
     from fgrpo_sim.metrics import paired_subsampling_test, pass_at_k_curve
     from fgrpo_sim.metrics.results_io import align_problems, read_results_jsonl
     from fgrpo_sim.validation import check_integer, check_range
@@ -98,6 +98,8 @@ def passk_command(
     check_integer("--iterations", iterations, 1)
     check_range("--alpha", alpha, 0.0, 1.0, low_open=True, high_open=True)
     check_integer("--bootstrap", bootstrap, 0)
+    if out is not None:
+        check_writable(out, "--out")  # before any reading or resampling
     data = read_results_jsonl(results)
     other = read_results_jsonl(compare) if compare is not None else None
     n_min = int(data.n.min()) if other is None else int(min(data.n.min(), other.n.min()))

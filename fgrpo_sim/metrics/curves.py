@@ -97,6 +97,7 @@ def pass_at_k_curve(
         )
     confidence = float(check_range("confidence", confidence, 0.0, 1.0, low_open=True, high_open=True))
     n_bootstrap = int(check_integer("n_bootstrap", n_bootstrap, 0))
+    seed = int(check_integer("seed", seed, 0))
     per_problem = pass_at_k(n[:, None], c[:, None], ks[None, :])
     mean = per_problem.mean(axis=0)
     lower, upper = mean.copy(), mean.copy()

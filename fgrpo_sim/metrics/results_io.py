@@ -17,7 +17,6 @@ Problems keep the order in which they first appear; n may differ between problem
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,17 +49,18 @@ class ResultCounts:
         }
 
 
+MAX_SAMPLES = 2**53  # per problem; beyond this the counts are no longer exact in float64
+
+
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 def read_results_jsonl(path: str | os.PathLike) -> ResultCounts:
     """Parse a results file into per-problem (n, c); ValueError "FILE line L: ..." on any bad line."""
+    from fgrpo_sim.jsonl import read_json_objects
+
     path = Path(path)
-    if not path.exists():
-        raise ValueError(f"results file not found: {path}")
-    if path.is_dir():
-        raise ValueError(f"results file is a directory: {path}")
     order: dict[str, int] = {}
     n: list[int] = []
     c: list[int] = []
@@ -68,70 +68,61 @@ def read_results_jsonl(path: str | os.PathLike) -> ResultCounts:
     first_line: list[int] = []
     sample_lines = count_lines = 0
     sample_seen: dict[tuple[str, int], int] = {}
-    with path.open("r", encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path} line {lineno}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-            if not isinstance(row, dict):
-                raise ValueError(f"{where}: expected a JSON object, got {type(row).__name__}")
-            if "problem_id" not in row:
-                raise ValueError(f"{where}: missing key 'problem_id'")
-            pid = row["problem_id"]
-            if not (isinstance(pid, str) or _is_int(pid)):
-                raise ValueError(f"{where}: problem_id must be a string or an integer, got {pid!r}")
-            pid = str(pid)
-            has_sample = "correct" in row
-            has_counts = "n" in row or "c" in row
-            if has_sample and has_counts:
-                raise ValueError(f"{where}: give either 'correct' (one sample) or 'n' and 'c' (one problem), not both")
-            if not has_sample and not has_counts:
-                raise ValueError(f"{where}: needs 'correct' (true/false, one sample) or 'n' and 'c' (one problem)")
-            line_kind = "sample" if has_sample else "counts"
-            if has_sample:
-                if not isinstance(row["correct"], bool):
-                    raise ValueError(f"{where}: 'correct' must be true or false, got {row['correct']!r}")
-                add_n, add_c = 1, int(row["correct"])
-                sample_lines += 1
-                if "sample_index" in row:
-                    index = row["sample_index"]
-                    if not _is_int(index) or index < 0:
-                        raise ValueError(f"{where}: 'sample_index' must be an integer >= 0, got {index!r}")
-                    if (pid, index) in sample_seen:
-                        raise ValueError(
-                            f"{where}: problem {pid!r} sample_index {index} already appeared on line "
-                            f"{sample_seen[(pid, index)]} (duplicate sample)"
-                        )
-                    sample_seen[(pid, index)] = lineno
-            else:
-                if "n" not in row or "c" not in row:
-                    raise ValueError(f"{where}: a per-problem line needs both 'n' and 'c'")
-                rn, rc = row["n"], row["c"]
-                if not _is_int(rn) or rn < 1:
-                    raise ValueError(f"{where}: 'n' must be an integer >= 1, got {rn!r}")
-                if not _is_int(rc) or not 0 <= rc <= rn:
-                    raise ValueError(f"{where}: 'c' must be an integer in [0, n = {rn}], got {rc!r}")
-                add_n, add_c = rn, rc
-                count_lines += 1
-            if pid not in order:
-                order[pid] = len(n)
-                n.append(0)
-                c.append(0)
-                kind.append(line_kind)
-                first_line.append(lineno)
-            i = order[pid]
-            if kind[i] != line_kind:
-                raise ValueError(
-                    f"{where}: problem {pid!r} mixes per-sample and per-problem lines (first seen on line {first_line[i]})"
-                )
-            if line_kind == "counts" and n[i] > 0:
-                raise ValueError(f"{where}: problem {pid!r} already has an 'n'/'c' line (line {first_line[i]})")
-            n[i] += add_n
-            c[i] += add_c
+    for lineno, row in read_json_objects(path, "results file"):
+        where = f"{path} line {lineno}"
+        if "problem_id" not in row:
+            raise ValueError(f"{where}: missing key 'problem_id'")
+        pid = row["problem_id"]
+        if not (isinstance(pid, str) or _is_int(pid)):
+            raise ValueError(f"{where}: problem_id must be a string or an integer, got {pid!r}")
+        pid = str(pid)
+        has_sample = "correct" in row
+        has_counts = "n" in row or "c" in row
+        if has_sample and has_counts:
+            raise ValueError(f"{where}: give either 'correct' (one sample) or 'n' and 'c' (one problem), not both")
+        if not has_sample and not has_counts:
+            raise ValueError(f"{where}: needs 'correct' (true/false, one sample) or 'n' and 'c' (one problem)")
+        line_kind = "sample" if has_sample else "counts"
+        if has_sample:
+            if not isinstance(row["correct"], bool):
+                raise ValueError(f"{where}: 'correct' must be true or false, got {row['correct']!r}")
+            add_n, add_c = 1, int(row["correct"])
+            sample_lines += 1
+            if "sample_index" in row:
+                index = row["sample_index"]
+                if not _is_int(index) or index < 0:
+                    raise ValueError(f"{where}: 'sample_index' must be an integer >= 0, got {index!r}")
+                if (pid, index) in sample_seen:
+                    raise ValueError(
+                        f"{where}: problem {pid!r} sample_index {index} already appeared on line "
+                        f"{sample_seen[(pid, index)]} (duplicate sample)"
+                    )
+                sample_seen[(pid, index)] = lineno
+        else:
+            if "n" not in row or "c" not in row:
+                raise ValueError(f"{where}: a per-problem line needs both 'n' and 'c'")
+            rn, rc = row["n"], row["c"]
+            if not _is_int(rn) or not 1 <= rn <= MAX_SAMPLES:
+                raise ValueError(f"{where}: 'n' must be an integer in [1, {MAX_SAMPLES}], got {rn!r}")
+            if not _is_int(rc) or not 0 <= rc <= rn:
+                raise ValueError(f"{where}: 'c' must be an integer in [0, n = {rn}], got {rc!r}")
+            add_n, add_c = rn, rc
+            count_lines += 1
+        if pid not in order:
+            order[pid] = len(n)
+            n.append(0)
+            c.append(0)
+            kind.append(line_kind)
+            first_line.append(lineno)
+        i = order[pid]
+        if kind[i] != line_kind:
+            raise ValueError(
+                f"{where}: problem {pid!r} mixes per-sample and per-problem lines (first seen on line {first_line[i]})"
+            )
+        if line_kind == "counts" and n[i] > 0:
+            raise ValueError(f"{where}: problem {pid!r} already has an 'n'/'c' line (line {first_line[i]})")
+        n[i] += add_n
+        c[i] += add_c
     if not n:
         raise ValueError(f"{path}: no results (the file is empty)")
     return ResultCounts(str(path), list(order), np.array(n, dtype=np.int64), np.array(c, dtype=np.int64),

@@ -157,7 +157,7 @@ def paired_subsampling_test(
 
     table = pass_at_k_table(m, ks).T  # [m + 1, K]
     problems = n_a.size
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(int(check_integer("seed", seed, 0)))
     diffs = np.empty((iterations, ks.size))
     starts = range(0, iterations, chunk_size)
     if progress:
