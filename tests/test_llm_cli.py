@@ -160,3 +160,31 @@ def test_dnll_rare_on_eval_output(run_cli, tiny_model_dir, tmp_path):
     assert out["correct"] == n_correct and out["selected"] == max(1, round(0.5 * n_correct))
     assert out["models"][str(tiny_model_dir)]["dnll_rare"] == pytest.approx(0.0, abs=1e-6)
     assert out["models"][str(other)]["dnll_rare"] != pytest.approx(0.0, abs=1e-4)
+
+
+def test_eval_and_train_refuse_bad_paths_and_leave_nothing(run_cli, tiny_model_dir, tmp_path):
+    recipe = ROOT / "recipes/tiny/f-grpo.yaml"
+    foreign = tmp_path / "mine.jsonl"
+    foreign.write_text('{"problem_id": 1, "n": 4, "c": 1}\n')
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    cases = [
+        (["--model", tiny_model_dir, "--data", ARITH, "--out", foreign], "it has no mine.jsonl.meta.json"),
+        (["--model", tiny_model_dir, "--data", empty, "--out", tmp_path / "o1.jsonl"], "no problems"),
+        (["--model", tiny_model_dir, "--data", tmp_path, "--out", tmp_path / "o2.jsonl"], "is a folder"),
+        (["--model", tiny_model_dir, "--data", ARITH, "--out", blocker / "o.jsonl"], "is a file, not a folder"),
+        (["--model", tmp_path / "no_model", "--data", ARITH, "--out", tmp_path / "o3.jsonl"], "no such folder"),
+    ]
+    for args, needle in cases:
+        result = run_cli("llm", "eval", *args, *EVAL_ARGS)
+        assert result.exit_code == 2 and needle in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr and result.stderr.strip().count("\n") == 0
+    assert foreign.read_text() == '{"problem_id": 1, "n": 4, "c": 1}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.jsonl", "file", "mine.jsonl"]  # no meta files
+    for extra, needle in ((["--num_generations", "0"], "num_generations must be in [2, inf]"),
+                          (["--output_dir", blocker], "output_dir")):
+        result = run_cli("llm", "train", "--config", recipe, "--max_steps", "1", "--no-progress", *extra)
+        assert result.exit_code == 2 and needle in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and result.stderr.strip().count("\n") == 0  # no library warnings

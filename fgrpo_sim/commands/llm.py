@@ -67,8 +67,11 @@ def train(
     from fgrpo_sim.llm.tiny import build_tiny, load_tokenizer, save_tiny
     from fgrpo_sim.llm.trainer import FocalGRPOTrainer, check_trl_version
 
+    from fgrpo_sim.atomic_io import check_writable_dir
+
     check_trl_version()
     args = FocalGRPOConfig(**fields)
+    check_writable_dir(args.output_dir, "output_dir")  # before any model is built
     dataset = load_prepared(run["train_data"], run["system_prompt"])
     if run["model"] == "tiny":
         model, tokenizer = build_tiny(seed=int(run["model_seed"]))

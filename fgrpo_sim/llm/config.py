@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from trl import GRPOConfig
 
-from fgrpo_sim.validation import check_choice
+from fgrpo_sim.validation import check_choice, check_integer
 
 #: The paper's clip values per method (App. B, Table 5), already in TRL's convention.
 METHOD_PRESETS: dict[str, dict[str, object]] = {
@@ -89,6 +89,8 @@ class FocalGRPOConfig(GRPOConfig):
         if not isinstance(self.focal_gamma, (int, float)) or not (0.0 <= float(self.focal_gamma) < float("inf")):
             raise ValueError(f"focal_gamma must be in [0, inf), got {self.focal_gamma!r}")
         self.focal_gamma = float(self.focal_gamma)
+        if self.num_generations is not None:  # TRL divides by it before checking it
+            check_integer("num_generations", self.num_generations, 2)
         if float(self.reward_correct) == float(self.reward_wrong):
             raise ValueError(f"reward_correct must differ from reward_wrong, both are {self.reward_correct:g}")
         preset = METHOD_PRESETS[self.method]
@@ -107,4 +109,10 @@ class FocalGRPOConfig(GRPOConfig):
             import torch
 
             self.bf16 = bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+        # TRL still sets the `gradient_checkpointing*` names, which newer transformers renamed and warns about on
+        # every run; resolving the alias here (as transformers would) keeps that warning out of the CLI's stderr.
+        for old, new in (("gradient_checkpointing", "activation_checkpointing"),
+                         ("gradient_checkpointing_kwargs", "activation_checkpointing_kwargs")):
+            if hasattr(self, new) and getattr(self, new) is None and getattr(self, old, None) is not None:
+                setattr(self, new, getattr(self, old))
         super().__post_init__()

@@ -41,28 +41,23 @@ BENCHMARKS: dict[str, str] = {
 
 def read_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     """(row number from 1, record) pairs from a JSON, JSONL or parquet file."""
+    from fgrpo_sim.jsonl import parse_json_objects, read_text_file
+
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"data file not found: {path}")
     suffix = path.suffix.lower()
-    if suffix == ".parquet":
+    if suffix == ".parquet" and path.is_file():
         import pyarrow.parquet as pq
 
-        return list(enumerate(pq.read_table(path).to_pylist(), start=1))
-    text = path.read_text(encoding="utf-8")
+        try:
+            table = pq.read_table(path)
+        except Exception as exc:  # pyarrow's errors for a damaged or foreign file
+            raise ValueError(f"{path}: not a readable parquet file ({' '.join(str(exc).split())})") from None
+        return list(enumerate(table.to_pylist(), start=1))
+    text = read_text_file(path, "data file")
     if suffix == ".jsonl" or (suffix != ".json" and not text.lstrip().startswith(("[", "{\n"))):
-        rows = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
-            if not isinstance(record, dict):
-                raise ValueError(f"{path}: line {number} must be a JSON object, got {type(record).__name__}")
-            rows.append((number, record))
-        return rows
+        return parse_json_objects(path, text)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -121,6 +116,8 @@ def load_benchmark(name: str, path: str | Path, limit: int | None = None) -> lis
     if limit is not None:
         check_integer("limit", limit, 1)
     rows = [normalise_record(rec, row, str(path), f"{name}-{row}") for row, rec in read_records(path)]
+    if not rows:
+        raise ValueError(f"{path}: no problems (the file has no rows)")
     seen: dict[str, int] = {}
     for i, row in enumerate(rows):
         if row["problem_id"] in seen:

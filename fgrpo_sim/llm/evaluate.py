@@ -80,6 +80,9 @@ def read_existing(path: Path) -> list[dict[str, Any]]:
 def _check_meta(out: Path, settings: EvalSettings) -> None:
     meta_path = out.with_name(out.name + ".meta.json")
     current = {k: getattr(settings, k) for k in _RESUME_KEYS}
+    if out.exists() and out.stat().st_size > 0 and not meta_path.exists():
+        raise ValueError(f"cannot resume {out}: it has no {meta_path.name}, so it was not written by "
+                         "`fgrpo llm eval` (use a new --out file)")
     if meta_path.exists() and out.exists() and out.stat().st_size > 0:
         previous = json.loads(meta_path.read_text())
         changed = [k for k in _RESUME_KEYS if previous.get(k) != current[k]]
@@ -88,9 +91,12 @@ def _check_meta(out: Path, settings: EvalSettings) -> None:
             raise ValueError(
                 f"cannot resume {out}: {k} was {previous.get(k)!r}, now {current[k]!r} (use a new --out file)"
             )
+
+
+def _write_meta(out: Path, settings: EvalSettings) -> None:
     from fgrpo_sim.atomic_io import write_text_atomic
 
-    write_text_atomic(meta_path, json.dumps(asdict(settings), indent=2) + "\n")
+    write_text_atomic(out.with_name(out.name + ".meta.json"), json.dumps(asdict(settings), indent=2) + "\n")
 
 
 def pending_jobs(problems: list[dict[str, str]], n: int, done: set[tuple[str, int]]) -> list[tuple[dict, int]]:
@@ -199,10 +205,11 @@ def run_eval(
     """Generate and verify every missing sample, appending records to `out`; returns a summary dict."""
     from tqdm import tqdm
 
+    from fgrpo_sim.atomic_io import check_writable
     from fgrpo_sim.llm.rewards import MathVerifier
 
     settings.validate()
-    out = Path(out)
+    out = check_writable(out, "--out")
     out.parent.mkdir(parents=True, exist_ok=True)
     _check_meta(out, settings)
     existing = read_existing(out)
@@ -223,6 +230,7 @@ def run_eval(
             model, tokenizer = load_model_and_tokenizer(settings.model, dtype="auto" if on_gpu else None,
                                                         device="cuda" if on_gpu else None)
             sampler = TransformersSampler(model, tokenizer, settings)
+    _write_meta(out, settings)  # only once the model loaded: a failed start leaves nothing behind
     bar = tqdm(total=len(jobs), desc="eval samples", unit="sample", disable=not progress)
     batches = 0
     with open(out, "a", encoding="utf-8") as fh:
