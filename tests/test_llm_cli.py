@@ -175,7 +175,7 @@ def test_eval_and_train_refuse_bad_paths_and_leave_nothing(run_cli, tiny_model_d
         (["--model", tiny_model_dir, "--data", empty, "--out", tmp_path / "o1.jsonl"], "no problems"),
         (["--model", tiny_model_dir, "--data", tmp_path, "--out", tmp_path / "o2.jsonl"], "is a folder"),
         (["--model", tiny_model_dir, "--data", ARITH, "--out", blocker / "o.jsonl"], "is a file, not a folder"),
-        (["--model", tmp_path / "no_model", "--data", ARITH, "--out", tmp_path / "o3.jsonl"], "no such folder"),
+        (["--model", tmp_path / "no_model", "--data", ARITH, "--out", tmp_path / "o3.jsonl"], "no such model folder"),
     ]
     for args, needle in cases:
         result = run_cli("llm", "eval", *args, *EVAL_ARGS)
@@ -188,3 +188,17 @@ def test_eval_and_train_refuse_bad_paths_and_leave_nothing(run_cli, tiny_model_d
         result = run_cli("llm", "train", "--config", recipe, "--max_steps", "1", "--no-progress", *extra)
         assert result.exit_code == 2 and needle in result.stderr, result.stderr
         assert "Traceback" not in result.stderr and result.stderr.strip().count("\n") == 0  # no library warnings
+
+
+def test_dnll_rare_and_prepare_data_check_options_first(run_cli, tmp_path):
+    empty = tmp_path / "traj.jsonl"
+    empty.write_text("")
+    base = ["--base", "tiny", "--model", "tiny"]
+    bad = run_cli("llm", "dnll-rare", "--trajectories", tmp_path / "missing.jsonl", *base, "--top-fraction", "0")
+    assert bad.exit_code == 2 and "top_fraction must be in (0, 1]" in bad.stderr
+    none = run_cli("llm", "dnll-rare", "--trajectories", empty, "--base", tmp_path / "no_model", "--model", "tiny")
+    assert none.exit_code == 2 and "no correct trajectory" in none.stderr  # before trying to load any model
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    prep = run_cli("llm", "prepare-data", ARITH, "--out", blocker / "out.jsonl")
+    assert prep.exit_code == 2 and prep.stderr.startswith("fgrpo: error: --out ") and "is a file" in prep.stderr

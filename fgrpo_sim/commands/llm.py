@@ -116,9 +116,11 @@ def prepare_data(
     system_prompt: str = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
 ) -> None:
+    from fgrpo_sim.atomic_io import check_writable
     from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
     from fgrpo_sim.llm.data import prepare_deepscaler, write_jsonl
 
+    check_writable(out, "--out")
     prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else PAPER_SYSTEM_PROMPT)
     tok = None
     if tokenizer is not None:
@@ -206,8 +208,9 @@ def dnll_rare_command(
 ) -> None:
     from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
     from fgrpo_sim.llm.data import load_benchmark, read_records
-    from fgrpo_sim.llm.diagnostics import dnll_rare
+    from fgrpo_sim.llm.diagnostics import check_dnll_options, dnll_rare
 
+    check_dnll_options(top_fraction, batch_size)
     prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else PAPER_SYSTEM_PROMPT)
     problems = {p["problem_id"]: p["problem"] for p in load_benchmark("generic", data)} if data else {}
     rows = []

@@ -63,6 +63,12 @@ def select_rare_correct(records: list[dict[str, Any]], base_nll: list[float], to
     return sorted(correct, key=lambda i: base_nll[i], reverse=True)[:keep]
 
 
+def check_dnll_options(top_fraction: float, batch_size: int) -> None:
+    """The numeric options of `dnll_rare`, checked before any file is read or model loaded."""
+    check_range("top_fraction", top_fraction, 0.0, 1.0, low_open=True)
+    check_integer("batch_size", batch_size, 1)
+
+
 def dnll_rare(
     trajectories: list[dict[str, Any]],
     base: str,
@@ -76,6 +82,9 @@ def dnll_rare(
     from fgrpo_sim.llm.evaluate import render_prompt
     from fgrpo_sim.llm.tiny import load_model_and_tokenizer
 
+    check_dnll_options(top_fraction, batch_size)
+    if not any(r.get("correct") for r in trajectories):  # fail before loading any model
+        raise ValueError(f"the trajectory file has no correct trajectory to select from ({len(trajectories)} lines)")
     base_model, tokenizer = load_model_and_tokenizer(base)
     prompts = [render_prompt(tokenizer, r["problem"], system_prompt) for r in trajectories]
     completions = [r["completion"] for r in trajectories]

@@ -123,9 +123,9 @@ def load_tokenizer(name_or_path: str | Path):
 
     text = str(name_or_path)
     if not Path(text).exists() and (Path(text).is_absolute() or text.startswith((".", "~")) or text.count("/") > 1):
-        raise ValueError(f"model {text}: no such folder (a hub id looks like namespace/name)")
+        raise ValueError(f"{text}: no such model folder (a hub id looks like namespace/name)")
     if Path(name_or_path).is_file():
-        raise ValueError(f"model {text} is a file; give a model folder or a hub id")
+        raise ValueError(f"{text} is a file; give a model folder or a hub id")
     if Path(name_or_path).is_dir() and (is_char_tokenizer_dir(name_or_path) or _saved_as_plain_fast(name_or_path)):
         tokenizer = PreTrainedTokenizerFast.from_pretrained(str(name_or_path))
         if tokenizer.chat_template is None:
