@@ -66,3 +66,10 @@ def test_bad_input_is_one_line_exit_2(run_cli, args, fragment):
     assert result.exit_code == 2
     assert fragment in result.stderr
     assert result.stderr.strip().count("\n") == 0 and "Traceback" not in result.stderr
+
+
+def test_infinite_base_lr_and_tiny_peak_are_one_line_errors(run_cli):
+    bad = run_cli("theory", "lr-multiplier", "--base-lr", "inf")
+    assert bad.exit_code == 2 and "base_lr must be in (0, inf)" in bad.stderr
+    far = run_cli("theory", "peak", "--mu", "1e-30", "--tau", "1e-31")
+    assert far.exit_code == 2 and "too small" in far.stderr and far.stderr.strip().count("\n") == 0

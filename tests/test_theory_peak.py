@@ -87,3 +87,9 @@ def test_continuous_maximiser_against_60_digit_root(mu, tau):
 
         root = mpmath.findroot(slope, peak.n_continuous)
     assert abs(peak.n_continuous - root) <= 1e-12 * root
+
+
+def test_peak_beyond_exact_integers_is_a_named_error():
+    with pytest.raises(ValueError, match=r"^mu and tau too small: Pr\(B\) peaks near N = .*got mu = 1e-30"):
+        peak_group_size(1e-30, 1e-31)
+    assert peak_group_size(1e-12, 1e-13).n_star > 10**12  # still exact well below 2^53

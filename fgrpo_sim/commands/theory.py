@@ -125,7 +125,7 @@ def lr_multiplier_command(
     multiplier = lr_multiplier(gamma, weight=weight)
     payload = {"gamma": gamma, "weight": weight, "multiplier": multiplier}
     if base_lr is not None:
-        check_range("base_lr", base_lr, 0.0, low_open=True)
+        check_range("base_lr", base_lr, 0.0, math.inf, low_open=True, high_open=True)
         payload.update(base_lr=base_lr, matched_lr=base_lr * multiplier)
     if as_json:
         _emit_json(payload)

@@ -24,6 +24,9 @@ from fgrpo_sim.theory.tail_miss import tail_miss_probability
 from fgrpo_sim.validation import check_range
 
 
+MAX_PEAK_GROUP_SIZE = 2.0**53  # integers above this are not exact in float64, and N* must be one
+
+
 @dataclass(frozen=True)
 class PeakGroupSize:
     """Where Pr(B) peaks for success rate `mu` and rare mass `tau` (floats, or arrays for array input).
@@ -141,7 +144,7 @@ def peak_group_size(mu, tau) -> PeakGroupSize:
 
     mu in (0, 1], tau in (0, mu] (arrays broadcast). tau = 0 has no peak (Pr(B) = Pr(A_N) rises to 1), so
     it is rejected. Where Pr(B) is identically 0 (tau = mu, or mu = 1) the result is N* = 1, probability 0,
-    n_continuous = nan.
+    n_continuous = nan. Where N* would exceed 2^53 (mu and tau below about 1e-15) it raises ValueError.
     """
     mu = check_range("mu", mu, 0.0, 1.0, low_open=True)
     tau = check_range("tau", tau, 0.0, 1.0)
@@ -159,6 +162,13 @@ def peak_group_size(mu, tau) -> PeakGroupSize:
     prob = np.zeros(flat_mu.shape)
     if live.any():
         n_cont[live] = _continuous_peak(flat_mu[live], flat_tau[live])
+        too_far = live & (n_cont > MAX_PEAK_GROUP_SIZE)
+        if too_far.any():
+            i = int(np.flatnonzero(too_far)[0])
+            raise ValueError(
+                f"mu and tau too small: Pr(B) peaks near N = {n_cont[i]:.3g}, beyond the largest group size handled "
+                f"exactly (2^53); got mu = {flat_mu[i]:g}, tau = {flat_tau[i]:g}"
+            )
         candidates = np.floor(n_cont[live])[:, None] + np.arange(-1, 3)[None, :]
         candidates = np.maximum(candidates, 1.0)
         values = tail_miss_probability(candidates, flat_mu[live][:, None], flat_tau[live][:, None])
