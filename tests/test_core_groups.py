@@ -131,3 +131,13 @@ def test_dtype_and_device_preserved(dtype):
         assert group_success_rate(rewards).dtype == dtype
     # Integer rewards are accepted and promoted to the default float dtype.
     assert grpo_advantages(REWARDS.long()).dtype == torch.get_default_dtype()
+
+
+@pytest.mark.parametrize("bad", ["abc", [[1.0, 0.0], [1.0]], None])
+def test_non_numeric_rewards_are_a_named_value_error(bad):
+    from fgrpo_sim.core import grpo_advantages, group_success_rate
+
+    with pytest.raises(ValueError, match=r"^rewards must be a tensor or an array of numbers"):
+        group_success_rate(bad)
+    with pytest.raises(ValueError, match=r"^rewards must be a tensor or an array of numbers"):
+        grpo_advantages(bad)

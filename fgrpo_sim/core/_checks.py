@@ -12,7 +12,10 @@ def as_float_tensor(name: str, value: Any, *, like: torch.Tensor | None = None) 
     """Return `value` as a floating tensor; integer/bool tensors become the default float dtype."""
     if not isinstance(value, torch.Tensor):
         kwargs = {} if like is None else {"device": like.device}
-        value = torch.as_tensor(value, **kwargs)
+        try:
+            value = torch.as_tensor(value, **kwargs)
+        except (TypeError, ValueError, RuntimeError):  # strings, ragged lists, None: name the parameter
+            raise ValueError(f"{name} must be a tensor or an array of numbers, got {value!r}") from None
         if like is not None and like.is_floating_point() and not value.is_floating_point():
             value = value.to(like.dtype)
     if not value.is_floating_point():
