@@ -1,5 +1,7 @@
 """The CLI shell itself: help, figure listing, and the one-line error contract."""
 
+import pytest
+
 
 def test_help_lists_command_groups(run_cli):
     result = run_cli("--help")
@@ -45,3 +47,20 @@ def test_output_under_a_file_is_one_line_exit_2(run_cli, tmp_path):
     assert "r.jsonl is a file, not a folder" in result.stderr and "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.jsonl"]
+
+
+def test_figures_bad_out_and_seed_fail_before_computing(run_cli, tmp_path, monkeypatch):
+    from fgrpo_sim.figures import registry
+
+    registry.load_all()
+    spec = registry.FIGURES["fig1a"]
+    monkeypatch.setitem(registry.FIGURES, "fig1a", registry.FigureSpec(
+        spec.name, spec.description, lambda options: pytest.fail("computed despite bad input"), spec.draw))
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for args, needle in ((["--out", blocker], "--out"), (["--out", tmp_path, "--data-dir", blocker], "--data-dir"),
+                         (["--out", tmp_path, "--seed", "-1"], "--seed must be in [0, ")):
+        result = run_cli("figures", "fig1a", *args)
+        assert result.exit_code == 2 and needle in result.stderr, result.stderr
+        assert result.stderr.strip().count("\n") == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]

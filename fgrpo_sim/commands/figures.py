@@ -17,8 +17,8 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(Path("figures"), "--out", help="Output folder for NAME.png and NAME.pdf."),
         list_: bool = typer.Option(False, "--list", help="List the registered figures and exit."),
         full: bool = typer.Option(False, "--full", help="Use the paper's exact (slow) grids instead of quick presets."),
-        device: str = typer.Option("auto", "--device", help="Torch device for simulation figures: auto, cpu, cuda."),
-        seed: int = typer.Option(0, "--seed", help="Base random seed for simulation figures."),
+        device: str = typer.Option("auto", "--device", help="Torch device for simulation figures: auto (CUDA when present), cpu, cuda."),
+        seed: int = typer.Option(0, "--seed", help="Base random seed for simulation figures, in [0, 2^32 - 1]."),
         data_dir: Optional[Path] = typer.Option(
             None, "--data-dir", help="Folder for cached simulation results (default: runs/figure-data)."
         ),
@@ -40,6 +40,13 @@ def register(app: typer.Typer) -> None:
             raise ValueError(
                 f"unknown figure name(s) {', '.join(unknown)}; NAME must be one of {', '.join(sorted(registry))}"
             )
+        from fgrpo_sim.atomic_io import check_writable_dir
+        from fgrpo_sim.validation import check_integer
+
+        check_integer("--seed", seed, 0, 2**32 - 1)
+        check_writable_dir(out, "--out")  # before any figure is computed
+        if data_dir is not None:
+            check_writable_dir(data_dir, "--data-dir")
         options = FigureOptions(full=full, device=device, seed=seed, progress=progress,
                                 data_dir=data_dir if data_dir is not None else Path("runs/figure-data"))
         import matplotlib.pyplot as plt
