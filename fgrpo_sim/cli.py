@@ -26,10 +26,12 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-app.add_typer(theory.app, name="theory")
-app.add_typer(simulate.app, name="simulate")
-app.add_typer(llm.app, name="llm")
-app.add_typer(maze.app, name="maze")
+# short_help: the one-line summaries of `fgrpo --help` (click cuts a long help at its first period,
+# which lands inside "et al." or "Sec.")
+app.add_typer(theory.app, name="theory", short_help="Tail-miss probability, its peak N*, m_gamma, derivations.")
+app.add_typer(simulate.app, name="simulate", short_help="Categorical and population simulators -> result tables.")
+app.add_typer(llm.app, name="llm", short_help="Prepare data, train and evaluate language models (TRL).")
+app.add_typer(maze.app, name="maze", short_help="Single-solution Maze experiment (paper Fig 6 and 7).")
 figures.register(app)
 check.register(app)
 passk.register(app)

@@ -64,3 +64,11 @@ def test_figures_bad_out_and_seed_fail_before_computing(run_cli, tmp_path, monke
         assert result.exit_code == 2 and needle in result.stderr, result.stderr
         assert result.stderr.strip().count("\n") == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+@pytest.mark.parametrize("group", [[], ["theory"], ["simulate"], ["llm"]])
+def test_command_lists_show_whole_one_line_summaries(run_cli, group):
+    result = run_cli(*group, "--help")
+    assert result.exit_code == 0
+    listing = result.stdout.split("Commands:")[1]
+    assert "..." not in listing and "et al.\n" not in listing and "Sec.\n" not in listing, listing

@@ -9,7 +9,7 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("figures")
+    @app.command("figures", short_help="Regenerate the figures as PNG and PDF (see --list).")
     def figures_command(
         names: Optional[List[str]] = typer.Argument(
             None, help="Figures to build (default: every figure in the default set). See --list."

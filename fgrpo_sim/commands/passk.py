@@ -82,7 +82,7 @@ def passk_command(
     bootstrap: int = typer.Option(
         1000, "--bootstrap", help="Bootstrap resamples of the problems for the pass@k intervals (0 = none), >= 0."
     ),
-    seed: int = typer.Option(0, "--seed", help="Random seed of the bootstrap and the subsampling test."),
+    seed: int = typer.Option(0, "--seed", help="Random seed of the bootstrap and the subsampling test, >= 0."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the table."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON object to this file (atomically)."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bar of the subsampling test."),
@@ -171,4 +171,5 @@ def passk_command(
 
 def register(app: typer.Typer) -> None:
     """Add the `passk` command to the top-level app."""
-    app.command("passk", help=passk_command.__doc__ + "\n\n" + _FORMAT_HELP)(passk_command)
+    app.command("passk", help=passk_command.__doc__ + "\n\n" + _FORMAT_HELP,
+                short_help="pass@k per k with intervals; --compare adds the paired test.")(passk_command)

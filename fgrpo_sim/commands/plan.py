@@ -11,7 +11,7 @@ from fgrpo_sim.validation import parse_list
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("plan")
+    @app.command("plan", short_help="Choose a group size N (and gamma) from pilot success rates.")
     def plan_command(
         success_rates: Optional[Path] = typer.Argument(
             None,
@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
         max_tail_miss: float = typer.Option(
             0.1, "--max-tail-miss", help="Recommendation: largest acceptable average Pr(B), in [0, 1]."),
         min_active: float = typer.Option(
-            0.5, "--min-active", help="Recommendation: smallest acceptable fraction of active groups, in [0, 1]. "),
+            0.5, "--min-active", help="Recommendation: smallest acceptable fraction of active groups, in [0, 1]."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object (rows + recommendation) instead of text."),
     ) -> None:
         """Expected active groups, tail-miss probability (Lemma 3.1) and focal weights for each candidate N.

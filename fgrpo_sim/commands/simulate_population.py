@@ -11,10 +11,10 @@ from fgrpo_sim.validation import parse_list
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("population")
+    @app.command("population", short_help="Many prompts: GRPO vs F-GRPO vs low-LR control over N.")
     def population_command(
         out: Path = typer.Option(..., "--out", help="Output table (.parquet or .csv), written atomically."),
-        prompts: int = typer.Option(512, "--prompts", help="Number of prompts P (>= 1)."),
+        prompts: int = typer.Option(512, "--prompts", help="Number of prompts P, in [1, 10^7]."),
         beta: str = typer.Option("1,1", "--beta", help="Difficulty: initial success rate mu_pos ~ Beta(A,B), "
                                  "given as 'A,B' (A, B > 0); 1,1 is uniform."),
         rho: float = typer.Option(0.1, "--rho", help="Rare share: fraction of each prompt's correct mass on the "
@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
                                       "log-uniformly from [rho, rho_max]."),
         actions: str = typer.Option("2,2,4", "--actions", help="Actions per mode: 'COMMON,RARE,WRONG' "
                                     "(each >= 1)."),
-        group_sizes: str = typer.Option("4,8,32", "--n", help="Group sizes N to sweep, comma-separated."),
+        group_sizes: str = typer.Option("4,8,32", "--n", help="Group sizes N to sweep, comma-separated integers in [1, 10^6]."),
         gammas: str = typer.Option("0,1", "--gamma", help="Focal exponents gamma >= 0, comma-separated "
                                    "(0 = unweighted)."),
         methods: str = typer.Option("grpo", "--method", help="Objectives from fgrpo_sim.core: grpo, dapo, cispo "
@@ -34,17 +34,17 @@ def register(app: typer.Typer) -> None:
                                       "logits)."),
         lr: float = typer.Option(0.05, "--lr", help="Learning rate (> 0), suited to Adam. With SGD use "
                                  "~50: the token-mean loss divides each prompt's gradient by B*N."),
-        steps: int = typer.Option(200, "--steps", help="Training steps (>= 0)."),
+        steps: int = typer.Option(200, "--steps", help="Training steps, in [0, 10^7]."),
         prompt_batch: int = typer.Option(64, "--prompt-batch", help="Prompts per step B, in [1, P]."),
         updates_per_step: int = typer.Option(1, "--updates-per-step", help="Optimizer steps per batch of "
-                                             "rollouts (PPO epochs; > 1 makes clipping matter)."),
+                                             "rollouts (PPO epochs; > 1 makes clipping matter), in [1, 1000]."),
         reward_wrong: float = typer.Option(0.0, "--reward-wrong", help="Reward of an incorrect action (< 1; "
                                            "correct gets 1)."),
-        runs: int = typer.Option(4, "--runs", help="Independent runs (seeds), simulated as one batch."),
-        eval_every: int = typer.Option(10, "--eval-every", help="Evaluate every this many steps."),
-        pass_k: str = typer.Option("1,8,64,256", "--pass-k", help="k values for exact pass@k = 1-(1-Q_pos)^k."),
-        seed: int = typer.Option(0, "--seed", help="Seed of the training randomness and of the population."),
-        device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
+        runs: int = typer.Option(4, "--runs", help="Independent runs (seeds), simulated as one batch, in [1, 10^5]."),
+        eval_every: int = typer.Option(10, "--eval-every", help="Evaluate every this many steps, >= 1."),
+        pass_k: str = typer.Option("1,8,64,256", "--pass-k", help="k values (integers >= 1) for exact pass@k = 1-(1-Q_pos)^k."),
+        seed: int = typer.Option(0, "--seed", help="Seed of the training randomness and of the population, >= 0."),
+        device: str = typer.Option("auto", "--device", help="auto (CUDA when present), cpu or cuda."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show tqdm progress bars on stderr."),
     ) -> None:
         """Train a population of prompts with GRPO / F-GRPO (and the low-LR control) over N; save a tidy table.

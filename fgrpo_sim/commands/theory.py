@@ -49,7 +49,7 @@ def _emit_json(payload: dict) -> None:
     typer.echo(json.dumps({k: _json_number(v) for k, v in payload.items()}))
 
 
-@app.command("tail-miss")
+@app.command("tail-miss", short_help="Pr(B): an active group misses the rare subset E (Lemma 3.1).")
 def tail_miss_command(
     n: List[int] = typer.Option([8], "--n", help="Group size N (rollouts per prompt), integer >= 1; repeat for a table."),
     mu: float = typer.Option(0.5, "--mu", help=_MU_HELP),
@@ -80,9 +80,9 @@ def tail_miss_command(
         typer.echo(f"{k:>8}  {p:>16.10g}  {lg / math.log(10):>12.6g}  {a:>16.10g}")
 
 
-@app.command("peak")
+@app.command("peak", short_help="Group size N* where the tail-miss probability peaks.")
 def peak_command(
-    mu: float = typer.Option(0.5, "--mu", help=_MU_HELP),
+    mu: float = typer.Option(0.5, "--mu", help=_MU_HELP.replace("in [0, 1]", "in (0, 1]")),
     tau: Optional[float] = typer.Option(None, "--tau", help=_TAU_HELP + " Must be > 0 (at tau = 0 there is no peak)."),
     rho: Optional[float] = typer.Option(None, "--rho", help=_RHO_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (inputs, n_star, n_continuous, probability)."),
@@ -105,7 +105,7 @@ def peak_command(
     )
 
 
-@app.command("lr-multiplier")
+@app.command("lr-multiplier", short_help="m_gamma: learning-rate factor matching focal weighting.")
 def lr_multiplier_command(
     gamma: float = typer.Option(0.5, "--gamma", help="Focal exponent gamma >= 0 (0 = plain GRPO)."),
     weight: str = typer.Option(
@@ -113,7 +113,7 @@ def lr_multiplier_command(
         help="How prompts are weighted when averaging (1-mu)^gamma over mu in [0, 1]: mean_abs_advantage "
         "(2 sqrt(mu(1-mu)), the paper's 0.679) or variance (mu(1-mu), the paper's prose).",
     ),
-    base_lr: Optional[float] = typer.Option(None, "--base-lr", help="Optional learning rate of the unweighted run; also print base_lr * m_gamma."),
+    base_lr: Optional[float] = typer.Option(None, "--base-lr", help="Optional learning rate of the unweighted run, > 0; also print base_lr * m_gamma."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (inputs, multiplier[, matched_lr])."),
 ) -> None:
     """m_gamma: the learning-rate factor whose average scale reduction matches focal weighting (App. N).
@@ -136,10 +136,11 @@ def lr_multiplier_command(
     typer.echo(line)
 
 
-@app.command("derive")
+@app.command("derive", short_help="Print the sympy derivations behind the numbers.")
 def derive_command(
-    latex: bool = typer.Option(False, "--latex", help="Print LaTeX instead of plain sympy text."),
-    name: Optional[List[str]] = typer.Option(None, "--name", help="Print only these derivations (repeatable)."),
+    latex: bool = typer.Option(False, "--latex", help="Print LaTeX instead of plain sympy text. Default: off."),
+    name: Optional[List[str]] = typer.Option(None, "--name", help="Print only these derivations (repeatable), e.g. tail_miss, "
+                                             "lr_multiplier, dQ_pos; an unknown name lists them all. Default: all."),
 ) -> None:
     """Run the sympy derivations (tail miss, its slope and limits, m_gamma, dQ_pos / dQ_upos, Lemma H.1) and print them."""
     from fgrpo_sim.theory import derivations

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -72,8 +74,8 @@ class CategoricalConfig:
         check_integer("num_correct", self.num_correct, 1, self.num_actions - 1)
         for name in ("anchor_logit", "correct_logit", "incorrect_logit"):
             check_range(name, getattr(self, name), -50.0, 50.0)
-        check_range("reward_correct", self.reward_correct)
-        check_range("reward_wrong", self.reward_wrong, high=self.reward_correct, high_open=True)
+        check_range("reward_correct", self.reward_correct, -math.inf, math.inf, low_open=True, high_open=True)
+        check_range("reward_wrong", self.reward_wrong, -math.inf, self.reward_correct, low_open=True, high_open=True)
         check_integer("steps", self.steps, 0, 10**7)
         if len(self.group_sizes) == 0 or len(self.gammas) == 0 or len(self.seeds) == 0:
             raise ValueError("group_sizes, gammas and seeds must each hold at least one value")
