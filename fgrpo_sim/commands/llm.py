@@ -23,6 +23,13 @@ app = typer.Typer(
 _PAPER_PROMPT_HELP = "the paper's: 'Please reason step by step, and put your final answer within \\boxed{}.'"
 
 
+def _quiet_transformers_bars() -> None:
+    """--no-progress also hides transformers' own bars (loading weights, writing shards)."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+
+
 def _resolve_data_path(value: str, recipe_path: Path) -> str:
     """A relative train_data path is taken from the current folder, else from the recipe's folder."""
     path = Path(value)
@@ -57,6 +64,7 @@ def train(
     run["train_data"] = _resolve_data_path(str(run["train_data"]), config)
     if no_progress:
         fields["disable_tqdm"] = True
+        _quiet_transformers_bars()
     if dry_run:
         print(json.dumps({"run": run, "config": fields}, indent=2, default=str))
         return
@@ -112,7 +120,7 @@ def prepare_data(
     tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="Tokenizer (hub id, folder, or 'tiny') used to "
                                             "count prompt tokens. Default: none, and the length filter is skipped."),
     max_prompt_tokens: int = typer.Option(1024, "--max-prompt-tokens", help="Drop prompts longer than this many "
-                                          "tokens (chat template included). Default 1024, range >= 1."),
+                                          "tokens (chat template included), >= 1."),
     system_prompt: str = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
 ) -> None:
@@ -148,15 +156,15 @@ def eval_command(
     data: Path = typer.Option(..., "--data", help="Benchmark file (.json/.jsonl/.parquet) with problem + answer columns."),
     out: Path = typer.Option(..., "--out", help="Per-sample results (JSON lines); appended to when it exists."),
     benchmark: str = typer.Option("generic", "--benchmark", help="Column layout: math500, aime24, aime25, amc23, "
-                                  "minerva, olympiadbench or generic (any problem/answer file). Default generic."),
-    n: int = typer.Option(16, "--n", help="Samples per problem (paper: 1024). Default 16, range >= 1."),
-    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature; 0 = greedy. Default 1.0 (paper)."),
-    top_p: float = typer.Option(1.0, "--top-p", help="Nucleus sampling mass in (0, 1]. Default 1.0 (paper)."),
-    max_new_tokens: int = typer.Option(8192, "--max-new-tokens", help="Completion length cap. Default 8192 (paper)."),
-    batch_size: int = typer.Option(32, "--batch-size", help="Samples per generate call. Default 32, range >= 1."),
-    seed: int = typer.Option(0, "--seed", help="Sampling seed, >= 0. Default 0."),
-    backend: str = typer.Option("auto", "--backend", help="auto, transformers or vllm. Default auto."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first LIMIT problems. Default: all."),
+                                  "minerva, olympiadbench or generic (any problem/answer file)."),
+    n: int = typer.Option(16, "--n", help="Samples per problem (paper: 1024), >= 1."),
+    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature >= 0; 0 = greedy (paper: 1.0)."),
+    top_p: float = typer.Option(1.0, "--top-p", help="Nucleus sampling mass in (0, 1] (paper: 1.0)."),
+    max_new_tokens: int = typer.Option(8192, "--max-new-tokens", help="Completion length cap in tokens, >= 1 (paper: 8192)."),
+    batch_size: int = typer.Option(32, "--batch-size", help="Samples per generate call, >= 1."),
+    seed: int = typer.Option(0, "--seed", help="Sampling seed, >= 0."),
+    backend: str = typer.Option("auto", "--backend", help="auto (vLLM when installed and a GPU is present, else transformers), transformers or vllm."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first LIMIT problems, >= 1. Default: all."),
     system_prompt: Optional[str] = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
     save_completions: bool = typer.Option(False, "--save-completions", help="Also store each completion's text. Default: off."),
@@ -169,6 +177,8 @@ def eval_command(
     from fgrpo_sim.llm.data import load_benchmark
     from fgrpo_sim.llm.evaluate import EvalSettings, run_eval
 
+    if no_progress:
+        _quiet_transformers_bars()
     prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else PAPER_SYSTEM_PROMPT)
     settings = EvalSettings(
         model=model, data=str(data), benchmark=benchmark, n=n, temperature=temperature, top_p=top_p,
@@ -201,8 +211,8 @@ def dnll_rare_command(
     model: list[str] = typer.Option(..., "--model", help="Trained model to score; repeat for several."),
     data: Optional[Path] = typer.Option(None, "--data", help="Problem file to look up problem_id (benchmark schema)."),
     top_fraction: float = typer.Option(0.01, "--top-fraction", help="Share of correct trajectories kept, in (0, 1]. "
-                                       "Default 0.01 (the paper's top 1%)."),
-    batch_size: int = typer.Option(8, "--batch-size", help="Trajectories per forward pass. Default 8."),
+                                       "The paper keeps the top 1%."),
+    batch_size: int = typer.Option(8, "--batch-size", help="Trajectories per forward pass, >= 1."),
     system_prompt: Optional[str] = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
 ) -> None:
