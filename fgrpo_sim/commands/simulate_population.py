@@ -32,8 +32,9 @@ def register(app: typer.Typer) -> None:
                                     "method at lr x m_gamma (the paper's low-LR control)."),
         optimizer: str = typer.Option("adam", "--optimizer", help="sgd or adam (one optimizer over all prompts' "
                                       "logits)."),
-        lr: float = typer.Option(0.05, "--lr", help="Learning rate (> 0), suited to Adam. With SGD use "
-                                 "~50: the token-mean loss divides each prompt's gradient by B*N."),
+        lr: Optional[float] = typer.Option(None, "--lr", help="Learning rate (> 0). Default 0.05 per-prompt, "
+                                           "0.01 shared (suited to Adam). With SGD per-prompt use ~50: the "
+                                           "token-mean loss divides each prompt's gradient by B*N."),
         steps: int = typer.Option(200, "--steps", help="Training steps, in [0, 10^7]."),
         prompt_batch: int = typer.Option(64, "--prompt-batch", help="Prompts per step B, in [1, P]."),
         updates_per_step: int = typer.Option(1, "--updates-per-step", help="Optimizer steps per batch of "
@@ -46,12 +47,41 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", help="Seed of the training randomness and of the population, >= 0."),
         device: str = typer.Option("auto", "--device", help="auto (CUDA when present), cpu or cuda."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show tqdm progress bars on stderr."),
+        sharing: str = typer.Option("per-prompt", "--sharing", help="per-prompt (default): every prompt owns "
+                                    "its logits (--beta, --rho, --rho-max, --actions apply). shared: K global "
+                                    "strategies whose logits all prompts share, plus fixed per-prompt offsets; "
+                                    "the --strategies ... --trainable-offsets options apply and held-out prompts "
+                                    "are evaluated (docs/population.md)."),
+        strategies: str = typer.Option("4,12,8", "--strategies", help="[shared] Number of strategies "
+                                       "'COMMON,RARE,WRONG' (each >= 1); wrong ones are never correct."),
+        strategy_mass: str = typer.Option("0.6,0.15", "--strategy-mass", help="[shared] Initial shared prior "
+                                          "mass 'COMMON,RARE' of all common / all rare strategies (> 0, sum < 1; "
+                                          "the rest goes to the wrong ones)."),
+        common_correct_prob: float = typer.Option(0.5, "--common-correct-prob", help="[shared] Chance that a "
+                                                  "common strategy is correct on a common-solvable prompt, in "
+                                                  "[0, 1] (at least one always is)."),
+        rare_correct_prob: float = typer.Option(0.1, "--rare-correct-prob", help="[shared] Chance that a rare "
+                                                "strategy is correct on a common-solvable prompt (its rare-correct "
+                                                "mode), in [0, 1]."),
+        rare_only_share: float = typer.Option(0.25, "--rare-only-share", help="[shared] Share of prompts "
+                                              "solvable only by rare strategies, in [0, 1]."),
+        rare_only_strategies: int = typer.Option(1, "--rare-only-strategies", help="[shared] Correct rare "
+                                                 "strategies of a rare-only prompt, in [1, RARE]."),
+        heldout_prompts: int = typer.Option(256, "--heldout-prompts", help="[shared] Prompts drawn from the same "
+                                            "distribution, evaluated but never trained, in [0, 10^7]."),
+        offset_scale: float = typer.Option(1.0, "--offset-scale", help="[shared] Std of the fixed per-prompt "
+                                           "logit offsets (prompt-to-prompt variety), in [0, 20]."),
+        trainable_offsets: bool = typer.Option(False, "--trainable-offsets/--fixed-offsets", help="[shared] Also "
+                                               "train a per-prompt offset for each training prompt (held-out "
+                                               "prompts only get the shared logits). Default: fixed."),
     ) -> None:
         """Train a population of prompts with GRPO / F-GRPO (and the low-LR control) over N; save a tidy table.
 
         One row per (variant, N, run, evaluation step, difficulty bucket incl. 'all') with exact pass@k,
         rare-correct mass, retained correct mass, and per-interval group statistics: active fraction,
         observed vs Lemma 3.1 tail-miss, focal weights, unsampled-correct mass and its change.
+        With --sharing shared the rows also carry split (train / heldout) and the buckets are the prompt
+        types (common-solvable, rare-only, all).
         """
         from fgrpo_sim.atomic_io import atomic_path
         from fgrpo_sim.sim.population import (PopulationSpec, TrainSpec, final_summary, make_population,
@@ -63,6 +93,19 @@ def register(app: typer.Typer) -> None:
         suffix = out.suffix.lower()
         check_choice("--out suffix", suffix, (".parquet", ".csv"))
         check_writable(out, "--out")
+        check_choice("--sharing", sharing, ("per-prompt", "shared"))
+        if lr is None:
+            lr = 0.05 if sharing == "per-prompt" else 0.01
+        if sharing == "shared":
+            _run_shared(out, suffix, prompts=prompts, strategies=strategies, strategy_mass=strategy_mass,
+                        common_correct_prob=common_correct_prob, rare_correct_prob=rare_correct_prob,
+                        rare_only_share=rare_only_share, rare_only_strategies=rare_only_strategies,
+                        heldout_prompts=heldout_prompts, offset_scale=offset_scale,
+                        trainable_offsets=trainable_offsets, seed=seed, group_sizes=group_sizes, gammas=gammas,
+                        methods=methods, low_lr=low_lr, optimizer=optimizer, lr=lr, steps=steps,
+                        prompt_batch=prompt_batch, updates_per_step=updates_per_step, reward_wrong=reward_wrong,
+                        runs=runs, eval_every=eval_every, pass_k=pass_k, device=device, progress=progress)
+            return
         a_b = parse_list("--beta", beta, float)
         if len(a_b) != 2:
             raise ValueError(f"--beta must be two numbers A,B, got {beta!r}")
@@ -91,3 +134,58 @@ def register(app: typer.Typer) -> None:
                 "tail_miss_observed", "tail_miss_predicted"]
         typer.echo(summary[cols].to_string(index=False, float_format=lambda x: f"{x:.4g}"))
         typer.echo(f"wrote {len(frame)} rows to {out}")
+
+
+def _run_shared(out: Path, suffix: str, *, prompts, strategies, strategy_mass, common_correct_prob,
+                rare_correct_prob, rare_only_share, rare_only_strategies, heldout_prompts, offset_scale,
+                trainable_offsets, seed, group_sizes, gammas, methods, low_lr, optimizer, lr, steps, prompt_batch,
+                updates_per_step, reward_wrong, runs, eval_every, pass_k, device, progress) -> None:
+    """`--sharing shared`: the shared-strategy population (fgrpo_sim.sim.population_shared)."""
+    import pandas as pd
+
+    from fgrpo_sim.atomic_io import atomic_path
+    from fgrpo_sim.sim.population import TrainSpec, resolve_device, sweep_variants
+    from fgrpo_sim.sim.population_shared import (SharedPopulationSpec, make_shared_population, at_equal_pass1,
+                                                 run_shared_sweep, shared_summary)
+
+    counts = parse_list("--strategies", strategies, int)
+    if len(counts) != 3:
+        raise ValueError(f"--strategies must be three integers COMMON,RARE,WRONG, got {strategies!r}")
+    masses = parse_list("--strategy-mass", strategy_mass, float)
+    if len(masses) != 2:
+        raise ValueError(f"--strategy-mass must be two numbers COMMON,RARE, got {strategy_mass!r}")
+    spec = SharedPopulationSpec(num_prompts=prompts, heldout_prompts=heldout_prompts, common_strategies=counts[0],
+                                rare_strategies=counts[1], wrong_strategies=counts[2], common_mass=masses[0],
+                                rare_mass=masses[1], common_correct_prob=common_correct_prob,
+                                rare_correct_prob=rare_correct_prob, rare_only_share=rare_only_share,
+                                rare_only_strategies=rare_only_strategies, offset_scale=offset_scale,
+                                trainable_offsets=trainable_offsets, seed=seed).validate()
+    base = TrainSpec(optimizer=optimizer, lr=lr, steps=steps, prompt_batch=prompt_batch,
+                     updates_per_step=updates_per_step, reward_wrong=reward_wrong, runs=runs,
+                     eval_every=eval_every, pass_k=tuple(parse_list("--pass-k", pass_k, int)), seed=seed)
+    specs = sweep_variants(base, parse_list("--n", group_sizes, int), parse_list("--gamma", gammas, float),
+                           methods=parse_list("--method", methods, str), low_lr_control=low_lr)
+    for s in specs:
+        s.validate(prompts)  # fail before any compute
+    resolve_device(device)
+    population = make_shared_population(spec)
+    frame = run_shared_sweep(population, specs, device=device, progress=progress)
+    with atomic_path(out) as tmp:
+        if suffix == ".parquet":
+            frame.to_parquet(tmp, index=False)
+        else:
+            frame.to_csv(tmp, index=False)
+    k = f"pass@{base.pass_k[-1]}"
+    cols = ["variant", "N", "lr", "pass@1", k, "rare_mass_retained", "common_strategy_mass"]
+    splits = [s for s in ("train", "heldout") if s in set(frame["split"])]
+    initial = frame[(frame["step"] == 0) & (frame["bucket"] == "all")]
+    for split in splits:
+        start = initial[initial["split"] == split][["pass@1", k]].mean()
+        typer.echo(f"{split} prompts (all types), last evaluation, mean of runs; initial pass@1 "
+                   f"{start['pass@1']:.4f}, {k} {start[k]:.4f}:")
+        typer.echo(shared_summary(frame, split)[cols].to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+        for n in sorted(set(frame["N"])):
+            level, values = at_equal_pass1(frame[frame["N"] == n], metric=k, split=split)
+            typer.echo(f"  N={n}, {k} where the mean pass@1 curve first reaches {level:.4f} (lowest final): "
+                       + "; ".join(f"{v} {x:.4f}" for v, x in values.items()))
+    typer.echo(f"wrote {len(frame)} rows to {out}")
