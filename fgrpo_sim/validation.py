@@ -110,3 +110,12 @@ def parse_list(name: str, text: str, kind: type = float) -> list:
         except ValueError:
             raise ValueError(f"{name} must be a comma-separated list of {what}, got {text!r}") from None
     return values
+
+
+def broadcast_named(**arrays: Any) -> list[np.ndarray]:
+    """np.broadcast_arrays of the keyword arguments, with a ValueError naming them when the shapes clash."""
+    try:
+        return np.broadcast_arrays(*arrays.values())
+    except ValueError:
+        shapes = ", ".join(f"{name} {np.shape(value)}" for name, value in arrays.items())
+        raise ValueError(f"{', '.join(arrays)} must broadcast to one shape, got shapes {shapes}") from None

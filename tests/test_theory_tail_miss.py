@@ -154,3 +154,12 @@ def test_activity_validates_and_rho_validates():
         activity_probability(4, -0.1)
     with pytest.raises(ValueError, match=r"rho must be in \[0, 1\]"):
         tail_miss_from_rho(4, 0.5, 1.2)
+
+
+def test_clashing_shapes_and_non_numbers_are_named_errors():
+    from fgrpo_sim.theory import tail_miss_probability as pr_b
+
+    with pytest.raises(ValueError, match=r"^n, mu, tau must broadcast to one shape, got shapes n \(3,\), mu \(2,\)"):
+        pr_b([1, 2, 3], [0.5, 0.4], 0.1)
+    with pytest.raises(ValueError, match=r"^mu must be a number"):
+        pr_b(4, "half", 0.1)

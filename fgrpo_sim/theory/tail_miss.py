@@ -30,7 +30,7 @@ from functools import cache
 
 import numpy as np
 
-from fgrpo_sim.validation import check_integer, check_range
+from fgrpo_sim.validation import broadcast_named, check_integer, check_range
 
 # Regions of one rollout's outcome, as (name, is_correct); masses are filled in from sympy symbols.
 _REGIONS = ("E", "C", "W")  # E: rare correct subset, C: other correct outcomes, W: incorrect
@@ -125,11 +125,11 @@ def _check_inputs(n, mu, tau):
     n = check_integer("n", n, low=1).astype(float)
     mu = check_range("mu", mu, 0.0, 1.0)
     tau = check_range("tau", tau, 0.0, 1.0)
-    mu_b, tau_b = np.broadcast_arrays(mu, tau)
+    n, mu_b, tau_b = broadcast_named(n=n, mu=mu, tau=tau)
     above = tau_b > mu_b
     if np.any(above):
         raise ValueError(f"tau must be in [0, mu], got {tau_b[above].flat[0]:g} with mu = {mu_b[above].flat[0]:g}")
-    return np.broadcast_arrays(n, mu, tau)
+    return n, mu_b, tau_b
 
 
 def _log_scale_and_kernel(n, mu, tau):
