@@ -210,3 +210,127 @@ def test_cli_unwritable_out_fails_before_simulating(run_cli, tmp_path, monkeypat
     result = run_cli("simulate", "population", "--steps", "1", "--no-progress", "--device", "cpu",
                      "--out", blocker / "x.csv")
     assert result.exit_code == 2 and "--out" in result.stderr and "is a file, not a folder" in result.stderr
+
+
+# ------------------------------------------------------------------ shared-parameter population
+
+from fgrpo_sim.sim.population_shared import (SharedPolicy, SharedPopulationSpec, at_equal_pass1,  # noqa: E402
+                                             make_shared_population, run_shared_sweep, shared_population_loss,
+                                             shared_summary, simulate_shared_population)
+
+
+def _shared_batch(population, runs=2, batch=4, n=6, seed=7):
+    gen = torch.Generator().manual_seed(seed)
+    prompts = torch.stack([torch.randperm(population.spec.num_prompts, generator=gen)[:batch] for _ in range(runs)])
+    actions = torch.randint(population.spec.num_strategies, (runs, batch, n), generator=gen)
+    return StepBatch(prompts, actions)
+
+
+def _core_grad_of_each_prompt(population, batch, gamma):
+    """Per (run, slot) gradient of the core's single-group loss w.r.t. the shared logits s, with z_p = s + o_p."""
+    correct = torch.as_tensor(population.correct["train"])
+    grads = {}
+    for r in range(batch.prompts.shape[0]):
+        for b, p in enumerate(batch.prompts[r].tolist()):
+            s = torch.as_tensor(population.shared_init, dtype=torch.float64).requires_grad_(True)
+            z = s + torch.as_tensor(population.offsets["train"][p], dtype=torch.float64)
+            acts = batch.actions[r, b]
+            logp = torch.log_softmax(z, -1)[acts][:, None]
+            rewards = correct[p, acts].to(torch.float64)[None]
+            adv = core.focal_advantages(core.grpo_advantages(rewards), core.group_success_rate(rewards), gamma)[0]
+            loss, _ = core.policy_loss(logp, logp.detach(), adv, torch.ones_like(logp, dtype=torch.bool), "grpo")
+            (grads[r, b],) = torch.autograd.grad(loss, s)
+    return grads
+
+
+@pytest.mark.parametrize("gamma", [0.0, 1.0])
+@pytest.mark.parametrize("trainable", [False, True])
+def test_shared_gradient_is_the_sum_of_core_grpo_gradients_of_the_batch(gamma, trainable):
+    population = make_shared_population(SharedPopulationSpec(num_prompts=9, heldout_prompts=3, rare_strategies=5,
+                                                             rare_only_share=0.3, trainable_offsets=trainable,
+                                                             seed=1))
+    batch = _shared_batch(population)
+    runs, size, n = batch.actions.shape
+    policy = SharedPolicy(population, runs, "cpu", torch.float64)
+    train = TrainSpec(gamma=gamma, group_size=n, prompt_batch=size)
+    loss, _, _, rewards = shared_population_loss(policy, batch, torch.as_tensor(population.correct["train"]), train)
+    loss.backward()
+    assert core.active_groups(rewards).any()  # the check is not vacuous
+    expected = _core_grad_of_each_prompt(population, batch, gamma)
+    for r in range(runs):
+        # shared logits: the token mean over the batch is 1/B of the sum of the per-group core gradients
+        torch.testing.assert_close(policy.shared.grad[r], sum(expected[r, b] for b in range(size)) / size,
+                                   rtol=1e-10, atol=1e-13)
+        if trainable:  # a prompt's own offset gets exactly its group's gradient; unbatched prompts none
+            for p in range(population.spec.num_prompts):
+                slots = [b for b, q in enumerate(batch.prompts[r].tolist()) if q == p]
+                want = expected[r, slots[0]] / size if slots else torch.zeros(population.spec.num_strategies,
+                                                                             dtype=torch.float64)
+                torch.testing.assert_close(policy.local.grad[r, p], want, rtol=1e-10, atol=1e-13)
+
+
+def test_shared_population_layout_and_validation():
+    spec = SharedPopulationSpec(num_prompts=200, heldout_prompts=100, common_strategies=3, rare_strategies=6,
+                                wrong_strategies=5, rare_only_share=0.3, rare_only_strategies=2, seed=2)
+    population = make_shared_population(spec)
+    for split, count in (("train", 200), ("heldout", 100)):
+        correct, kind, rare_only = population.correct[split], population.kind, population.prompt_type[split] == 1
+        assert correct.shape == (count, 14) and not correct[:, kind == 2].any()  # wrong strategies never correct
+        assert (correct[rare_only][:, kind == 0].sum(1) == 0).all()
+        assert (correct[rare_only][:, kind == 1].sum(1) == 2).all()
+        assert (correct[~rare_only][:, kind == 0].sum(1) >= 1).all()
+        assert 0.15 < rare_only.mean() < 0.45
+        np.testing.assert_allclose(population.initial_probs(split).sum(1), 1.0)
+    np.testing.assert_allclose(np.exp(population.shared_init)[kind == 1].sum(), 0.15)
+    with pytest.raises(ValueError, match="rare_mass must be in"):
+        make_shared_population(SharedPopulationSpec(common_mass=0.9, rare_mass=0.2))
+    with pytest.raises(ValueError, match="rare_only_strategies must be in"):
+        make_shared_population(SharedPopulationSpec(rare_strategies=2, rare_only_strategies=3))
+
+
+def test_shared_run_trains_through_core_and_grpo_lowers_heldout_pass256(monkeypatch):
+    """A small run of the documented setting: every update goes through core.policy_loss; GRPO raises
+    held-out pass@1 while lowering held-out pass@256 (the shared logits sharpen onto common strategies)."""
+    import fgrpo_sim.sim.population_shared as shared
+
+    calls = []
+    real = core.policy_loss
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("method", args[4] if len(args) > 4 else None))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(shared.core, "policy_loss", counting)
+    population = make_shared_population(SharedPopulationSpec(num_prompts=128, heldout_prompts=128, seed=0))
+    train = TrainSpec(group_size=8, steps=150, runs=2, prompt_batch=32, eval_every=50, lr=0.01, seed=0)
+    frame = run_shared_sweep(population, sweep_variants(train, [8], [0.0, 1.0]), device="cpu")
+    assert len(calls) == 3 * 150 and set(calls) == {"grpo"}
+    assert set(frame["split"]) == {"train", "heldout"} and set(frame["bucket"]) == {"common-solvable", "rare-only", "all"}
+    start = frame[(frame["step"] == 0) & (frame["split"] == "heldout") & (frame["bucket"] == "all")]
+    final = shared_summary(frame, "heldout").set_index("variant")
+    assert final.loc["GRPO", "pass@1"] > start["pass@1"].mean() + 0.05
+    assert final.loc["GRPO", "pass@256"] < start["pass@256"].mean() - 0.05
+    rare_only = shared_summary(frame, "heldout", "rare-only").set_index("variant")
+    assert rare_only.loc["GRPO", "rare_mass_retained"] < 0.7
+    level, values = at_equal_pass1(frame, split="heldout")
+    assert level > start["pass@1"].mean() and all(math.isfinite(v) for v in values.values())
+
+
+def test_shared_cli_writes_splits(run_cli, tmp_path):
+    import pandas as pd
+
+    out = tmp_path / "shared.csv"
+    result = run_cli("simulate", "population", "--sharing", "shared", "--prompts", "16", "--heldout-prompts", "8",
+                     "--n", "4", "--gamma", "0,0.5", "--steps", "4", "--prompt-batch", "4", "--runs", "2",
+                     "--eval-every", "2", "--trainable-offsets", "--device", "cpu", "--no-progress", "--out", out)
+    assert result.exit_code == 0, result.stderr
+    frame = pd.read_csv(out)
+    assert set(frame["split"]) == {"train", "heldout"} and set(frame["step"]) == {0, 2, 4}
+    assert frame["trainable_offsets"].all() and frame["lr"].max() == pytest.approx(0.01)
+    assert "heldout prompts" in result.stdout and "first reaches" in result.stdout
+    bad = run_cli("simulate", "population", "--sharing", "shared", "--strategies", "4,12", "--steps", "1",
+                  "--no-progress", "--device", "cpu", "--out", tmp_path / "x.csv")
+    assert bad.exit_code == 2 and "--strategies must be three integers" in bad.stderr
+    bad = run_cli("simulate", "population", "--sharing", "both", "--steps", "1", "--no-progress", "--out",
+                  tmp_path / "x.csv")
+    assert bad.exit_code == 2 and "--sharing must be one of" in bad.stderr
