@@ -68,3 +68,12 @@ def test_wilson_interval_covers_zero_and_one():
 def test_check_bad_device_fails_before_the_progress_bar(run_cli):
     res = run_cli("check", "--quick", "--device", "nope")
     assert res.exit_code == 2 and res.stderr.startswith("fgrpo: error: device must be")
+
+
+def test_sample_counts_rejects_negative_seed():
+    import torch
+
+    from fgrpo_sim.sim.montecarlo import estimate_unsampled_square_mass
+
+    with pytest.raises(ValueError, match=r"^seed must be in \[0, "):
+        estimate_unsampled_square_mass(torch.tensor([0.5, 0.5]), 2, 10, seed=-1)

@@ -334,3 +334,10 @@ def test_shared_cli_writes_splits(run_cli, tmp_path):
     bad = run_cli("simulate", "population", "--sharing", "both", "--steps", "1", "--no-progress", "--out",
                   tmp_path / "x.csv")
     assert bad.exit_code == 2 and "--sharing must be one of" in bad.stderr
+
+
+def test_empty_pass_k_is_a_named_error():
+    from fgrpo_sim.sim.population import TrainSpec
+
+    with pytest.raises(ValueError, match="^pass_k must list at least one k"):
+        TrainSpec(pass_k=(), prompt_batch=4).validate(10)

@@ -93,3 +93,8 @@ def test_peak_beyond_exact_integers_is_a_named_error():
     with pytest.raises(ValueError, match=r"^mu and tau too small: Pr\(B\) peaks near N = .*got mu = 1e-30"):
         peak_group_size(1e-30, 1e-31)
     assert peak_group_size(1e-12, 1e-13).n_star > 10**12  # still exact well below 2^53
+
+
+def test_clashing_shapes_are_named():
+    with pytest.raises(ValueError, match=r"^mu, tau must broadcast to one shape"):
+        peak_group_size([0.5, 0.4], [0.1, 0.1, 0.1])

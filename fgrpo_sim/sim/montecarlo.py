@@ -83,6 +83,9 @@ def sample_counts(p: torch.Tensor, n: int, groups: int, seed: int, device: str |
     """counts [groups, K] (float64), each row ~ Multinomial(n, p): the simulator's exact sampler."""
     from fgrpo_sim.sim.sampling import native_available, run_keys, sample_counts_native, sample_counts_torch
 
+    seed = int(check_integer("seed", seed, 0, 2**62))
+    check_integer("n", n, 1, 2**31 - 1)
+    check_integer("groups", groups, 1, 10**12)
     dev = _device(device)
     weights = p.to(device=dev, dtype=torch.float64).expand(groups, -1).contiguous()
     draws = torch.full((groups,), int(n), dtype=torch.int64)

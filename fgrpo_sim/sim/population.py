@@ -139,6 +139,8 @@ class TrainSpec:
         check_integer("updates_per_step", self.updates_per_step, 1, 1000)
         check_integer("runs", self.runs, 1, 100_000)
         check_integer("eval_every", self.eval_every, 1, None)
+        if not len(self.pass_k):
+            raise ValueError("pass_k must list at least one k, got none")
         check_integer("pass_k", np.asarray(self.pass_k), 1, None)
         check_integer("seed", self.seed, 0, 2**63 - 1)
         check_range("reward_correct", self.reward_correct, -1e12, 1e12)

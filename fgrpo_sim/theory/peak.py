@@ -21,7 +21,7 @@ from functools import cache
 import numpy as np
 
 from fgrpo_sim.theory.tail_miss import tail_miss_probability
-from fgrpo_sim.validation import check_range
+from fgrpo_sim.validation import broadcast_named, check_range
 
 
 MAX_PEAK_GROUP_SIZE = 2.0**53  # integers above this are not exact in float64, and N* must be one
@@ -148,7 +148,7 @@ def peak_group_size(mu, tau) -> PeakGroupSize:
     """
     mu = check_range("mu", mu, 0.0, 1.0, low_open=True)
     tau = check_range("tau", tau, 0.0, 1.0)
-    mu, tau = np.broadcast_arrays(mu, tau)
+    mu, tau = broadcast_named(mu=mu, tau=tau)
     if np.any(tau == 0):
         raise ValueError("tau must be in (0, mu], got 0 (with tau = 0, Pr(B) = Pr(A_N) rises to 1 and never peaks)")
     above = tau > mu
