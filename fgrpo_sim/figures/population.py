@@ -176,3 +176,77 @@ add_figure("population_rare_mass",
            compute_rare_mass, draw_rare_mass)
 add_figure("peak_map", "Peak group size N*(mu, rho) of Lemma 3.1 over the (mu, rho) plane, with Pr(B) at the peak",
            compute_peak_map, draw_peak_map)
+
+
+# ------------------------------------------------------------------ shared-parameter population
+
+SHARED_QUICK = dict(prompts=256, heldout=256, steps=300, runs=4, batch=32, eval_every=10)
+SHARED_FULL = dict(prompts=512, heldout=512, steps=600, runs=8, batch=64, eval_every=10)
+SHARED_LR = 0.01  # Adam, on the shared strategy logits
+
+
+def compute_shared(options: FigureOptions):
+    """N = 8 on the shared-strategy population (default SharedPopulationSpec): GRPO, F-GRPO 0.5 / 1, low-LR."""
+    from fgrpo_sim.sim.population import TrainSpec, sweep_variants
+    from fgrpo_sim.sim.population_shared import SharedPopulationSpec, make_shared_population, run_shared_sweep
+
+    s = SHARED_FULL if options.full else SHARED_QUICK
+    population = make_shared_population(SharedPopulationSpec(num_prompts=s["prompts"], heldout_prompts=s["heldout"],
+                                                             seed=options.seed))
+    base = TrainSpec(steps=s["steps"], runs=s["runs"], prompt_batch=s["batch"], eval_every=s["eval_every"],
+                     lr=SHARED_LR, seed=options.seed)
+    frame = run_shared_sweep(population, sweep_variants(base, (8,), (0.0, 0.5, 1.0)), device=options.device,
+                             progress=options.progress)
+    keep = ["variant", "run", "step", "split", "bucket", "pass@1", "pass@256", "rare_mass_retained"]
+    return {"frame": frame[keep], "settings": s}
+
+
+def draw_shared(data):
+    from fgrpo_sim.figures.style import new_figure
+
+    frame, s = data["frame"], data["settings"]
+    fig, axes = new_figure(1, 3, width=3.8, height=3.5)
+    held = frame[(frame["split"] == "heldout") & (frame["bucket"] == "all")]
+    families = [f for f in FAMILY_STYLE if f in set(frame["variant"])]
+    for family in families:
+        colour, ls, marker = FAMILY_STYLE[family]
+        mean = held[held["variant"] == family].groupby("step")[["pass@1", "pass@256"]].mean()
+        axes[0].plot(mean.index, mean["pass@256"], color=colour, ls=ls, label=family)
+        axes[1].plot(mean["pass@1"], mean["pass@256"], color=colour, ls=ls, label=family)
+        axes[1].plot(mean["pass@1"].iloc[-1:], mean["pass@256"].iloc[-1:], color=colour, marker=marker, ls="none")
+    start = held[held["step"] == 0][["pass@1", "pass@256"]].mean()
+    axes[0].axhline(start["pass@256"], color="green", lw=0.8, ls=":", label="initial policy")
+    axes[1].plot([start["pass@1"]], [start["pass@256"]], marker="*", color="green", ms=10, ls="none",
+                 label="initial policy")
+    last = frame[(frame["step"] == frame["step"].max()) & (frame["bucket"] != "all")]
+    groups = [(split, bucket) for split in ("train", "heldout") for bucket in ("common-solvable", "rare-only")]
+    width = 0.8 / max(len(families), 1)
+    for i, family in enumerate(families):
+        values = [last[(last["variant"] == family) & (last["split"] == sp) & (last["bucket"] == b)]["pass@256"].mean()
+                  for sp, b in groups]
+        axes[2].bar([j + i * width for j in range(len(groups))], values, width=width,
+                    color=FAMILY_STYLE[family][0], alpha=0.85, label=family)
+    initial = frame[(frame["step"] == 0) & (frame["bucket"] != "all")]
+    for j, (sp, b) in enumerate(groups):
+        value = initial[(initial["split"] == sp) & (initial["bucket"] == b)]["pass@256"].mean()
+        axes[2].plot([j - width / 2, j + 0.8 - width / 2], [value, value], color="green", ls=":", lw=1.2)
+    axes[2].set_xticks([j + 0.4 - width / 2 for j in range(len(groups))])
+    axes[2].set_xticklabels([f"{sp}\n{b}" for sp, b in groups], fontsize=7)
+    axes[2].set_ylabel("pass@256 at the end (dotted: initial)")
+    axes[0].set_xlabel("training step")
+    axes[0].set_ylabel("held-out pass@256 (exact)")
+    axes[1].set_xlabel("held-out pass@1 along training")
+    axes[1].set_ylabel("held-out pass@256")
+    axes[0].set_title("(a) held-out pass@256 over training")
+    axes[1].set_title("(b) the same against pass@1")
+    axes[2].set_title("(c) by split and prompt type")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"Shared strategy logits, N = 8: {s['prompts']} training + {s['heldout']} held-out prompts "
+                 f"(4 common, 12 rare, 8 wrong strategies; 25% rare-only prompts), Adam lr {SHARED_LR}, "
+                 f"{s['steps']} steps x {s['batch']} prompts, mean of {s['runs']} runs", fontsize=8)
+    return fig
+
+
+add_figure("population_shared",
+           "Shared-strategy population at N = 8: held-out pass@256 falls under GRPO while pass@1 rises; F-GRPO / low-LR",
+           compute_shared, draw_shared)
