@@ -215,6 +215,7 @@ def test_cli_unwritable_out_fails_before_simulating(run_cli, tmp_path, monkeypat
 # ------------------------------------------------------------------ shared-parameter population
 
 from fgrpo_sim.sim.population_shared import (SharedPolicy, SharedPopulationSpec, at_equal_pass1,  # noqa: E402
+                                             best_checkpoint, equal_pass1_by_run,
                                              make_shared_population, run_shared_sweep, shared_population_loss,
                                              shared_summary, simulate_shared_population)
 
@@ -314,6 +315,10 @@ def test_shared_run_trains_through_core_and_grpo_lowers_heldout_pass256(monkeypa
     assert rare_only.loc["GRPO", "rare_mass_retained"] < 0.7
     level, values = at_equal_pass1(frame, split="heldout")
     assert level > start["pass@1"].mean() and all(math.isfinite(v) for v in values.values())
+    run_level, table = equal_pass1_by_run(frame)
+    assert run_level <= level and (table["runs"] == 2).all() and table["mean"].between(0, 1).all()
+    best = best_checkpoint(frame).set_index("variant")
+    assert best.loc["GRPO", "pass@1"] >= final.loc["GRPO", "pass@1"] and set(best["step"]) <= set(frame["step"])
 
 
 def test_shared_cli_writes_splits(run_cli, tmp_path):

@@ -346,6 +346,44 @@ def at_equal_pass1(frame, metric: str = "pass@256", split: str = "heldout", buck
     return level, out
 
 
-__all__ = ["SharedPopulationSpec", "SharedPopulation", "SharedPolicy", "make_shared_population",
+def equal_pass1_by_run(frame, metric: str = "pass@256", split: str = "heldout", bucket: str = "all"):
+    """(level, DataFrame) of `metric` where each run's pass@1 curve first reaches a common level.
+
+    The level is the lowest final pass@1 of any run of any variant (so every run reaches it); the table
+    has one row per variant: mean, standard error over runs, and the runs. Use one N per call.
+    """
+    import pandas as pd
+
+    rows = frame[(frame["split"] == split) & (frame["bucket"] == bucket)]
+    last = rows[rows["step"] == rows.groupby(["variant", "run"])["step"].transform("max")]
+    level = float(last["pass@1"].min())
+    per_run: dict = {}
+    for run, part in rows.groupby("run"):
+        for variant, value in at_equal_pass1(part, metric, split, bucket, level=level)[1].items():
+            per_run.setdefault(variant, []).append(value)
+    table = pd.DataFrame([{"variant": v, "mean": float(np.mean(x)),
+                           "se": float(np.std(x, ddof=1) / math.sqrt(len(x))) if len(x) > 1 else math.nan,
+                           "runs": len(x)} for v, x in per_run.items()])
+    return level, table
+
+
+def best_checkpoint(frame, split: str = "heldout", bucket: str = "all", metric: str = "pass@256"):
+    """Per variant and N, the evaluation step where the run-mean pass@1 is highest, with `metric` there.
+
+    The paper's model selection (best checkpoint by pass@1, then report pass@k there).
+    """
+    import pandas as pd
+
+    rows = frame[(frame["split"] == split) & (frame["bucket"] == bucket)]
+    out = []
+    for (variant, n), part in rows.groupby(["variant", "N"], sort=False):
+        curve = part.groupby("step")[["pass@1", metric]].mean()
+        step = int(curve["pass@1"].idxmax())
+        out.append({"variant": variant, "N": n, "step": step, "pass@1": float(curve.loc[step, "pass@1"]),
+                    metric: float(curve.loc[step, metric])})
+    return pd.DataFrame(out)
+
+
+__all__ = ["best_checkpoint", "equal_pass1_by_run", "SharedPopulationSpec", "SharedPopulation", "SharedPolicy", "make_shared_population",
            "shared_population_loss", "simulate_shared_population", "run_shared_sweep", "shared_summary",
            "at_equal_pass1", "PROMPT_TYPES", "SPLITS"]
