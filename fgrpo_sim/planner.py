@@ -225,13 +225,13 @@ def read_success_rates(path: str | Path, column: str = "success_rate") -> np.nda
     return np.asarray(rates, dtype=float)
 
 
-def _parse_rate(path: Path, line_no: int, raw) -> float:
+def _parse_rate(path: Path, line_no: int, raw, column: str = "success_rate") -> float:
     try:
         value = float(raw)
     except (TypeError, ValueError):
         value = math.nan
     if isinstance(raw, bool) or not (0.0 <= value <= 1.0):
-        raise ValueError(f"{path} line {line_no}: success_rate must be a number in [0, 1], got {raw!r}")
+        raise ValueError(f"{path} line {line_no}: {column} must be a number in [0, 1], got {raw!r}")
     return value
 
 
@@ -251,7 +251,7 @@ def _read_csv(path: Path, text: str, column: str) -> list[float]:
             continue
         if len(fields) != len(header):
             raise ValueError(f"{path} line {line_no}: expected {len(header)} fields like the header, got {len(fields)}")
-        rates.append(_parse_rate(path, line_no, fields[index].strip()))
+        rates.append(_parse_rate(path, line_no, fields[index].strip(), column))
     return rates
 
 
@@ -262,7 +262,7 @@ def _read_jsonl(path: Path, text: str, column: str) -> list[float]:
     for line_no, record in parse_json_objects(path, text):
         if column not in record:
             raise ValueError(f"{path} line {line_no}: expected a JSON object with a '{column}' field")
-        rates.append(_parse_rate(path, line_no, record[column]))
+        rates.append(_parse_rate(path, line_no, record[column], column))
     return rates
 
 

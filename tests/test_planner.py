@@ -133,3 +133,10 @@ def test_folder_binary_file_and_empty_lists_are_named_errors(run_cli, tmp_path):
             plan_group_size(beta_difficulty(1, 1), **kwargs)
     with pytest.raises(ValueError, match=r"^gamma must be in \[0, inf\)"):
         plan_group_size(beta_difficulty(1, 1), gammas=[float("inf")])
+
+
+def test_custom_column_is_named_in_row_errors(run_cli, tmp_path):
+    pilot = tmp_path / "pilot.csv"
+    pilot.write_text("pass1\n0.5\n2\n")
+    result = run_cli("plan", pilot, "--column", "pass1")
+    assert result.exit_code == 2 and "line 3: pass1 must be a number in [0, 1], got '2'" in result.stderr
