@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except (ValueError, OSError) as exc:  # OSError: a missing, unreadable or unwritable file or folder
         _fail(str(exc))
+    except MemoryError as exc:  # e.g. a huge --bootstrap: say so in one line, not numpy's traceback
+        _fail(f"out of memory ({exc or 'MemoryError'}); use smaller settings")
     except KeyboardInterrupt:
         print("fgrpo: interrupted", file=sys.stderr)
         sys.exit(130)

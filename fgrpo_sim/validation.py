@@ -72,7 +72,15 @@ def check_integer(name: str, value: Any, low: int | None = None, high: int | Non
         shown = shown.item() if isinstance(shown, np.generic) else shown
         raise ValueError(f"{name} must be an integer, got {shown!r}")
     arr = arr.astype(np.int64)
-    check_range(name, arr, low, high)
+    bad = np.zeros(arr.shape, dtype=bool)
+    if low is not None:
+        bad |= arr < low
+    if high is not None:
+        bad |= arr > high
+    if np.any(bad):  # reported as an integer (check_range would print 1e+11)
+        lo_txt = _fmt(low) if low is not None else "-inf"
+        hi_txt = _fmt(high) if high is not None else "inf"
+        raise ValueError(f"{name} must be in [{lo_txt}, {hi_txt}], got {int(arr[bad].flat[0])}")
     return arr
 
 

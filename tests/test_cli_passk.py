@@ -133,3 +133,21 @@ def test_passk_unreadable_inputs_are_named(run_cli, tmp_path):
         result = run_cli("passk", *args)
         assert result.exit_code == 2 and needle in result.stderr, result.stderr
         assert "Traceback" not in result.stderr and result.stderr.strip().count("\n") == 0
+
+
+def test_passk_caps_memory_hungry_settings_and_reports_memory_errors(run_cli, tmp_path, monkeypatch):
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"problem_id": 1, "n": 4, "c": 1}\n')
+    for option, needle in (("--bootstrap", "--bootstrap must be in [0, 1000000]"),
+                           ("--iterations", "--iterations must be in [1, 10000000]")):
+        result = run_cli("passk", good, option, "100000000000")
+        assert result.exit_code == 2 and needle in result.stderr, result.stderr
+    import fgrpo_sim.metrics as metrics
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("Unable to allocate 15.3 TiB")
+
+    monkeypatch.setattr(metrics, "pass_at_k_curve", no_memory)
+    result = run_cli("passk", good)
+    assert result.exit_code == 2 and "out of memory" in result.stderr and "Traceback" not in result.stderr
+    assert result.stderr.strip().count("\n") == 0

@@ -233,3 +233,10 @@ def test_cli_categorical_refuses_foreign_out_and_bad_paths_before_simulating(run
     assert foreign.read_text() == "a,b\n1,2\n"  # never overwritten behind the user's back
     res = run_cli("simulate", "categorical", "--out", tmp_path / "r.csv", "--device", "nope", *small)
     assert res.exit_code == 2 and res.stderr.startswith("fgrpo: error: device must be")  # no progress bar first
+
+
+def test_study_checks_out_before_its_progress_bar(run_cli, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    res = run_cli("simulate", "categorical", "--study", "--out", blocker / "s.csv", "--steps", 2)
+    assert res.exit_code == 2 and res.stderr.startswith("fgrpo: error: out ") and "is a file" in res.stderr

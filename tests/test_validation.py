@@ -81,3 +81,8 @@ def test_parse_list_types_and_messages():
                                 ("1,x", float, "list of numbers"), (" , ", int, "at least one value")):
         with pytest.raises(ValueError, match=f"^--n must .*{message}"):
             parse_list("--n", text, kind)
+
+
+def test_check_integer_reports_out_of_range_values_as_integers():
+    with pytest.raises(ValueError, match=r"^--bootstrap must be in \[0, 1000000\], got 100000000000$"):
+        check_integer("--bootstrap", 100_000_000_000, 0, 10**6)

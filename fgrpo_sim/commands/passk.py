@@ -17,6 +17,10 @@ _FORMAT_HELP = (
 )
 
 
+MAX_ITERATIONS = 10**7  # the test keeps every round's differences in memory (8 bytes x rounds x k values)
+MAX_BOOTSTRAP = 10**6  # the bootstrap draws all resamples at once (8 bytes x resamples x problems)
+
+
 def _parse_ks(text: str, n_min: int) -> list[int]:
     """'auto' -> powers of two up to n_min; 'all' -> 1..n_min; else a comma-separated list."""
     text = text.strip().lower()
@@ -77,10 +81,10 @@ def passk_command(
         help="Subsample size per problem for --compare; default min(256, smallest n / 4), i.e. the paper's "
         "256 of 1024. Must be <= every n; k > m gets no test.",
     ),
-    iterations: int = typer.Option(50_000, "--iterations", help="Subsampling rounds for --compare (paper: 50,000), >= 1."),
+    iterations: int = typer.Option(50_000, "--iterations", help="Subsampling rounds for --compare (paper: 50,000), in [1, 10^7]."),
     alpha: float = typer.Option(0.05, "--alpha", help="Two-sided significance level for --compare, in (0, 1)."),
     bootstrap: int = typer.Option(
-        1000, "--bootstrap", help="Bootstrap resamples of the problems for the pass@k intervals (0 = none), >= 0."
+        1000, "--bootstrap", help="Bootstrap resamples of the problems for the pass@k intervals (0 = none), in [0, 10^6]."
     ),
     seed: int = typer.Option(0, "--seed", help="Random seed of the bootstrap and the subsampling test, >= 0."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the table."),
@@ -95,9 +99,9 @@ def passk_command(
     from fgrpo_sim.metrics.results_io import align_problems, read_results_jsonl
     from fgrpo_sim.validation import check_integer, check_range
 
-    check_integer("--iterations", iterations, 1)
+    check_integer("--iterations", iterations, 1, MAX_ITERATIONS)
     check_range("--alpha", alpha, 0.0, 1.0, low_open=True, high_open=True)
-    check_integer("--bootstrap", bootstrap, 0)
+    check_integer("--bootstrap", bootstrap, 0, MAX_BOOTSTRAP)
     if out is not None:
         check_writable(out, "--out")  # before any reading or resampling
     data = read_results_jsonl(results)

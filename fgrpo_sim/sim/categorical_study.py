@@ -67,6 +67,11 @@ def run_study(out: str | Path, *, steps: int = 1000, progress: bool = True, devi
     """Simulate every setting (resuming from `out`), return the full table of all settings."""
     from tqdm.auto import tqdm
 
+    from fgrpo_sim.atomic_io import check_writable
+    from fgrpo_sim.sim.categorical import resolve_device
+
+    check_writable(out, "out")  # bad paths and devices fail before the progress bar
+    resolve_device(device)
     configs = [c.with_(device=device) for c in study_settings(steps=steps)]
     if only:
         configs = [c for c in configs if c.metadata["setting"] in only]
