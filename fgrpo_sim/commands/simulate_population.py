@@ -141,7 +141,6 @@ def _run_shared(out: Path, suffix: str, *, prompts, strategies, strategy_mass, c
                 trainable_offsets, seed, group_sizes, gammas, methods, low_lr, optimizer, lr, steps, prompt_batch,
                 updates_per_step, reward_wrong, runs, eval_every, pass_k, device, progress) -> None:
     """`--sharing shared`: the shared-strategy population (fgrpo_sim.sim.population_shared)."""
-    import pandas as pd
 
     from fgrpo_sim.atomic_io import atomic_path
     from fgrpo_sim.sim.population import TrainSpec, resolve_device, sweep_variants
