@@ -187,6 +187,17 @@ def population_loss(logits: torch.Tensor, batch: StepBatch, is_correct: torch.Te
     logp_all = torch.log_softmax(z, dim=-1)
     logp = logp_all.gather(-1, batch.actions).reshape(-1, 1)
     rewards = group_rewards(batch.actions, is_correct, train.reward_correct, train.reward_wrong).to(logits.dtype)
+    loss, stats, focal = core_objective(logp, rewards, train, old_logp, runs)
+    return loss, stats, focal, rewards
+
+
+def core_objective(logp: torch.Tensor, rewards: torch.Tensor, train: TrainSpec, old_logp: torch.Tensor | None,
+                   runs: int):
+    """rewards -> GRPO advantages -> focal weighting -> the core's token loss, summed over runs.
+
+    logp [R*B*N, 1] one-token sequences, rewards [R*B, N]; returns (loss, stats, focal advantages).
+    Both population simulators train through this, so they share one objective.
+    """
     advantages = core.grpo_advantages(rewards)
     mu_hat = core.group_success_rate(rewards, train.reward_correct, train.reward_wrong)
     focal = core.focal_advantages(advantages, mu_hat, train.gamma)
@@ -195,7 +206,7 @@ def population_loss(logits: torch.Tensor, batch: StepBatch, is_correct: torch.Te
     mask = torch.ones_like(logp, dtype=torch.bool)
     loss, stats = core.policy_loss(logp, old_logp, focal.reshape(-1), mask, method=train.method)
     # token_mean averages over all R*B*N tokens; times R gives the sum of each run's own token mean.
-    return loss * runs, stats, focal, rewards
+    return loss * runs, stats, focal
 
 
 def lemma31_tail_miss(n: int, mu: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
@@ -231,8 +242,8 @@ class _Accumulator:
         self.counts[name] = self.counts.get(name, 0) + c.reshape(runs, buckets)
 
 
-def _bucket_means(values: torch.Tensor, bucket: torch.Tensor, buckets: int) -> torch.Tensor:
-    """values [R, P] -> [R, buckets + 1] means per bucket, last column over all prompts."""
+def bucket_means(values: torch.Tensor, bucket: torch.Tensor, buckets: int) -> torch.Tensor:
+    """values [R, P] -> [R, buckets + 1] means per bucket (NaN for an empty one), last column over all prompts."""
     runs = values.shape[0]
     sums = torch.zeros(runs, buckets, dtype=torch.float64, device=values.device)
     sums.index_add_(1, bucket, values.to(torch.float64))
@@ -253,39 +264,90 @@ def simulate_population(population: Population, train: TrainSpec, device: str = 
     groups trained since the previous evaluation.
     """
     train.validate(population.spec.num_prompts)
+    return run_on_device(_simulate, device, population, train, dtype, progress, progress_desc)
+
+
+def run_on_device(simulate, device: str, *args):
+    """simulate(*args[:2], device, *args[2:]) on the resolved device, with one intra-op thread on CPU."""
     dev = resolve_device(device)
     threads = torch.get_num_threads()
     if dev.type == "cpu":  # tensors of a few thousand numbers: intra-op threads only add overhead
         torch.set_num_threads(1)
     try:
-        return _simulate(population, train, dev, dtype, progress, progress_desc)
+        return simulate(*args[:2], dev, *args[2:])
     finally:
         torch.set_num_threads(threads)
+
+
+def make_optimizer(params, train: TrainSpec) -> torch.optim.Optimizer:
+    """One optimizer over every prompt's (or the shared) logits of all runs."""
+    params = list(params)
+    return torch.optim.SGD(params, lr=train.lr) if train.optimizer == "sgd" else torch.optim.Adam(params, lr=train.lr)
+
+
+def variant_columns(train: TrainSpec) -> dict:
+    """The settings columns every output row of a simulation starts with."""
+    return {"method": train.method, "N": train.group_size, "gamma": float(train.gamma),
+            "optimizer": train.optimizer, "lr": float(train.lr), "variant": train.variant or _default_variant(train)}
+
+
+def train_loop(train: TrainSpec, num_prompts: int, dev: torch.device, logits_of, loss_of, opt, record, evaluate, desc: str,
+               progress: bool) -> None:
+    """The training schedule both simulators share: evaluate at step 0, then per step draw a batch of prompts
+    and N actions per prompt, take `updates_per_step` optimizer steps on the core objective (old log-probs
+    frozen at the rollout policy), record the step's groups, and evaluate every `eval_every` steps and last.
+
+    logits_of(prompts [R, B]) -> [R, B, A] current logits; loss_of(batch, old_logp) -> (loss, stats, focal,
+    rewards); record(batch, probs, rewards) after the update; evaluate(step).
+    """
+    from tqdm import tqdm
+
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(int(train.seed))
+    runs, n, batch_size = train.runs, train.group_size, train.prompt_batch
+    evaluate(0)
+    bar = tqdm(range(1, train.steps + 1), desc=desc, disable=not progress, leave=False)
+    for step in bar:
+        with torch.no_grad():
+            chosen = torch.rand(runs, num_prompts, generator=gen, device=dev).argsort(dim=1)[:, :batch_size]
+            z = logits_of(chosen)
+            probs = torch.softmax(z.to(torch.float64), dim=-1)
+            actions = torch.multinomial(probs.reshape(-1, probs.shape[-1]).to(torch.float32), n, replacement=True,
+                                        generator=gen).reshape(runs, batch_size, n)
+            rollout_logp = torch.log_softmax(z, -1).gather(-1, actions).reshape(-1, 1)
+        batch = StepBatch(chosen, actions)
+        old_logp = None  # the first update's own log-probs (detached) equal the rollout's
+        for _ in range(train.updates_per_step):
+            opt.zero_grad(set_to_none=True)
+            loss, _, _, rewards = loss_of(batch, old_logp)
+            old_logp = rollout_logp
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            record(batch, probs, rewards)
+        if step % train.eval_every == 0 or step == train.steps:
+            evaluate(step)
+    bar.close()
 
 
 def _simulate(population: Population, train: TrainSpec, dev: torch.device, dtype: torch.dtype, progress: bool,
               progress_desc: str):
     import pandas as pd
-    from tqdm import tqdm
 
-    gen = torch.Generator(device=dev)
-    gen.manual_seed(int(train.seed))
-    runs, prompts, n, batch_size = train.runs, population.spec.num_prompts, train.group_size, train.prompt_batch
+    runs = train.runs
     is_correct = torch.as_tensor(population.is_correct, device=dev)
     is_rare = torch.as_tensor(population.is_rare, device=dev)
     bucket_of_prompt = torch.as_tensor(population.bucket, device=dev)
     n_buckets = len(population.bucket_labels)
     init = torch.as_tensor(population.initial_logits, dtype=dtype, device=dev)
     logits = torch.nn.Parameter(init.expand(runs, -1, -1).clone())
-    opt = (torch.optim.SGD([logits], lr=train.lr) if train.optimizer == "sgd"
-           else torch.optim.Adam([logits], lr=train.lr))
+    opt = make_optimizer([logits], train)
     p0 = torch.softmax(init, dim=-1).to(torch.float64)
     q_pos0 = p0[:, is_correct].sum(-1)
     q_rare0 = p0[:, is_rare].sum(-1)
     acc = _Accumulator(runs, n_buckets, dev)
     rows: list[dict] = []
-    base = {"method": train.method, "N": n, "gamma": float(train.gamma), "optimizer": train.optimizer,
-            "lr": float(train.lr), "variant": train.variant or _default_variant(train)}
+    base = variant_columns(train)
     labels = list(population.bucket_labels) + ["all"]
 
     def evaluate(step: int):
@@ -301,8 +363,8 @@ def _simulate(population: Population, train: TrainSpec, dev: torch.device, dtype
             }
             for k in train.pass_k:
                 per[f"pass@{k}"] = 1 - (1 - q_pos) ** int(k)
-            means = {name: _bucket_means(v, bucket_of_prompt, n_buckets).cpu().numpy() for name, v in per.items()}
-            rare0 = _bucket_means(q_rare0[None], bucket_of_prompt, n_buckets).cpu().numpy()[0]
+            means = {name: bucket_means(v, bucket_of_prompt, n_buckets).cpu().numpy() for name, v in per.items()}
+            rare0 = bucket_means(q_rare0[None], bucket_of_prompt, n_buckets).cpu().numpy()[0]
             training = {}
             for name in TRAINING_METRICS:
                 if name in acc.sums:
@@ -324,32 +386,15 @@ def _simulate(population: Population, train: TrainSpec, dev: torch.device, dtype
                 rows.append(row)
         acc.reset()
 
-    evaluate(0)
-    bar = tqdm(range(1, train.steps + 1), desc=progress_desc or base["variant"], disable=not progress,
-               leave=False, file=None)
-    for step in bar:
-        with torch.no_grad():
-            order = torch.rand(runs, prompts, generator=gen, device=dev).argsort(dim=1)
-            chosen = order[:, :batch_size]
-            z = logits.detach().gather(1, chosen[..., None].expand(-1, -1, logits.shape[-1]))
-            probs = torch.softmax(z.to(torch.float64), dim=-1)
-            actions = torch.multinomial(probs.reshape(-1, probs.shape[-1]).to(torch.float32), n, replacement=True,
-                                        generator=gen).reshape(runs, batch_size, n)
-        batch = StepBatch(chosen, actions)
-        old_logp = None
-        for _ in range(train.updates_per_step):
-            opt.zero_grad(set_to_none=True)
-            loss, _, focal, rewards = population_loss(logits, batch, is_correct, train, old_logp)
-            if old_logp is None:
-                old_logp = torch.log_softmax(z, dim=-1).gather(-1, actions).reshape(-1, 1)
-            loss.backward()
-            opt.step()
-        with torch.no_grad():
-            _record_step(acc, batch, probs, logits, rewards, train, is_correct, is_rare,
-                         bucket_of_prompt[chosen])
-        if step % train.eval_every == 0 or step == train.steps:
-            evaluate(step)
-    bar.close()
+    def logits_of(prompts: torch.Tensor) -> torch.Tensor:
+        return logits.detach().gather(1, prompts[..., None].expand(-1, -1, logits.shape[-1]))
+
+    def record(batch: StepBatch, probs: torch.Tensor, rewards: torch.Tensor):
+        _record_step(acc, batch, probs, logits, rewards, train, is_correct, is_rare, bucket_of_prompt[batch.prompts])
+
+    train_loop(train, population.spec.num_prompts, dev, logits_of,
+               lambda batch, old_logp: population_loss(logits, batch, is_correct, train, old_logp),
+               opt, record, evaluate, progress_desc or base["variant"], progress)
     return pd.DataFrame(rows)
 
 
@@ -412,23 +457,32 @@ def sweep_variants(base: TrainSpec, group_sizes: Sequence[int], gammas: Sequence
 def run_sweep(population: Population, specs: Iterable[TrainSpec], device: str = "auto",
               progress: bool = False):
     """Concatenate `simulate_population` over `specs` (one tqdm bar over the variants)."""
+    return sweep_with(simulate_population, population, specs, device, progress)
+
+
+def sweep_with(simulate, population, specs: Iterable[TrainSpec], device: str, progress: bool):
+    """Concatenate simulate(population, spec, ...) over `specs` (one tqdm bar over the variants)."""
     import pandas as pd
     from tqdm import tqdm
 
     specs = list(specs)
     frames = []
     for spec in tqdm(specs, desc="variants", disable=not progress):
-        frames.append(simulate_population(population, spec, device=device, progress=progress,
-                                          progress_desc=f"N={spec.group_size} {spec.variant or _default_variant(spec)}"))
+        frames.append(simulate(population, spec, device=device, progress=progress,
+                               progress_desc=f"N={spec.group_size} {spec.variant or _default_variant(spec)}"))
     return pd.concat(frames, ignore_index=True)
 
 
 def final_summary(frame, bucket: str = "all"):
     """Mean over runs of the last evaluation of each variant and N (one row each)."""
-    last = frame[frame["bucket"] == bucket]
-    last = last[last["step"] == last.groupby(["variant", "N", "method"])["step"].transform("max")]
+    return last_evaluation_means(frame[frame["bucket"] == bucket])
+
+
+def last_evaluation_means(rows):
+    """Mean over runs of the last evaluation of each (variant, N, method) in `rows` (one bucket, one split)."""
+    rows = rows[rows["step"] == rows.groupby(["variant", "N", "method"])["step"].transform("max")]
     keys = ["method", "variant", "N", "gamma", "lr"]
-    return last.groupby(keys, sort=False).mean(numeric_only=True).drop(columns=["run", "step"]).reset_index()
+    return rows.groupby(keys, sort=False).mean(numeric_only=True).drop(columns=["run", "step"]).reset_index()
 
 
 def rare_mass_at_equal_pass1(frame, bucket: str = "all"):

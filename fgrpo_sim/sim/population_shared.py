@@ -33,7 +33,8 @@ import numpy as np
 import torch
 
 from fgrpo_sim import core
-from fgrpo_sim.sim.population import StepBatch, TrainSpec, _default_variant, resolve_device
+from fgrpo_sim.sim.population import (StepBatch, TrainSpec, bucket_means, core_objective, last_evaluation_means,
+                                     make_optimizer, run_on_device, sweep_with, train_loop, variant_columns)
 from fgrpo_sim.validation import check_integer, check_range
 
 PROMPT_TYPES = ("common-solvable", "rare-only")
@@ -167,14 +168,8 @@ def shared_population_loss(policy: SharedPolicy, batch: StepBatch, correct: torc
     hit = correct[batch.prompts[..., None], batch.actions]  # [R, B, N]
     rewards = torch.where(hit, torch.as_tensor(train.reward_correct, dtype=z.dtype, device=z.device),
                           torch.as_tensor(train.reward_wrong, dtype=z.dtype, device=z.device)).reshape(-1, n)
-    advantages = core.grpo_advantages(rewards)
-    mu_hat = core.group_success_rate(rewards, train.reward_correct, train.reward_wrong)
-    focal = core.focal_advantages(advantages, mu_hat, train.gamma)
-    if old_logp is None:
-        old_logp = logp.detach()
-    mask = torch.ones_like(logp, dtype=torch.bool)
-    loss, stats = core.policy_loss(logp, old_logp, focal.reshape(-1), mask, method=train.method)
-    return loss * runs, stats, focal, rewards
+    loss, stats, focal = core_objective(logp, rewards, train, old_logp, runs)
+    return loss, stats, focal, rewards
 
 
 def simulate_shared_population(population: SharedPopulation, train: TrainSpec, device: str = "auto",
@@ -189,46 +184,26 @@ def simulate_shared_population(population: SharedPopulation, train: TrainSpec, d
     prompts that have a rare-correct strategy and sampled none of them), `focal_weight_mean`, `groups`.
     """
     train.validate(population.spec.num_prompts)
-    dev = resolve_device(device)
-    threads = torch.get_num_threads()
-    if dev.type == "cpu":  # small tensors: intra-op threads only add overhead
-        torch.set_num_threads(1)
-    try:
-        return _simulate(population, train, dev, dtype, progress, progress_desc)
-    finally:
-        torch.set_num_threads(threads)
+    return run_on_device(_simulate, device, population, train, dtype, progress, progress_desc)
 
 
 def _simulate(population: SharedPopulation, train: TrainSpec, dev, dtype, progress: bool, progress_desc: str):
     import pandas as pd
-    from tqdm import tqdm
 
-    gen = torch.Generator(device=dev)
-    gen.manual_seed(int(train.seed))
-    runs, prompts, n, batch_size = train.runs, population.spec.num_prompts, train.group_size, train.prompt_batch
+    runs = train.runs
     policy = SharedPolicy(population, runs, dev, dtype)
-    params = list(policy.parameters())
-    opt = torch.optim.SGD(params, lr=train.lr) if train.optimizer == "sgd" else torch.optim.Adam(params, lr=train.lr)
+    opt = make_optimizer(policy.parameters(), train)
     kind = torch.as_tensor(population.kind, device=dev)
     correct = {s: torch.as_tensor(population.correct[s], device=dev) for s in SPLITS}
     ptype = {s: torch.as_tensor(population.prompt_type[s], device=dev) for s in SPLITS}
     rare_correct = {s: correct[s] & (kind == 1)[None] for s in SPLITS}
     has_rare = rare_correct["train"].any(-1)
-    base = {"method": train.method, "N": n, "gamma": float(train.gamma), "optimizer": train.optimizer,
-            "lr": float(train.lr), "variant": train.variant or _default_variant(train),
-            "trainable_offsets": bool(population.spec.trainable_offsets)}
+    base = dict(variant_columns(train), trainable_offsets=bool(population.spec.trainable_offsets))
     labels = list(PROMPT_TYPES) + ["all"]
     sums = torch.zeros(3, runs, len(PROMPT_TYPES), dtype=torch.float64, device=dev)  # active, miss, weight
     counts = torch.zeros(runs, len(PROMPT_TYPES), dtype=torch.float64, device=dev)
     rows: list[dict] = []
     initial_rare: dict = {}
-
-    def bucket_means(values, split):  # [R, P] -> [R, types + 1]
-        t = ptype[split]
-        s = torch.zeros(runs, len(PROMPT_TYPES), dtype=torch.float64, device=dev).index_add_(1, t, values)
-        c = torch.bincount(t, minlength=len(PROMPT_TYPES)).to(torch.float64)
-        per = torch.where(c > 0, s / c.clamp(min=1), torch.nan)
-        return torch.cat([per, values.mean(1, keepdim=True)], 1)
 
     def evaluate(step: int):
         for split in SPLITS:
@@ -241,7 +216,8 @@ def _simulate(population: SharedPopulation, train: TrainSpec, dev, dtype, progre
                        "common_strategy_mass": p[..., kind == 0].sum(-1)}
                 for k in train.pass_k:
                     per[f"pass@{k}"] = 1 - (1 - q_pos) ** int(k)
-                means = {name: bucket_means(v, split).cpu().numpy() for name, v in per.items()}
+                means = {name: bucket_means(v, ptype[split], len(PROMPT_TYPES)).cpu().numpy()
+                         for name, v in per.items()}
                 if split not in initial_rare:
                     initial_rare[split] = means["rare_correct_mass"].mean(0)
                 training = None
@@ -264,58 +240,33 @@ def _simulate(population: SharedPopulation, train: TrainSpec, dev, dtype, progre
         sums.zero_()
         counts.zero_()
 
-    evaluate(0)
-    bar = tqdm(range(1, train.steps + 1), desc=progress_desc or base["variant"], disable=not progress, leave=False)
-    for step in bar:
-        with torch.no_grad():
-            chosen = torch.rand(runs, prompts, generator=gen, device=dev).argsort(dim=1)[:, :batch_size]
-            z = policy.logits(chosen)
-            probs = torch.softmax(z.to(torch.float64), dim=-1)
-            actions = torch.multinomial(probs.reshape(-1, probs.shape[-1]).to(torch.float32), n, replacement=True,
-                                        generator=gen).reshape(runs, batch_size, n)
-            first_logp = torch.log_softmax(z, -1).gather(-1, actions).reshape(-1, 1)
-        batch = StepBatch(chosen, actions)
-        old_logp = None
-        for _ in range(train.updates_per_step):
-            opt.zero_grad(set_to_none=True)
-            loss, _, _, rewards = shared_population_loss(policy, batch, correct["train"], train, old_logp)
-            old_logp = first_logp
-            loss.backward()
-            opt.step()
-        with torch.no_grad():
-            active = core.active_groups(rewards).reshape(runs, batch_size).to(torch.float64)
-            mu_hat = core.group_success_rate(rewards, train.reward_correct, train.reward_wrong)
-            weight = core.focal_weight(mu_hat, train.gamma).reshape(runs, batch_size).to(torch.float64)
-            rare_hit = rare_correct["train"][chosen[..., None], actions].any(-1)
-            miss = active * (has_rare[chosen] & ~rare_hit).to(torch.float64)
-            t = ptype["train"][chosen]
-            for i, v in enumerate((active, miss, weight)):
-                sums[i].scatter_add_(1, t, v)
-            counts.scatter_add_(1, t, torch.ones_like(active))
-        if step % train.eval_every == 0 or step == train.steps:
-            evaluate(step)
-    bar.close()
+    def record(batch: StepBatch, probs: torch.Tensor, rewards: torch.Tensor):
+        chosen, actions = batch.prompts, batch.actions
+        active = core.active_groups(rewards).reshape(chosen.shape).to(torch.float64)
+        mu_hat = core.group_success_rate(rewards, train.reward_correct, train.reward_wrong)
+        weight = core.focal_weight(mu_hat, train.gamma).reshape(chosen.shape).to(torch.float64)
+        rare_hit = rare_correct["train"][chosen[..., None], actions].any(-1)
+        miss = active * (has_rare[chosen] & ~rare_hit).to(torch.float64)
+        t = ptype["train"][chosen]
+        for i, v in enumerate((active, miss, weight)):
+            sums[i].scatter_add_(1, t, v)
+        counts.scatter_add_(1, t, torch.ones_like(active))
+
+    train_loop(train, population.spec.num_prompts, dev, policy.logits,
+               lambda batch, old_logp: shared_population_loss(policy, batch, correct["train"], train, old_logp),
+               opt, record, evaluate, progress_desc or base["variant"], progress)
     return pd.DataFrame(rows)
 
 
 def run_shared_sweep(population: SharedPopulation, specs: Iterable[TrainSpec], device: str = "auto",
                      progress: bool = False):
     """Concatenate `simulate_shared_population` over `specs` (e.g. from population.sweep_variants)."""
-    import pandas as pd
-    from tqdm import tqdm
-
-    frames = [simulate_shared_population(population, spec, device=device, progress=progress,
-                                         progress_desc=f"N={spec.group_size} {spec.variant or _default_variant(spec)}")
-              for spec in tqdm(list(specs), desc="variants", disable=not progress)]
-    return pd.concat(frames, ignore_index=True)
+    return sweep_with(simulate_shared_population, population, specs, device, progress)
 
 
 def shared_summary(frame, split: str = "heldout", bucket: str = "all"):
     """Mean over runs of the last evaluation of each variant and N, for one split and bucket."""
-    rows = frame[(frame["split"] == split) & (frame["bucket"] == bucket)]
-    rows = rows[rows["step"] == rows.groupby(["variant", "N", "method"])["step"].transform("max")]
-    keys = ["method", "variant", "N", "gamma", "lr"]
-    return rows.groupby(keys, sort=False).mean(numeric_only=True).drop(columns=["run", "step"]).reset_index()
+    return last_evaluation_means(frame[(frame["split"] == split) & (frame["bucket"] == bucket)])
 
 
 def at_equal_pass1(frame, metric: str = "pass@256", split: str = "heldout", bucket: str = "all",
