@@ -10,6 +10,7 @@ Layout of the results folder (every file written atomically; finished pieces are
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import math
@@ -74,16 +75,37 @@ SFT_FIELDS = ("size", "n_train", "n_heldout", "heldout_seed", "model", "sft_step
               "sft_warmup")
 
 
+def check_sft_source(source: Path, config: dict, name: str = "sft_from") -> Path:
+    """Raise ValueError unless `source` is a results folder whose SFT settings equal those of `config`.
+
+    Called before any training, so a mistyped folder is an error rather than a silent retrain.
+    """
+    source = Path(source)
+    if not source.is_dir():
+        raise ValueError(f"{name} must be a results folder of `fgrpo maze run`; {source} does not exist"
+                         if not source.exists() else f"{name} must be a results folder of `fgrpo maze run`; "
+                         f"{source} is a file")
+    src_cfg = source / "config.json"
+    if not src_cfg.is_file():
+        raise ValueError(f"{name} must be a results folder of `fgrpo maze run` (no config.json in {source})")
+    try:
+        theirs = json.loads(src_cfg.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{name}: cannot read {src_cfg} ({exc})") from None
+    differ = [k for k in SFT_FIELDS
+              if json.dumps(theirs.get(k), sort_keys=True) != json.dumps(config.get(k), sort_keys=True)]
+    if differ:
+        raise ValueError(f"{name} folder {source} used different SFT settings ({', '.join(differ)}); "
+                         "its checkpoints cannot be reused")
+    return source
+
+
 def _copy_sft(source: Path, out: Path, seed: int, config: dict) -> bool:
-    """Copy seed `seed`'s SFT checkpoint from another results folder when it was trained with the same settings."""
+    """Copy seed `seed`'s SFT checkpoint from another results folder (checked by `check_sft_source`)."""
     import shutil
 
-    src_cfg = source / "config.json"
-    if not (src_cfg.exists() and (source / f"seed{seed}" / "sft.json").exists()):
+    if not (source / f"seed{seed}" / "sft.json").exists():
         return False
-    theirs = json.loads(src_cfg.read_text())
-    if any(json.dumps(theirs.get(k), sort_keys=True) != json.dumps(config.get(k), sort_keys=True) for k in SFT_FIELDS):
-        raise ValueError(f"sft_from folder {source} used different SFT settings; its checkpoints cannot be reused")
     dst = out / f"seed{seed}"
     dst.mkdir(parents=True, exist_ok=True)
     for name in ("sft", "tokenizer"):
@@ -99,6 +121,38 @@ def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, devi
     `sft_from`: another results folder whose SFT checkpoints (same SFT settings) are reused instead of
     retraining, e.g. for a learning-rate control that only changes the RL settings.
     """
+    out = Path(out)
+    config = preset.to_dict()
+    if sft_from is not None:
+        sft_from = check_sft_source(sft_from, config)
+    cfg_path = out / "config.json"
+    if cfg_path.exists():
+        if not same_settings(json.loads(cfg_path.read_text()), config):
+            raise ValueError(f"out folder {out} holds results of different settings; choose another --out")
+    with _transformers_bars(progress):
+        _dump(cfg_path, config)
+        return _run_seeds(preset, out, config, progress=progress, device=device, log=log, sft_from=sft_from)
+
+
+@contextlib.contextmanager
+def _transformers_bars(enabled: bool):
+    """progress=False also hides transformers' own bars ("Loading weights" of a reused checkpoint);
+    the global setting is restored afterwards, so callers in the same process are unaffected."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    if not enabled:
+        hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled and not enabled:
+            hf_logging.enable_progress_bar()
+
+
+def _run_seeds(preset: MazePreset, out: Path, config: dict, *, progress: bool, device: str, log,
+               sft_from: Path | None) -> dict:
+    """The body of `run_experiment`, after its checks."""
     import torch
 
     from fgrpo_sim.maze.generator import split_mazes
@@ -106,14 +160,6 @@ def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, devi
     from fgrpo_sim.maze.rl import RLSettings, train_rl
     from fgrpo_sim.maze.sft import train_sft
     from fgrpo_sim.maze.tokenizer import build_tokenizer, load_tokenizer
-
-    out = Path(out)
-    config = preset.to_dict()
-    cfg_path = out / "config.json"
-    if cfg_path.exists():
-        if not same_settings(json.loads(cfg_path.read_text()), config):
-            raise ValueError(f"out folder {out} holds results of different settings; choose another --out")
-    _dump(cfg_path, config)
 
     max_completion = 2 * ((preset.size - 1) // 2) ** 2  # longest possible route is cells^2 - 1 moves, plus slack
     for seed in range(preset.seeds):
@@ -260,6 +306,9 @@ def paired_difference(out_a: Path, gamma_a: float, out_b: Path, gamma_b: float, 
     the seeds both have. Seeds share their SFT checkpoint, so the comparison is paired."""
     runs = {}
     for tag, out, gamma in (("a", Path(out_a), gamma_a), ("b", Path(out_b), gamma_b)):
+        if not out.is_dir():  # say so, rather than "no seed has both runs"
+            raise ValueError(f"{tag} must be a results folder of `fgrpo maze run`; {out} "
+                             f"{'is a file' if out.exists() else 'does not exist'}")
         runs[tag] = {}
         for path in sorted(out.glob(f"seed*/rl_N{n}_gamma{_gamma_tag(gamma)}.json")):
             r = json.loads(path.read_text())
