@@ -161,7 +161,7 @@ def test_sampled_counts_match_real_generation_and_exact_pass_at_k():
     assert est[1] == pytest.approx(real.mean() / n)
 
 
-def test_tiny_experiment_runs_sft_and_rl_through_focal_trainer_and_resumes(tmp_path, monkeypatch, run_cli):
+def test_tiny_experiment_runs_sft_and_rl_through_focal_trainer_and_resumes(tmp_path, monkeypatch, run_cli, capsys):
     """A few SFT and RL steps (FocalGRPOTrainer, gamma 0 and 1) on the tiny preset, then resume and figures."""
     import fgrpo_sim.llm.trainer as trainer_mod
     from fgrpo_sim.figures.maze import draw_fig6, draw_fig7, format_table
@@ -203,13 +203,22 @@ def test_tiny_experiment_runs_sft_and_rl_through_focal_trainer_and_resumes(tmp_p
 
     control = replace(preset, rl_lr=preset.rl_lr / 2, gammas=(0.0,))
     calls.clear()
+    capsys.readouterr()
     run_experiment(control, tmp_path / "control", progress=False, log=lambda m: None, sft_from=out)
     assert calls == [0.0] * preset.rl_steps
+    # progress=False also silences transformers' bars (loading the copied checkpoint), then restores them
+    from transformers.utils import logging as hf_logging
+
+    assert "Loading weights" not in capsys.readouterr().err and hf_logging.is_progress_bar_enabled()
     assert (tmp_path / "control" / "seed0" / "sft.json").read_text() == (out / "seed0" / "sft.json").read_text()
     res = run_cli("maze", "compare", out, tmp_path / "control", "--n", "4", "--gamma-a", "1")
     assert res.exit_code == 0 and "| pass@128 |" in res.stdout, res.stderr
     res = run_cli("maze", "compare", out, tmp_path / "control", "--n", "8", "--gamma-a", "1")
     assert res.exit_code == 2 and "no seed has both runs" in res.stderr
+    with pytest.raises(ValueError, match="different SFT settings"):  # refused before any training
+        run_experiment(replace(preset, sft_steps=preset.sft_steps + 1), tmp_path / "other", progress=False,
+                       log=lambda m: None, sft_from=out)
+    assert not (tmp_path / "other").exists()
 
     fig6, fig7 = draw_fig6(summary), draw_fig7(summary)
     assert "-log pass@K" in fig6.axes[0].get_ylabel()
@@ -226,3 +235,44 @@ def test_cli_show_and_errors(run_cli):
     assert bad.exit_code == 2 and "preset must be one of" in bad.stderr
     bad = run_cli("maze", "run", "--preset", "tiny", "--n", "4,x")
     assert bad.exit_code == 2 and "n must be" in bad.stderr
+    bad = run_cli("maze", "run", "--preset", "tiny", "--n", "4.5")
+    assert bad.exit_code == 2 and "n must be a comma-separated list of integers" in bad.stderr
+
+
+def test_cli_run_checks_its_inputs_before_training(run_cli, tmp_path, monkeypatch):
+    """Bad --device / --sft-from / --summary-copy / --out: one line, exit 2, and nothing trained or written."""
+    import torch
+
+    import fgrpo_sim.maze.experiment as experiment
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("training started before the inputs were checked")
+
+    monkeypatch.setattr(experiment, "_run_seeds", no_training)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # the same on a GPU machine
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    out = tmp_path / "out"
+    cases = [(["--device", "cuda"], "device must be auto or cpu"),
+             (["--device", "tpu"], "device must be one of"),
+             (["--sft-from", tmp_path / "missing"], "--sft-from must be a results folder"),
+             (["--sft-from", tmp_path], "no config.json"),
+             (["--summary-copy", a_file / "summary.json"], "--summary-copy"),
+             (["--summary-copy", tmp_path], "--summary-copy"),
+             (["--out", a_file], "--out")]
+    for extra, message in cases:
+        args = ["maze", "run", "--preset", "tiny", "--no-progress", "--out", out, *extra]
+        res = run_cli(*args)
+        assert res.exit_code == 2 and res.stderr.count("\n") == 1 and message in res.stderr, (extra, res.stderr)
+        assert "Traceback" not in res.stderr and not out.exists()
+
+
+def test_cli_compare_names_a_missing_folder_and_help_is_clean(run_cli, tmp_path):
+    for args, message in [((tmp_path / "missing", tmp_path), "a must be a results folder"),
+                          ((tmp_path, tmp_path / "missing"), "b must be a results folder")]:
+        res = run_cli("maze", "compare", *args, "--gamma-a", "1")
+        assert res.exit_code == 2 and message in res.stderr and "does not exist" in res.stderr, res.stderr
+    res = run_cli("maze", "--help")
+    commands = res.stdout.split("Commands:")[1].strip().splitlines()
+    assert res.exit_code == 0 and [line.split()[0] for line in commands] == ["show", "run", "table", "compare"]
+    assert not any(line.rstrip().endswith("...") for line in commands), commands

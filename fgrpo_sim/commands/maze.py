@@ -13,17 +13,7 @@ app = typer.Typer(
 )
 
 
-def _parse_list(name: str, text: str, cast):
-    try:
-        values = [cast(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ValueError(f"{name} must be a comma-separated list of numbers, got {text!r}") from None
-    if not values:
-        raise ValueError(f"{name} must list at least one value, got {text!r}")
-    return values
-
-
-@app.command("show")
+@app.command("show", short_help="Print mazes with their unique route (and tokens).")
 def show(
     size: int = typer.Option(9, "--size", help="Grid squares per side incl. border; odd, in [5, 101] (paper: 17)."),
     seed: int = typer.Option(0, "--seed", help="Random seed of the maze (>= 0)."),
@@ -46,7 +36,7 @@ def show(
             typer.echo(f"target: {target_text(maze)}")
 
 
-@app.command("run")
+@app.command("run", short_help="SFT, then GRPO / F-GRPO for every N x gamma -> Table 4.")
 def run(
     preset: str = typer.Option("cpu", "--preset", help="Settings: cpu (about 30 min on 2 cores), paper (App. K, "
                                                        "needs a GPU and days), tiny (seconds, for tests)."),
@@ -72,26 +62,24 @@ def run(
     import json
     from dataclasses import replace
 
-    from fgrpo_sim.atomic_io import write_text_atomic
+    from fgrpo_sim.atomic_io import check_writable, check_writable_dir, write_text_atomic
     from fgrpo_sim.figures.maze import format_table
-    from fgrpo_sim.maze.experiment import run_experiment
+    from fgrpo_sim.maze.experiment import check_sft_source, run_experiment
     from fgrpo_sim.maze.presets import get_preset
-    from fgrpo_sim.validation import check_choice, check_integer, check_range
+    from fgrpo_sim.sim.categorical import resolve_device
+    from fgrpo_sim.validation import check_choice, check_integer, check_range, parse_list
 
     spec = get_preset(preset)
-    group_sizes = _parse_list("n", n, int) if n is not None else None
-    gammas = _parse_list("gamma", gamma, float) if gamma is not None else None
+    group_sizes = parse_list("n", n, int) if n is not None else None
+    gammas = parse_list("gamma", gamma, float) if gamma is not None else None
     if group_sizes is not None:
         check_integer("n", group_sizes, 2, 4096)
     if gammas is not None:
         check_range("gamma", gammas, 0.0, 100.0)
     if seeds is not None:
         check_integer("seeds", seeds, 1, 100)
-    check_choice("device", device, ("auto", "cpu", "cuda"))
-    if device == "auto":
-        import torch
-
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+    check_choice("device", device, ("auto", "cpu", "cuda"))  # TRL places the model itself: no cuda:K
+    device = resolve_device(device).type  # a cuda request on a CPU-only machine fails here, not in torch
     spec = spec.with_grid(group_sizes, gammas, seeds)
     if rl_lr is not None:
         check_range("rl_lr", rl_lr, 0.0, 1.0, low_open=True)
@@ -100,6 +88,12 @@ def run(
         check_integer("rl_steps", rl_steps, 1, 10**7)
         spec = replace(spec, rl_steps=int(rl_steps))
     out = out if out is not None else Path("runs/figure-data/maze") / spec.name
+    # Everything that could fail after hours of training is checked before the first step.
+    check_writable_dir(out, "--out")
+    if summary_copy is not None:
+        check_writable(summary_copy, "--summary-copy")
+    if sft_from is not None:
+        check_sft_source(sft_from, spec.to_dict(), "--sft-from")
     summary = run_experiment(spec, out, progress=progress, device=device, log=lambda m: typer.echo(m, err=True),
                              sft_from=sft_from)
     if summary_copy is not None:
@@ -110,7 +104,7 @@ def run(
     typer.echo(f"results: {out}")
 
 
-@app.command("table")
+@app.command("table", short_help="Re-summarise a results folder into the Table 4 analogue.")
 def table(
     out: Path = typer.Argument(Path("runs/figure-data/maze/cpu"), help="Results folder of a `fgrpo maze run`."),
 ) -> None:
@@ -128,7 +122,7 @@ def table(
     typer.echo(format_table(summary))
 
 
-@app.command("compare")
+@app.command("compare", short_help="Paired difference A - B of pass@K over seeds, 95% CI.")
 def compare(
     a: Path = typer.Argument(..., help="Results folder of run A."),
     b: Path = typer.Argument(..., help="Results folder of run B (may be the same folder as A)."),
