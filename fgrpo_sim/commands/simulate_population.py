@@ -9,10 +9,18 @@ import typer
 
 from fgrpo_sim.validation import parse_list
 
+#: Options (parameter names) that only one --sharing mode reads; giving one to the other mode is an error.
+MODE_ONLY_OPTIONS = {
+    "per-prompt": ("beta", "rho", "rho_max", "actions"),
+    "shared": ("strategies", "strategy_mass", "common_correct_prob", "rare_correct_prob", "rare_only_share",
+               "rare_only_strategies", "heldout_prompts", "offset_scale", "trainable_offsets"),
+}
+
 
 def register(app: typer.Typer) -> None:
     @app.command("population", short_help="Many prompts: GRPO vs F-GRPO vs low-LR control over N.")
     def population_command(
+        ctx: typer.Context,
         out: Path = typer.Option(..., "--out", help="Output table (.parquet or .csv), written atomically."),
         prompts: int = typer.Option(512, "--prompts", help="Number of prompts P, in [1, 10^7]."),
         beta: str = typer.Option("1,1", "--beta", help="Difficulty: initial success rate mu_pos ~ Beta(A,B), "
@@ -48,7 +56,8 @@ def register(app: typer.Typer) -> None:
         device: str = typer.Option("auto", "--device", help="auto (CUDA when present), cpu or cuda."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show tqdm progress bars on stderr."),
         sharing: str = typer.Option("per-prompt", "--sharing", help="per-prompt (default): every prompt owns "
-                                    "its logits (--beta, --rho, --rho-max, --actions apply). shared: K global "
+                                    "its logits (--beta, --rho, --rho-max, --actions apply; the [shared] "
+                                    "options are an error). shared: K global "
                                     "strategies whose logits all prompts share, plus fixed per-prompt offsets; "
                                     "the --strategies ... --trainable-offsets options apply and held-out prompts "
                                     "are evaluated (docs/population.md)."),
@@ -83,69 +92,84 @@ def register(app: typer.Typer) -> None:
         With --sharing shared the rows also carry split (train / heldout) and the buckets are the prompt
         types (common-solvable, rare-only, all).
         """
-        from fgrpo_sim.atomic_io import atomic_path
-        from fgrpo_sim.sim.population import (PopulationSpec, TrainSpec, final_summary, make_population,
-                                              resolve_device, run_sweep, sweep_variants)
-        from fgrpo_sim.validation import check_choice
-
         from fgrpo_sim.atomic_io import check_writable
+        from fgrpo_sim.validation import check_choice
 
         suffix = out.suffix.lower()
         check_choice("--out suffix", suffix, (".parquet", ".csv"))
         check_writable(out, "--out")
         check_choice("--sharing", sharing, ("per-prompt", "shared"))
+        _reject_options_of_other_mode(ctx, sharing)
         if lr is None:
             lr = 0.05 if sharing == "per-prompt" else 0.01
         if sharing == "shared":
-            _run_shared(out, suffix, prompts=prompts, strategies=strategies, strategy_mass=strategy_mass,
-                        common_correct_prob=common_correct_prob, rare_correct_prob=rare_correct_prob,
-                        rare_only_share=rare_only_share, rare_only_strategies=rare_only_strategies,
-                        heldout_prompts=heldout_prompts, offset_scale=offset_scale,
-                        trainable_offsets=trainable_offsets, seed=seed, group_sizes=group_sizes, gammas=gammas,
-                        methods=methods, low_lr=low_lr, optimizer=optimizer, lr=lr, steps=steps,
-                        prompt_batch=prompt_batch, updates_per_step=updates_per_step, reward_wrong=reward_wrong,
-                        runs=runs, eval_every=eval_every, pass_k=pass_k, device=device, progress=progress)
-            return
-        a_b = parse_list("--beta", beta, float)
-        if len(a_b) != 2:
-            raise ValueError(f"--beta must be two numbers A,B, got {beta!r}")
-        counts = parse_list("--actions", actions, int)
-        if len(counts) != 3:
-            raise ValueError(f"--actions must be three integers COMMON,RARE,WRONG, got {actions!r}")
-        spec = PopulationSpec(num_prompts=prompts, beta_a=a_b[0], beta_b=a_b[1], rho=rho, rho_max=rho_max,
-                              common_actions=counts[0], rare_actions=counts[1], wrong_actions=counts[2], seed=seed)
-        population = make_population(spec)
-        base = TrainSpec(optimizer=optimizer, lr=lr, steps=steps, prompt_batch=prompt_batch,
-                         updates_per_step=updates_per_step, reward_wrong=reward_wrong, runs=runs,
-                         eval_every=eval_every, pass_k=tuple(parse_list("--pass-k", pass_k, int)), seed=seed)
-        specs = sweep_variants(base, parse_list("--n", group_sizes, int), parse_list("--gamma", gammas, float),
-                               methods=parse_list("--method", methods, str), low_lr_control=low_lr)
-        for s in specs:
-            s.validate(prompts)  # fail before any compute
-        resolve_device(device)
-        frame = run_sweep(population, specs, device=device, progress=progress)
-        with atomic_path(out) as tmp:
-            if suffix == ".parquet":
-                frame.to_parquet(tmp, index=False)
-            else:
-                frame.to_csv(tmp, index=False)
-        summary = final_summary(frame)
-        cols = ["variant", "N", "lr", "pass@1", f"pass@{base.pass_k[-1]}", "rare_mass_retained",
-                "tail_miss_observed", "tail_miss_predicted"]
-        typer.echo(summary[cols].to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+            population_spec = _shared_spec(prompts=prompts, strategies=strategies, strategy_mass=strategy_mass,
+                                           common_correct_prob=common_correct_prob,
+                                           rare_correct_prob=rare_correct_prob, rare_only_share=rare_only_share,
+                                           rare_only_strategies=rare_only_strategies,
+                                           heldout_prompts=heldout_prompts, offset_scale=offset_scale,
+                                           trainable_offsets=trainable_offsets, seed=seed)
+        else:
+            population_spec = _per_prompt_spec(prompts=prompts, beta=beta, rho=rho, rho_max=rho_max,
+                                               actions=actions, seed=seed)
+        specs = _train_specs(prompts, group_sizes=group_sizes, gammas=gammas, methods=methods, low_lr=low_lr,
+                             optimizer=optimizer, lr=lr, steps=steps, prompt_batch=prompt_batch,
+                             updates_per_step=updates_per_step, reward_wrong=reward_wrong, runs=runs,
+                             eval_every=eval_every, pass_k=pass_k, seed=seed, device=device)
+        pass_k_column = f"pass@{specs[0].pass_k[-1]}"
+        if sharing == "shared":
+            from fgrpo_sim.sim.population_shared import make_shared_population, run_shared_sweep
+
+            frame = run_shared_sweep(make_shared_population(population_spec), specs, device=device,
+                                     progress=progress)
+            _write_table(frame, out, suffix)
+            _print_shared_summary(frame, pass_k_column)
+        else:
+            from fgrpo_sim.sim import population
+
+            frame = population.run_sweep(population.make_population(population_spec), specs, device=device,
+                                         progress=progress)
+            _write_table(frame, out, suffix)
+            cols = ["variant", "N", "lr", "pass@1", pass_k_column, "rare_mass_retained", "tail_miss_observed",
+                    "tail_miss_predicted"]
+            typer.echo(population.final_summary(frame)[cols].to_string(index=False, float_format=_fmt))
         typer.echo(f"wrote {len(frame)} rows to {out}")
 
 
-def _run_shared(out: Path, suffix: str, *, prompts, strategies, strategy_mass, common_correct_prob,
-                rare_correct_prob, rare_only_share, rare_only_strategies, heldout_prompts, offset_scale,
-                trainable_offsets, seed, group_sizes, gammas, methods, low_lr, optimizer, lr, steps, prompt_batch,
-                updates_per_step, reward_wrong, runs, eval_every, pass_k, device, progress) -> None:
-    """`--sharing shared`: the shared-strategy population (fgrpo_sim.sim.population_shared)."""
+def _fmt(x: float) -> str:
+    return f"{x:.4g}"
 
-    from fgrpo_sim.atomic_io import atomic_path
-    from fgrpo_sim.sim.population import TrainSpec, resolve_device, sweep_variants
-    from fgrpo_sim.sim.population_shared import (SharedPopulationSpec, make_shared_population, at_equal_pass1,
-                                                 run_shared_sweep, shared_summary)
+
+def _reject_options_of_other_mode(ctx: typer.Context, sharing: str) -> None:
+    """A mode-specific option given on the command line with the other mode would be silently ignored."""
+    other = "shared" if sharing == "per-prompt" else "per-prompt"
+    params = {p.name: p for p in ctx.command.params}
+    for name in MODE_ONLY_OPTIONS[other]:
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name == "COMMANDLINE":
+            flags = "/".join(params[name].opts + params[name].secondary_opts)
+            raise ValueError(f"{flags} applies only to --sharing {other}; it is not used with --sharing {sharing}")
+
+
+def _per_prompt_spec(*, prompts, beta, rho, rho_max, actions, seed):
+    """`--sharing per-prompt`: the validated spec of fgrpo_sim.sim.population."""
+    from fgrpo_sim.sim.population import PopulationSpec
+
+    a_b = parse_list("--beta", beta, float)
+    if len(a_b) != 2:
+        raise ValueError(f"--beta must be two numbers A,B, got {beta!r}")
+    counts = parse_list("--actions", actions, int)
+    if len(counts) != 3:
+        raise ValueError(f"--actions must be three integers COMMON,RARE,WRONG, got {actions!r}")
+    return PopulationSpec(num_prompts=prompts, beta_a=a_b[0], beta_b=a_b[1], rho=rho, rho_max=rho_max,
+                          common_actions=counts[0], rare_actions=counts[1], wrong_actions=counts[2],
+                          seed=seed).validate()
+
+
+def _shared_spec(*, prompts, strategies, strategy_mass, common_correct_prob, rare_correct_prob, rare_only_share,
+                 rare_only_strategies, heldout_prompts, offset_scale, trainable_offsets, seed):
+    """`--sharing shared`: the validated spec of fgrpo_sim.sim.population_shared."""
+    from fgrpo_sim.sim.population_shared import SharedPopulationSpec
 
     counts = parse_list("--strategies", strategies, int)
     if len(counts) != 3:
@@ -153,28 +177,44 @@ def _run_shared(out: Path, suffix: str, *, prompts, strategies, strategy_mass, c
     masses = parse_list("--strategy-mass", strategy_mass, float)
     if len(masses) != 2:
         raise ValueError(f"--strategy-mass must be two numbers COMMON,RARE, got {strategy_mass!r}")
-    spec = SharedPopulationSpec(num_prompts=prompts, heldout_prompts=heldout_prompts, common_strategies=counts[0],
+    return SharedPopulationSpec(num_prompts=prompts, heldout_prompts=heldout_prompts, common_strategies=counts[0],
                                 rare_strategies=counts[1], wrong_strategies=counts[2], common_mass=masses[0],
                                 rare_mass=masses[1], common_correct_prob=common_correct_prob,
                                 rare_correct_prob=rare_correct_prob, rare_only_share=rare_only_share,
                                 rare_only_strategies=rare_only_strategies, offset_scale=offset_scale,
                                 trainable_offsets=trainable_offsets, seed=seed).validate()
+
+
+def _train_specs(prompts, *, group_sizes, gammas, methods, low_lr, optimizer, lr, steps, prompt_batch,
+                 updates_per_step, reward_wrong, runs, eval_every, pass_k, seed, device):
+    """The sweep's training configurations (both modes), validated with the device before any compute."""
+    from fgrpo_sim.sim.population import TrainSpec, resolve_device, sweep_variants
+
     base = TrainSpec(optimizer=optimizer, lr=lr, steps=steps, prompt_batch=prompt_batch,
                      updates_per_step=updates_per_step, reward_wrong=reward_wrong, runs=runs,
                      eval_every=eval_every, pass_k=tuple(parse_list("--pass-k", pass_k, int)), seed=seed)
     specs = sweep_variants(base, parse_list("--n", group_sizes, int), parse_list("--gamma", gammas, float),
                            methods=parse_list("--method", methods, str), low_lr_control=low_lr)
     for s in specs:
-        s.validate(prompts)  # fail before any compute
+        s.validate(prompts)
     resolve_device(device)
-    population = make_shared_population(spec)
-    frame = run_shared_sweep(population, specs, device=device, progress=progress)
+    return specs
+
+
+def _write_table(frame, out: Path, suffix: str) -> None:
+    from fgrpo_sim.atomic_io import atomic_path
+
     with atomic_path(out) as tmp:
         if suffix == ".parquet":
             frame.to_parquet(tmp, index=False)
         else:
             frame.to_csv(tmp, index=False)
-    k = f"pass@{base.pass_k[-1]}"
+
+
+def _print_shared_summary(frame, k: str) -> None:
+    """Per split: the final table, and `k` where each variant's mean pass@1 curve reaches a common level."""
+    from fgrpo_sim.sim.population_shared import at_equal_pass1, shared_summary
+
     cols = ["variant", "N", "lr", "pass@1", k, "rare_mass_retained", "common_strategy_mass"]
     splits = [s for s in ("train", "heldout") if s in set(frame["split"])]
     initial = frame[(frame["step"] == 0) & (frame["bucket"] == "all")]
@@ -182,9 +222,8 @@ def _run_shared(out: Path, suffix: str, *, prompts, strategies, strategy_mass, c
         start = initial[initial["split"] == split][["pass@1", k]].mean()
         typer.echo(f"{split} prompts (all types), last evaluation, mean of runs; initial pass@1 "
                    f"{start['pass@1']:.4f}, {k} {start[k]:.4f}:")
-        typer.echo(shared_summary(frame, split)[cols].to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+        typer.echo(shared_summary(frame, split)[cols].to_string(index=False, float_format=_fmt))
         for n in sorted(set(frame["N"])):
             level, values = at_equal_pass1(frame[frame["N"] == n], metric=k, split=split)
             typer.echo(f"  N={n}, {k} where the mean pass@1 curve first reaches {level:.4f} (lowest final): "
                        + "; ".join(f"{v} {x:.4f}" for v, x in values.items()))
-    typer.echo(f"wrote {len(frame)} rows to {out}")
