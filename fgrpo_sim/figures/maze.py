@@ -36,11 +36,9 @@ def load_summary(options: FigureOptions) -> dict:
         if same_settings(committed.get("preset", {}), get_preset(preset_name).to_dict()):
             return committed
 
-    device = options.device
-    if device == "auto":
-        import torch
+    from fgrpo_sim.sim.categorical import resolve_device
 
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = resolve_device(options.device).type  # cuda without CUDA: one-line error before training
     return run_experiment(get_preset(preset_name), folder, progress=options.progress, device=device)
 
 
