@@ -151,16 +151,22 @@ def _reject_options_of_other_mode(ctx: typer.Context, sharing: str) -> None:
             raise ValueError(f"{flags} applies only to --sharing {other}; it is not used with --sharing {sharing}")
 
 
+def _parse_fields(flag: str, text: str, kind: type, fields: str) -> list:
+    """A comma-separated value with exactly the named fields, e.g. 'COMMON,RARE' -> two numbers."""
+    values = parse_list(flag, text, kind)
+    names = fields.split(",")
+    if len(values) != len(names):
+        count = {2: "two", 3: "three"}.get(len(names), str(len(names)))
+        raise ValueError(f"{flag} must be {count} {'integers' if kind is int else 'numbers'} {fields}, got {text!r}")
+    return values
+
+
 def _per_prompt_spec(*, prompts, beta, rho, rho_max, actions, seed):
     """`--sharing per-prompt`: the validated spec of fgrpo_sim.sim.population."""
     from fgrpo_sim.sim.population import PopulationSpec
 
-    a_b = parse_list("--beta", beta, float)
-    if len(a_b) != 2:
-        raise ValueError(f"--beta must be two numbers A,B, got {beta!r}")
-    counts = parse_list("--actions", actions, int)
-    if len(counts) != 3:
-        raise ValueError(f"--actions must be three integers COMMON,RARE,WRONG, got {actions!r}")
+    a_b = _parse_fields("--beta", beta, float, "A,B")
+    counts = _parse_fields("--actions", actions, int, "COMMON,RARE,WRONG")
     return PopulationSpec(num_prompts=prompts, beta_a=a_b[0], beta_b=a_b[1], rho=rho, rho_max=rho_max,
                           common_actions=counts[0], rare_actions=counts[1], wrong_actions=counts[2],
                           seed=seed).validate()
@@ -171,12 +177,8 @@ def _shared_spec(*, prompts, strategies, strategy_mass, common_correct_prob, rar
     """`--sharing shared`: the validated spec of fgrpo_sim.sim.population_shared."""
     from fgrpo_sim.sim.population_shared import SharedPopulationSpec
 
-    counts = parse_list("--strategies", strategies, int)
-    if len(counts) != 3:
-        raise ValueError(f"--strategies must be three integers COMMON,RARE,WRONG, got {strategies!r}")
-    masses = parse_list("--strategy-mass", strategy_mass, float)
-    if len(masses) != 2:
-        raise ValueError(f"--strategy-mass must be two numbers COMMON,RARE, got {strategy_mass!r}")
+    counts = _parse_fields("--strategies", strategies, int, "COMMON,RARE,WRONG")
+    masses = _parse_fields("--strategy-mass", strategy_mass, float, "COMMON,RARE")
     return SharedPopulationSpec(num_prompts=prompts, heldout_prompts=heldout_prompts, common_strategies=counts[0],
                                 rare_strategies=counts[1], wrong_strategies=counts[2], common_mass=masses[0],
                                 rare_mass=masses[1], common_correct_prob=common_correct_prob,
