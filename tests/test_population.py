@@ -373,3 +373,12 @@ def test_cli_option_of_the_other_sharing_mode_is_an_error(run_cli, tmp_path, mon
     assert result.exit_code == 2 and fragment in result.stderr
     assert result.stderr.strip().count("\n") == 0
     assert not out.exists()
+
+
+def test_float64_training_with_an_inexact_wrong_reward():
+    """Rewards are made in the training dtype: a float32 -0.3 widened to float64 fell outside
+    [reward_wrong, reward_correct] and the first step raised."""
+    population = make_population(PopulationSpec(num_prompts=8, seed=1))
+    train = TrainSpec(group_size=4, steps=2, prompt_batch=4, runs=1, eval_every=1, reward_wrong=-0.3)
+    frame = simulate_population(population, train, device="cpu", dtype=torch.float64)
+    assert list(frame[frame["bucket"] == "all"]["step"]) == [0, 1, 2] and frame["pass@1"].notna().all()

@@ -167,11 +167,17 @@ class StepBatch:
     actions: torch.Tensor
 
 
-def group_rewards(actions: torch.Tensor, is_correct: torch.Tensor, reward_correct: float, reward_wrong: float):
-    """Binary rewards [R * B, N] of sampled actions [R, B, N]."""
+def group_rewards(actions: torch.Tensor, is_correct: torch.Tensor, reward_correct: float, reward_wrong: float,
+                  dtype: torch.dtype | None = None):
+    """Binary rewards [R * B, N] of sampled actions [R, B, N], in `dtype` (default: torch's default dtype).
+
+    Made directly in the training dtype: a float32 -0.3 cast to float64 lies below reward_wrong = -0.3 and
+    core.group_success_rate rejects it.
+    """
+    dtype = dtype or torch.get_default_dtype()
     correct = is_correct[actions]
-    rewards = torch.where(correct, torch.as_tensor(reward_correct, dtype=torch.get_default_dtype()),
-                          torch.as_tensor(reward_wrong, dtype=torch.get_default_dtype()))
+    rewards = torch.where(correct, torch.as_tensor(reward_correct, dtype=dtype),
+                          torch.as_tensor(reward_wrong, dtype=dtype))
     return rewards.reshape(-1, actions.shape[-1])
 
 
@@ -186,7 +192,7 @@ def population_loss(logits: torch.Tensor, batch: StepBatch, is_correct: torch.Te
     z = logits.gather(1, batch.prompts[..., None].expand(-1, -1, logits.shape[-1]))
     logp_all = torch.log_softmax(z, dim=-1)
     logp = logp_all.gather(-1, batch.actions).reshape(-1, 1)
-    rewards = group_rewards(batch.actions, is_correct, train.reward_correct, train.reward_wrong).to(logits.dtype)
+    rewards = group_rewards(batch.actions, is_correct, train.reward_correct, train.reward_wrong, logits.dtype)
     loss, stats, focal = core_objective(logp, rewards, train, old_logp, runs)
     return loss, stats, focal, rewards
 
