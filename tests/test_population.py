@@ -174,7 +174,10 @@ def test_cli_writes_a_tidy_table(run_cli, tmp_path):
     (["--reward-wrong", "nan"], "reward_wrong must be in"),
 ])
 def test_cli_bad_input_is_one_line(run_cli, tmp_path, args, fragment):
-    out = tmp_path / "x.parquet"
+    _assert_one_line_cli_error(run_cli, args, fragment, tmp_path / "x.parquet")
+
+
+def _assert_one_line_cli_error(run_cli, args, fragment, out):
     result = run_cli("simulate", "population", *args, "--steps", "1", "--no-progress", "--device", "cpu", "--out", out)
     assert result.exit_code == 2 and fragment in result.stderr
     assert result.stderr.strip().count("\n") == 0
@@ -348,31 +351,26 @@ def test_empty_pass_k_is_a_named_error():
         TrainSpec(pass_k=(), prompt_batch=4).validate(10)
 
 
-@pytest.mark.parametrize("args,fragment", [
-    (["--rho", "0.2"], "--rho applies only to --sharing per-prompt; it is not used with --sharing shared"),
-    (["--beta", "1,1"], "--beta applies only to --sharing per-prompt"),
-    (["--rho-max", "0.5"], "--rho-max applies only to --sharing per-prompt"),
-    (["--actions", "2,2,4"], "--actions applies only to --sharing per-prompt"),
-    (["--sharing", "per-prompt", "--strategies", "4,12,8"],
+@pytest.mark.parametrize("sharing,args,fragment", [
+    ("shared", ["--rho", "0.2"], "--rho applies only to --sharing per-prompt; it is not used with --sharing shared"),
+    ("shared", ["--beta", "1,1"], "--beta applies only to --sharing per-prompt"),
+    ("shared", ["--rho-max", "0.5"], "--rho-max applies only to --sharing per-prompt"),
+    ("shared", ["--actions", "2,2,4"], "--actions applies only to --sharing per-prompt"),
+    ("per-prompt", ["--strategies", "4,12,8"],
      "--strategies applies only to --sharing shared; it is not used with --sharing per-prompt"),
-    (["--heldout-prompts", "8"], "--heldout-prompts applies only to --sharing shared"),
-    (["--fixed-offsets"], "--trainable-offsets/--fixed-offsets applies only to --sharing shared"),
-    (["--offset-scale", "1"], "--offset-scale applies only to --sharing shared"),
+    (None, ["--heldout-prompts", "8"], "--heldout-prompts applies only to --sharing shared"),  # default mode
+    ("per-prompt", ["--fixed-offsets"], "--trainable-offsets/--fixed-offsets applies only to --sharing shared"),
+    ("per-prompt", ["--offset-scale", "1"], "--offset-scale applies only to --sharing shared"),
 ])
-def test_cli_option_of_the_other_sharing_mode_is_an_error(run_cli, tmp_path, monkeypatch, args, fragment):
+def test_cli_option_of_the_other_sharing_mode_is_an_error(run_cli, tmp_path, monkeypatch, sharing, args, fragment):
     """A mode-specific option given with the other mode (even at its default value) is named, not ignored."""
     import fgrpo_sim.sim.population as population
     import fgrpo_sim.sim.population_shared as population_shared
 
     for module, name in ((population, "run_sweep"), (population_shared, "run_shared_sweep")):
         monkeypatch.setattr(module, name, lambda *a, **k: pytest.fail("simulated despite an option of the other mode"))
-    if "--sharing" not in args:
-        args = ["--sharing", "per-prompt" if "shared" in fragment.split(";")[0] else "shared", *args]
-    out = tmp_path / "x.csv"
-    result = run_cli("simulate", "population", *args, "--steps", "1", "--no-progress", "--device", "cpu", "--out", out)
-    assert result.exit_code == 2 and fragment in result.stderr
-    assert result.stderr.strip().count("\n") == 0
-    assert not out.exists()
+    mode = ["--sharing", sharing] if sharing else []
+    _assert_one_line_cli_error(run_cli, [*mode, *args], fragment, tmp_path / "x.csv")
 
 
 def test_float64_training_with_an_inexact_wrong_reward():
