@@ -35,6 +35,22 @@ def check_rewards(rewards: Any) -> torch.Tensor:
     return rewards
 
 
+def check_rewards_between(rewards: Any, low: float, high: float) -> torch.Tensor:
+    """check_rewards plus low <= rewards <= high, with a single device sync on the good path.
+
+    The trainer calls this every step, so the checks share one reduction; the slow path only runs
+    to build the error message.
+    """
+    rewards = as_float_tensor("rewards", rewards)
+    if rewards.dim() != 2 or rewards.shape[1] < 1:
+        return check_rewards(rewards)  # raises with the shape message
+    if bool(((rewards >= low) & (rewards <= high)).all()):  # False for NaN, so non-finite values land below
+        return rewards
+    check_rewards(rewards)  # NaN/inf message first
+    bad = rewards[(rewards < low) | (rewards > high)].flatten()[0].item()
+    raise ValueError(f"rewards must be in [{low:g}, {high:g}] (between reward_wrong and reward_correct), got {bad:g}")
+
+
 def check_scalar(name: str, value: Any, low: float | None = None, high: float | None = None) -> float:
     """A finite Python number in [low, high]."""
     try:

@@ -23,8 +23,8 @@ def focal_weight(mu_hat: Any, gamma: float) -> torch.Tensor:
     """
     mu_hat = as_float_tensor("mu_hat", mu_hat)
     gamma = check_scalar("gamma", gamma, 0.0)
-    if bool(torch.isnan(mu_hat).any()) or bool((mu_hat < 0).any()) or bool((mu_hat > 1).any()):
-        bad = mu_hat[torch.isnan(mu_hat) | (mu_hat < 0) | (mu_hat > 1)].flatten()[0].item()
+    if not bool(((mu_hat >= 0) & (mu_hat <= 1)).all()):  # one sync; NaN fails both comparisons
+        bad = mu_hat[~((mu_hat >= 0) & (mu_hat <= 1))].flatten()[0].item()
         raise ValueError(f"mu_hat must be in [0, 1], got {bad:g}")
     if gamma == 0.0:
         return torch.ones_like(mu_hat)

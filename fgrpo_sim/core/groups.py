@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from fgrpo_sim.core._checks import as_float_tensor, check_rewards, check_scalar
+from fgrpo_sim.core._checks import as_float_tensor, check_rewards, check_rewards_between, check_scalar
 
 
 def group_success_rate(rewards: Any, reward_correct: float = 1.0, reward_wrong: float = 0.0) -> torch.Tensor:
@@ -20,15 +20,11 @@ def group_success_rate(rewards: Any, reward_correct: float = 1.0, reward_wrong: 
     (partial credit in between is allowed); the result is clamped to [0, 1] only to remove
     floating-point rounding.
     """
-    rewards = check_rewards(rewards)
     r_c = check_scalar("reward_correct", reward_correct)
     r_w = check_scalar("reward_wrong", reward_wrong)
     if r_c == r_w:
         raise ValueError(f"reward_correct must differ from reward_wrong, both are {r_c:g}")
-    lo, hi = min(r_c, r_w), max(r_c, r_w)
-    if bool((rewards < lo).any()) or bool((rewards > hi).any()):
-        bad = rewards[(rewards < lo) | (rewards > hi)].flatten()[0].item()
-        raise ValueError(f"rewards must be in [{lo:g}, {hi:g}] (between reward_wrong and reward_correct), got {bad:g}")
+    rewards = check_rewards_between(rewards, min(r_c, r_w), max(r_c, r_w))
     mu_hat = (rewards.mean(dim=1) - r_w) / (r_c - r_w)
     return mu_hat.clamp(0.0, 1.0)
 

@@ -161,26 +161,19 @@ class FocalGRPOTrainer(GRPOTrainer):
         logged.extend(scaled.tolist())
 
     def _log_focal_metrics(self, mode: str, weight: torch.Tensor, mu_hat: torch.Tensor, active: torch.Tensor) -> None:
-        active_f = active.to(weight.dtype)
-        n_active = active_f.sum()
-        stats = torch.stack([
-            weight.mean(),
-            active_f.mean(),
-            (weight * active_f).sum() / n_active.clamp(min=1),
-            mu_hat.mean(),
-            (mu_hat == 0).to(weight.dtype).mean(),
-            ((mu_hat > 0) & (mu_hat <= 0.5)).to(weight.dtype).mean(),
-            ((mu_hat > 0.5) & (mu_hat < 1)).to(weight.dtype).mean(),
-            (mu_hat == 1).to(weight.dtype).mean(),
-            n_active,
-        ]).tolist()  # one device sync for all of them
+        # One device-to-host copy, then plain Python over one value per group: on a small model a
+        # handful of tiny tensor (or numpy) reductions per step would cost more than the weighting.
+        w, mu, act = torch.stack([weight.float(), mu_hat.float(), active.float()]).tolist()
+        groups = len(w)
+        n_active = sum(act)
         metrics = self._metrics[mode]
-        metrics["focal/weight_mean"].append(stats[0])
-        metrics["focal/frac_active_groups"].append(stats[1])
+        metrics["focal/weight_mean"].append(sum(w) / groups)
+        metrics["focal/frac_active_groups"].append(n_active / groups)
         # mean weight over groups that carry a gradient; NaN (skipped by TRL's log) when there are none
-        metrics["focal/weight_mean_active"].append(stats[2] if stats[8] > 0 else float("nan"))
-        metrics["focal/mu_hat_mean"].append(stats[3])
-        metrics["focal/mu_hat_frac_zero"].append(stats[4])
-        metrics["focal/mu_hat_frac_low"].append(stats[5])
-        metrics["focal/mu_hat_frac_high"].append(stats[6])
-        metrics["focal/mu_hat_frac_one"].append(stats[7])
+        weight_active = sum(wi for wi, ai in zip(w, act) if ai) / n_active if n_active else float("nan")
+        metrics["focal/weight_mean_active"].append(weight_active)
+        metrics["focal/mu_hat_mean"].append(sum(mu) / groups)
+        metrics["focal/mu_hat_frac_zero"].append(sum(m == 0 for m in mu) / groups)
+        metrics["focal/mu_hat_frac_low"].append(sum(0 < m <= 0.5 for m in mu) / groups)
+        metrics["focal/mu_hat_frac_high"].append(sum(0.5 < m < 1 for m in mu) / groups)
+        metrics["focal/mu_hat_frac_one"].append(sum(m == 1 for m in mu) / groups)
