@@ -24,6 +24,7 @@ for var, sub in [("MPLCONFIGDIR", "mpl"), ("IPYTHONDIR", "ipython"), ("JUPYTER_C
     os.environ.setdefault(var, str(_BUILD / sub))
     Path(os.environ[var]).mkdir(parents=True, exist_ok=True)
 os.environ.setdefault("MPLBACKEND", "Agg")
+os.environ.setdefault("FGRPO_CACHE_DIR", str(_BUILD / "cache"))  # compiled sampler: not in the home folder
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -67,6 +67,8 @@ def save_figure(fig, out_dir: str | Path, name: str, dpi: int = 150) -> list[Pat
     for ext in ("png", "pdf"):
         target = out_dir / f"{name}.{ext}"
         with atomic_path(target) as tmp:
-            fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format=ext)
+            # no creation date in the PDF: regenerating an unchanged figure leaves the file unchanged
+            metadata = {"CreationDate": None} if ext == "pdf" else None
+            fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format=ext, metadata=metadata)
         paths.append(target)
     return paths
