@@ -94,6 +94,28 @@ static inline void bucket_values(double *vals, int32_t c, int64_t b, double scal
     }
     if (c > 16) qsort(vals, (size_t)c, sizeof(double), cmp_double);
 }
+/* N uniforms -> counts in m equal buckets (bucket must be zeroed); returns the largest count */
+static int32_t draw_buckets(int32_t *bucket, int64_t n, int64_t m, rng_t *rng) {
+    int32_t most = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t b = (int64_t)(((unsigned __int128)next_u64(rng) * (uint64_t)m) >> 64);
+        if (++bucket[b] > most) most = bucket[b];
+    }
+    return most;
+}
+/* One step of the linear merge of sorted positions with the running sum of the weights wr (block
+   sums bsum, nb blocks of BLOCK): advances the merge state (blk, base, bend, k, cum) to position x
+   and declares HIT, the action x falls on. Shared by both samplers, so they draw identically. */
+#define MERGE_LOCATE(x, HIT)                                                                 \
+    if (bend <= (x) && blk < nb - 1) {                                                       \
+        do { base = bend; blk++; bend = base + bsum[blk]; }                                  \
+        while (bend <= (x) && blk < nb - 1);                                                 \
+        k = blk * BLOCK; cum = base + (double)wr[k];                                         \
+    }                                                                                        \
+    int64_t last_ = (blk + 1) * BLOCK < K ? (blk + 1) * BLOCK - 1 : K - 1;                   \
+    while (cum <= (x) && k < last_) { k++; cum += (double)wr[k]; }                           \
+    int64_t HIT = k;                                                                         \
+    while (HIT > 0 && !(wr[HIT] > 0)) HIT--;  /* rounding at a block's end */
 
 #define BLOCK 32
 #define NSTAT 8
@@ -136,11 +158,7 @@ int NAME(const T *w, int64_t K, int64_t C, const int64_t *rows, int64_t n_rows, 
         }                                                                                    \
         if (n <= 0) { free(bsum); free(bucket); continue; }                                  \
         rng_t rng; seed_rng(&rng, keys[r], stream);                                          \
-        int32_t most = 0;                                                                    \
-        for (int64_t i = 0; i < n; i++) {  /* N uniforms -> counts in m equal buckets */     \
-            int64_t b = (int64_t)(((unsigned __int128)next_u64(&rng) * (uint64_t)m) >> 64);  \
-            if (++bucket[b] > most) most = bucket[b];                                        \
-        }                                                                                    \
+        int32_t most = draw_buckets(bucket, n, m, &rng);                                     \
         double *vals = (double *)malloc(sizeof(double) * (size_t)most);                      \
         const double scale = total / (double)m;                                              \
         if (!vals) { free(bsum); free(bucket); failed = 1; continue; }                       \
@@ -151,16 +169,7 @@ int NAME(const T *w, int64_t K, int64_t C, const int64_t *rows, int64_t n_rows, 
             if (!c) continue;                                                                \
             bucket_values(vals, c, b, scale, &rng);  /* fresh positions, sorted */           \
             for (int32_t j = 0; j < c; j++) {  /* linear merge with the running sum */       \
-                double x = vals[j];                                                          \
-                if (bend <= x && blk < nb - 1) {                                             \
-                    do { base = bend; blk++; bend = base + bsum[blk]; }                      \
-                    while (bend <= x && blk < nb - 1);                                       \
-                    k = blk * BLOCK; cum = base + (double)wr[k];                             \
-                }                                                                            \
-                int64_t last = (blk + 1) * BLOCK < K ? (blk + 1) * BLOCK - 1 : K - 1;        \
-                while (cum <= x && k < last) { k++; cum += (double)wr[k]; }                  \
-                int64_t hit = k;                                                             \
-                while (hit > 0 && !(wr[hit] > 0)) hit--;  /* rounding at a block's end */    \
+                MERGE_LOCATE(vals[j], hit)                                                   \
                 double wh = (double)wr[hit];                                                 \
                 if (cr[hit] == 0) { hits += 1; if (hit < C) d_c += wh; else d_w += wh; }     \
                 if (hit < C) { x_c += 1; cw_c += wh; } else cw_w += wh;                      \
@@ -270,11 +279,7 @@ int NAME(const T *w, const double *bsums, const double *totals, const double *wc
         int32_t *bucket = (int32_t *)calloc((size_t)m, sizeof(int32_t));                     \
         if (!bucket) { failed = 1; continue; }                                               \
         rng_t rng; seed_rng(&rng, keys[r], stream);                                          \
-        int32_t most = 0;                                                                    \
-        for (int64_t i = 0; i < n; i++) {  /* N uniforms -> counts in m equal buckets */     \
-            int64_t b = (int64_t)(((unsigned __int128)next_u64(&rng) * (uint64_t)m) >> 64);  \
-            if (++bucket[b] > most) most = bucket[b];                                        \
-        }                                                                                    \
+        int32_t most = draw_buckets(bucket, n, m, &rng);                                     \
         double *vals = (double *)malloc(sizeof(double) * (size_t)most);                      \
         const double scale = total / (double)m;                                              \
         if (!vals) { free(bucket); failed = 1; continue; }                                   \
@@ -285,17 +290,8 @@ int NAME(const T *w, const double *bsums, const double *totals, const double *wc
             int32_t c = bucket[b];                                                           \
             if (!c) continue;                                                                \
             bucket_values(vals, c, b, scale, &rng);  /* fresh positions, sorted */           \
-            for (int32_t j = 0; j < c; j++) {                                                \
-                double x = vals[j];                                                          \
-                if (bend <= x && blk < nb - 1) {                                             \
-                    do { base = bend; blk++; bend = base + bsum[blk]; }                      \
-                    while (bend <= x && blk < nb - 1);                                       \
-                    k = blk * BLOCK; cum = base + (double)wr[k];                             \
-                }                                                                            \
-                int64_t last = (blk + 1) * BLOCK < K ? (blk + 1) * BLOCK - 1 : K - 1;        \
-                while (cum <= x && k < last) { k++; cum += (double)wr[k]; }                  \
-                int64_t hit = k;                                                             \
-                while (hit > 0 && !(wr[hit] > 0)) hit--;                                     \
+            for (int32_t j = 0; j < c; j++) {  /* linear merge with the running sum */       \
+                MERGE_LOCATE(vals[j], hit)                                                   \
                 double wh = (double)wr[hit];                                                 \
                 if (len == 0 || ti[len - 1] != (int32_t)hit) {                               \
                     ti[len] = (int32_t)hit; tc[len] = 0; len++;                              \
