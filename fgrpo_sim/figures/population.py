@@ -14,6 +14,16 @@ FAMILY_STYLE = {  # variant family -> (colour, line style, marker)
 }
 
 
+def _grouped_bars(ax, values_by_family: dict, tick_labels: list, *, fontsize: int) -> float:
+    """One bar per family (in FAMILY_STYLE's colours) inside each group; returns the bar width."""
+    width = 0.8 / max(len(values_by_family), 1)
+    for i, (family, values) in enumerate(values_by_family.items()):
+        ax.bar([j + i * width for j in range(len(values))], values, width=width,
+               color=FAMILY_STYLE[family][0], label=family, alpha=0.85)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(tick_labels))])
+    ax.set_xticklabels(tick_labels, fontsize=fontsize)
+    return width
+
 def _sweep(options: FigureOptions, group_sizes, gammas, quick: dict, full: dict, beta=(1.0, 1.0)):
     from fgrpo_sim.sim.population import PopulationSpec, TrainSpec, make_population, run_sweep, sweep_variants
 
@@ -102,13 +112,10 @@ def draw_rare_mass(data):
     last = frame[frame["step"] == frame["step"].max()]
     buckets = [b for b in dict.fromkeys(frame["bucket"]) if b != "all"]
     families = [f for f in FAMILY_STYLE if f in set(frame["variant"])]
-    width = 0.8 / max(len(families), 1)
-    for i, family in enumerate(families):
-        values = [last[(last["variant"] == family) & (last["bucket"] == b)]["rare_mass_retained"].mean() for b in buckets]
-        axes[2].bar([j + i * width for j in range(len(buckets))], values, width=width,
-                    color=FAMILY_STYLE[family][0], label=family, alpha=0.85)
-    axes[2].set_xticks([j + 0.4 - width / 2 for j in range(len(buckets))])
-    axes[2].set_xticklabels([b.replace("mu0 ", "") for b in buckets], fontsize=8)
+    _grouped_bars(axes[2], {
+        family: [last[(last["variant"] == family) & (last["bucket"] == b)]["rare_mass_retained"].mean() for b in buckets]
+        for family in families
+    }, [b.replace("mu0 ", "") for b in buckets], fontsize=8)
     axes[2].set_xlabel("initial success rate mu0 (bucket)")
     axes[2].set_ylabel("rare-correct mass / initial, at the end")
     axes[2].axhline(1.0, color="gray", lw=0.8)
@@ -220,18 +227,15 @@ def draw_shared(data):
                  label="initial policy")
     last = frame[(frame["step"] == frame["step"].max()) & (frame["bucket"] != "all")]
     groups = [(split, bucket) for split in ("train", "heldout") for bucket in ("common-solvable", "rare-only")]
-    width = 0.8 / max(len(families), 1)
-    for i, family in enumerate(families):
-        values = [last[(last["variant"] == family) & (last["split"] == sp) & (last["bucket"] == b)]["pass@256"].mean()
-                  for sp, b in groups]
-        axes[2].bar([j + i * width for j in range(len(groups))], values, width=width,
-                    color=FAMILY_STYLE[family][0], alpha=0.85, label=family)
+    width = _grouped_bars(axes[2], {
+        family: [last[(last["variant"] == family) & (last["split"] == sp) & (last["bucket"] == b)]["pass@256"].mean()
+                 for sp, b in groups]
+        for family in families
+    }, [f"{sp}\n{b}" for sp, b in groups], fontsize=7)
     initial = frame[(frame["step"] == 0) & (frame["bucket"] != "all")]
     for j, (sp, b) in enumerate(groups):
         value = initial[(initial["split"] == sp) & (initial["bucket"] == b)]["pass@256"].mean()
         axes[2].plot([j - width / 2, j + 0.8 - width / 2], [value, value], color="green", ls=":", lw=1.2)
-    axes[2].set_xticks([j + 0.4 - width / 2 for j in range(len(groups))])
-    axes[2].set_xticklabels([f"{sp}\n{b}" for sp, b in groups], fontsize=7)
     axes[2].set_ylabel("pass@256 at the end (dotted: initial)")
     axes[0].set_xlabel("training step")
     axes[0].set_ylabel("held-out pass@256 (exact)")
