@@ -155,38 +155,54 @@ def eval_command(
     model: str = typer.Option(..., "--model", help="Model folder or hub id ('tiny' = a fresh random tiny model)."),
     data: Path = typer.Option(..., "--data", help="Benchmark file (.json/.jsonl/.parquet) with problem + answer columns."),
     out: Path = typer.Option(..., "--out", help="Per-sample results (JSON lines); appended to when it exists."),
-    benchmark: str = typer.Option("generic", "--benchmark", help="Column layout: math500, aime24, aime25, amc23, "
-                                  "minerva, olympiadbench or generic (any problem/answer file)."),
+    benchmark: str = typer.Option("generic", "--benchmark", help="Column layout and grader: math500, aime24, aime25, "
+                                  "amc23, minerva, olympiadbench or generic (any problem/answer file; math-verify), "
+                                  "gpqa_diamond (shuffled options, letter graded), ifeval (instruction checks, "
+                                  "prompt-level strict) or synlogic (needs --synlogic-repo). Schemas: docs/evaluation.md."),
     n: int = typer.Option(16, "--n", help="Samples per problem (paper: 1024), >= 1."),
     temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature >= 0; 0 = greedy (paper: 1.0)."),
     top_p: float = typer.Option(1.0, "--top-p", help="Nucleus sampling mass in (0, 1] (paper: 1.0)."),
-    max_new_tokens: int = typer.Option(8192, "--max-new-tokens", help="Completion length cap in tokens, >= 1 (paper: 8192)."),
+    max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Completion length cap in tokens, >= 1. "
+                                                 "Default: the family's (paper Table 8: 8192; 4096 for qwen3-base)."),
     batch_size: int = typer.Option(32, "--batch-size", help="Samples per generate call, >= 1."),
     seed: int = typer.Option(0, "--seed", help="Sampling seed, >= 0."),
     backend: str = typer.Option("auto", "--backend", help="auto (vLLM when installed and a GPU is present, else transformers), transformers or vllm."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first LIMIT problems, >= 1. Default: all."),
-    system_prompt: Optional[str] = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
+    system_prompt: Optional[str] = typer.Option(None, "--system-prompt", help="System prompt. Default: the paper's "
+                                                "Table 9 prompt for --model-family and --benchmark (math/GPQA: "
+                                                f"{_PAPER_PROMPT_HELP})."),
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
+    model_family: Optional[str] = typer.Option(None, "--model-family", help="Prompt family of paper Table 9: qwen2.5, "
+                                               "qwen3-base (thinking on except IFEval), llama-3.2-instruct (dated "
+                                               "system header) or generic. Default: detected from the model's "
+                                               "config.json / name; written to the meta file."),
+    synlogic_repo: Optional[Path] = typer.Option(None, "--synlogic-repo", help="Local checkout of "
+                                                 "https://github.com/MiniMax-AI/SynLogic whose verifiers grade "
+                                                 "--benchmark synlogic. Default: $SYNLOGIC_REPO."),
     save_completions: bool = typer.Option(False, "--save-completions", help="Also store each completion's text. Default: off."),
     fallback_last_number: bool = typer.Option(False, "--fallback-last-number", help="Score the last number of a completion "
                                               "without \\boxed{} (tiny smoke tests only; not the paper's metric). Default: off."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON. Default: a text table."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bar. Default: shown on stderr."),
 ) -> None:
-    from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
-    from fgrpo_sim.llm.data import load_benchmark
     from fgrpo_sim.llm.evaluate import EvalSettings, run_eval
+    from fgrpo_sim.llm.ood_data import load_any_benchmark
+    from fgrpo_sim.llm.prompts import detect_family, prompt_spec
 
     if no_progress:
         _quiet_transformers_bars()
-    prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else PAPER_SYSTEM_PROMPT)
+    spec = prompt_spec(model_family or detect_family(model), benchmark)
+    prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else spec.system_prompt)
     settings = EvalSettings(
         model=model, data=str(data), benchmark=benchmark, n=n, temperature=temperature, top_p=top_p,
-        max_new_tokens=max_new_tokens, system_prompt=prompt, batch_size=batch_size, seed=seed, backend=backend,
-        save_completions=save_completions, fallback_last_number=fallback_last_number,
+        max_new_tokens=max_new_tokens if max_new_tokens is not None else spec.max_new_tokens, system_prompt=prompt,
+        batch_size=batch_size, seed=seed, backend=backend, save_completions=save_completions,
+        fallback_last_number=fallback_last_number, model_family=spec.family,
+        chat_template_kwargs=spec.chat_template_kwargs or None,
+        synlogic_repo=str(synlogic_repo) if synlogic_repo is not None else None,
     )
     settings.validate()
-    problems = load_benchmark(benchmark, data, limit=limit)
+    problems = load_any_benchmark(benchmark, data, limit=limit)
     summary = run_eval(settings, problems, out, progress=not no_progress)
     if as_json:
         print(json.dumps(summary, indent=2))
