@@ -251,3 +251,37 @@ def dnll_rare_command(
         rows.append(record)
     result = dnll_rare(rows, base, list(model), system_prompt=prompt, top_fraction=top_fraction, batch_size=batch_size)
     print(json.dumps(result, indent=2))
+
+
+@app.command("report", short_help="Select checkpoints (App. L.4) and write Table 1/2/3/6-shaped tables + figure.",
+             help=(
+    "Read a manifest of eval outputs (runs x checkpoints x benchmarks), select per comparison the baseline "
+    "checkpoint with the best average math pass@1 and each focal run's best checkpoint at equal or lower compute "
+    "(paper App. L.4), and write table.md, table.tex, selection.json and pass1_vs_passk.png (Fig 1b/1c style) to "
+    "--out-dir. Significant per-benchmark differences (paired subsampling test, App. Q) are marked '*'. Manifest "
+    "columns and an example: docs/evaluation.md."
+))
+def report_command(
+    manifest: Path = typer.Argument(..., help="CSV (or JSON lines) with comparison, role, method, run, epoch, step, "
+                                    "compute, benchmark, file[, dnll_rare, paper_row]."),
+    out_dir: Path = typer.Option(..., "--out-dir", help="Folder for table.md, table.tex, selection.json and the figure."),
+    k: int = typer.Option(256, "--k", help="The large k of the tables, >= 1 (paper: 256; needs >= k samples per problem)."),
+    m: int = typer.Option(256, "--m", help="Subsample size of the significance test per problem, >= 1 (paper: 256 "
+                          "of 1024; capped at the smallest n)."),
+    iterations: int = typer.Option(50_000, "--iterations", help="Subsampling rounds of the test, >= 1 (paper: 50,000)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the significance test, >= 0."),
+    paper_csv: Optional[Path] = typer.Option(None, "--paper-csv", help="The paper's numbers for rows with a paper_row. "
+                                             "Default: the CSV shipped in fgrpo_sim/llm/paper_results.csv."),
+    no_paper: bool = typer.Option(False, "--no-paper", help="Leave out the paper columns. Default: shown when "
+                                  "the manifest has paper_row values."),
+    no_figure: bool = typer.Option(False, "--no-figure", help="Skip the PNG. Default: written."),
+) -> None:
+    from fgrpo_sim.atomic_io import check_writable_dir
+    from fgrpo_sim.llm.report import PAPER_CSV, build_report, write_report
+
+    check_writable_dir(out_dir, "--out-dir")
+    report = build_report(manifest, k=k, m=m, iterations=iterations, seed=seed,
+                          paper_csv=None if no_paper else (paper_csv or PAPER_CSV))
+    written = write_report(report, out_dir, figure=not no_figure)
+    print(report["markdown"], end="")
+    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)

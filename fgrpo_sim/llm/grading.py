@@ -109,8 +109,15 @@ class SynLogicVerifiers:
         if not (root / "task2verifier.py").is_file() or not (root / "base" / "data.py").is_file():
             raise ValueError(f"--synlogic-repo {repo} is not a SynLogic checkout (no task2verifier.py and "
                              f"base/data.py); {SYNLOGIC_HELP}")
-        if str(root) not in sys.path:
-            sys.path.insert(0, str(root))
+        # The checkout's top-level packages (task2verifier, base, games, corpus) are imported by name; drop
+        # any copies already imported from another checkout so this one's verifiers are used.
+        for name in [m for m in sys.modules if m.split(".")[0] in ("task2verifier", "base", "games", "corpus")]:
+            file = getattr(sys.modules[name], "__file__", None) or ""
+            if not file or not Path(file).resolve().is_relative_to(root):
+                del sys.modules[name]
+        if str(root) in sys.path:
+            sys.path.remove(str(root))
+        sys.path.insert(0, str(root))
         with contextlib.redirect_stdout(io.StringIO()):  # task2verifier prints its folder on import
             self.classes = importlib.import_module("task2verifier").verifier_classes
             self.data_class = importlib.import_module("base.data").Data
