@@ -72,7 +72,10 @@ def test_chat_template_receives_thinking_and_date():
 
 def test_tiny_model_evaluates_gpqa_end_to_end(run_cli, tmp_path):
     pytest.importorskip("trl")
+    from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
     from fgrpo_sim.llm.tiny import build_tiny, save_tiny
+
+    assert MATH_INSTRUCTION == PAPER_SYSTEM_PROMPT  # Table 9's math prompt is the training prompt
 
     model_dir = save_tiny(*build_tiny(seed=0), tmp_path / "model")
     out = tmp_path / "gpqa.jsonl"

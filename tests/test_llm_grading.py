@@ -282,3 +282,22 @@ def test_math_benchmarks_use_math_verify(completion, answer, expected):
     pytest.importorskip("math_verify")
     for benchmark in ("math500", "aime24", "generic"):
         assert grade(benchmark, {"answer": answer}, completion) is expected
+
+
+def test_real_synlogic_checkout_when_given():
+    """Runs only with FGRPO_TEST_SYNLOGIC_REPO set to a clone of https://github.com/MiniMax-AI/SynLogic (not in CI)."""
+    import os
+
+    repo = os.environ.get("FGRPO_TEST_SYNLOGIC_REPO")
+    if not repo:
+        pytest.skip("set FGRPO_TEST_SYNLOGIC_REPO to a SynLogic clone to run this check")
+    from fgrpo_sim.llm.grading import synlogic_verifiers
+
+    assert len(synlogic_verifiers(repo).classes) > 30
+    game24 = {"task": "mathador", "game_data": {"question": "q", "answer": "", "metadata": {
+        "numbers": [3, 3, 8, 8], "operators": ["+", "-", "*", "/"], "result": 24}}}
+    assert grade("synlogic", game24, "```python\n8/(3-8/3)\n```", synlogic_repo=repo)
+    assert not grade("synlogic", game24, "```python\n8*3\n```", synlogic_repo=repo)
+    yes = {"task": "bbh_causal_judgement", "game_data": {"question": "q", "answer": "Yes", "metadata": {}}}
+    assert grade("synlogic", yes, "<answer>Yes</answer>", synlogic_repo=repo)
+    assert not grade("synlogic", yes, "<answer>No</answer>", synlogic_repo=repo)

@@ -4,7 +4,7 @@ Data in, Figure out (no registry entry: the data are the user's eval files, read
 `fgrpo_sim.llm.report`). Each point is a dict:
     {"label": "F-GRPO", "comparison": "GRPO", "role": "baseline" | "focal",
      "math": (pass1, passk), "ood": (pass1, passk), "paper": None | {math_pass1, math_pass256, ood_pass1, ood_pass256}}
-in percent. Paper numbers, when given, are drawn as hollow markers of the same colour.
+in percent. Paper numbers, when given and k = 256, are drawn as hollow markers of the same colour.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def draw_pass1_vs_passk(points: list[dict], k: int = 256):
                 base = bases.get(p["comparison"])
                 if p["role"] == "focal" and base is not None and _finite(base[key]):
                     ax.annotate("", p[key], base[key], arrowprops={"arrowstyle": "->", "color": colour, "alpha": 0.7})
-            ref = p.get("paper") or {}
+            ref = (p.get("paper") or {}) if k == 256 else {}  # the paper reports pass@256 only
             ref_pair = (ref.get(f"{key}_pass1"), ref.get(f"{key}_pass256"))
             if _finite(ref_pair):
                 ax.scatter(*ref_pair, facecolors="none", edgecolors=colour, marker="o" if p["role"] == "baseline" else "*",
@@ -42,6 +42,6 @@ def draw_pass1_vs_passk(points: list[dict], k: int = 256):
         ax.set_xlabel("pass@1 (%)")
         ax.set_ylabel(f"pass@{k} (%)")
         ax.set_title(title)
-    if any(p.get("paper") for p in points):
+    if k == 256 and any(p.get("paper") for p in points):
         axes[1].text(0.02, 0.02, "hollow: paper", transform=axes[1].transAxes, fontsize=8)
     return fig
