@@ -146,7 +146,8 @@ def prepare_data(
 
 
 @app.command("eval", short_help="Sample, verify and write per-sample JSON lines (resumable) + pass@k.", help=(
-    "Sample --n completions per problem, verify each with math-verify, and append one JSON line per sample to "
+    "Sample --n completions per problem, grade each (math-verify for math; GPQA letter, IFEval checks or SynLogic "
+    "verifiers for --benchmark gpqa_diamond/ifeval/synlogic), and append one JSON line per sample to "
     "--out ({problem_id, sample_index, correct, status, num_tokens, finished}); `fgrpo passk OUT` reads it. "
     "Interrupted runs resume where they stopped (nothing is counted twice); a larger --n adds samples. "
     "Uses vLLM when installed and a GPU is present, else batched transformers generate."
@@ -192,6 +193,9 @@ def eval_command(
     if no_progress:
         _quiet_transformers_bars()
     spec = prompt_spec(model_family or detect_family(model), benchmark)
+    if not no_progress:
+        print(f"model family {spec.family} ({'given' if model_family else 'detected; override with --model-family'})",
+              file=sys.stderr)
     prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else spec.system_prompt)
     settings = EvalSettings(
         model=model, data=str(data), benchmark=benchmark, n=n, temperature=temperature, top_p=top_p,

@@ -3,8 +3,9 @@
 Output (JSON lines, one per generated sample; `fgrpo passk` reads `problem_id` and `correct`):
     {"problem_id": str, "sample_index": int, "correct": bool, "status": str, "num_tokens": int,
      "finished": bool, ["completion": str]}
-`status` is the math_reward outcome (correct, wrong, no_answer, too_long, ...); `finished` is False
-when generation hit `max_new_tokens`.
+`status` is the grader's outcome (`fgrpo_sim.llm.grading`: correct, wrong, no_answer, too_long, ...);
+`finished` is False when generation hit `max_new_tokens`. GPQA-Diamond lines also carry `choice_order`,
+`gold` and `extracted` (the shown option order, the correct and the chosen letter).
 
 Resuming: records are appended and flushed after every batch. On restart the file is read, a torn
 last line (from a kill mid-write) is cut off, and only the (problem_id, sample_index) pairs not yet
