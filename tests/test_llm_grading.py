@@ -70,6 +70,12 @@ def test_gpqa_order_is_stable_per_id_and_differs_between_ids(tmp_path):
                                 "incorrect_answers": ["no", "maybe", "never"]}) + "\n")
     (row,) = load_ood_benchmark("gpqa_diamond", path)
     assert "A) " in row["problem"] and "D) " in row["problem"] and row["choices"][ord(row["answer"]) - 65] == "yes"
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    pq.write_table(pa.Table.from_pylist([GPQA_RAW]), tmp_path / "gpqa.parquet")  # the hub's file format
+    (from_parquet,) = load_ood_benchmark("gpqa_diamond", tmp_path / "gpqa.parquet")
+    assert from_parquet == gpqa_record(GPQA_RAW, 1, "x")
     path.write_text(json.dumps({"question": "Q?", "correct_answer": "yes", "incorrect_answers": ["no"]}) + "\n")
     with pytest.raises(ValueError, match="row 1 needs exactly 3 incorrect answers"):
         load_ood_benchmark("gpqa_diamond", path)

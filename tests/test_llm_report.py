@@ -56,6 +56,11 @@ def manifest(tmp_path):
 def test_selection_follows_app_l4(manifest):
     chosen = select_checkpoints(load_checkpoints(manifest, k=K))
     assert [(c.run, c.step) for c in chosen] == [("GRPO", 20), ("F-GRPO", 10)]
+    with open(manifest, newline="") as fh:  # the same manifest as JSON lines
+        rows = list(csv.DictReader(fh))
+    as_jsonl = manifest.with_suffix(".jsonl")
+    as_jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert [(c.run, c.step) for c in select_checkpoints(load_checkpoints(as_jsonl, k=K))] == [("GRPO", 20), ("F-GRPO", 10)]
 
 
 def test_table_values_and_significance_marks(manifest):
