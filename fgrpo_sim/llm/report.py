@@ -189,7 +189,7 @@ def significance(chosen: list[Checkpoint], k: int, m: int, iterations: int, seed
             b = base.counts[bench]
             order = align_problems(a, b)
             size = min(m, int(a.n.min()), int(b.n.min()))
-            test = paired_subsampling_test(a.n, a.c, b.n[order], b.c[order], ks=(1, min(k, size)), m=size,
+            test = paired_subsampling_test(a.n, a.c, b.n[order], b.c[order], ks=(1, k), m=size,
                                            iterations=iterations, alpha=alpha, seed=seed)
             marks[(focal.run, bench)] = (bool(test.significant[0]), bool(test.significant[1]))
     return marks
@@ -275,6 +275,8 @@ def build_report(manifest: str | Path, *, k: int = 256, m: int = 256, iterations
     check_integer("k", k, 1)
     check_integer("m", m, 1)
     check_integer("iterations", iterations, 1)
+    if m < k:
+        raise ValueError(f"m must be >= k = {k} (the test subsamples m of n samples to estimate pass@k), got {m}")
     checkpoints = load_checkpoints(manifest, k)
     chosen = select_checkpoints(checkpoints)
     marks = significance(chosen, k, m, iterations, seed)
