@@ -279,13 +279,15 @@ def report_command(
     no_paper: bool = typer.Option(False, "--no-paper", help="Leave out the paper columns. Default: shown when "
                                   "the manifest has paper_row values."),
     no_figure: bool = typer.Option(False, "--no-figure", help="Skip the PNG. Default: written."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="Hide the significance-test progress bar. "
+                                     "Default: shown on stderr."),
 ) -> None:
     from fgrpo_sim.atomic_io import check_writable_dir
     from fgrpo_sim.llm.report import PAPER_CSV, build_report, write_report
 
     check_writable_dir(out_dir, "--out-dir")
     report = build_report(manifest, k=k, m=m, iterations=iterations, seed=seed,
-                          paper_csv=None if no_paper else (paper_csv or PAPER_CSV))
+                          paper_csv=None if no_paper else (paper_csv or PAPER_CSV), progress=not no_progress)
     written = write_report(report, out_dir, figure=not no_figure)
     print(report["markdown"], end="")
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)

@@ -176,22 +176,24 @@ def select_checkpoints(checkpoints: list[Checkpoint]) -> list[Checkpoint]:
 
 
 def significance(chosen: list[Checkpoint], k: int, m: int, iterations: int, seed: int = 0,
-                 alpha: float = 0.05) -> dict[tuple[str, str], tuple[bool, bool]]:
+                 alpha: float = 0.05, progress: bool = False) -> dict[tuple[str, str], tuple[bool, bool]]:
     """(run, benchmark) -> (pass@1 significant, pass@k significant) of each focal run vs its baseline."""
     from fgrpo_sim.metrics import paired_subsampling_test
+    from tqdm import tqdm
+
     from fgrpo_sim.metrics.results_io import align_problems
 
     bases = {c.comparison: c for c in chosen if c.role == "baseline"}
     marks: dict[tuple[str, str], tuple[bool, bool]] = {}
-    for focal in (c for c in chosen if c.role == "focal"):
-        base = bases[focal.comparison]
-        for bench, a in focal.counts.items():
-            b = base.counts[bench]
-            order = align_problems(a, b)
-            size = min(m, int(a.n.min()), int(b.n.min()))
-            test = paired_subsampling_test(a.n, a.c, b.n[order], b.c[order], ks=(1, k), m=size,
-                                           iterations=iterations, alpha=alpha, seed=seed)
-            marks[(focal.run, bench)] = (bool(test.significant[0]), bool(test.significant[1]))
+    pairs = [(focal, bench) for focal in chosen if focal.role == "focal" for bench in focal.counts]
+    # At paper settings (n = 1024, m = 256, 50,000 rounds) each pair takes tens of seconds: show progress.
+    for focal, bench in tqdm(pairs, desc="significance tests", unit="test", disable=not progress):
+        a, b = focal.counts[bench], bases[focal.comparison].counts[bench]
+        order = align_problems(a, b)
+        size = min(m, int(a.n.min()), int(b.n.min()))
+        test = paired_subsampling_test(a.n, a.c, b.n[order], b.c[order], ks=(1, k), m=size,
+                                       iterations=iterations, alpha=alpha, seed=seed)
+        marks[(focal.run, bench)] = (bool(test.significant[0]), bool(test.significant[1]))
     return marks
 
 
@@ -268,7 +270,7 @@ def to_latex(header: list[str], rows: list[list[str]], k: int) -> str:
 
 
 def build_report(manifest: str | Path, *, k: int = 256, m: int = 256, iterations: int = 50_000, seed: int = 0,
-                 paper_csv: str | Path | None = PAPER_CSV) -> dict[str, Any]:
+                 paper_csv: str | Path | None = PAPER_CSV, progress: bool = False) -> dict[str, Any]:
     """Everything `fgrpo llm report` writes: selection, markdown and LaTeX tables, figure points."""
     from fgrpo_sim.validation import check_integer
 
@@ -279,7 +281,7 @@ def build_report(manifest: str | Path, *, k: int = 256, m: int = 256, iterations
         raise ValueError(f"m must be >= k = {k} (the test subsamples m of n samples to estimate pass@k), got {m}")
     checkpoints = load_checkpoints(manifest, k)
     chosen = select_checkpoints(checkpoints)
-    marks = significance(chosen, k, m, iterations, seed)
+    marks = significance(chosen, k, m, iterations, seed, progress=progress)
     paper = load_paper_results(paper_csv) if paper_csv else {}
     header, rows = build_table(chosen, k, marks, paper)
     points = [{"label": c.method, "comparison": c.comparison, "role": c.role,
