@@ -307,3 +307,21 @@ def test_real_synlogic_checkout_when_given():
     yes = {"task": "bbh_causal_judgement", "game_data": {"question": "q", "answer": "Yes", "metadata": {}}}
     assert grade("synlogic", yes, "<answer>Yes</answer>", synlogic_repo=repo)
     assert not grade("synlogic", yes, "<answer>No</answer>", synlogic_repo=repo)
+
+
+def test_ifeval_eval_needs_sentence_data(monkeypatch):
+    """Without NLTK's punkt_tab an IFEval run would grade sentence counts as errors: refuse up front."""
+    pytest.importorskip("if_verifiable")
+    import nltk
+
+    from fgrpo_sim.llm.grading import BenchmarkGrader
+
+    def missing(*args, **kwargs):
+        raise LookupError("no punkt_tab")
+
+    monkeypatch.setattr(nltk.data, "find", missing)
+    with pytest.raises(ValueError, match="python -m nltk.downloader punkt_tab"):
+        BenchmarkGrader("ifeval")
+    record = _ifeval(["length_constraints:number_sentences"], [{"num_sentences": 1, "relation": "at least"}])
+    monkeypatch.setattr(nltk.data, "load", missing)
+    assert grade_detailed("ifeval", record, "One sentence.").status == "error"

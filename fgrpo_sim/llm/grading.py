@@ -12,7 +12,8 @@
 * ifeval: the instruction checks of the `if-verifiable` package (a port of Google's IFEval checks);
   correct = every instruction passes in strict mode, i.e. prompt-level strict accuracy. A leading
   <think>...</think> block is removed first (the package does this). Sentence-count instructions need
-  NLTK's "punkt" data (`python -m nltk.downloader punkt`); without it they are graded status "error".
+  NLTK's "punkt_tab" data (`python -m nltk.downloader punkt_tab`): `grade` marks them status "error"
+  without it, and `fgrpo llm eval --benchmark ifeval` refuses to start.
 * synlogic: the task's verifier from a local checkout of https://github.com/MiniMax-AI/SynLogic
   (`synlogic_repo=` or the SYNLOGIC_REPO environment variable), called as that repository does:
   `task2verifier.verifier_classes[task]().verify(base.data.Data.from_json_dict(game_data), completion)`.
@@ -83,15 +84,27 @@ def ifeval_registry() -> dict[str, Any]:
     return dict(INSTRUCTION_DICT)
 
 
+def check_sentence_tokenizer() -> None:
+    """ValueError (one line) unless NLTK's punkt_tab data, used by IFEval's sentence counts, is installed."""
+    import nltk
+
+    try:
+        nltk.data.find("tokenizers/punkt_tab/english/")
+    except LookupError:
+        raise ValueError("IFEval's sentence-count checks need NLTK's punkt_tab data: "
+                         "python -m nltk.downloader punkt_tab") from None
+
+
 def grade_ifeval(record: dict[str, Any], completion: str) -> Score:
+    registry = ifeval_registry()  # a clear error when the package is missing
     from if_verifiable.common import evaluate_instructions
 
     ids = record["instruction_id_list"]
     try:
         results, scores = evaluate_instructions(response=completion, instruction_id_list=ids,
                                                 kwargs_list=record.get("kwargs") or [{} for _ in ids],
-                                                prompt=record["problem"], instruction_registry=ifeval_registry())
-    except LookupError:  # NLTK data (punkt) missing for sentence-count checks
+                                                prompt=record["problem"], instruction_registry=registry)
+    except LookupError:  # NLTK data (punkt_tab) missing for sentence-count checks
         return Score(False, "error", None)
     if not results:
         return Score(False, "no_answer", None)
@@ -182,6 +195,7 @@ class BenchmarkGrader:
             synlogic_verifiers(str(repo))
         elif benchmark_kind(benchmark) == "ifeval":
             ifeval_registry()
+            check_sentence_tokenizer()
 
     def score_record(self, record: dict[str, Any], completion: str) -> Score:
         return grade_detailed(self.benchmark, record, completion, **self.options)
