@@ -146,7 +146,8 @@ def prepare_data(
 
 
 @app.command("eval", short_help="Sample, verify and write per-sample JSON lines (resumable) + pass@k.", help=(
-    "Sample --n completions per problem, verify each with math-verify, and append one JSON line per sample to "
+    "Sample --n completions per problem, grade each (math-verify for math; GPQA letter, IFEval checks or SynLogic "
+    "verifiers for --benchmark gpqa_diamond/ifeval/synlogic), and append one JSON line per sample to "
     "--out ({problem_id, sample_index, correct, status, num_tokens, finished}); `fgrpo passk OUT` reads it. "
     "Interrupted runs resume where they stopped (nothing is counted twice); a larger --n adds samples. "
     "Uses vLLM when installed and a GPU is present, else batched transformers generate."
@@ -155,38 +156,57 @@ def eval_command(
     model: str = typer.Option(..., "--model", help="Model folder or hub id ('tiny' = a fresh random tiny model)."),
     data: Path = typer.Option(..., "--data", help="Benchmark file (.json/.jsonl/.parquet) with problem + answer columns."),
     out: Path = typer.Option(..., "--out", help="Per-sample results (JSON lines); appended to when it exists."),
-    benchmark: str = typer.Option("generic", "--benchmark", help="Column layout: math500, aime24, aime25, amc23, "
-                                  "minerva, olympiadbench or generic (any problem/answer file)."),
+    benchmark: str = typer.Option("generic", "--benchmark", help="Column layout and grader: math500, aime24, aime25, "
+                                  "amc23, minerva, olympiadbench or generic (any problem/answer file; math-verify), "
+                                  "gpqa_diamond (shuffled options, letter graded), ifeval (instruction checks, "
+                                  "prompt-level strict) or synlogic (needs --synlogic-repo). Schemas: docs/evaluation.md."),
     n: int = typer.Option(16, "--n", help="Samples per problem (paper: 1024), >= 1."),
     temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature >= 0; 0 = greedy (paper: 1.0)."),
     top_p: float = typer.Option(1.0, "--top-p", help="Nucleus sampling mass in (0, 1] (paper: 1.0)."),
-    max_new_tokens: int = typer.Option(8192, "--max-new-tokens", help="Completion length cap in tokens, >= 1 (paper: 8192)."),
+    max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Completion length cap in tokens, >= 1. "
+                                                 "Default: the family's (paper Table 8: 8192; 4096 for qwen3-base)."),
     batch_size: int = typer.Option(32, "--batch-size", help="Samples per generate call, >= 1."),
     seed: int = typer.Option(0, "--seed", help="Sampling seed, >= 0."),
     backend: str = typer.Option("auto", "--backend", help="auto (vLLM when installed and a GPU is present, else transformers), transformers or vllm."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first LIMIT problems, >= 1. Default: all."),
-    system_prompt: Optional[str] = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
+    system_prompt: Optional[str] = typer.Option(None, "--system-prompt", help="System prompt. Default: the paper's "
+                                                "Table 9 prompt for --model-family and --benchmark (math/GPQA: "
+                                                f"{_PAPER_PROMPT_HELP})."),
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
+    model_family: Optional[str] = typer.Option(None, "--model-family", help="Prompt family of paper Table 9: qwen2.5, "
+                                               "qwen3-base (thinking on except IFEval), llama-3.2-instruct (dated "
+                                               "system header) or generic. Default: detected from the model's "
+                                               "config.json / name; written to the meta file."),
+    synlogic_repo: Optional[Path] = typer.Option(None, "--synlogic-repo", help="Local checkout of "
+                                                 "https://github.com/MiniMax-AI/SynLogic whose verifiers grade "
+                                                 "--benchmark synlogic. Default: $SYNLOGIC_REPO."),
     save_completions: bool = typer.Option(False, "--save-completions", help="Also store each completion's text. Default: off."),
     fallback_last_number: bool = typer.Option(False, "--fallback-last-number", help="Score the last number of a completion "
                                               "without \\boxed{} (tiny smoke tests only; not the paper's metric). Default: off."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON. Default: a text table."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bar. Default: shown on stderr."),
 ) -> None:
-    from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
-    from fgrpo_sim.llm.data import load_benchmark
     from fgrpo_sim.llm.evaluate import EvalSettings, run_eval
+    from fgrpo_sim.llm.ood_data import load_any_benchmark
+    from fgrpo_sim.llm.prompts import detect_family, prompt_spec
 
     if no_progress:
         _quiet_transformers_bars()
-    prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else PAPER_SYSTEM_PROMPT)
+    spec = prompt_spec(model_family or detect_family(model), benchmark)
+    if not no_progress:
+        print(f"model family {spec.family} ({'given' if model_family else 'detected; override with --model-family'})",
+              file=sys.stderr)
+    prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else spec.system_prompt)
     settings = EvalSettings(
         model=model, data=str(data), benchmark=benchmark, n=n, temperature=temperature, top_p=top_p,
-        max_new_tokens=max_new_tokens, system_prompt=prompt, batch_size=batch_size, seed=seed, backend=backend,
-        save_completions=save_completions, fallback_last_number=fallback_last_number,
+        max_new_tokens=max_new_tokens if max_new_tokens is not None else spec.max_new_tokens, system_prompt=prompt,
+        batch_size=batch_size, seed=seed, backend=backend, save_completions=save_completions,
+        fallback_last_number=fallback_last_number, model_family=spec.family,
+        chat_template_kwargs=spec.chat_template_kwargs or None,
+        synlogic_repo=str(synlogic_repo) if synlogic_repo is not None else None,
     )
     settings.validate()
-    problems = load_benchmark(benchmark, data, limit=limit)
+    problems = load_any_benchmark(benchmark, data, limit=limit)
     summary = run_eval(settings, problems, out, progress=not no_progress)
     if as_json:
         print(json.dumps(summary, indent=2))
@@ -235,3 +255,39 @@ def dnll_rare_command(
         rows.append(record)
     result = dnll_rare(rows, base, list(model), system_prompt=prompt, top_fraction=top_fraction, batch_size=batch_size)
     print(json.dumps(result, indent=2))
+
+
+@app.command("report", short_help="Select checkpoints (App. L.4) and write Table 1/2/3/6-shaped tables + figure.",
+             help=(
+    "Read a manifest of eval outputs (runs x checkpoints x benchmarks), select per comparison the baseline "
+    "checkpoint with the best average math pass@1 and each focal run's best checkpoint at equal or lower compute "
+    "(paper App. L.4), and write table.md, table.tex, selection.json and pass1_vs_passk.png (Fig 1b/1c style) to "
+    "--out-dir. Significant per-benchmark differences (paired subsampling test, App. Q) are marked '*'. Manifest "
+    "columns and an example: docs/evaluation.md."
+))
+def report_command(
+    manifest: Path = typer.Argument(..., help="CSV (or JSON lines) with comparison, role, method, run, epoch, step, "
+                                    "compute, benchmark, file[, dnll_rare, paper_row]."),
+    out_dir: Path = typer.Option(..., "--out-dir", help="Folder for table.md, table.tex, selection.json and the figure."),
+    k: int = typer.Option(256, "--k", help="The large k of the tables, >= 1 (paper: 256; needs >= k samples per problem)."),
+    m: int = typer.Option(256, "--m", help="Subsample size of the significance test per problem, >= 1 (paper: 256 "
+                          "of 1024; capped at the smallest n)."),
+    iterations: int = typer.Option(50_000, "--iterations", help="Subsampling rounds of the test, >= 1 (paper: 50,000)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the significance test, >= 0."),
+    paper_csv: Optional[Path] = typer.Option(None, "--paper-csv", help="The paper's numbers for rows with a paper_row. "
+                                             "Default: the CSV shipped in fgrpo_sim/llm/paper_results.csv."),
+    no_paper: bool = typer.Option(False, "--no-paper", help="Leave out the paper columns. Default: shown when "
+                                  "the manifest has paper_row values."),
+    no_figure: bool = typer.Option(False, "--no-figure", help="Skip the PNG. Default: written."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="Hide the significance-test progress bar. "
+                                     "Default: shown on stderr."),
+) -> None:
+    from fgrpo_sim.atomic_io import check_writable_dir
+    from fgrpo_sim.llm.report import PAPER_CSV, build_report, write_report
+
+    check_writable_dir(out_dir, "--out-dir")
+    report = build_report(manifest, k=k, m=m, iterations=iterations, seed=seed,
+                          paper_csv=None if no_paper else (paper_csv or PAPER_CSV), progress=not no_progress)
+    written = write_report(report, out_dir, figure=not no_figure)
+    print(report["markdown"], end="")
+    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)

@@ -3,8 +3,9 @@
 Output (JSON lines, one per generated sample; `fgrpo passk` reads `problem_id` and `correct`):
     {"problem_id": str, "sample_index": int, "correct": bool, "status": str, "num_tokens": int,
      "finished": bool, ["completion": str]}
-`status` is the math_reward outcome (correct, wrong, no_answer, too_long, ...); `finished` is False
-when generation hit `max_new_tokens`.
+`status` is the grader's outcome (`fgrpo_sim.llm.grading`: correct, wrong, no_answer, too_long, ...);
+`finished` is False when generation hit `max_new_tokens`. GPQA-Diamond lines also carry `choice_order`,
+`gold` and `extracted` (the shown option order, the correct and the chosen letter).
 
 Resuming: records are appended and flushed after every batch. On restart the file is read, a torn
 last line (from a kill mid-write) is cut off, and only the (problem_id, sample_index) pairs not yet
@@ -28,7 +29,7 @@ from fgrpo_sim.validation import check_choice, check_integer, check_range
 BACKENDS = ("auto", "transformers", "vllm")
 #: Settings that must match between a run and its resumption.
 _RESUME_KEYS = ("model", "data", "benchmark", "temperature", "top_p", "max_new_tokens", "system_prompt",
-                "fallback_last_number")
+                "fallback_last_number", "model_family", "chat_template_kwargs")
 
 
 @dataclass
@@ -46,6 +47,11 @@ class EvalSettings:
     backend: str = "auto"
     save_completions: bool = False
     fallback_last_number: bool = False
+    #: Paper Table 9 prompt family (fgrpo_sim.llm.prompts) and its chat-template keywords (Qwen3 thinking,
+    #: Llama date); recorded in the meta file. synlogic_repo: SynLogic checkout for its verifiers.
+    model_family: str = "generic"
+    chat_template_kwargs: dict | None = None
+    synlogic_repo: str | None = None
 
     def validate(self) -> None:
         check_integer("n", self.n, 1)
@@ -108,14 +114,11 @@ def _batch_seed(seed: int, problem_id: str, sample_index: int) -> int:
     return (seed * 1_000_003 + zlib.crc32(f"{problem_id}\x00{sample_index}".encode())) % (2**31)
 
 
-def render_prompt(tokenizer, problem: str, system_prompt: str | None) -> str:
+def render_prompt(tokenizer, problem: str, system_prompt: str | None, chat_template_kwargs: dict | None = None) -> str:
     """The prompt text the model sees: chat template with generation prompt (plain lines without one)."""
-    from fgrpo_sim.llm.data import build_prompt
+    from fgrpo_sim.llm.prompts import render_text
 
-    messages = build_prompt(problem, system_prompt)
-    if getattr(tokenizer, "chat_template", None):
-        return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-    return "\n".join(m["content"] for m in messages) + "\n"
+    return render_text(tokenizer, problem, system_prompt, chat_template_kwargs)
 
 
 class TransformersSampler:
@@ -131,7 +134,7 @@ class TransformersSampler:
             self.tokenizer.pad_token = self.tokenizer.eos_token
 
     def prompt_text(self, problem: str) -> str:
-        return render_prompt(self.tokenizer, problem, self.settings.system_prompt)
+        return render_prompt(self.tokenizer, problem, self.settings.system_prompt, self.settings.chat_template_kwargs)
 
     def generate(self, problems: list[str], seed: int) -> list[tuple[str, int, bool]]:
         """(completion text, completion tokens, finished with EOS) per prompt."""
@@ -169,14 +172,11 @@ class VLLMSampler:
     def generate(self, problems: list[str], seed: int) -> list[tuple[str, int, bool]]:
         from vllm import SamplingParams
 
-        from fgrpo_sim.llm.data import build_prompt
-
         s = self.settings
         # No per-request seed: identical seeds would make the repeated prompts of a batch sample identically;
         # the engine was seeded once in __init__.
         params = SamplingParams(n=1, temperature=s.temperature, top_p=s.top_p, max_tokens=s.max_new_tokens)
-        prompts = [self.tokenizer.apply_chat_template(build_prompt(p, s.system_prompt), add_generation_prompt=True,
-                                                      tokenize=False) for p in problems]
+        prompts = [render_prompt(self.tokenizer, p, s.system_prompt, s.chat_template_kwargs) for p in problems]
         outputs = self.llm.generate(prompts, params, use_tqdm=False)
         return [(o.outputs[0].text, len(o.outputs[0].token_ids), o.outputs[0].finish_reason == "stop") for o in outputs]
 
@@ -206,7 +206,7 @@ def run_eval(
     from tqdm import tqdm
 
     from fgrpo_sim.atomic_io import check_writable
-    from fgrpo_sim.llm.rewards import MathVerifier
+    from fgrpo_sim.llm.grading import BenchmarkGrader
 
     settings.validate()
     out = check_writable(out, "--out")
@@ -215,7 +215,9 @@ def run_eval(
     existing = read_existing(out)
     done = {(str(r["problem_id"]), int(r["sample_index"])) for r in existing}
     jobs = pending_jobs(problems, settings.n, done)
-    verifier = verifier if verifier is not None else MathVerifier(fallback_last_number=settings.fallback_last_number)
+    # The benchmark's grader (fgrpo_sim.llm.grading) unless a test passes its own `verifier.score(text, answer)`.
+    grader = None if verifier is not None else BenchmarkGrader(
+        settings.benchmark, synlogic_repo=settings.synlogic_repo, fallback_last_number=settings.fallback_last_number)
     if sampler is None and jobs:
         backend = choose_backend(settings.backend)
         if backend == "vllm":
@@ -241,9 +243,11 @@ def run_eval(
                                        _batch_seed(settings.seed, first_problem["problem_id"], first_index))
             lines = []
             for (problem, index), (text, num_tokens, finished) in zip(batch, results, strict=True):
-                score = verifier.score(text, problem["answer"])
+                score = grader.score_record(problem, text) if grader else verifier.score(text, problem["answer"])
                 record = {"problem_id": problem["problem_id"], "sample_index": index, "correct": bool(score.correct),
                           "status": score.status, "num_tokens": int(num_tokens), "finished": bool(finished)}
+                if "choice_order" in problem:  # GPQA: the recorded option order, the right and the chosen letter
+                    record.update(choice_order=problem["choice_order"], gold=problem["answer"], extracted=score.extracted)
                 if settings.save_completions:
                     record["completion"] = text
                 lines.append(json.dumps(record, ensure_ascii=False) + "\n")

@@ -1,0 +1,316 @@
+"""Checkpoint selection (paper App. L.4) and result tables shaped like the paper's Tables 1, 2, 3 and 6.
+
+Input: a manifest (CSV, or JSON lines with the same keys), one row per eval file:
+
+    comparison  group of runs compared with one baseline (e.g. "GRPO" for GRPO vs F-GRPO)
+    role        baseline | focal  (exactly one baseline run per comparison)
+    method      the row label in the tables (e.g. "F-GRPO"); rows of one run share it
+    run         run name (default: method); a run has one or more checkpoints
+    epoch, step checkpoint position (integers; the paper checkpoints each epoch)
+    compute     training compute up to the checkpoint, any unit shared by the comparison (default: step)
+    benchmark   math500, aime24, aime25, amc23, minerva, olympiadbench, gpqa_diamond, ifeval, synlogic, ...
+    file        the `fgrpo llm eval` output (or any file `fgrpo passk` reads), relative to the manifest
+    dnll_rare   optional: the run's dNLL_rare (`fgrpo llm dnll-rare`), shown in its own column
+    paper_row   optional: a row_id of the paper's numbers (PAPER_CSV) for the "paper" columns
+
+Selection (App. L.4): the baseline run's checkpoint with the highest average math pass@1 (ties: less
+compute); each focal run's checkpoint with the highest average math pass@1 among its checkpoints whose
+compute is at most the selected baseline's. Averages are plain means over the benchmarks present
+(math: every benchmark not in OOD_BENCHMARKS; OOD: gpqa_diamond, ifeval, synlogic), in percent.
+
+Significance (App. Q): for every focal run and benchmark, `fgrpo_sim.metrics.paired_subsampling_test`
+between the selected focal and baseline checkpoints (m of n samples per problem, pass@1 and pass@k);
+a significant per-benchmark difference is marked with "*". Averages are not tested (the paper's App. Q
+test is per benchmark).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+OOD_BENCHMARKS = ("gpqa_diamond", "ifeval", "synlogic")
+MATH_ORDER = ("math500", "aime24", "aime25", "amc23", "minerva", "olympiadbench")
+PAPER_CSV = Path(__file__).with_name("paper_results.csv")
+ROLES = ("baseline", "focal")
+
+
+@dataclass
+class Checkpoint:
+    comparison: str
+    role: str
+    method: str
+    run: str
+    epoch: int
+    step: int
+    compute: float
+    files: dict[str, Path] = field(default_factory=dict)
+    counts: dict[str, Any] = field(default_factory=dict)  # benchmark -> ResultCounts
+    scores: dict[str, tuple[float, float]] = field(default_factory=dict)  # benchmark -> (pass@1, pass@k) in %
+    dnll_rare: float | None = None
+    paper_row: str | None = None
+
+    def average(self, kind: str, index: int) -> float:
+        names = [b for b in self.scores if (b in OOD_BENCHMARKS) == (kind == "ood")]
+        return float(np.mean([self.scores[b][index] for b in names])) if names else math.nan
+
+    def summary(self) -> dict[str, Any]:
+        return {"comparison": self.comparison, "role": self.role, "method": self.method, "run": self.run,
+                "epoch": self.epoch, "step": self.step, "compute": self.compute,
+                "math_pass1": self.average("math", 0), "math_passk": self.average("math", 1),
+                "ood_pass1": self.average("ood", 0), "ood_passk": self.average("ood", 1),
+                "per_benchmark": {b: {"pass1": s[0], "passk": s[1]} for b, s in self.scores.items()},
+                "dnll_rare": self.dnll_rare}
+
+
+def _read_manifest(path: Path) -> list[dict[str, str]]:
+    if not path.is_file():
+        raise FileNotFoundError(f"manifest not found: {path}")
+    if path.suffix.lower() in (".jsonl", ".json"):
+        from fgrpo_sim.jsonl import read_json_objects
+
+        return [{k: "" if v is None else str(v) for k, v in row.items()} for _, row in read_json_objects(path, "manifest")]
+    with open(path, newline="", encoding="utf-8") as fh:
+        return [{k.strip(): (v or "").strip() for k, v in row.items() if k} for row in csv.DictReader(fh)]
+
+
+def _number(row: dict[str, str], key: str, where: str, default: float | None = None, integer: bool = False):
+    text = row.get(key, "")
+    if text == "":
+        if default is None:
+            raise ValueError(f"{where}: missing {key}")
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{where}: {key} must be a number, got {text!r}") from None
+    if integer:
+        if value != int(value) or value < 0:
+            raise ValueError(f"{where}: {key} must be an integer >= 0, got {text!r}")
+        return int(value)
+    return value
+
+
+def load_checkpoints(manifest: str | Path, k: int = 256) -> list[Checkpoint]:
+    """Checkpoints of the manifest with their per-benchmark pass@1 and pass@k (percent)."""
+    from fgrpo_sim.metrics import pass_at_k
+    from fgrpo_sim.metrics.results_io import read_results_jsonl
+
+    manifest = Path(manifest)
+    rows = _read_manifest(manifest)
+    if not rows:
+        raise ValueError(f"{manifest}: no rows")
+    checkpoints: dict[tuple, Checkpoint] = {}
+    for number, row in enumerate(rows, start=2 if manifest.suffix.lower() == ".csv" else 1):
+        where = f"{manifest} row {number}"
+        for key in ("comparison", "role", "method", "benchmark", "file"):
+            if not row.get(key):
+                raise ValueError(f"{where}: missing {key}")
+        if row["role"] not in ROLES:
+            raise ValueError(f"{where}: role must be one of {', '.join(ROLES)}, got {row['role']!r}")
+        step = _number(row, "step", where, integer=True)
+        key = (row["comparison"], row.get("run") or row["method"], step)
+        ckpt = checkpoints.get(key)
+        if ckpt is None:
+            ckpt = checkpoints[key] = Checkpoint(
+                comparison=row["comparison"], role=row["role"], method=row["method"], run=row.get("run") or row["method"],
+                epoch=_number(row, "epoch", where, default=0, integer=True), step=step,
+                compute=_number(row, "compute", where, default=float(step)))
+        elif (ckpt.role, ckpt.method) != (row["role"], row["method"]):
+            raise ValueError(f"{where}: run {ckpt.run!r} has role/method {ckpt.role}/{ckpt.method} on an earlier row")
+        if row["benchmark"] in ckpt.files:
+            raise ValueError(f"{where}: {row['benchmark']} listed twice for run {ckpt.run!r} step {step}")
+        file = Path(row["file"]) if Path(row["file"]).is_absolute() else manifest.parent / row["file"]
+        counts = read_results_jsonl(file)
+        if counts.n.min() < k:
+            raise ValueError(f"{file}: pass@{k} needs >= {k} samples per problem, a problem has {int(counts.n.min())} "
+                             "(lower --k)")
+        ckpt.files[row["benchmark"]] = file
+        ckpt.counts[row["benchmark"]] = counts
+        ckpt.scores[row["benchmark"]] = (100 * float(np.mean(pass_at_k(counts.n, counts.c, 1))),
+                                         100 * float(np.mean(pass_at_k(counts.n, counts.c, k))))
+        if row.get("dnll_rare"):
+            ckpt.dnll_rare = _number(row, "dnll_rare", where)
+        if row.get("paper_row"):
+            ckpt.paper_row = row["paper_row"]
+    return list(checkpoints.values())
+
+
+def select_checkpoints(checkpoints: list[Checkpoint]) -> list[Checkpoint]:
+    """App. L.4: per comparison, the best baseline checkpoint by average math pass@1, then for each focal run
+    its best checkpoint at equal or lower compute. Returned in manifest order of the runs, baseline first."""
+    comparisons: dict[str, list[Checkpoint]] = {}
+    for ckpt in checkpoints:
+        comparisons.setdefault(ckpt.comparison, []).append(ckpt)
+    chosen: list[Checkpoint] = []
+    for name, members in comparisons.items():
+        benchmark_sets = {tuple(sorted(c.scores)) for c in members}
+        if len(benchmark_sets) > 1:
+            raise ValueError(f"comparison {name!r}: checkpoints cover different benchmarks {sorted(benchmark_sets)}")
+        baseline_runs = {c.run for c in members if c.role == "baseline"}
+        if len(baseline_runs) != 1:
+            raise ValueError(f"comparison {name!r} needs exactly one baseline run, found {len(baseline_runs)}")
+
+        def best(candidates: list[Checkpoint]) -> Checkpoint:
+            return max(candidates, key=lambda c: (c.average("math", 0), -c.compute, -c.step))
+
+        base = best([c for c in members if c.role == "baseline"])
+        chosen.append(base)
+        focal_runs: dict[str, list[Checkpoint]] = {}
+        for c in members:
+            if c.role == "focal":
+                focal_runs.setdefault(c.run, []).append(c)
+        for run, run_ckpts in focal_runs.items():
+            affordable = [c for c in run_ckpts if c.compute <= base.compute]
+            if not affordable:
+                raise ValueError(f"comparison {name!r}: focal run {run!r} has no checkpoint at compute <= "
+                                 f"{base.compute:g} (the selected baseline's)")
+            chosen.append(best(affordable))
+    return chosen
+
+
+def significance(chosen: list[Checkpoint], k: int, m: int, iterations: int, seed: int = 0,
+                 alpha: float = 0.05, progress: bool = False) -> dict[tuple[str, str], tuple[bool, bool]]:
+    """(run, benchmark) -> (pass@1 significant, pass@k significant) of each focal run vs its baseline."""
+    from fgrpo_sim.metrics import paired_subsampling_test
+    from tqdm import tqdm
+
+    from fgrpo_sim.metrics.results_io import align_problems
+
+    bases = {c.comparison: c for c in chosen if c.role == "baseline"}
+    marks: dict[tuple[str, str], tuple[bool, bool]] = {}
+    pairs = [(focal, bench) for focal in chosen if focal.role == "focal" for bench in focal.counts]
+    # At paper settings (n = 1024, m = 256, 50,000 rounds) each pair takes tens of seconds: show progress.
+    for focal, bench in tqdm(pairs, desc="significance tests", unit="test", disable=not progress):
+        a, b = focal.counts[bench], bases[focal.comparison].counts[bench]
+        order = align_problems(a, b)
+        size = min(m, int(a.n.min()), int(b.n.min()))
+        test = paired_subsampling_test(a.n, a.c, b.n[order], b.c[order], ks=(1, k), m=size,
+                                       iterations=iterations, alpha=alpha, seed=seed)
+        marks[(focal.run, bench)] = (bool(test.significant[0]), bool(test.significant[1]))
+    return marks
+
+
+def load_paper_results(path: str | Path = PAPER_CSV) -> dict[str, dict[str, Any]]:
+    """row_id -> the paper's numbers (floats; None where the paper gives none or we did not transcribe)."""
+    out = {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            entry: dict[str, Any] = dict(row)
+            for key in ("group_size", "gamma", "math_pass1", "math_pass256", "ood_pass1", "ood_pass256", "dnll_rare"):
+                entry[key] = float(row[key]) if row[key] else None
+            out[row["row_id"]] = entry
+    return out
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def build_table(chosen: list[Checkpoint], k: int, marks: dict | None = None,
+                paper: dict[str, dict[str, Any]] | None = None) -> tuple[list[str], list[list[str]]]:
+    """Header and rows (strings) of the Table 1/2/3/6-shaped table: per benchmark pass@1 / pass@k, averages."""
+    marks, paper = marks or {}, paper or {}
+    benches = sorted({b for c in chosen for b in c.scores},
+                     key=lambda b: (b in OOD_BENCHMARKS, MATH_ORDER.index(b) if b in MATH_ORDER
+                                    else (OOD_BENCHMARKS.index(b) if b in OOD_BENCHMARKS else 99), b))
+    header = ["method", "epoch", "step"] + benches + ["math avg", "OOD avg"]
+    with_dnll = any(c.dnll_rare is not None for c in chosen)
+    with_paper = any(c.paper_row for c in chosen)
+    header += ["dNLL_rare"] if with_dnll else []
+    header += ["paper math avg", "paper OOD avg"] + (["paper dNLL_rare"] if with_dnll else []) if with_paper else []
+    rows = []
+    for c in chosen:
+        cells = [c.method, str(c.epoch), str(c.step)]
+        for b in benches:
+            p1, pk = c.scores[b]
+            s1, sk = marks.get((c.run, b), (False, False))
+            cells.append(f"{p1:.1f}{'*' if s1 else ''} / {pk:.1f}{'*' if sk else ''}")
+        cells += [f"{_fmt(c.average('math', 0))} / {_fmt(c.average('math', 1))}",
+                  f"{_fmt(c.average('ood', 0))} / {_fmt(c.average('ood', 1))}"]
+        if with_dnll:
+            cells.append(_fmt(c.dnll_rare, 2))
+        if with_paper:
+            ref = paper.get(c.paper_row or "", {})
+            if c.paper_row and not ref:
+                raise ValueError(f"paper_row {c.paper_row!r} is not in the paper CSV")
+            cells += [f"{_fmt(ref.get('math_pass1'))} / {_fmt(ref.get('math_pass256'))}",
+                      f"{_fmt(ref.get('ood_pass1'))} / {_fmt(ref.get('ood_pass256'))}"]
+            if with_dnll:
+                cells.append(_fmt(ref.get("dnll_rare"), 2))
+        rows.append(cells)
+    return header, rows
+
+
+def to_markdown(header: list[str], rows: list[list[str]], k: int) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    note = (f"\nCells: pass@1 / pass@{k} in %. * = significant difference from the comparison's baseline "
+            "(paired subsampling test, paper App. Q). Paper columns: pass@1 / pass@256 as printed in the paper.")
+    return "\n".join(lines) + "\n" + note + "\n"
+
+
+def to_latex(header: list[str], rows: list[list[str]], k: int) -> str:
+    def esc(text: str) -> str:
+        return text.replace("_", r"\_").replace("%", r"\%").replace("*", r"$^{*}$")
+
+    lines = [r"\begin{tabular}{l" + "c" * (len(header) - 1) + "}", r"\toprule",
+             " & ".join(esc(h) for h in header) + r" \\", r"\midrule"]
+    lines += [" & ".join(esc(c) for c in r) + r" \\" for r in rows]
+    lines += [r"\bottomrule", r"\end{tabular}",
+              f"% cells: pass@1 / pass@{k} (%); $^*$ significant vs baseline (paired subsampling, App. Q); "
+              "paper columns: pass@1 / pass@256 as printed in the paper"]
+    return "\n".join(lines) + "\n"
+
+
+def build_report(manifest: str | Path, *, k: int = 256, m: int = 256, iterations: int = 50_000, seed: int = 0,
+                 paper_csv: str | Path | None = PAPER_CSV, progress: bool = False) -> dict[str, Any]:
+    """Everything `fgrpo llm report` writes: selection, markdown and LaTeX tables, figure points."""
+    from fgrpo_sim.validation import check_integer
+
+    check_integer("k", k, 1)
+    check_integer("m", m, 1)
+    check_integer("iterations", iterations, 1)
+    if m < k:
+        raise ValueError(f"m must be >= k = {k} (the test subsamples m of n samples to estimate pass@k), got {m}")
+    checkpoints = load_checkpoints(manifest, k)
+    chosen = select_checkpoints(checkpoints)
+    marks = significance(chosen, k, m, iterations, seed, progress=progress)
+    paper = load_paper_results(paper_csv) if paper_csv else {}
+    header, rows = build_table(chosen, k, marks, paper)
+    points = [{"label": c.method, "comparison": c.comparison, "role": c.role,
+               "math": (c.average("math", 0), c.average("math", 1)), "ood": (c.average("ood", 0), c.average("ood", 1)),
+               "paper": paper.get(c.paper_row or "")} for c in chosen]
+    return {"k": k, "selected": [c.summary() for c in chosen], "all_checkpoints": [c.summary() for c in checkpoints],
+            "significant": {f"{run}/{bench}": list(v) for (run, bench), v in marks.items()},
+            "markdown": to_markdown(header, rows, k), "latex": to_latex(header, rows, k), "points": points}
+
+
+def write_report(report: dict[str, Any], out_dir: str | Path, *, figure: bool = True) -> list[Path]:
+    """table.md, table.tex, selection.json and (with figure) pass1_vs_passk.png under out_dir, atomically."""
+    from fgrpo_sim.atomic_io import write_text_atomic
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in (("table.md", report["markdown"]), ("table.tex", report["latex"])):
+        write_text_atomic(out / name, text)
+        written.append(out / name)
+    data = {key: report[key] for key in ("k", "selected", "all_checkpoints", "significant")}
+    write_text_atomic(out / "selection.json", json.dumps(data, indent=2) + "\n")
+    written.append(out / "selection.json")
+    if figure:
+        from fgrpo_sim.atomic_io import atomic_path
+        from fgrpo_sim.figures.evaluation import draw_pass1_vs_passk
+
+        fig = draw_pass1_vs_passk(report["points"], k=report["k"])
+        with atomic_path(out / "pass1_vs_passk.png") as tmp:
+            fig.savefig(tmp, format="png", dpi=150)
+        written.append(out / "pass1_vs_passk.png")
+    return written

@@ -1,0 +1,327 @@
+"""`fgrpo_sim.llm.grade` on tables of right, wrong, malformed and adversarial completions per benchmark."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from fgrpo_sim.llm.grading import extract_choice_letter, grade, grade_detailed
+from fgrpo_sim.llm.ood_data import gpqa_record, load_ood_benchmark
+
+# ---------------------------------------------------------------- GPQA-Diamond
+
+GPQA_RAW = {"Record ID": "rec42", "Question": "Which particle carries the electromagnetic force?",
+            "Correct Answer": "photon", "Incorrect Answer 1": "gluon", "Incorrect Answer 2": "W boson",
+            "Incorrect Answer 3": "graviton"}
+
+LETTER_CASES = [  # (completion, letter the grader must extract)
+    ("Reasoning... so \\boxed{B}", "B"),
+    ("\\boxed{\\text{C}}", "C"),
+    ("\\boxed{(D)}", "D"),
+    ("\\boxed{A) photon}", "A"),
+    ("\\boxed{\\textbf{B}}", "B"),
+    ("Answer: C", "C"),
+    ("The answer is (A).", "A"),
+    ("**Final Answer:** D", "D"),
+    ("the final answer is $B$", "B"),
+    ("Answer: A at first, but after checking, Answer: D", "D"),  # last phrase wins
+    ("Answer: B\n...\\boxed{C}", "C"),  # a boxed letter beats an earlier phrase
+    ("\\boxed{B} was wrong; corrected: \\boxed{A}", "A"),  # last box wins
+    ("I think the answer is a photon", None),  # lower-case 'a' in prose is not a letter
+    ("\\boxed{42}", None),  # a number is not a choice
+    ("\\boxed{E}", None),  # out of range
+    ("\\boxed{AB}", None),  # two letters
+    ("", None),
+    ("\\boxed{B", None),  # unclosed box, no phrase
+    ("Answer: Because of symmetry", None),  # a word starting with B is not the letter B
+]
+
+
+@pytest.mark.parametrize("completion, letter", LETTER_CASES)
+def test_gpqa_letter_extraction(completion, letter):
+    assert extract_choice_letter(completion) == letter
+
+
+def test_gpqa_grade_uses_the_recorded_shuffled_letter():
+    record = gpqa_record(GPQA_RAW, 1, "x")
+    gold = record["answer"]
+    assert record["choices"][ord(gold) - 65] == "photon"
+    assert record["choice_order"][ord(gold) - 65] == 0  # index 0 = the correct answer before shuffling
+    assert sorted(record["choice_order"]) == [0, 1, 2, 3]
+    wrong = next(letter for letter in "ABCD" if letter != gold)
+    assert grade("gpqa_diamond", record, f"\\boxed{{{gold}}}")
+    assert not grade("gpqa_diamond", record, f"\\boxed{{{wrong}}}")
+    assert not grade("gpqa_diamond", record, "photon")  # the option text is not the letter
+    assert grade_detailed("gpqa_diamond", record, "no idea").status == "no_answer"
+    assert grade_detailed("gpqa_diamond", record, f"Answer: {wrong}").extracted == wrong
+
+
+def test_gpqa_order_is_stable_per_id_and_differs_between_ids(tmp_path):
+    first, again = gpqa_record(GPQA_RAW, 1, "x"), gpqa_record(dict(GPQA_RAW), 7, "y")
+    assert first["choice_order"] == again["choice_order"] and first["shuffle_seed"] == again["shuffle_seed"]
+    orders = {tuple(gpqa_record({**GPQA_RAW, "Record ID": f"r{i}"}, 1, "x")["choice_order"]) for i in range(40)}
+    assert len(orders) > 5  # the seed depends on the id: the correct option is not always in one place
+    letters = {gpqa_record({**GPQA_RAW, "Record ID": f"r{i}"}, 1, "x")["answer"] for i in range(40)}
+    assert letters == set("ABCD")
+    path = tmp_path / "gpqa.jsonl"
+    path.write_text(json.dumps({"problem_id": "s1", "question": "Q?", "correct_answer": "yes",
+                                "incorrect_answers": ["no", "maybe", "never"]}) + "\n")
+    (row,) = load_ood_benchmark("gpqa_diamond", path)
+    assert "A) " in row["problem"] and "D) " in row["problem"] and row["choices"][ord(row["answer"]) - 65] == "yes"
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    pq.write_table(pa.Table.from_pylist([GPQA_RAW]), tmp_path / "gpqa.parquet")  # the hub's file format
+    (from_parquet,) = load_ood_benchmark("gpqa_diamond", tmp_path / "gpqa.parquet")
+    assert from_parquet == gpqa_record(GPQA_RAW, 1, "x")
+    path.write_text(json.dumps({"question": "Q?", "correct_answer": "yes", "incorrect_answers": ["no"]}) + "\n")
+    with pytest.raises(ValueError, match="row 1 needs exactly 3 incorrect answers"):
+        load_ood_benchmark("gpqa_diamond", path)
+
+
+# ---------------------------------------------------------------- IFEval
+
+LONG = ("i really like to eat a banana every morning because it gives me energy for the whole day "
+        "and it tastes good with some yogurt and honey.")
+
+
+def _ifeval(ids, kwargs, prompt="Follow the instructions."):
+    return {"problem_id": "k", "problem": prompt, "answer": "", "instruction_id_list": ids, "kwargs": kwargs}
+
+
+IFEVAL_CASES = [  # (instruction ids, kwargs, completion, prompt-level strict result)
+    (["change_case:english_lowercase"], [{}], LONG, True),
+    (["change_case:english_lowercase"], [{}], LONG.capitalize(), False),
+    (["change_case:english_capital"], [{}], LONG.upper(), True),
+    (["keywords:existence"], [{"keywords": ["banana", "honey"]}], LONG, True),
+    (["keywords:existence"], [{"keywords": ["mango"]}], LONG, False),
+    (["keywords:forbidden_words"], [{"forbidden_words": ["apple"]}], LONG, True),
+    (["keywords:forbidden_words"], [{"forbidden_words": ["banana"]}], LONG, False),
+    (["length_constraints:number_words"], [{"num_words": 10, "relation": "at least"}], LONG, True),
+    (["length_constraints:number_words"], [{"num_words": 10, "relation": "less than"}], LONG, False),
+    (["detectable_format:json_format"], [{}], '{"fruit": "banana"}', True),
+    (["detectable_format:json_format"], [{}], "fruit = banana", False),
+    (["punctuation:no_comma"], [{}], "no commas here at all", True),
+    (["punctuation:no_comma"], [{}], "one, two", False),
+    (["startend:end_checker"], [{"end_phrase": "Any other questions?"}], "Done. Any other questions?", True),
+    (["startend:end_checker"], [{"end_phrase": "Any other questions?"}], "Any other questions? Done.", False),
+    (["detectable_format:number_bullet_lists"], [{"num_bullets": 2}], "* one\n* two", True),
+    (["detectable_format:number_bullet_lists"], [{"num_bullets": 2}], "* one\n* two\n* three", False),
+    (["startend:quotation"], [{}], '"quoted answer"', True),
+    # several instructions: prompt-level strict needs every one
+    (["change_case:english_lowercase", "keywords:existence"], [{}, {"keywords": ["banana"]}], LONG, True),
+    (["change_case:english_lowercase", "keywords:existence"], [{}, {"keywords": ["kiwi"]}], LONG, False),
+    # malformed / adversarial
+    (["punctuation:no_comma"], [{}], "", False),  # empty answer passes nothing
+    (["punctuation:no_comma"], [{}], "<think>a, b, c</think>clean answer", True),  # thinking is stripped
+    (["punctuation:no_comma"], [{}], "<think>never closed, thinking", False),  # only thinking: no answer
+    (["keywords:existence"], [{"keywords": ["banana"]}], "BANANA!", True),  # the checker is case-insensitive
+]
+
+
+@pytest.mark.parametrize("ids, kwargs, completion, expected", IFEVAL_CASES)
+def test_ifeval_prompt_level_strict(ids, kwargs, completion, expected):
+    pytest.importorskip("if_verifiable")
+    assert grade("ifeval", _ifeval(ids, kwargs), completion) is expected
+
+
+def test_ifeval_loader_rejects_unknown_instructions_and_keeps_kwargs(tmp_path):
+    pytest.importorskip("if_verifiable")
+    path = tmp_path / "ifeval.jsonl"
+    rows = [{"key": 1000, "prompt": "Write in lowercase.", "instruction_id_list": ["change_case:english_lowercase"],
+             "kwargs": [{"num_words": None}]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (row,) = load_ood_benchmark("ifeval", path)
+    assert row["problem_id"] == "1000" and row["instruction_id_list"] == ["change_case:english_lowercase"]
+    rows[0]["instruction_id_list"] = ["made_up:check"]
+    path.write_text(json.dumps(rows[0]) + "\n")
+    with pytest.raises(ValueError, match="unknown IFEval instruction 'made_up:check'"):
+        load_ood_benchmark("ifeval", path)
+
+
+# ---------------------------------------------------------------- SynLogic (fake checkout, real layout)
+
+FAKE_FILES = {
+    "base/data.py": """
+        class Data:
+            def __init__(self, question, answer, difficulty=1, metadata=None, **kwargs):
+                self.question, self.answer, self.difficulty, self.metadata = question, answer, difficulty, metadata
+
+            @classmethod
+            def from_json_dict(cls, json_dict):
+                return cls(**json_dict)
+    """,
+    "base/verifier.py": """
+        import re
+
+        class Verifier:
+            def verify(self, data, test_answer):
+                raise NotImplementedError
+
+            def extract_answer(self, test_solution):
+                text = test_solution.split("</think>")[-1]
+                match = re.search(r"<answer>(.*?)</answer>", text, re.DOTALL)
+                return match.group(1).strip() if match else ""
+    """,
+    "games/tasks/game_of_24/scripts/game_of_24_verifier.py": """
+        import re
+        from base.verifier import Verifier
+
+        class GameOf24Verifier(Verifier):
+            def verify(self, data, test_solution):
+                answer = self.extract_answer(test_solution)
+                print("Extracted answer:", answer)  # the real verifiers print; the grader must swallow it
+                if re.sub(r"[0-9+*/()\\s-]", "", answer):
+                    return False
+                used = sorted(int(x) for x in re.findall(r"[0-9]+", answer))
+                if used != sorted(data.metadata["numbers"]):
+                    return False
+                return abs(eval(answer) - data.metadata["result"]) < 1e-9
+    """,
+    "games/tasks/sudoku/scripts/sudoku_verifier.py": """
+        from base.verifier import Verifier
+
+        class SudokuVerifier(Verifier):
+            def verify(self, data, test_solution):
+                answer = self.extract_answer(test_solution).replace(" ", "")
+                if answer == "crash":
+                    raise RuntimeError("verifier bug")
+                return 1.0 if answer == data.answer else 0
+    """,
+    "task2verifier.py": """
+        import os
+        import sys
+        print(os.path.dirname(os.path.abspath(__file__)))
+        sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+        from games.tasks.game_of_24.scripts.game_of_24_verifier import GameOf24Verifier
+        from games.tasks.sudoku.scripts.sudoku_verifier import SudokuVerifier
+
+        verifier_classes = {"game_of_24": GameOf24Verifier, "sudoku": SudokuVerifier}
+    """,
+}
+
+
+@pytest.fixture(scope="module")
+def synlogic_repo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("SynLogic")
+    for rel, text in FAKE_FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text).lstrip())
+    return root
+
+
+G24 = {"problem_id": "g1", "problem": "Use 3 3 8 8 to make 24.", "answer": "8/(3-8/3)", "task": "game_of_24",
+       "game_data": {"question": "q", "answer": "8/(3-8/3)", "metadata": {"numbers": [3, 3, 8, 8], "result": 24}}}
+SUDOKU = {"problem_id": "s1", "problem": "Solve.", "answer": "123", "task": "sudoku",
+          "game_data": {"question": "q", "answer": "123", "metadata": {}}}
+
+SYNLOGIC_CASES = [
+    (G24, "<answer>8/(3-8/3)</answer>", True),
+    (G24, "thinking... <answer> 8 / (3 - 8 / 3) </answer>", True),
+    (G24, "<think>try <answer>8/(3-8/3)</answer></think>then <answer>8*3</answer>", False),  # after </think> only
+    (G24, "<answer>8*3</answer>", False),  # 24 but wrong numbers
+    (G24, "<answer>3+3+8+8</answer>", False),
+    (G24, "8/(3-8/3)", False),  # no answer tags
+    (G24, "<answer>__import__('os')</answer>", False),  # letters refused before eval
+    (G24, "", False),
+    (G24, "<answer></answer>", False),
+    (SUDOKU, "<answer>123</answer>", True),  # a score of 1.0 counts as correct
+    (SUDOKU, "<answer>1 2 3</answer>", True),
+    (SUDOKU, "<answer>124</answer>", False),  # a score of 0
+    (SUDOKU, "<answer>123", False),  # unclosed tag
+    (SUDOKU, "<answer>crash</answer>", False),  # a verifier exception is a wrong answer (status error)
+    (SUDOKU, "<answer>321</answer>", False),
+]
+
+
+@pytest.mark.parametrize("record, completion, expected", SYNLOGIC_CASES)
+def test_synlogic_calls_the_checkout_verifiers(synlogic_repo, record, completion, expected, capsys):
+    assert grade("synlogic", record, completion, synlogic_repo=str(synlogic_repo)) is expected
+    assert capsys.readouterr().out == ""  # the repository's prints do not leak into our output
+
+
+def test_synlogic_statuses_and_errors(synlogic_repo, tmp_path, monkeypatch):
+    assert grade_detailed("synlogic", SUDOKU, "<answer>crash</answer>", synlogic_repo=str(synlogic_repo)).status == "error"
+    with pytest.raises(ValueError, match="task 'zebra' has no verifier"):
+        grade("synlogic", {**SUDOKU, "task": "zebra"}, "x", synlogic_repo=str(synlogic_repo))
+    monkeypatch.delenv("SYNLOGIC_REPO", raising=False)
+    with pytest.raises(ValueError) as info:
+        grade("synlogic", SUDOKU, "<answer>123</answer>")
+    message = str(info.value)
+    assert "\n" not in message and "git clone https://github.com/MiniMax-AI/SynLogic" in message
+    assert "--synlogic-repo" in message
+    with pytest.raises(ValueError, match="is not a SynLogic checkout"):
+        grade("synlogic", SUDOKU, "x", synlogic_repo=str(tmp_path))
+    monkeypatch.setenv("SYNLOGIC_REPO", str(synlogic_repo))
+    assert grade("synlogic", SUDOKU, "<answer>123</answer>")
+
+
+def test_synlogic_loader_reads_game_data_forms(tmp_path):
+    game = {"question": "Sort: b a", "answer": "a b", "difficulty": 1, "metadata": {"k": 1}}
+    rows = [
+        {"task": "word_sorting", "question": "Sort: b a", "game_data": game},
+        {"data_source": "word_sorting", "prompt": [{"role": "user", "content": "Sort: b a"}],
+         "extra_info": {"game_data_str": json.dumps(game)}, "id": "x2"},
+        {"task": "word_sorting", "game_data_str": json.dumps(game)},
+    ]
+    path = tmp_path / "synlogic.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    loaded = load_ood_benchmark("synlogic", path)
+    assert [r["problem"] for r in loaded] == ["Sort: b a"] * 3
+    assert [r["problem_id"] for r in loaded] == ["synlogic-1", "x2", "synlogic-3"]
+    assert all(r["task"] == "word_sorting" and r["game_data"] == game and r["answer"] == "a b" for r in loaded)
+    path.write_text(json.dumps({"task": "word_sorting", "question": "q"}) + "\n")
+    with pytest.raises(ValueError, match="row 1 needs task"):
+        load_ood_benchmark("synlogic", path)
+
+
+# ---------------------------------------------------------------- math goes through the existing verifier
+
+@pytest.mark.parametrize("completion, answer, expected", [
+    ("so \\boxed{\\frac{1}{2}}", "0.5", True),
+    ("\\boxed{3}", "4", False),
+    ("no box", "4", False),
+])
+def test_math_benchmarks_use_math_verify(completion, answer, expected):
+    pytest.importorskip("math_verify")
+    for benchmark in ("math500", "aime24", "generic"):
+        assert grade(benchmark, {"answer": answer}, completion) is expected
+
+
+def test_real_synlogic_checkout_when_given():
+    """Runs only with FGRPO_TEST_SYNLOGIC_REPO set to a clone of https://github.com/MiniMax-AI/SynLogic (not in CI)."""
+    import os
+
+    repo = os.environ.get("FGRPO_TEST_SYNLOGIC_REPO")
+    if not repo:
+        pytest.skip("set FGRPO_TEST_SYNLOGIC_REPO to a SynLogic clone to run this check")
+    from fgrpo_sim.llm.grading import synlogic_verifiers
+
+    assert len(synlogic_verifiers(repo).classes) > 30
+    game24 = {"task": "mathador", "game_data": {"question": "q", "answer": "", "metadata": {
+        "numbers": [3, 3, 8, 8], "operators": ["+", "-", "*", "/"], "result": 24}}}
+    assert grade("synlogic", game24, "```python\n8/(3-8/3)\n```", synlogic_repo=repo)
+    assert not grade("synlogic", game24, "```python\n8*3\n```", synlogic_repo=repo)
+    yes = {"task": "bbh_causal_judgement", "game_data": {"question": "q", "answer": "Yes", "metadata": {}}}
+    assert grade("synlogic", yes, "<answer>Yes</answer>", synlogic_repo=repo)
+    assert not grade("synlogic", yes, "<answer>No</answer>", synlogic_repo=repo)
+
+
+def test_ifeval_eval_needs_sentence_data(monkeypatch):
+    """Without NLTK's punkt_tab an IFEval run would grade sentence counts as errors: refuse up front."""
+    pytest.importorskip("if_verifiable")
+    import nltk
+
+    from fgrpo_sim.llm.grading import BenchmarkGrader
+
+    def missing(*args, **kwargs):
+        raise LookupError("no punkt_tab")
+
+    monkeypatch.setattr(nltk.data, "find", missing)
+    with pytest.raises(ValueError, match="python -m nltk.downloader punkt_tab"):
+        BenchmarkGrader("ifeval")
+    record = _ifeval(["length_constraints:number_sentences"], [{"num_sentences": 1, "relation": "at least"}])
+    monkeypatch.setattr(nltk.data, "load", missing)
+    assert grade_detailed("ifeval", record, "One sentence.").status == "error"

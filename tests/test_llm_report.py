@@ -1,0 +1,130 @@
+"""`fgrpo llm report`: App. L.4 selection and table values on synthetic eval files known by construction;
+the committed paper CSV against the paper's averages."""
+
+from __future__ import annotations
+
+import csv
+import json
+from math import comb
+
+import pytest
+
+from fgrpo_sim.llm.report import build_report, load_checkpoints, load_paper_results, select_checkpoints
+
+N = 16  # samples per problem in every synthetic file
+K = 4
+
+
+def _pass(c: int, k: int) -> float:
+    return 1 - comb(N - c, k) / comb(N, k)
+
+
+def _write_counts(path, counts):
+    path.write_text("".join(json.dumps({"problem_id": f"p{i}", "n": N, "c": c}) + "\n" for i, c in enumerate(counts)))
+    return path.name
+
+
+#: (run, role, step, compute) -> per-benchmark correct counts of 4 problems.
+#: GRPO: step 20 has the best math pass@1 -> selected (compute 20).
+#: F-GRPO: step 30 is better still but costs 30 > 20 -> excluded; step 10 beats step 20 -> selected.
+RUNS = {
+    ("GRPO", "baseline", 10, 10): {"math500": [4, 4, 4, 4], "aime24": [0, 0, 0, 0], "gpqa_diamond": [8, 8, 8, 8]},
+    ("GRPO", "baseline", 20, 20): {"math500": [8, 8, 8, 8], "aime24": [0, 0, 0, 4], "gpqa_diamond": [0, 0, 0, 0]},
+    ("F-GRPO", "focal", 10, 10): {"math500": [8, 8, 8, 8], "aime24": [0, 0, 4, 4], "gpqa_diamond": [16, 16, 16, 16]},
+    ("F-GRPO", "focal", 20, 20): {"math500": [8, 8, 8, 8], "aime24": [0, 0, 0, 0], "gpqa_diamond": [0, 0, 0, 0]},
+    ("F-GRPO", "focal", 30, 30): {"math500": [16, 16, 16, 16], "aime24": [16, 16, 16, 16], "gpqa_diamond": [0] * 4},
+}
+
+
+@pytest.fixture
+def manifest(tmp_path):
+    rows = []
+    for (run, role, step, compute), benches in RUNS.items():
+        for bench, counts in benches.items():
+            name = _write_counts(tmp_path / f"{run}-{step}-{bench}.jsonl", counts)
+            rows.append({"comparison": "GRPO", "role": role, "method": run, "run": run, "epoch": step // 10,
+                         "step": step, "compute": compute, "benchmark": bench, "file": name,
+                         "paper_row": f"table1:qwen2.5-7b:{run}", "dnll_rare": 0.68 if run == "GRPO" else 0.46})
+    path = tmp_path / "manifest.csv"
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def test_selection_follows_app_l4(manifest):
+    chosen = select_checkpoints(load_checkpoints(manifest, k=K))
+    assert [(c.run, c.step) for c in chosen] == [("GRPO", 20), ("F-GRPO", 10)]
+    with open(manifest, newline="") as fh:  # the same manifest as JSON lines
+        rows = list(csv.DictReader(fh))
+    as_jsonl = manifest.with_suffix(".jsonl")
+    as_jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert [(c.run, c.step) for c in select_checkpoints(load_checkpoints(as_jsonl, k=K))] == [("GRPO", 20), ("F-GRPO", 10)]
+
+
+def test_table_values_and_significance_marks(manifest):
+    report = build_report(manifest, k=K, m=8, iterations=2000)
+    base, focal = report["selected"]
+    assert base["per_benchmark"]["math500"]["pass1"] == pytest.approx(50.0)
+    assert base["per_benchmark"]["aime24"]["pass1"] == pytest.approx(100 * 4 / 16 / 4)
+    assert base["per_benchmark"]["aime24"]["passk"] == pytest.approx(100 * _pass(4, K) / 4)
+    assert base["math_pass1"] == pytest.approx((50.0 + 6.25) / 2)
+    assert base["math_passk"] == pytest.approx((100 * _pass(8, K) + 100 * _pass(4, K) / 4) / 2)
+    assert focal["math_pass1"] == pytest.approx((50.0 + 12.5) / 2)
+    assert focal["ood_pass1"] == pytest.approx(100.0) and base["ood_pass1"] == pytest.approx(0.0)
+    # GPQA goes from 0 to 100 %: significant; math500 is identical: not significant.
+    assert report["significant"]["F-GRPO/gpqa_diamond"] == [True, True]
+    assert report["significant"]["F-GRPO/math500"] == [False, False]
+    md = report["markdown"]
+    assert "| F-GRPO | 1 | 10 | 50.0 / " in md and "100.0* / 100.0*" in md
+    assert "| 38.6 / 70.3 | 19.2 / 63.3 | 0.46" not in md  # dNLL of the paper only when the paper row has one
+    assert "38.6 / 70.3 | 19.2 / 63.3" in md and "37.3 / 64.1 | 17.1 / 55.9" in md  # paper Table 1 columns
+    assert "$^{*}$" in report["latex"] and r"\begin{tabular}" in report["latex"]
+
+
+def test_report_cli_writes_tables_and_figure(run_cli, manifest, tmp_path):
+    out = tmp_path / "report"
+    result = run_cli("llm", "report", manifest, "--out-dir", out, "--k", str(K), "--m", "8", "--iterations", "500")
+    assert result.exit_code == 0, result.stderr
+    assert "| method | epoch | step | math500 | aime24 | gpqa_diamond |" in result.stdout
+    assert sorted(p.name for p in out.iterdir()) == ["pass1_vs_passk.png", "selection.json", "table.md", "table.tex"]
+    assert json.loads((out / "selection.json").read_text())["selected"][1]["step"] == 10
+
+
+def test_report_errors_are_one_line(run_cli, manifest, tmp_path):
+    too_big = run_cli("llm", "report", manifest, "--out-dir", tmp_path / "r", "--k", "32")
+    assert too_big.exit_code == 2 and "pass@32 needs >= 32 samples" in too_big.stderr and "Traceback" not in too_big.stderr
+    text = manifest.read_text().replace("baseline,GRPO,GRPO,1,10,10", "baseline,GRPO,GRPO,1,10,99")
+    text = text.replace("baseline,GRPO,GRPO,2,20,20", "baseline,GRPO,GRPO,2,20,5")
+    costly = tmp_path / "costly.csv"
+    costly.write_text(text.replace("focal,F-GRPO,F-GRPO,1,10,10", "focal,F-GRPO,F-GRPO,1,10,50"))
+    # baseline now selected at step 20 with compute 5: only focal checkpoints with compute <= 5 qualify (none)
+    result = run_cli("llm", "report", costly, "--out-dir", tmp_path / "r2", "--k", str(K), "--m", "8",
+                     "--iterations", "10")
+    assert result.exit_code == 2 and "has no checkpoint at compute <= 5" in result.stderr
+
+
+#: The paper's own averages (Tables 1, 2, 3, 6), typed in again here to check the committed CSV.
+PAPER = {
+    "table1:qwen2.5-7b:GRPO": (37.3, 64.1, 17.1, 55.9), "table1:qwen2.5-7b:F-GRPO": (38.6, 70.3, 19.2, 63.3),
+    "table1:qwen2.5-7b:DAPO": (39.4, 69.3, 15.7, 58.4), "table1:qwen2.5-7b:F-DAPO": (40.5, 72.5, 17.9, 63.6),
+    "table1:qwen2.5-7b:CISPO": (39.5, 73.2, 14.9, 59.0), "table1:qwen2.5-7b:F-CISPO": (39.5, 76.8, 18.1, 65.9),
+    "table2:qwen2.5-7b:GRPO-N2": (36.2, 75.0, 18.0, 67.3), "table2:qwen2.5-7b:GRPO-N32": (39.2, 70.1, 17.7, 61.7),
+    "table3:qwen2.5-7b:DS-GRPO": (37.7, 73.8, 17.9, 68.3), "table6:qwen2.5-7b:GRPO-g2": (36.1, 70.7, 18.9, 62.3),
+}
+
+
+def test_paper_csv_round_trips_to_the_papers_averages():
+    paper = load_paper_results()
+    for row_id, values in PAPER.items():
+        got = paper[row_id]
+        assert (got["math_pass1"], got["math_pass256"], got["ood_pass1"], got["ood_pass256"]) == values
+    assert [paper[f"table2:qwen2.5-7b:GRPO-N{n}"]["dnll_rare"] for n in (2, 4, 8, 16, 32)] == [0.19, 0.44, 0.68, 0.66, 0.52]
+    # the same runs appear in several tables with the same numbers
+    for method in ("GRPO", "DAPO", "CISPO"):
+        t1, t6 = paper[f"table1:qwen2.5-7b:{method}"], paper[f"table6:qwen2.5-7b:{method}-g0"]
+        assert [t1[k] for k in ("math_pass1", "ood_pass256")] == [t6[k] for k in ("math_pass1", "ood_pass256")]
+    assert paper["table1:qwen2.5-7b:F-CISPO"]["math_pass256"] == paper["table6:qwen2.5-7b:CISPO-g1"]["math_pass256"]
+    assert paper["table2:qwen2.5-7b:F-GRPO-N8"]["ood_pass1"] == paper["table1:qwen2.5-7b:F-GRPO"]["ood_pass1"]
+    assert {p["table"] for p in paper.values()} == {"1", "2", "3", "6"}
