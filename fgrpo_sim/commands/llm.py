@@ -110,8 +110,10 @@ def train(
 
 @app.command("prepare-data", short_help="Prepare DeepScaleR (dedup, conflicts, length filter, system prompt).", help=(
     "Prepare DeepScaleR as in the paper: drop rows without problem/answer (reported by row number), drop "
-    "duplicate problems whose answers conflict (keep one copy of agreeing duplicates), prepend the system "
-    "prompt, drop prompts over --max-prompt-tokens tokens, and write JSON lines for `fgrpo llm train`."
+    "duplicate problems whose answers conflict (answers that math-verify finds equivalent, such as 1/2 and 0.5, "
+    "agree; one copy of agreeing duplicates is kept), prepend the system prompt, drop prompts over "
+    "--max-prompt-tokens tokens, and write JSON lines for `fgrpo llm train`. Prints a JSON report: rows read, "
+    "kept, and `dropped` with the count of each reason. Training builds prompts with the recipe's system_prompt."
 ))
 def prepare_data(
     source: str = typer.Argument(..., help="Local .json/.jsonl/.parquet file, or a hub dataset id when online "
@@ -137,7 +139,8 @@ def prepare_data(
         tok = build_char_tokenizer() if tokenizer == "tiny" else load_tokenizer(tokenizer)
     rows, report = prepare_deepscaler(source, tok, max_prompt_tokens=max_prompt_tokens, system_prompt=prompt)
     if not rows:
-        raise ValueError(f"no usable rows in {source} (read {report.rows_read}, bad {len(report.bad_rows)})")
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(report.dropped.items())) or "none"
+        raise ValueError(f"no usable rows in {source} (read {report.rows_read}; dropped: {reasons})")
     write_jsonl(rows, out)
     summary = report.as_dict()
     summary["out"] = str(out)
