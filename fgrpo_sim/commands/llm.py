@@ -164,7 +164,11 @@ def eval_command(
     temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature >= 0; 0 = greedy (paper: 1.0)."),
     top_p: float = typer.Option(1.0, "--top-p", help="Nucleus sampling mass in (0, 1] (paper: 1.0)."),
     max_new_tokens: int = typer.Option(8192, "--max-new-tokens", help="Completion length cap in tokens, >= 1 (paper: 8192)."),
-    batch_size: int = typer.Option(32, "--batch-size", help="Samples per generate call, >= 1."),
+    batch_size: int = typer.Option(32, "--batch-size", help="transformers backend: samples per generate call, >= 1 "
+                                   "(vLLM schedules its own batches and ignores it)."),
+    problems_per_call: int = typer.Option(0, "--problems-per-call", help="vLLM backend: problems per generate call, "
+                                          "each a resume point; 0 = every pending problem in one call (the engine "
+                                          "schedules them). Each problem is one request with n samples. Default: 0."),
     seed: int = typer.Option(0, "--seed", help="Sampling seed, >= 0."),
     backend: str = typer.Option("auto", "--backend", help="auto (vLLM when installed and a GPU is present, else transformers), transformers or vllm."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first LIMIT problems, >= 1. Default: all."),
@@ -186,6 +190,7 @@ def eval_command(
     settings = EvalSettings(
         model=model, data=str(data), benchmark=benchmark, n=n, temperature=temperature, top_p=top_p,
         max_new_tokens=max_new_tokens, system_prompt=prompt, batch_size=batch_size, seed=seed, backend=backend,
+        problems_per_call=problems_per_call,
         save_completions=save_completions, fallback_last_number=fallback_last_number,
     )
     settings.validate()
