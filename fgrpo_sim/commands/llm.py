@@ -220,9 +220,13 @@ def dnll_rare_command(
     data: Optional[Path] = typer.Option(None, "--data", help="Problem file to look up problem_id (benchmark schema)."),
     top_fraction: float = typer.Option(0.01, "--top-fraction", help="Share of correct trajectories kept, in (0, 1]. "
                                        "The paper keeps the top 1%."),
-    batch_size: int = typer.Option(8, "--batch-size", help="Trajectories per forward pass, >= 1."),
+    batch_size: int = typer.Option(8, "--batch-size", help="Trajectories per forward pass (sorted by length, padded "
+                                   "to the batch's longest), >= 1."),
+    device: str = typer.Option("auto", "--device", help="auto (a GPU in bf16 when present, else CPU in float32), "
+                               "cpu, or cuda[:N]. Default: auto."),
     system_prompt: Optional[str] = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bars. Default: shown on stderr."),
 ) -> None:
     from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
     from fgrpo_sim.llm.data import load_benchmark, read_records
@@ -241,5 +245,10 @@ def dnll_rare_command(
         if not isinstance(record.get("completion"), str):
             raise ValueError(f"{trajectories}: line {number} has no completion text (run eval with --save-completions)")
         rows.append(record)
-    result = dnll_rare(rows, base, list(model), system_prompt=prompt, top_fraction=top_fraction, batch_size=batch_size)
+    if device != "auto" and device != "cpu" and not device.startswith("cuda"):
+        raise ValueError(f"--device must be auto, cpu or cuda[:N], got {device!r}")
+    if no_progress:
+        _quiet_transformers_bars()
+    result = dnll_rare(rows, base, list(model), system_prompt=prompt, top_fraction=top_fraction, batch_size=batch_size,
+                       device=device, progress=not no_progress)
     print(json.dumps(result, indent=2))
