@@ -121,3 +121,24 @@ def test_run_system_prompt_wins_over_the_prepared_one(tmp_path):
     with pytest.warns(UserWarning):
         assert load_prepared(prepared, None)[0]["prompt"] == [{"role": "user", "content": "What is 2+2?"}]
     assert load_prepared(prepared)[0]["prompt"] == kept[0]["prompt"]   # same prompt: no rebuild surprise
+
+
+def test_prepare_data_cli_reports_kept_and_dropped_per_reason_on_a_deepscaler_shaped_file(run_cli, tmp_path):
+    rows = [  # DeepScaleR's columns: problem, answer, solution
+        {"problem": "Compute 3/6.", "answer": "\\frac{1}{2}", "solution": "..."},
+        {"problem": "compute 3/6.", "answer": "0.5", "solution": "..."},      # equivalent: a duplicate
+        {"problem": "Name x.", "answer": "2", "solution": "..."},
+        {"problem": "Name  x.", "answer": "3", "solution": "..."},            # conflicting: both dropped
+        {"problem": "No answer here", "solution": "..."},                     # bad row
+        {"problem": "Fine.", "answer": "7", "solution": "..."},
+    ]
+    source = _jsonl(tmp_path / "deepscaler.json", rows)                       # JSON lines under a .json name
+    out = tmp_path / "prepared.jsonl"
+    result = run_cli("llm", "prepare-data", source, "--out", out, "--system-prompt", "Be brief.")
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["rows_read"] == 6 and summary["kept"] == 2
+    assert summary["dropped"] == {"bad row: has no answer": 1, "conflicting answers": 2, "duplicate": 1}
+    kept = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["answer"] for r in kept] == ["\\frac{1}{2}", "7"]
+    assert kept[0]["prompt"][0] == {"role": "system", "content": "Be brief."}
