@@ -102,9 +102,21 @@ def test_math_verify_errors_count_as_error_not_wrong(monkeypatch):
         raise RuntimeError("sympy blew up")
 
     v = MathVerifier()
+    real_verify = math_verify.verify
     monkeypatch.setattr(math_verify, "verify", broken)
     assert v.score("\\boxed{3}", "3").status == "error"
     assert v.stats["error"] == 1 and v.stats["wrong"] == 0
+
+    calls = []
+
+    def first_pair_breaks(gold, target, **kwargs):  # a failing pair must not hide a later matching one
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("one comparison failed")
+        return real_verify(gold, target, **kwargs)
+
+    monkeypatch.setattr(math_verify, "verify", first_pair_breaks)
+    assert v.score("\\boxed{3}", "3").status == "correct" and len(calls) >= 2
 
 
 def test_gold_parse_that_timed_out_is_not_cached_as_empty(monkeypatch):

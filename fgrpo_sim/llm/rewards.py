@@ -147,14 +147,28 @@ def _parse_gold(answer: str):
 
 
 def _verify_status(answer: str, boxed: str) -> str:
-    """"correct" / "wrong" / "unparsable" (no deadline here; exceptions propagate)."""
+    """"correct" / "wrong" / "unparsable" / "error" (no deadline here).
+
+    math-verify compares every (gold, prediction) pair of the two parses and accepts any match; we
+    loop over the pairs ourselves so that one pair that raises neither hides a later match (as
+    `raise_on_error=True` over the whole lists would) nor passes for a wrong answer (as the default
+    does): an answer with no matching pair and at least one failed comparison is an "error".
+    """
     from math_verify import verify
 
     gold = _parse_gold(answer)
     pred = _parse(boxed)
     if not gold or not pred:
         return "unparsable"
-    return "correct" if verify(gold, pred, timeout_seconds=None, raise_on_error=True) else "wrong"
+    failed = False
+    for g in gold:
+        for t in pred:
+            try:
+                if verify(g, t, timeout_seconds=None, raise_on_error=True):
+                    return "correct"
+            except Exception:  # noqa: BLE001 - counted, and the other pairs still get their chance
+                failed = True
+    return "error" if failed else "wrong"
 
 
 def _verify_in_main_thread(answer: str, boxed: str, timeout: float) -> str:
