@@ -152,7 +152,8 @@ def prepare_data(
     "Sample --n completions per problem, verify each with math-verify, and append one JSON line per sample to "
     "--out ({problem_id, sample_index, correct, status, num_tokens, finished}); `fgrpo passk OUT` reads it. "
     "Interrupted runs resume where they stopped (nothing is counted twice); a larger --n adds samples. "
-    "Uses vLLM when installed and a GPU is present, else batched transformers generate."
+    "Uses vLLM when installed and a GPU is present (one request per problem with n samples, every problem "
+    "submitted at once), else batched transformers generate."
 ))
 def eval_command(
     model: str = typer.Option(..., "--model", help="Model folder or hub id ('tiny' = a fresh random tiny model)."),
