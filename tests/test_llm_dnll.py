@@ -89,3 +89,10 @@ def test_dnll_rare_equals_the_float64_reference(setup, monkeypatch):
     assert result["base_nll"] == pytest.approx(base_mean, rel=1e-5)
     assert result["models"][str(trained_dir)]["dnll_rare"] == pytest.approx(trained_mean - base_mean, rel=1e-4, abs=1e-5)
     assert result["selected_indices"] == sorted(chosen)
+
+
+def test_bad_device_is_one_line_before_any_file_is_read(run_cli, tmp_path):
+    result = run_cli("llm", "dnll-rare", "--trajectories", tmp_path / "missing.jsonl", "--base", "tiny",
+                     "--model", "tiny", "--device", "tpu")
+    assert result.exit_code == 2 and "--device must be auto, cpu, cuda or cuda:N" in result.stderr
+    assert result.stderr.strip().count("\n") == 0

@@ -6,6 +6,7 @@ Heavy libraries (trl, transformers, datasets, math-verify) are imported inside t
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Optional
@@ -234,6 +235,8 @@ def dnll_rare_command(
     from fgrpo_sim.llm.diagnostics import check_dnll_options, dnll_rare
 
     check_dnll_options(top_fraction, batch_size)
+    if device not in ("auto", "cpu") and not re.fullmatch(r"cuda(:\d+)?", device):
+        raise ValueError(f"--device must be auto, cpu, cuda or cuda:N, got {device!r}")
     prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else PAPER_SYSTEM_PROMPT)
     problems = {p["problem_id"]: p["problem"] for p in load_benchmark("generic", data)} if data else {}
     rows = []
@@ -246,8 +249,6 @@ def dnll_rare_command(
         if not isinstance(record.get("completion"), str):
             raise ValueError(f"{trajectories}: line {number} has no completion text (run eval with --save-completions)")
         rows.append(record)
-    if device != "auto" and device != "cpu" and not device.startswith("cuda"):
-        raise ValueError(f"--device must be auto, cpu or cuda[:N], got {device!r}")
     if no_progress:
         _quiet_transformers_bars()
     result = dnll_rare(rows, base, list(model), system_prompt=prompt, top_fraction=top_fraction, batch_size=batch_size,
