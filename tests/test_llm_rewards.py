@@ -85,6 +85,9 @@ def _hang(*args, **kwargs):
 def test_main_thread_hang_is_a_timeout_within_the_deadline(monkeypatch):
     import math_verify
 
+    from fgrpo_sim.llm import rewards
+
+    rewards._warm_up()  # lazy initialisation done before the patch (it runs outside the deadline)
     v = MathVerifier(timeout=1.0)
     monkeypatch.setattr(math_verify, "verify", _hang)
     start = time.monotonic()
@@ -100,6 +103,10 @@ def test_math_verify_errors_count_as_error_not_wrong(monkeypatch):
 
     def broken(*args, **kwargs):
         raise RuntimeError("sympy blew up")
+
+    from fgrpo_sim.llm import rewards
+
+    rewards._warm_up()
 
     v = MathVerifier()
     real_verify = math_verify.verify
@@ -132,6 +139,7 @@ def test_gold_parse_that_timed_out_is_not_cached_as_empty(monkeypatch):
             _hang()
         return real_parse(text, *args, **kwargs)
 
+    rewards._warm_up()
     rewards._parse_gold.cache_clear()
     v = MathVerifier(timeout=1.0)
     monkeypatch.setattr(math_verify, "parse", slow_gold)
@@ -141,7 +149,7 @@ def test_gold_parse_that_timed_out_is_not_cached_as_empty(monkeypatch):
 
 
 def test_off_main_thread_a_hung_worker_is_killed_and_holds_up_no_other_thread():
-    v = MathVerifier(timeout=1.0, hard_timeout=3.0, max_workers=4)
+    v = MathVerifier(timeout=2.0, hard_timeout=5.0, max_workers=4)
     results = {}
 
     def timed(key, fn):

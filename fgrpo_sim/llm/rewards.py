@@ -24,8 +24,10 @@ function also logs the per-batch fraction of each status.
 Time bounds of one `score` call: in a main thread, at most `timeout` seconds in math-verify. Off it,
 at most `hard_timeout` seconds once a worker is running; a thread that finds no idle worker and the
 pool full waits for one (each is busy at most `hard_timeout`); the first call of a new worker also
-waits for its start-up (importing sympy and math-verify, usually a few seconds, at most
-`startup_timeout`; replacements of killed workers start before anyone needs them).
+waits for its start-up (importing sympy and math-verify and one warm-up check, usually a few
+seconds, at most `startup_timeout`; replacements of killed workers start before anyone needs
+them). The first check of a process also runs one warm-up check outside the deadline, so lazy
+initialisation is not charged to a real answer.
 """
 
 from __future__ import annotations
@@ -171,9 +173,30 @@ def _verify_status(answer: str, boxed: str) -> str:
     return "error" if failed else "wrong"
 
 
+_warmed_up = False
+
+
+def _warm_up() -> None:
+    """One known-safe check outside any deadline: the first check of a process builds math-verify's and
+    sympy's lazy state (grammars, caches), which can take seconds on a busy machine and must not be
+    charged to a real answer's deadline."""
+    global _warmed_up
+    if not _warmed_up:
+        _quiet_math_verify()
+        try:
+            _call_with_deadline(lambda: _verify_status("\\frac{1}{2}", "0.5"), _WARM_UP_SECONDS)
+        except (_Deadline, Exception):  # noqa: BLE001 - a broken install shows up on the real checks
+            pass
+        _warmed_up = True
+
+
+#: Deadline of the one warm-up check (it is not a user's answer; it only must not hang forever).
+_WARM_UP_SECONDS = 30.0
+
+
 def _verify_in_main_thread(answer: str, boxed: str, timeout: float) -> str:
     """"correct" / "wrong" / "unparsable" / "timeout" / "error", at most `timeout` seconds."""
-    _quiet_math_verify()
+    _warm_up()
     try:
         return _call_with_deadline(lambda: _verify_status(answer, boxed), timeout)
     except _Deadline:
@@ -204,9 +227,7 @@ def _worker_loop(timeout: float) -> None:
     """Worker process: "ready" once math-verify is imported, then JSON lines in, one status per line out."""
     import json
 
-    import math_verify  # noqa: F401 - pay the import before saying "ready"
-
-    _quiet_math_verify()
+    _warm_up()  # pay the imports and lazy initialisation before saying "ready"
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     for line in sys.stdin:
