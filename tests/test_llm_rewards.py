@@ -20,10 +20,7 @@ TRICKY = [
     ("\\boxed{1/3}", "\\frac{2}{6}", True, "correct"),
     ("\\boxed{5\\text{ cm}}", "5", True, "correct"),
     ("\\boxed{90^\\circ}", "90", True, "correct"),
-    # Expected correct, but math-verify 0.9.0 / latex2sympy2_extended 1.11.0 (the venv with the verl
-    # extra) leave "10\\%" unparsed, with or without this project's wrapper.
-    pytest.param("\\boxed{10\\%}", "10", True, "correct",
-                 marks=pytest.mark.xfail(reason="math-verify 0.9.0 leaves 10\\% unparsed", strict=False)),
+    ("\\boxed{10\\%}", "10", True, "correct"),
     ("\\boxed{1,000}", "1000", True, "correct"),
     ("\\boxed{2\\sqrt{2}}", "\\sqrt{8}", True, "correct"),
     ("\\boxed{x=3}", "3", True, "correct"),
