@@ -139,6 +139,8 @@ def test_prepare_data_cli(run_cli, tmp_path):
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["kept"] == len(_records(out)) > 0 and summary["rows_read"] == 64
+    assert summary["kept"] + sum(summary["dropped"].values()) == summary["rows_read"]
+    assert summary["dropped"].get("prompt too long", 0) == summary["too_long"]
 
 
 def test_dnll_rare_on_eval_output(run_cli, tiny_model_dir, tmp_path):

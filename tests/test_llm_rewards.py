@@ -64,34 +64,124 @@ def test_reward_function_for_trl_counts_and_logs():
     completions = [[{"role": "assistant", "content": "\\boxed{4}"}], "\\boxed{5}", "no idea", None]
     values = reward(completions, answer=["4", "4", "4", "4"], log_metric=lambda k, v: logged.__setitem__(k, v))
     assert values == [1.0, -1.0, -1.0, -1.0]
-    assert logged["math_reward/correct"] == 0.25 and logged["math_reward/no_answer"] == 0.5
+    assert logged["math/correct"] == 0.25 and logged["math/no_answer"] == 0.5
     assert reward.verifier.counts["wrong"] == 1
     assert math_reward(["\\boxed{2}"], answer=["2"]) == [1.0]
+    # what a trainer checks against its config: the name that defines success and the two values
+    assert reward.__name__ == "math" and math_reward.__name__ == "math"
+    assert (reward.reward_correct, reward.reward_wrong) == (1.0, -1.0)
+    stats = reward.verifier.stats
+    assert stats["correct"] == 1 and stats["wrong"] == 1 and stats["no_answer"] == 2 and stats["timeout"] == 0
+    assert stats["total"] == 4
 
 
-def test_off_main_thread_uses_guarded_worker_and_survives_a_hang():
-    v = MathVerifier(hard_timeout=1.0)
+def _hang(*args, **kwargs):
+    time.sleep(60)  # a math-verify call that never returns in time
+
+
+def test_main_thread_hang_is_a_timeout_within_the_deadline(monkeypatch):
+    import math_verify
+
+    from fgrpo_sim.llm import rewards
+
+    rewards._warm_up()  # lazy initialisation done before the patch (it runs outside the deadline)
+    v = MathVerifier(timeout=1.0)
+    monkeypatch.setattr(math_verify, "verify", _hang)
+    start = time.monotonic()
+    score = v.score("\\boxed{3}", "3")
+    elapsed = time.monotonic() - start
+    assert score.status == "timeout" and not score.correct
+    assert elapsed < 15  # the deadline is 1 s; generous for a loaded machine, far below the 60 s hang
+    assert v.stats["timeout"] == 1 and v.stats["wrong"] == 0
+
+
+def test_math_verify_errors_count_as_error_not_wrong(monkeypatch):
+    import math_verify
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("sympy blew up")
+
+    from fgrpo_sim.llm import rewards
+
+    rewards._warm_up()
+
+    v = MathVerifier()
+    real_verify = math_verify.verify
+    monkeypatch.setattr(math_verify, "verify", broken)
+    assert v.score("\\boxed{3}", "3").status == "error"
+    assert v.stats["error"] == 1 and v.stats["wrong"] == 0
+
+    calls = []
+
+    def first_pair_breaks(gold, target, **kwargs):  # a failing pair must not hide a later matching one
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("one comparison failed")
+        return real_verify(gold, target, **kwargs)
+
+    monkeypatch.setattr(math_verify, "verify", first_pair_breaks)
+    assert v.score("\\boxed{3}", "3").status == "correct" and len(calls) >= 2
+
+
+def test_gold_parse_that_timed_out_is_not_cached_as_empty(monkeypatch):
+    import math_verify
+
+    from fgrpo_sim.llm import rewards
+
+    real_parse = math_verify.parse
+    gold = "\\frac{7}{9}"
+
+    def slow_gold(text, *args, **kwargs):
+        if gold in text:
+            _hang()
+        return real_parse(text, *args, **kwargs)
+
+    rewards._warm_up()
+    rewards._parse_gold.cache_clear()
+    v = MathVerifier(timeout=1.0)
+    monkeypatch.setattr(math_verify, "parse", slow_gold)
+    assert v.score("\\boxed{7/9}", gold).status == "timeout"
+    monkeypatch.setattr(math_verify, "parse", real_parse)
+    assert v.score("\\boxed{7/9}", gold).status == "correct"  # parsed afresh, not an empty cached parse
+
+
+def test_off_main_thread_a_hung_worker_is_killed_and_holds_up_no_other_thread():
+    v = MathVerifier(timeout=2.0, hard_timeout=5.0, max_workers=4)
     results = {}
 
-    def work():
-        results["first"] = v.score("\\boxed{\\frac{2}{4}}", "1/2")
+    def timed(key, fn):
         start = time.monotonic()
-        results["hung"] = v._worker.call({"kind": "sleep", "seconds": 30})  # a parse that never returns
-        results["hung_seconds"] = time.monotonic() - start
-        results["after"] = v.score("\\boxed{3}", "4")
+        results[key] = fn()
+        results[key + "_seconds"] = time.monotonic() - start
 
-    thread = threading.Thread(target=work)
+    def warm_up():  # a worker that has started, so the timings below exclude imports
+        results["first"] = v.score("\\boxed{\\frac{2}{4}}", "1/2")
+
+    thread = threading.Thread(target=warm_up)
     thread.start()
     thread.join(timeout=120)
+    # a hang that ignores signals (as inside C code): the parent kills the worker after hard_timeout
+    blocked = threading.Thread(target=timed, args=("blocked", lambda: v._workers.call({"kind": "block", "seconds": 60})))
+    # a hang that obeys signals: the worker's own deadline answers "timeout" and the worker lives on
+    slow = threading.Thread(target=timed, args=("slow", lambda: v._workers.call({"kind": "sleep", "seconds": 60})))
+    blocked.start()
+    slow.start()
+    blocked.join(timeout=120)
+    slow.join(timeout=120)
+    after = threading.Thread(target=timed, args=("after", lambda: v.score("\\boxed{3}", "4")))
+    after.start()
+    after.join(timeout=120)
     v.close()
-    assert not thread.is_alive()
     assert results["first"].status == "correct"
-    assert results["hung"] == "timeout" and results["hung_seconds"] < 10
-    assert results["after"].status == "wrong"  # a fresh worker took over
+    assert results["blocked"] == "timeout" and results["blocked_seconds"] < 30
+    assert results["slow"] == "timeout" and results["slow_seconds"] < 30
+    assert results["after"].status == "wrong"  # the pool still answers after a kill
 
 
 def test_bad_limits_are_rejected():
     with pytest.raises(ValueError, match="timeout"):
         MathVerifier(timeout=0)
+    with pytest.raises(ValueError, match="hard_timeout"):
+        MathVerifier(timeout=5, hard_timeout=5)
     with pytest.raises(ValueError, match="max_brace_depth"):
         MathVerifier(max_brace_depth=0)

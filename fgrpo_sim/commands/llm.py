@@ -6,6 +6,7 @@ Heavy libraries (trl, transformers, datasets, math-verify) are imported inside t
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Optional
@@ -110,8 +111,10 @@ def train(
 
 @app.command("prepare-data", short_help="Prepare DeepScaleR (dedup, conflicts, length filter, system prompt).", help=(
     "Prepare DeepScaleR as in the paper: drop rows without problem/answer (reported by row number), drop "
-    "duplicate problems whose answers conflict (keep one copy of agreeing duplicates), prepend the system "
-    "prompt, drop prompts over --max-prompt-tokens tokens, and write JSON lines for `fgrpo llm train`."
+    "duplicate problems whose answers conflict (answers that math-verify finds equivalent, such as 1/2 and 0.5, "
+    "agree; one copy of agreeing duplicates is kept), prepend the system prompt, drop prompts over "
+    "--max-prompt-tokens tokens, and write JSON lines for `fgrpo llm train`. Prints a JSON report: rows read, "
+    "kept, and `dropped` with the count of each reason. Training builds prompts with the recipe's system_prompt."
 ))
 def prepare_data(
     source: str = typer.Argument(..., help="Local .json/.jsonl/.parquet file, or a hub dataset id when online "
@@ -137,7 +140,8 @@ def prepare_data(
         tok = build_char_tokenizer() if tokenizer == "tiny" else load_tokenizer(tokenizer)
     rows, report = prepare_deepscaler(source, tok, max_prompt_tokens=max_prompt_tokens, system_prompt=prompt)
     if not rows:
-        raise ValueError(f"no usable rows in {source} (read {report.rows_read}, bad {len(report.bad_rows)})")
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(report.dropped.items())) or "none"
+        raise ValueError(f"no usable rows in {source} (read {report.rows_read}; dropped: {reasons})")
     write_jsonl(rows, out)
     summary = report.as_dict()
     summary["out"] = str(out)
@@ -150,7 +154,8 @@ def prepare_data(
     "verifiers for --benchmark gpqa_diamond/ifeval/synlogic), and append one JSON line per sample to "
     "--out ({problem_id, sample_index, correct, status, num_tokens, finished}); `fgrpo passk OUT` reads it. "
     "Interrupted runs resume where they stopped (nothing is counted twice); a larger --n adds samples. "
-    "Uses vLLM when installed and a GPU is present, else batched transformers generate."
+    "Uses vLLM when installed and a GPU is present (one request per problem with n samples, every problem "
+    "submitted at once), else batched transformers generate."
 ))
 def eval_command(
     model: str = typer.Option(..., "--model", help="Model folder or hub id ('tiny' = a fresh random tiny model)."),
@@ -165,7 +170,11 @@ def eval_command(
     top_p: float = typer.Option(1.0, "--top-p", help="Nucleus sampling mass in (0, 1] (paper: 1.0)."),
     max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Completion length cap in tokens, >= 1. "
                                                  "Default: the family's (paper Table 8: 8192; 4096 for qwen3-base)."),
-    batch_size: int = typer.Option(32, "--batch-size", help="Samples per generate call, >= 1."),
+    batch_size: int = typer.Option(32, "--batch-size", help="transformers backend: samples per generate call, >= 1 "
+                                   "(vLLM schedules its own batches and ignores it)."),
+    problems_per_call: int = typer.Option(0, "--problems-per-call", help="vLLM backend: problems per generate call, "
+                                          "each a resume point; 0 = every pending problem in one call (the engine "
+                                          "schedules them). Each problem is one request with n samples. Default: 0."),
     seed: int = typer.Option(0, "--seed", help="Sampling seed, >= 0."),
     backend: str = typer.Option("auto", "--backend", help="auto (vLLM when installed and a GPU is present, else transformers), transformers or vllm."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first LIMIT problems, >= 1. Default: all."),
@@ -200,8 +209,8 @@ def eval_command(
     settings = EvalSettings(
         model=model, data=str(data), benchmark=benchmark, n=n, temperature=temperature, top_p=top_p,
         max_new_tokens=max_new_tokens if max_new_tokens is not None else spec.max_new_tokens, system_prompt=prompt,
-        batch_size=batch_size, seed=seed, backend=backend, save_completions=save_completions,
-        fallback_last_number=fallback_last_number, model_family=spec.family,
+        batch_size=batch_size, seed=seed, backend=backend, problems_per_call=problems_per_call,
+        save_completions=save_completions, fallback_last_number=fallback_last_number, model_family=spec.family,
         chat_template_kwargs=spec.chat_template_kwargs or None,
         synlogic_repo=str(synlogic_repo) if synlogic_repo is not None else None,
     )
@@ -232,15 +241,21 @@ def dnll_rare_command(
     data: Optional[Path] = typer.Option(None, "--data", help="Problem file to look up problem_id (benchmark schema)."),
     top_fraction: float = typer.Option(0.01, "--top-fraction", help="Share of correct trajectories kept, in (0, 1]. "
                                        "The paper keeps the top 1%."),
-    batch_size: int = typer.Option(8, "--batch-size", help="Trajectories per forward pass, >= 1."),
+    batch_size: int = typer.Option(8, "--batch-size", help="Trajectories per forward pass (sorted by length, padded "
+                                   "to the batch's longest), >= 1."),
+    device: str = typer.Option("auto", "--device", help="auto (a GPU in bf16 when present, else CPU in float32), "
+                               "cpu, or cuda[:N]. Default: auto."),
     system_prompt: Optional[str] = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bars. Default: shown on stderr."),
 ) -> None:
     from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
     from fgrpo_sim.llm.data import load_benchmark, read_records
     from fgrpo_sim.llm.diagnostics import check_dnll_options, dnll_rare
 
     check_dnll_options(top_fraction, batch_size)
+    if device not in ("auto", "cpu") and not re.fullmatch(r"cuda(:\d+)?", device):
+        raise ValueError(f"--device must be auto, cpu, cuda or cuda:N, got {device!r}")
     prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else PAPER_SYSTEM_PROMPT)
     problems = {p["problem_id"]: p["problem"] for p in load_benchmark("generic", data)} if data else {}
     rows = []
@@ -253,7 +268,10 @@ def dnll_rare_command(
         if not isinstance(record.get("completion"), str):
             raise ValueError(f"{trajectories}: line {number} has no completion text (run eval with --save-completions)")
         rows.append(record)
-    result = dnll_rare(rows, base, list(model), system_prompt=prompt, top_fraction=top_fraction, batch_size=batch_size)
+    if no_progress:
+        _quiet_transformers_bars()
+    result = dnll_rare(rows, base, list(model), system_prompt=prompt, top_fraction=top_fraction, batch_size=batch_size,
+                       device=device, progress=not no_progress)
     print(json.dumps(result, indent=2))
 
 

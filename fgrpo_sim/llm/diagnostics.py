@@ -5,6 +5,17 @@ keep the correct ones, take the top 1% by the base model's length-normalised NLL
 trajectories, 1,263 in the paper), and report, for each trained model, the mean NLL of that fixed
 set minus the base model's. Positive = the trained model moved probability away from rare solutions.
 
+At that scale (about 200k trajectories of up to 8192 tokens, a 7B model) the scoring here:
+* puts each model on the GPU in bf16 when one is present (float32 on CPU), one model at a time;
+* scores only what the recipe needs: the base model the correct trajectories, each trained model the
+  selected ones;
+* sorts sequences by length and pads each batch only to its own longest sequence, longest first
+  (an out-of-memory error shows in the first batch, not hours in);
+* never materialises the logits of a whole batch over the vocabulary: the decoder's hidden states at
+  the completion positions go through the output layer `logit_chunk` positions at a time, with the
+  log-softmax in float32 (a 152k vocabulary x 8192 tokens x 8 sequences would be 40 GB of logits);
+* shows a progress bar (stderr) per model.
+
 Trajectory file (JSON lines): `completion` (str), `correct` (bool) and either `problem` (str) or a
 `problem_id` looked up in a benchmark-schema data file (so `fgrpo llm eval --save-completions` output
 works directly).
@@ -18,38 +29,76 @@ from typing import Any
 from fgrpo_sim.validation import check_integer, check_range
 
 
-def length_normalised_nll(model, tokenizer, prompts: list[str], completions: list[str], batch_size: int = 8) -> list[float]:
-    """Mean -log p(token) over each completion's tokens, given its prompt text (teacher forcing)."""
+def _completion_logprobs(model, ids, attention, target_mask, logit_chunk: int):
+    """log p(token) at every target position, (number of targets,) in float32, in row-major order.
+
+    Uses the decoder's last hidden state and the output layer in chunks of positions; models whose
+    forward transforms the logits further (final softcapping) or that expose no decoder take the plain
+    forward pass instead.
+    """
     import torch
 
+    targets = ids[:, 1:][target_mask[:, 1:]]
+    decoder = model.get_decoder() if hasattr(model, "get_decoder") else None
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    plain = decoder is None or head is None or getattr(model.config, "final_logit_softcapping", None) is not None
+    if plain:
+        logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1][target_mask[:, 1:]]
+        return torch.log_softmax(logits.float(), dim=-1).gather(-1, targets[:, None]).squeeze(-1)
+    hidden = decoder(input_ids=ids, attention_mask=attention).last_hidden_state[:, :-1][target_mask[:, 1:]]
+    parts = []
+    for start in range(0, hidden.shape[0], logit_chunk):
+        logits = head(hidden[start : start + logit_chunk]).float()
+        parts.append(torch.log_softmax(logits, dim=-1).gather(-1, targets[start : start + logit_chunk, None]).squeeze(-1))
+    return torch.cat(parts) if parts else hidden.new_zeros(0, dtype=torch.float32)
+
+
+def length_normalised_nll(
+    model, tokenizer, prompts: list[str], completions: list[str], batch_size: int = 8, *,
+    logit_chunk: int = 1024, progress: bool = False, desc: str = "scoring",
+) -> list[float]:
+    """Mean -log p(token) over each completion's tokens, given its prompt text (teacher forcing), in input order.
+
+    Prompt and completion are tokenised separately (the completion's tokens are exactly the scored ones).
+    Batches of `batch_size` sequences of similar length (sorted, longest first), right-padded. NaN for an
+    empty completion.
+    """
+    import torch
+    from tqdm import tqdm
+
     check_integer("batch_size", batch_size, 1)
+    check_integer("logit_chunk", logit_chunk, 1)
     model.eval()
-    out: list[float] = []
-    for start in range(0, len(prompts), batch_size):
-        rows, lengths = [], []
-        for prompt, completion in zip(prompts[start : start + batch_size], completions[start : start + batch_size]):
-            p_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
-            c_ids = tokenizer(completion, add_special_tokens=False)["input_ids"]
-            rows.append((p_ids, c_ids))
-            lengths.append(len(p_ids) + len(c_ids))
-        width = max(lengths)
-        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-        ids = torch.full((len(rows), width), pad, dtype=torch.long)
-        attention = torch.zeros((len(rows), width), dtype=torch.long)
-        target_mask = torch.zeros((len(rows), width), dtype=torch.bool)
-        for i, (p_ids, c_ids) in enumerate(rows):  # right padding; completion tokens are the targets
+    rows = [(tokenizer(p, add_special_tokens=False)["input_ids"], tokenizer(c, add_special_tokens=False)["input_ids"])
+            for p, c in zip(prompts, completions, strict=True)]
+    order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]) + len(rows[i][1]), reverse=True)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    out = [math.nan] * len(rows)
+    bar = tqdm(total=len(rows), desc=desc, unit="seq", disable=not progress)
+    for start in range(0, len(order), batch_size):
+        batch = order[start : start + batch_size]
+        width = max(len(rows[i][0]) + len(rows[i][1]) for i in batch)
+        ids = torch.full((len(batch), width), pad, dtype=torch.long)
+        attention = torch.zeros((len(batch), width), dtype=torch.long)
+        target_mask = torch.zeros((len(batch), width), dtype=torch.bool)
+        for row, i in enumerate(batch):  # right padding; completion tokens are the targets
+            p_ids, c_ids = rows[i]
             seq = p_ids + c_ids
-            ids[i, : len(seq)] = torch.tensor(seq)
-            attention[i, : len(seq)] = 1
-            target_mask[i, len(p_ids) : len(seq)] = True
+            ids[row, : len(seq)] = torch.tensor(seq)
+            attention[row, : len(seq)] = 1
+            target_mask[row, len(p_ids) : len(seq)] = True
         ids, attention, target_mask = (t.to(model.device) for t in (ids, attention, target_mask))
         with torch.no_grad():
-            logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1].float()
-        logp = torch.log_softmax(logits, dim=-1).gather(-1, ids[:, 1:, None]).squeeze(-1)
-        mask = target_mask[:, 1:]
-        nll = -(logp * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
-        for value, n_tokens in zip(nll.tolist(), mask.sum(dim=1).tolist()):
-            out.append(value if n_tokens > 0 else math.nan)
+            logp = _completion_logprobs(model, ids, attention, target_mask, logit_chunk)
+        counts = target_mask[:, 1:].sum(dim=1).tolist()
+        sums = torch.zeros(len(batch), dtype=torch.float64, device=logp.device)
+        row_of_target = torch.repeat_interleave(torch.arange(len(batch), device=logp.device),
+                                                target_mask[:, 1:].sum(dim=1))
+        sums.index_add_(0, row_of_target, -logp.double())
+        for row, i in enumerate(batch):
+            out[i] = sums[row].item() / counts[row] if counts[row] > 0 else math.nan
+        bar.update(len(batch))
+    bar.close()
     return out
 
 
@@ -69,6 +118,29 @@ def check_dnll_options(top_fraction: float, batch_size: int) -> None:
     check_integer("batch_size", batch_size, 1)
 
 
+def _load_for_scoring(name: str, device: str):
+    """(model, tokenizer): bf16 on a GPU, the checkpoint's float32 on CPU."""
+    import torch
+
+    from fgrpo_sim.llm.tiny import load_model_and_tokenizer
+
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    on_gpu = device.startswith("cuda")
+    return load_model_and_tokenizer(name, dtype=torch.bfloat16 if on_gpu else None, device=device if on_gpu else None)
+
+
+def _release(model) -> None:
+    import gc
+
+    import torch
+
+    del model
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
 def dnll_rare(
     trajectories: list[dict[str, Any]],
     base: str,
@@ -77,26 +149,41 @@ def dnll_rare(
     system_prompt: str | None,
     top_fraction: float = 0.01,
     batch_size: int = 8,
+    device: str = "auto",
+    progress: bool = False,
 ) -> dict[str, Any]:
-    """{selected, base_nll, per model: nll and dnll} on the rare-correct subset chosen by the base model."""
+    """{selected, selected_indices (0-based positions in `trajectories`), base_nll, per model: nll and dnll}
+    on the rare-correct subset chosen by the base model.
+
+    The base model scores only the correct trajectories; each trained model only the selected ones.
+    `device`: "auto" (a GPU in bf16 when present, else CPU in float32), "cpu" or a CUDA device.
+    """
     from fgrpo_sim.llm.evaluate import render_prompt
-    from fgrpo_sim.llm.tiny import load_model_and_tokenizer
 
     check_dnll_options(top_fraction, batch_size)
-    if not any(r.get("correct") for r in trajectories):  # fail before loading any model
+    correct = [i for i, r in enumerate(trajectories) if r.get("correct")]
+    if not correct:  # fail before loading any model
         raise ValueError(f"the trajectory file has no correct trajectory to select from ({len(trajectories)} lines)")
-    base_model, tokenizer = load_model_and_tokenizer(base)
-    prompts = [render_prompt(tokenizer, r["problem"], system_prompt) for r in trajectories]
     completions = [r["completion"] for r in trajectories]
-    base_all = length_normalised_nll(base_model, tokenizer, prompts, completions, batch_size)
+    base_model, tokenizer = _load_for_scoring(base, device)
+    scored = length_normalised_nll(
+        base_model, tokenizer, [render_prompt(tokenizer, trajectories[i]["problem"], system_prompt) for i in correct],
+        [completions[i] for i in correct], batch_size, progress=progress, desc="base model, correct trajectories")
+    base_all = [math.nan] * len(trajectories)
+    for i, value in zip(correct, scored):
+        base_all[i] = value
+    _release(base_model)
     chosen = select_rare_correct(trajectories, base_all, top_fraction)
     base_mean = sum(base_all[i] for i in chosen) / len(chosen)
-    result: dict[str, Any] = {"trajectories": len(trajectories), "correct": sum(bool(r.get("correct")) for r in trajectories),
-                              "selected": len(chosen), "base": base, "base_nll": base_mean, "models": {}}
+    result: dict[str, Any] = {"trajectories": len(trajectories), "correct": len(correct), "base_scored": len(correct),
+                              "selected": len(chosen), "selected_indices": sorted(chosen), "base": base,
+                              "base_nll": base_mean, "models": {}}
     for name in models:
-        model, model_tokenizer = load_model_and_tokenizer(name)
+        model, model_tokenizer = _load_for_scoring(name, device)
         sel_prompts = [render_prompt(model_tokenizer, trajectories[i]["problem"], system_prompt) for i in chosen]
-        nll = length_normalised_nll(model, model_tokenizer, sel_prompts, [completions[i] for i in chosen], batch_size)
+        nll = length_normalised_nll(model, model_tokenizer, sel_prompts, [completions[i] for i in chosen], batch_size,
+                                    progress=progress, desc=f"{name}, selected")
+        _release(model)
         mean = sum(nll) / len(nll)
         result["models"][name] = {"nll": mean, "dnll_rare": mean - base_mean}
     return result

@@ -7,12 +7,25 @@ Output (JSON lines, one per generated sample; `fgrpo passk` reads `problem_id` a
 `finished` is False when generation hit `max_new_tokens`. GPQA-Diamond lines also carry `choice_order`,
 `gold` and `extracted` (the shown option order, the correct and the chosen letter).
 
-Resuming: records are appended and flushed after every batch. On restart the file is read, a torn
+Request shape: the pending samples of each problem form one *chunk* (problem, missing sample
+indices). vLLM gets one request per chunk with `SamplingParams(n=len(indices), seed=chunk seed)`,
+and every pending chunk goes to the engine in a single `generate` call (vLLM batches and schedules
+them; `problems_per_call` > 0 splits the run into calls of that many problems, each a resume point).
+The transformers backend tokenises each chunk's prompt once and repeats it for its samples, in calls
+of at most `batch_size` samples (a chunk may be split across calls), and stops on every end-of-sequence
+id of the model's generation config (as TRL does), not only the tokenizer's.
+
+Seeds: each chunk's seed is derived from `seed`, the problem id and the chunk's first sample index.
+A resumed run asks only for missing indices, so its chunks start elsewhere and draw a fresh random
+stream instead of repeating the first run's. vLLM seeds each request with its chunk's seed; a
+transformers call seeds torch with its first chunk's seed (one generator per batched call). A
+resumed run is statistically equivalent to, not bitwise identical with, an uninterrupted one.
+
+Resuming: records are appended and flushed after every call. On restart the file is read, a torn
 last line (from a kill mid-write) is cut off, and only the (problem_id, sample_index) pairs not yet
 present are generated, so nothing is counted twice. A sidecar `<out>.meta.json` records the
 decoding settings; resuming with different settings is an error (a larger `n` is allowed: it adds
-samples). Sampling seeds are derived per batch from `seed` and the batch's first (problem, sample),
-so a resumed run is statistically equivalent to, not bitwise identical with, an uninterrupted one.
+samples).
 """
 
 from __future__ import annotations
@@ -45,6 +58,7 @@ class EvalSettings:
     batch_size: int = 32
     seed: int = 0
     backend: str = "auto"
+    problems_per_call: int = 0
     save_completions: bool = False
     fallback_last_number: bool = False
     #: Paper Table 9 prompt family (fgrpo_sim.llm.prompts) and its chat-template keywords (Qwen3 thinking,
@@ -61,6 +75,7 @@ class EvalSettings:
         check_integer("batch_size", self.batch_size, 1)
         check_integer("seed", self.seed, 0)
         check_choice("backend", self.backend, BACKENDS)
+        check_integer("problems_per_call", self.problems_per_call, 0)
 
 
 def read_existing(path: Path) -> list[dict[str, Any]]:
@@ -110,8 +125,51 @@ def pending_jobs(problems: list[dict[str, str]], n: int, done: set[tuple[str, in
     return [(p, i) for p in problems for i in range(n) if (p["problem_id"], i) not in done]
 
 
+@dataclass
+class Chunk:
+    """Samples of one problem requested together: one vLLM request with n = len(indices)."""
+
+    problem: dict
+    indices: list[int]
+
+    def seed(self, base_seed: int) -> int:
+        return _batch_seed(base_seed, self.problem["problem_id"], self.indices[0])
+
+
+def chunk_jobs(jobs: list[tuple[dict, int]]) -> list[Chunk]:
+    """Consecutive jobs of one problem merged into a chunk (jobs come problem by problem)."""
+    chunks: list[Chunk] = []
+    for problem, index in jobs:
+        if chunks and chunks[-1].problem is problem:
+            chunks[-1].indices.append(index)
+        else:
+            chunks.append(Chunk(problem, [index]))
+    return chunks
+
+
+def plan_calls(jobs: list[tuple[dict, int]], sampler, settings: EvalSettings) -> list[list[Chunk]]:
+    """The chunks of each generate call: an engine that schedules itself (vLLM) gets every problem at once
+    (or `problems_per_call` problems); batched generate gets `batch_size` samples per call."""
+    if getattr(sampler, "schedules_itself", False):
+        chunks = chunk_jobs(jobs)
+        size = settings.problems_per_call or max(1, len(chunks))
+        return [chunks[i : i + size] for i in range(0, len(chunks), size)]
+    return [chunk_jobs(jobs[i : i + settings.batch_size]) for i in range(0, len(jobs), settings.batch_size)]
+
+
 def _batch_seed(seed: int, problem_id: str, sample_index: int) -> int:
     return (seed * 1_000_003 + zlib.crc32(f"{problem_id}\x00{sample_index}".encode())) % (2**31)
+
+
+def stop_token_ids(model, tokenizer) -> list[int]:
+    """Every end-of-sequence id: the generation config's (an int or a list, e.g. Qwen's <|im_end|> and
+    <|endoftext|>) and the tokenizer's, in that order, without repeats."""
+    ids: list[int] = []
+    config_ids = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    for value in (config_ids if isinstance(config_ids, (list, tuple)) else [config_ids]) + [tokenizer.eos_token_id]:
+        if value is not None and int(value) not in ids:
+            ids.append(int(value))
+    return ids
 
 
 def render_prompt(tokenizer, problem: str, system_prompt: str | None, chat_template_kwargs: dict | None = None) -> str:
@@ -132,35 +190,52 @@ class TransformersSampler:
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.stop_ids = stop_token_ids(self.model, self.tokenizer)
 
     def prompt_text(self, problem: str) -> str:
         return render_prompt(self.tokenizer, problem, self.settings.system_prompt, self.settings.chat_template_kwargs)
 
-    def generate(self, problems: list[str], seed: int) -> list[tuple[str, int, bool]]:
-        """(completion text, completion tokens, finished with EOS) per prompt."""
+    def sample(self, requests: list[tuple[str, int, int]]) -> list[list[tuple[str, int, bool]]]:
+        """For each (problem, count, seed): `count` (completion text, completion tokens, finished) tuples.
+
+        One generate call: each prompt is tokenised once and repeated `count` times; torch is seeded with
+        the first request's seed.
+        """
         torch, s = self.torch, self.settings
-        enc = self.tokenizer([self.prompt_text(p) for p in problems], return_tensors="pt", padding=True,
-                             add_special_tokens=False).to(self.model.device)
-        torch.manual_seed(seed)
+        enc = self.tokenizer([self.prompt_text(p) for p, _, _ in requests], return_tensors="pt", padding=True,
+                             add_special_tokens=False)
+        counts = torch.tensor([c for _, c, _ in requests])
+        inputs = {k: v.repeat_interleave(counts, dim=0).to(self.model.device) for k, v in enc.items()}
+        torch.manual_seed(requests[0][2])
         with torch.no_grad():
             out = self.model.generate(
-                **enc, do_sample=s.temperature > 0, temperature=s.temperature if s.temperature > 0 else None,
+                **inputs, do_sample=s.temperature > 0, temperature=s.temperature if s.temperature > 0 else None,
                 top_p=s.top_p, top_k=0, max_new_tokens=s.max_new_tokens,
-                pad_token_id=self.tokenizer.pad_token_id, eos_token_id=self.tokenizer.eos_token_id,
+                pad_token_id=self.tokenizer.pad_token_id, eos_token_id=self.stop_ids,
             )
-        completions = out[:, enc["input_ids"].shape[1]:]
-        results = []
-        for row in completions.tolist():
-            eos = self.tokenizer.eos_token_id
-            finished = eos in row
-            tokens = row[: row.index(eos)] if finished else row
-            tokens = [t for t in tokens if t != self.tokenizer.pad_token_id]
-            results.append((self.tokenizer.decode(tokens, skip_special_tokens=True), len(tokens), finished))
+        rows = [self._decode(row) for row in out[:, inputs["input_ids"].shape[1]:].tolist()]
+        results, start = [], 0
+        for _, count, _ in requests:
+            results.append(rows[start : start + count])
+            start += count
         return results
+
+    def _decode(self, row: list[int]) -> tuple[str, int, bool]:
+        stops = [i for i, t in enumerate(row) if t in self.stop_ids]
+        finished = bool(stops)
+        tokens = row[: stops[0]] if finished else row
+        tokens = [t for t in tokens if t != self.tokenizer.pad_token_id]
+        return self.tokenizer.decode(tokens, skip_special_tokens=True), len(tokens), finished
+
+    def generate(self, problems: list[str], seed: int) -> list[tuple[str, int, bool]]:
+        """One sample per listed prompt (the request shape before chunks; kept for callers and benchmarks)."""
+        return [rows[0] for rows in self.sample([(p, 1, seed) for p in problems])]
 
 
 class VLLMSampler:
-    """vLLM sampling (GPU): each problem's missing samples in one request with SamplingParams(n=...)."""
+    """vLLM sampling (GPU): one request per chunk with SamplingParams(n=count, seed=chunk seed), all at once."""
+
+    schedules_itself = True
 
     def __init__(self, settings: EvalSettings):
         from vllm import LLM
@@ -168,17 +243,20 @@ class VLLMSampler:
         self.settings = settings
         self.llm = LLM(model=settings.model, seed=settings.seed)
         self.tokenizer = self.llm.get_tokenizer()
+        self.progress = True
 
-    def generate(self, problems: list[str], seed: int) -> list[tuple[str, int, bool]]:
+    def sample(self, requests: list[tuple[str, int, int]]) -> list[list[tuple[str, int, bool]]]:
         from vllm import SamplingParams
 
         s = self.settings
-        # No per-request seed: identical seeds would make the repeated prompts of a batch sample identically;
-        # the engine was seeded once in __init__.
-        params = SamplingParams(n=1, temperature=s.temperature, top_p=s.top_p, max_tokens=s.max_new_tokens)
-        prompts = [render_prompt(self.tokenizer, p, s.system_prompt, s.chat_template_kwargs) for p in problems]
-        outputs = self.llm.generate(prompts, params, use_tqdm=False)
-        return [(o.outputs[0].text, len(o.outputs[0].token_ids), o.outputs[0].finish_reason == "stop") for o in outputs]
+        # A seed per request: its n samples come from that request's own generator, so the stream depends
+        # only on (seed, problem, first sample index), not on the other requests of the call.
+        params = [SamplingParams(n=count, seed=seed, temperature=s.temperature, top_p=s.top_p,
+                                 max_tokens=s.max_new_tokens) for _, count, seed in requests]
+        prompts = [render_prompt(self.tokenizer, p, s.system_prompt, s.chat_template_kwargs) for p, _, _ in requests]
+        outputs = self.llm.generate(prompts, params, use_tqdm=self.progress)
+        return [[(o.text, len(o.token_ids), o.finish_reason == "stop") for o in request.outputs]
+                for request in outputs]
 
 
 def choose_backend(requested: str) -> str:
@@ -233,31 +311,42 @@ def run_eval(
                                                         device="cuda" if on_gpu else None)
             sampler = TransformersSampler(model, tokenizer, settings)
     _write_meta(out, settings)  # only once the model loaded: a failed start leaves nothing behind
+    if hasattr(sampler, "progress"):
+        sampler.progress = progress
     bar = tqdm(total=len(jobs), desc="eval samples", unit="sample", disable=not progress)
-    batches = 0
+    calls = 0
     with open(out, "a", encoding="utf-8") as fh:
-        for start in range(0, len(jobs), settings.batch_size):
-            batch = jobs[start : start + settings.batch_size]
-            first_problem, first_index = batch[0]
-            results = sampler.generate([p["problem"] for p, _ in batch],
-                                       _batch_seed(settings.seed, first_problem["problem_id"], first_index))
+        for call in plan_calls(jobs, sampler, settings) if jobs else []:
+            if hasattr(sampler, "sample"):
+                results = sampler.sample([(c.problem["problem"], len(c.indices), c.seed(settings.seed)) for c in call])
+            else:  # a sampler with only the per-sample interface (one prompt per sample)
+                flat = sampler.generate([c.problem["problem"] for c in call for _ in c.indices], call[0].seed(settings.seed))
+                results, start = [], 0
+                for c in call:
+                    results.append(flat[start : start + len(c.indices)])
+                    start += len(c.indices)
             lines = []
-            for (problem, index), (text, num_tokens, finished) in zip(batch, results, strict=True):
-                score = grader.score_record(problem, text) if grader else verifier.score(text, problem["answer"])
-                record = {"problem_id": problem["problem_id"], "sample_index": index, "correct": bool(score.correct),
-                          "status": score.status, "num_tokens": int(num_tokens), "finished": bool(finished)}
-                if "choice_order" in problem:  # GPQA: the recorded option order, the right and the chosen letter
-                    record.update(choice_order=problem["choice_order"], gold=problem["answer"], extracted=score.extracted)
-                if settings.save_completions:
-                    record["completion"] = text
-                lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+            for chunk, samples in zip(call, results, strict=True):
+                if len(samples) != len(chunk.indices):
+                    raise RuntimeError(f"sampler returned {len(samples)} samples for {len(chunk.indices)} requested")
+                for index, (text, num_tokens, finished) in zip(chunk.indices, samples):
+                    problem = chunk.problem
+                    score = grader.score_record(problem, text) if grader else verifier.score(text, problem["answer"])
+                    record = {"problem_id": problem["problem_id"], "sample_index": index, "correct": bool(score.correct),
+                              "status": score.status, "num_tokens": int(num_tokens), "finished": bool(finished)}
+                    if "choice_order" in problem:  # GPQA: the recorded option order, the right and the chosen letter
+                        record.update(choice_order=problem["choice_order"], gold=problem["answer"],
+                                      extracted=score.extracted)
+                    if settings.save_completions:
+                        record["completion"] = text
+                    lines.append(json.dumps(record, ensure_ascii=False) + "\n")
             fh.write("".join(lines))
             fh.flush()
             os.fsync(fh.fileno())
-            bar.update(len(batch))
-            batches += 1
+            bar.update(len(lines))
+            calls += 1
             if on_batch is not None:
-                on_batch(batches)
+                on_batch(calls)
     bar.close()
     return summarise(out, problems, settings.n, generated=len(jobs))
 

@@ -4,22 +4,41 @@ Safety layers, cheapest first:
 1. A size pre-check: completions over `max_completion_chars`, boxed answers over `max_answer_chars`
    or nested deeper than `max_brace_depth` are rejected before any parsing (sympy can take
    exponential time on deeply nested input).
-2. A time limit on math-verify itself. math-verify's own timeout uses `signal.alarm`, which works
-   only in the main thread. In the main thread we use it; in any other thread (async reward
-   functions, thread pools) the parse/verify call goes to a small guarded worker process that runs
-   math-verify in *its* main thread, and is killed and restarted if it overruns `hard_timeout`.
-3. Any exception inside math-verify is caught.
+2. One deadline of `timeout` seconds for the whole check (gold parse + answer parse + compare).
+   math-verify's own timeouts are switched off: they catch their own timeout exception and return
+   "no parse" / "not equal", so a timeout would be scored as a wrong answer and an empty gold parse
+   would be cached. Our deadline raises an exception math-verify cannot swallow (a BaseException
+   from a SIGALRM interval timer), so it is counted as `timeout`, and nothing is cached.
+   Signals work only in a main thread. Off the main thread (async reward functions, thread pools)
+   the check goes to a pool of worker processes, each running math-verify in *its* main thread
+   under the same deadline; a worker that has not answered `hard_timeout` seconds after the
+   request (a hang in C code that no signal interrupts) is killed and a replacement starts at once
+   in the background. Each thread takes its own idle worker (the pool grows to `max_workers`), so
+   one hung check never holds up another thread.
+3. Exceptions inside math-verify are raised to us (`raise_on_error=True`) and counted as `error`.
 
 Every rejected or failed completion gets reward `reward_wrong` and is counted by status in
-`MathVerifier.counts`; the TRL reward function also logs the per-batch fraction of each status.
+`MathVerifier.counts` (`MathVerifier.stats` gives a snapshot with every status); the TRL reward
+function also logs the per-batch fraction of each status.
+
+Time bounds of one `score` call: in a main thread, at most `timeout` seconds in math-verify. Off it,
+at most `hard_timeout` seconds once a worker is running; a thread that finds no idle worker and the
+pool full waits for one (each is busy at most `hard_timeout`); the first call of a new worker also
+waits for its start-up (importing sympy and math-verify and one warm-up check, usually a few
+seconds, at most `startup_timeout`; replacements of killed workers start before anyone needs
+them). The first check of a process also runs one warm-up check outside the deadline, so lazy
+initialisation is not charged to a real answer.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -78,7 +97,28 @@ def _completion_text(completion: Any) -> str:
     return "" if completion is None else str(completion)
 
 
-# --- math-verify calls (run in the main thread of this process or of the worker) -----------------
+# --- math-verify calls under one deadline (main thread of this process or of a worker) ---------
+
+class _Deadline(BaseException):
+    """Raised by our SIGALRM handler. A BaseException, so math-verify's `except Exception` cannot swallow it."""
+
+
+def _raise_deadline(signum, frame):
+    raise _Deadline()
+
+
+def _call_with_deadline(fn, seconds: float):
+    """fn() with a SIGALRM interval timer of `seconds` (main thread only); raises _Deadline on overrun."""
+    previous = signal.signal(signal.SIGALRM, _raise_deadline)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            return fn()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
 
 def _parse_config():
     from math_verify import ExprExtractionConfig, LatexExtractionConfig
@@ -86,114 +126,252 @@ def _parse_config():
     return [LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig()]
 
 
-@lru_cache(maxsize=65536)
-def _parse_gold(answer: str, timeout: int | None):
+def _quiet_math_verify() -> None:
+    """math-verify warns once that its own timeouts are off; we enforce ours (see the module doc)."""
+    import math_verify.grader
+    import math_verify.parser
+
+    math_verify.parser.TIMEOUT_WARNING_SHOWN = True
+    math_verify.grader.TIMEOUT_WARNING_SHOWN = True
+
+
+def _parse(boxed_content: str):
     from math_verify import parse
 
-    return parse("\\boxed{" + answer + "}", extraction_config=_parse_config(), parsing_timeout=timeout)
+    return parse("\\boxed{" + boxed_content + "}", extraction_config=_parse_config(), parsing_timeout=None,
+                 raise_on_error=True)
 
 
-def _verify_in_main_thread(answer: str, boxed: str, timeout: int | None) -> str:
-    """"correct" / "wrong" / "unparsable" / "timeout" / "error" (math-verify with signal timeouts)."""
-    from math_verify import parse, verify
+@lru_cache(maxsize=65536)
+def _parse_gold(answer: str):
+    """Cached parse of a reference answer. A timeout raises _Deadline, which lru_cache does not cache."""
+    return _parse(answer)
 
+
+def _verify_status(answer: str, boxed: str) -> str:
+    """"correct" / "wrong" / "unparsable" / "error" (no deadline here).
+
+    math-verify compares every (gold, prediction) pair of the two parses and accepts any match; we
+    loop over the pairs ourselves so that one pair that raises neither hides a later match (as
+    `raise_on_error=True` over the whole lists would) nor passes for a wrong answer (as the default
+    does): an answer with no matching pair and at least one failed comparison is an "error".
+    """
+    from math_verify import verify
+
+    gold = _parse_gold(answer)
+    pred = _parse(boxed)
+    if not gold or not pred:
+        return "unparsable"
+    failed = False
+    for g in gold:
+        for t in pred:
+            try:
+                if verify(g, t, timeout_seconds=None, raise_on_error=True):
+                    return "correct"
+            except Exception:  # noqa: BLE001 - counted, and the other pairs still get their chance
+                failed = True
+    return "error" if failed else "wrong"
+
+
+_warmed_up = False
+
+
+def _warm_up() -> None:
+    """One known-safe check outside any deadline: the first check of a process builds math-verify's and
+    sympy's lazy state (grammars, caches), which can take seconds on a busy machine and must not be
+    charged to a real answer's deadline."""
+    global _warmed_up
+    if not _warmed_up:
+        _quiet_math_verify()
+        try:
+            _call_with_deadline(lambda: _verify_status("\\frac{1}{2}", "0.5"), _WARM_UP_SECONDS)
+        except (_Deadline, Exception):  # noqa: BLE001 - a broken install shows up on the real checks
+            pass
+        _warmed_up = True
+
+
+#: Deadline of the one warm-up check (it is not a user's answer; it only must not hang forever).
+_WARM_UP_SECONDS = 30.0
+
+
+def _verify_in_main_thread(answer: str, boxed: str, timeout: float) -> str:
+    """"correct" / "wrong" / "unparsable" / "timeout" / "error", at most `timeout` seconds."""
+    _warm_up()
     try:
-        gold = _parse_gold(answer, timeout)
-        pred = parse("\\boxed{" + boxed + "}", extraction_config=_parse_config(), parsing_timeout=timeout)
-        if not gold or not pred:
-            return "unparsable"
-        return "correct" if verify(gold, pred, timeout_seconds=timeout) else "wrong"
-    except TimeoutError:
+        return _call_with_deadline(lambda: _verify_status(answer, boxed), timeout)
+    except _Deadline:
         return "timeout"
     except Exception:  # noqa: BLE001 - a hostile completion must never stop training
         return "error"
 
 
-def _worker_loop(timeout: int) -> None:
-    """Worker process: JSON lines in on stdin, one status per line out on stdout.
+def _worker_request(request: dict, timeout: float) -> str:
+    if request["kind"] == "sleep":  # test hook: a check that overruns but obeys signals
+        return _call_with_deadline_status(lambda: time.sleep(request["seconds"]), timeout)
+    if request["kind"] == "block":  # test hook: a hang no signal interrupts (like one inside C code)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        time.sleep(request["seconds"])
+        return "correct"
+    return _verify_in_main_thread(request["answer"], request["boxed"], timeout)
 
-    math-verify runs in this process's main thread, so its signal timeouts work.
-    """
+
+def _call_with_deadline_status(fn, timeout: float) -> str:
+    try:
+        _call_with_deadline(fn, timeout)
+    except _Deadline:
+        return "timeout"
+    return "correct"
+
+
+def _worker_loop(timeout: float) -> None:
+    """Worker process: "ready" once math-verify is imported, then JSON lines in, one status per line out."""
     import json
-    import sys
-    import time
 
+    _warm_up()  # pay the imports and lazy initialisation before saying "ready"
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
     for line in sys.stdin:
-        request = json.loads(line)
-        if request["kind"] == "sleep":  # lets the tests simulate a hung parse
-            time.sleep(request["seconds"])
-            status = "correct"
-        else:
-            status = _verify_in_main_thread(request["answer"], request["boxed"], timeout)
-        sys.stdout.write(status + "\n")
+        sys.stdout.write(_worker_request(json.loads(line), timeout) + "\n")
         sys.stdout.flush()
 
 
-class _GuardedWorker:
-    """One lazily started worker process; killed and restarted when a call overruns its hard timeout.
+class _Worker:
+    """One worker process (`python -m fgrpo_sim.llm.rewards --worker T`; no fork of a process that may hold
+    CUDA state, no re-import of the user's main script). Used by one thread at a time."""
 
-    Started with `python -m fgrpo_sim.llm.rewards` (not multiprocessing), so it neither forks a process
-    that may hold CUDA state nor re-imports the user's main script.
-    """
-
-    def __init__(self, timeout: int, hard_timeout: float):
-        self.timeout, self.hard_timeout = timeout, hard_timeout
-        self._lock = threading.Lock()
-        self._proc: subprocess.Popen | None = None
-
-    def _start(self) -> None:
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "fgrpo_sim.llm.rewards", "--worker", str(self.timeout)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
+    def __init__(self, timeout: float):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "fgrpo_sim.llm.rewards", "--worker", repr(float(timeout))],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0,
         )
+        self.ready = False
+        self._buffer = b""
 
-    def _stop(self) -> None:
-        if self._proc is not None:
-            self._proc.kill()
-            self._proc.wait(timeout=5)
-        self._proc = None
-
-    def call(self, request: dict, startup_grace: float = 60.0) -> str:
-        import json
+    def read_line(self, deadline: float) -> str | None:
+        """One line from the worker before `deadline` (time.monotonic), else None."""
         import select
 
-        with self._lock:
-            fresh = self._proc is None or self._proc.poll() is not None
-            if fresh:
-                self._stop()
-                self._start()
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, 4096)
+            if not chunk:  # the worker died
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line.decode("utf-8", "replace").strip()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a process that survives SIGKILL
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout):
             try:
-                self._proc.stdin.write(json.dumps(request) + "\n")
-                self._proc.stdin.flush()
-                # The first call also pays for the worker's imports (sympy, math-verify).
-                ready, _, _ = select.select([self._proc.stdout], [], [], self.hard_timeout + (startup_grace if fresh else 0.0))
-                if ready:
-                    status = self._proc.stdout.readline().strip()
-                    if status in STATUSES:
-                        return status
-            except (OSError, ValueError):
+                stream.close()
+            except OSError:
                 pass
-            self._stop()  # overran, died or answered nonsense: start afresh next time
-            return "timeout"
+
+
+class _WorkerPool:
+    """Idle workers for threads other than the main one; the lock guards only the lists, never a call."""
+
+    def __init__(self, timeout: float, hard_timeout: float, startup_timeout: float, max_workers: int):
+        self.timeout, self.hard_timeout = timeout, hard_timeout
+        self.startup_timeout, self.max_workers = startup_timeout, max_workers
+        self._cond = threading.Condition()
+        self._idle: list[_Worker] = []
+        self._count = 0  # workers alive or starting, idle or busy
+
+    def _take(self) -> _Worker:
+        with self._cond:
+            while True:
+                if self._idle:
+                    return self._idle.pop()
+                if self._count < self.max_workers:
+                    self._count += 1
+                    break
+                self._cond.wait()
+        try:
+            return _Worker(self.timeout)
+        except BaseException:
+            with self._cond:
+                self._count -= 1
+                self._cond.notify()
+            raise
+
+    def _give_back(self, worker: _Worker) -> None:
+        with self._cond:
+            self._idle.append(worker)
+            self._cond.notify()
+
+    def _replace(self, worker: _Worker) -> None:
+        """Kill a worker that overran or died; start its replacement now, so the next call need not wait."""
+        worker.kill()
+        try:
+            fresh = _Worker(self.timeout)
+        except OSError:
+            with self._cond:
+                self._count -= 1
+                self._cond.notify()
+            return
+        self._give_back(fresh)
+
+    def call(self, request: dict) -> str:
+        import json
+
+        worker = self._take()
+        if not worker.ready:
+            line = worker.read_line(time.monotonic() + self.startup_timeout)
+            if line != "ready":
+                self._replace(worker)
+                return "error"  # the worker could not start (math-verify missing or too slow to import)
+            worker.ready = True
+        try:
+            worker.proc.stdin.write((json.dumps(request) + "\n").encode())
+            worker.proc.stdin.flush()
+            status = worker.read_line(time.monotonic() + self.hard_timeout)
+        except (OSError, ValueError):
+            status = None
+        if status in STATUSES:
+            self._give_back(worker)
+            return status
+        overran = status is None and worker.alive()
+        self._replace(worker)
+        return "timeout" if overran else "error"
 
     def close(self) -> None:
-        with self._lock:
-            self._stop()
+        with self._cond:
+            idle, self._idle = self._idle, []
+            self._count -= len(idle)
+        for worker in idle:
+            worker.kill()
 
 
 @dataclass
 class MathVerifier:
     """Scores completions against reference answers; thread-safe; counts outcomes by status.
 
-    Parameters: `timeout` seconds for each math-verify parse/compare (integer, signal based),
-    `hard_timeout` seconds before a worker-process call is abandoned (off the main thread only),
-    and the size limits of the pre-check. `fallback_last_number` (off in the paper's setting) scores
-    the last number of a completion that has no box: only for smoke tests with tiny random models,
-    which never write \\boxed{}.
+    Parameters: `timeout` seconds for one check (gold parse + answer parse + compare; fractions
+    allowed), `hard_timeout` seconds before a worker-process check is abandoned and its worker killed
+    (off the main thread only; must be > `timeout`), `startup_timeout` seconds for a new worker to
+    import math-verify, `max_workers` worker processes at most, and the size limits of the
+    pre-check. `fallback_last_number` (off in the paper's setting) scores the last number of a
+    completion that has no box: only for smoke tests with tiny random models, which never write
+    \\boxed{}.
     """
 
-    timeout: int = 5
-    hard_timeout: float = 20.0
+    timeout: float = 5.0
+    hard_timeout: float = 10.0
+    startup_timeout: float = 60.0
+    max_workers: int = 8
     max_completion_chars: int = 200_000
     max_answer_chars: int = 1_000
     max_brace_depth: int = 20
@@ -203,13 +381,24 @@ class MathVerifier:
     def __post_init__(self):
         from fgrpo_sim.validation import check_integer, check_range
 
-        check_integer("timeout", self.timeout, 1)
-        check_range("hard_timeout", self.hard_timeout, 0.0, low_open=True)
+        check_range("timeout", self.timeout, 0.0, low_open=True)
+        check_range("hard_timeout", self.hard_timeout, float(self.timeout), low_open=True)
+        check_range("startup_timeout", self.startup_timeout, 0.0, low_open=True)
+        check_integer("max_workers", self.max_workers, 1)
         check_integer("max_completion_chars", self.max_completion_chars, 1)
         check_integer("max_answer_chars", self.max_answer_chars, 1)
         check_integer("max_brace_depth", self.max_brace_depth, 1)
         self._count_lock = threading.Lock()
-        self._worker = _GuardedWorker(int(self.timeout), float(self.hard_timeout))
+        self._workers = _WorkerPool(float(self.timeout), float(self.hard_timeout), float(self.startup_timeout),
+                                    int(self.max_workers))
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Counts of every status so far (zeros included) and their total, for training/eval logs."""
+        with self._count_lock:
+            snapshot = {status: int(self.counts[status]) for status in STATUSES}
+        snapshot["total"] = sum(snapshot.values())
+        return snapshot
 
     def score(self, completion: Any, answer: Any) -> Score:
         result = self._score(_completion_text(completion), "" if answer is None else str(answer).strip())
@@ -234,22 +423,25 @@ class MathVerifier:
         if len(boxed) > self.max_answer_chars:
             return Score(False, "too_long", boxed[:50])
         if threading.current_thread() is threading.main_thread():
-            status = _verify_in_main_thread(answer, boxed, int(self.timeout))
+            status = _verify_in_main_thread(answer, boxed, float(self.timeout))
         else:
-            status = self._worker.call({"kind": "verify", "answer": answer, "boxed": boxed})
+            status = self._workers.call({"kind": "verify", "answer": answer, "boxed": boxed})
         return Score(status == "correct", status, boxed)
 
     def close(self) -> None:
-        """Stop the worker process, if one was started (it is a daemon and dies with us anyway)."""
-        self._worker.close()
+        """Stop the idle worker processes (they also exit when this process does: their stdin closes)."""
+        self._workers.close()
 
 
 def make_math_reward(
-    reward_correct: float = 1.0, reward_wrong: float = 0.0, verifier: MathVerifier | None = None, name: str = "math_reward"
+    reward_correct: float = 1.0, reward_wrong: float = 0.0, verifier: MathVerifier | None = None, name: str = "math"
 ):
     """A TRL reward function: `f(completions, answer, **kwargs) -> list[float]` (dataset column `answer`).
 
-    Logs the fraction of each status per batch through TRL's `log_metric` (as `<name>/<status>`).
+    Its `__name__` is `name` ("math": the reward that defines success for the focal weight by default),
+    and it carries `reward_correct`, `reward_wrong` (the two values it returns) and `verifier` (whose
+    `stats` count outcomes), so a trainer can check them against its config. Logs the fraction of each
+    status per batch through TRL's `log_metric` (as `<name>/<status>`).
     """
     verifier = verifier if verifier is not None else MathVerifier()
 
@@ -264,6 +456,8 @@ def make_math_reward(
 
     reward.__name__ = name
     reward.verifier = verifier  # type: ignore[attr-defined]
+    reward.reward_correct = float(reward_correct)  # type: ignore[attr-defined]
+    reward.reward_wrong = float(reward_wrong)  # type: ignore[attr-defined]
     return reward
 
 
@@ -272,4 +466,4 @@ math_reward = make_math_reward()
 
 
 if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "--worker":
-    _worker_loop(int(sys.argv[2]))
+    _worker_loop(float(sys.argv[2]))
