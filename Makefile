@@ -1,24 +1,39 @@
-# `make figures` and `make test` work on a fresh clone: both create .venv when it is missing.
+# `make figures` and `make test` work on a fresh clone: both create their virtual environments when missing.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 EXTRAS := dev,llm,notebooks
 STAMP := $(VENV)/.installed
+# verl gets a venv of its own: its hydra-core pins antlr4 4.9, under which math-verify cannot parse
+# percentages ("10\%" vs "10" grades wrong), so sharing one venv would change the TRL path's math grading.
+VERL_VENV := .venv-verl
+VERL_EXTRAS := dev,llm,verl
+VERL_STAMP := $(VERL_VENV)/.installed
 
-.PHONY: install test figures clean
+.PHONY: install install-verl test figures clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -c constraints.txt -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
+$(VERL_STAMP): pyproject.toml constraints.txt
+	test -x $(VERL_VENV)/bin/python || $(PYTHON) -m venv $(VERL_VENV)
+	$(VERL_VENV)/bin/pip install -q -c constraints.txt -e ".[$(VERL_EXTRAS)]"
+	touch $(VERL_STAMP)
+
 install: $(STAMP)
 
-test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -q tests
+install-verl: $(VERL_STAMP)
+
+# Everything but verl in .venv, then the verl tests in .venv-verl (a missing verl is an error there, not a skip).
+test: $(STAMP) $(VERL_STAMP)
+	$(BIN)/python -m pytest -n 2 --dist loadfile -q tests --ignore-glob='tests/test_verl*'
+	$(VERL_VENV)/bin/python -c "import verl"
+	$(VERL_VENV)/bin/python -m pytest -n 2 --dist loadfile -q tests/test_verl*.py
 
 figures: $(STAMP)
 	$(BIN)/fgrpo figures --out figures
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(VERL_VENV) build *.egg-info .pytest_cache
