@@ -90,6 +90,11 @@ def train(
     trainer = FocalGRPOTrainer(
         model=model, reward_funcs=reward, args=args, train_dataset=dataset, processing_class=tokenizer
     )
+    from fgrpo_sim.llm.dynamics import callback_from_config
+
+    dynamics = callback_from_config(args, run["system_prompt"], fallback_last_number=run["reward"] == "math_last_number")
+    if dynamics is not None:  # paper App. P: held-out pass@k every dynamics_every steps
+        trainer.add_callback(dynamics)
     trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
     trainer.save_model(args.output_dir)
     if trainer.accelerator.is_main_process:
