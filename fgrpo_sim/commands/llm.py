@@ -240,3 +240,13 @@ def dnll_rare_command(
         rows.append(record)
     result = dnll_rare(rows, base, list(model), system_prompt=prompt, top_fraction=top_fraction, batch_size=batch_size)
     print(json.dumps(result, indent=2))
+
+
+def _register_recipes() -> None:
+    from fgrpo_sim.commands.llm_recipes import recipes_command
+
+    app.command("recipes", short_help="Index of the paper's training arms: paper table -> recipe -> command.")(
+        recipes_command)
+
+
+_register_recipes()
