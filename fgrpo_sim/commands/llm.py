@@ -83,6 +83,10 @@ def train(
     dataset = load_prepared(run["train_data"], run["system_prompt"])
     if run["model"] == "tiny":
         model, tokenizer = build_tiny(seed=int(run["model_seed"]))
+        if args.beta != 0.0:  # GRPO-KL: TRL loads the reference from a folder
+            from fgrpo_sim.llm.controls import save_reference_for_kl
+
+            save_reference_for_kl(model, tokenizer, Path(args.output_dir) / "kl-reference")
     else:
         model, tokenizer = str(run["model"]), load_tokenizer(str(run["model"]))
     verifier = MathVerifier(fallback_last_number=run["reward"] == "math_last_number")

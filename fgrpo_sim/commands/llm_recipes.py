@@ -17,10 +17,10 @@ def recipes_command(
                                         "llama-3.2-3b-instruct). Default: all."),
     output_format: str = typer.Option("text", "--format", help="text (a table), markdown (the docs/recipes.md table) "
                                       "or json (every field, one object per arm)."),
-    response_fraction: float = typer.Option(0.25, "--response-fraction", help="Assumed mean response length as a "
-                                            "fraction of max_completion_length, in (0, 1], for the GPU-hour estimate."),
-    mfu: float = typer.Option(0.35, "--mfu", help="Assumed training model-FLOP utilisation, in (0, 1]."),
-    decode_rate: float = typer.Option(2000.0, "--decode-tokens-per-s", help="Assumed decoded tokens/s per H100 for a "
+    response_fraction: float = typer.Option(1500 / 8192, "--response-fraction", help="Assumed mean response length as a "
+                                            "fraction of max_completion_length, in (0, 1], for the GPU-hour estimate (default 1500/8192 = 0.183)."),
+    mfu: float = typer.Option(0.40, "--mfu", help="Assumed training model-FLOP utilisation, in (0, 1]."),
+    decode_rate: float = typer.Option(5000.0, "--decode-tokens-per-s", help="Assumed decoded tokens/s per H100 for a "
                                       "7.6B model (scaled by 7.6 / params for the others), > 0."),
 ) -> None:
     """List every training arm of the paper with the table it feeds, its recipe, the command that runs it and

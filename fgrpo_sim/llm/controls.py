@@ -49,6 +49,7 @@ advantage once (paper Sec. 4: A is replaced by g * A).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -155,3 +156,16 @@ def apply_differential_smoothing(trainer: Any, output: dict, gathered_rewards: t
     metrics["ds/log_prob_mean"].append(float(log_prob.mean()))
     metrics["ds/advantage_shift_mean"].append(float((shifted - (advantages if advantages.dim() == 1 else advantages[:, 0])).mean()))
     return output
+
+
+def save_reference_for_kl(model: Any, tokenizer: Any, folder: str | Path) -> Path:
+    """Give an in-memory model (the tiny one) a folder TRL can load its KL reference from.
+
+    TRL 1.16 builds the frozen reference for beta > 0 from `model.config._name_or_path`; a model built in
+    memory has none, so we save its initial weights to `folder` and point the config there.
+    """
+    from fgrpo_sim.llm.tiny import save_tiny
+
+    path = save_tiny(model, tokenizer, folder)
+    model.config._name_or_path = str(path)
+    return path

@@ -8,11 +8,12 @@ GPU-hour estimates (`estimate_gpu_hours`) are ours, not the paper's: the paper r
 stated assumptions (all overridable):
 
 * rollouts = 39,202 prompts x 10 epochs x N (the paper's filtered DeepScaleR, its epochs and group size);
-* mean response length = 25% of max_completion_length, mean prompt 150 tokens (assumed);
-* generation: 2,000 decoded tokens/s per H100 for a 7.6B model, scaled by 7.6 / params (assumed,
-  memory-bound batched decoding);
+* mean response length = 18.3% of max_completion_length (1,500 of 8,192 tokens), mean prompt 150
+  tokens (assumed; the same 1,500 as docs/llm.md "Hardware and cost");
+* generation: 5,000 decoded tokens/s per colocated H100 for a 7.6B model, scaled by 7.6 / params
+  (assumed, memory-bound batched decoding);
 * training: (6 forward+backward + 2 old-log-prob forward [+ 2 reference forward when beta > 0]) x params
-  x tokens FLOPs at 35% of the H100's 989 dense bf16 TFLOP/s (assumed MFU).
+  x tokens FLOPs at 40% of the H100's 989 dense bf16 TFLOP/s (assumed MFU).
 
 Treat the result as an order of magnitude (a factor of 2 either way would not surprise us).
 """
@@ -40,8 +41,8 @@ class Arm:
 
 def estimate_gpu_hours(
     params_b: float, num_generations: int, max_completion_length: int, *, epochs: float = 10,
-    prompts: int = PAPER_PROMPTS, response_fraction: float = 0.25, prompt_tokens: int = 150,
-    decode_tokens_per_s_at_7b6: float = 2000.0, mfu: float = 0.35, with_reference: bool = False,
+    prompts: int = PAPER_PROMPTS, response_fraction: float = 1500 / 8192, prompt_tokens: int = 150,
+    decode_tokens_per_s_at_7b6: float = 5000.0, mfu: float = 0.40, with_reference: bool = False,
 ) -> dict[str, float]:
     """H100 GPU-hours of one run (generation + training) under the module's stated assumptions."""
     from fgrpo_sim.validation import check_range
