@@ -299,3 +299,11 @@ def test_entropy_gradient_matches_float64_reference(tmp_path):
         inputs = _fixed_batch(tokenizer, scale * advantages)
         bonus = _loss_grad(trainer, inputs, big) - _loss_grad(trainer, inputs, 0.0)
         assert torch.allclose(bonus.double(), expected * (big / coef), rtol=1e-3, atol=1e-7)
+
+
+def test_docs_table_is_the_command_output(run_cli):
+    result = run_cli("llm", "recipes", "--root", ROOT / "recipes", "--format", "markdown")
+    assert result.exit_code == 0
+    docs = (ROOT / "docs" / "recipes.md").read_text()
+    missing = [line for line in result.stdout.splitlines() if line not in docs]
+    assert not missing, f"docs/recipes.md is stale; regenerate with `fgrpo llm recipes --format markdown`: {missing[:2]}"

@@ -37,6 +37,7 @@ class Arm:
     paper: str        # the paper table(s) it feeds
     what: str         # one-line description
     recipe: Path
+    shown: str = ""   # the path as a user types it from the repository root, e.g. recipes/qwen2.5-7b/grpo.yaml
 
 
 def estimate_gpu_hours(
@@ -98,7 +99,8 @@ def recipe_index(root: str | Path = "recipes") -> list[Arm]:
                 continue
             arm = path.relative_to(folder).with_suffix("").as_posix()
             paper, what = classify(folder.name, arm)
-            arms.append(Arm(folder.name, arm, paper, what, path))
+            shown = (Path(root.name) / path.relative_to(root)).as_posix()
+            arms.append(Arm(folder.name, arm, paper, what, path, shown))
     # Within a model: the paper's order of tables (main comparison first, sweeps and controls after).
     order = ("Table 1", "Table 2", "Table 3", "App. L.2", "Table 6", "Table 7")
     return sorted(arms, key=lambda a: (a.model != "qwen2.5-7b", a.model,
@@ -120,7 +122,7 @@ def arm_row(arm: Arm, **estimate_options: Any) -> dict[str, Any]:
     what = arm.what.replace("picked gamma", f"gamma = {gamma:g} (picked)")
     return {
         "model": arm.model, "arm": arm.arm, "paper": arm.paper, "what": what,
-        "recipe": arm.recipe.as_posix(), "command": f"fgrpo llm train --config {arm.recipe.as_posix()}",
+        "recipe": arm.shown, "command": f"fgrpo llm train --config {arm.shown}",
         "num_generations": n, "focal_gamma": gamma, "max_completion_length": length,
         "hardware": "16 x H100 80GB (paper); recipes written for 8 per node",
         "est_gpu_h": None if cost is None else round(cost["gpu_h"]),
