@@ -131,18 +131,30 @@ def success_mask(success_rewards: torch.Tensor, reward_correct: float, reward_wr
     return success_rewards <= cut
 
 
+def _success_column(trainer: Any) -> int:
+    """The reward function that decides "correct": the trainer's focal success function when it has resolved
+    one, else `focal_reward_func`, else the only reward function."""
+    index = getattr(trainer, "_focal_success_index", None)
+    if index is not None:
+        return int(index)
+    names = list(trainer.reward_func_names)
+    chosen = trainer.args.focal_reward_func
+    if chosen is not None and chosen in names:
+        return names.index(chosen)
+    if len(names) == 1:
+        return 0
+    raise ValueError(f"DS-GRPO needs the reward function that defines a correct trajectory: set focal_reward_func "
+                     f"to one of {', '.join(names)}")
+
+
 def apply_differential_smoothing(trainer: Any, output: dict, gathered_rewards: torch.Tensor) -> dict:
     """Trainer hook: replace TRL's local advantages A by A^DS before the focal weight; no-op when DS is off."""
     args = trainer.args
     if not ds_enabled(args):
         return output
-    from fgrpo_sim.llm.trainer import success_rewards
-
     mode = "train" if trainer.model.training else "eval"
-    rewards = success_rewards(
-        gathered_rewards, trainer.reward_weights, list(trainer.reward_func_names), args.focal_reward_func
-    )
-    correct = success_mask(rewards, args.reward_correct, args.reward_wrong,
+    rewards = gathered_rewards[:, _success_column(trainer)]
+    correct = success_mask(rewards, args.reward_correct, args.reward_wrong,  # NaN (unscorable) -> not correct
                            getattr(args, "focal_success_threshold", None))
     advantages = output["advantages"]
     n_local = advantages.shape[0]
