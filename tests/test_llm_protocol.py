@@ -23,7 +23,6 @@ from fgrpo_sim.llm.controls import (  # noqa: E402
     ds_grpo_advantages,
     save_reference_for_kl,
 )
-from fgrpo_sim.llm.recipe import load_recipe, split_recipe  # noqa: E402
 from fgrpo_sim.llm.tiny import build_tiny  # noqa: E402
 from fgrpo_sim.llm.trainer import FocalGRPOTrainer  # noqa: E402
 
@@ -48,26 +47,36 @@ def test_every_recipe_resolves_with_dry_run(run_cli, tmp_path):
         assert config.output_dir == resolved["config"]["output_dir"]
 
 
-def _config(rel: str) -> tuple[dict, FocalGRPOConfig]:
-    run, fields = split_recipe(load_recipe(ROOT / "recipes" / rel))
-    return run, FocalGRPOConfig(**fields)
+@pytest.fixture
+def resolve(run_cli, tmp_path):
+    """rel path -> (run keys, FocalGRPOConfig) exactly as `fgrpo llm train --dry-run` resolves the recipe."""
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"problem": f"{i}+1=", "answer": str(i + 1)}) + "\n" for i in range(256)))
+
+    def _resolve(rel: str) -> tuple[dict, FocalGRPOConfig]:
+        result = run_cli("llm", "train", "--config", ROOT / "recipes" / rel, "--dry-run", "--train_data", data)
+        assert result.exit_code == 0, (rel, result.stderr)
+        out = json.loads(result.stdout)
+        return out["run"], FocalGRPOConfig(**out["config"])
+
+    return _resolve
 
 
-def test_control_recipes_carry_the_paper_values():
+def test_control_recipes_carry_the_paper_values(resolve):
     from fgrpo_sim.theory import lr_multiplier
 
-    _, low_lr = _config("qwen2.5-7b/grpo-low-lr.yaml")
+    _, low_lr = resolve("qwen2.5-7b/grpo-low-lr.yaml")
     assert low_lr.learning_rate == pytest.approx(round(1e-6 * float(lr_multiplier(0.5)), 8)) == 6.8e-7
     for tag, value in (("1e-3", 1e-3), ("1e-4", 1e-4)):
-        _, cfg = _config(f"qwen2.5-7b/grpo-entropy-{tag}.yaml")
+        _, cfg = resolve(f"qwen2.5-7b/grpo-entropy-{tag}.yaml")
         assert cfg.entropy_coef == value and cfg.beta == 0.0 and not cfg.use_adaptive_entropy
     for tag, value in (("1e-3", 1e-3), ("1e-2", 1e-2)):
-        _, cfg = _config(f"qwen2.5-7b/grpo-kl-{tag}.yaml")
+        _, cfg = resolve(f"qwen2.5-7b/grpo-kl-{tag}.yaml")
         assert cfg.beta == value and cfg.entropy_coef == 0.0
-    _, ds = _config("qwen2.5-7b/ds-grpo.yaml")
+    _, ds = resolve("qwen2.5-7b/ds-grpo.yaml")
     assert ds.ds_gamma_correct > 0 and ds.ds_gamma_incorrect == 0.0
     for name in ("grpo-low-lr", "grpo-entropy-1e-3", "grpo-kl-1e-3", "ds-grpo"):
-        _, cfg = _config(f"qwen2.5-7b/{name}.yaml")
+        _, cfg = resolve(f"qwen2.5-7b/{name}.yaml")
         assert cfg.method == "grpo" and cfg.focal_gamma == 0.0 and cfg.num_generations == 8
 
 
@@ -76,17 +85,17 @@ def test_control_recipes_carry_the_paper_values():
     ("qwen3-4b-base", "Qwen/Qwen3-4B-Base", {"grpo": 0.5, "dapo": 0.5, "cispo": 0.5}),
     ("llama-3.2-3b-instruct", "meta-llama/Llama-3.2-3B-Instruct", {"grpo": 0.5, "dapo": 1.0, "cispo": 0.5}),
 ])
-def test_gamma_sweep_and_models(model, hub_id, picked):
+def test_gamma_sweep_and_models(resolve, model, hub_id, picked):
     from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
 
     sweep = {}
     for method in ("grpo", "dapo", "cispo"):
-        run, base = _config(f"{model}/{method}.yaml")
+        run, base = resolve(f"{model}/{method}.yaml")
         assert run["model"] == hub_id and base.focal_gamma == 0.0 and base.method == method
-        _, chosen = _config(f"{model}/f-{method}.yaml")
+        _, chosen = resolve(f"{model}/f-{method}.yaml")
         assert chosen.focal_gamma == picked[method]  # Table 7
         for path in (ROOT / "recipes" / model).glob(f"f-{method}*.yaml"):
-            run, cfg = _config(f"{model}/{path.name}")
+            run, cfg = resolve(f"{model}/{path.name}")
             assert cfg.method == method and cfg.num_generations == 8
             sweep.setdefault(method, set()).add(cfg.focal_gamma)
             assert run["system_prompt"] == PAPER_SYSTEM_PROMPT
@@ -228,15 +237,15 @@ def test_each_control_trains_and_applies_the_focal_weight_once(tmp_path, control
     assert bool((g < 1).any())
 
 
-def test_kl_at_beta_zero_is_grpo(tmp_path):
+def test_kl_at_beta_zero_is_grpo(tmp_path, resolve):
     kl0, _ = _run(tmp_path / "kl0", 2, beta=0.0, focal_gamma=0.5)
     grpo, _ = _run(tmp_path / "grpo", 2, focal_gamma=0.5)
     assert kl0.ref_model is None
     for (name, a), (_, b) in zip(kl0.model.named_parameters(), grpo.model.named_parameters()):
         assert torch.equal(a, b), name
     # the KL recipe with --beta 0 resolves to the plain GRPO config
-    _, kl_cfg = _config("qwen2.5-7b/grpo-kl-1e-3.yaml")
-    _, grpo_cfg = _config("qwen2.5-7b/grpo.yaml")
+    _, kl_cfg = resolve("qwen2.5-7b/grpo-kl-1e-3.yaml")
+    _, grpo_cfg = resolve("qwen2.5-7b/grpo.yaml")
     kl_cfg.beta = 0.0
     for field in ("beta", "loss_type", "epsilon", "epsilon_high", "learning_rate", "entropy_coef", "focal_gamma"):
         assert getattr(kl_cfg, field) == getattr(grpo_cfg, field)
