@@ -115,6 +115,8 @@ def test_dynamics_config_is_validated(tmp_path):
 
     with pytest.raises(ValueError, match="dynamics_every"):
         FocalGRPOConfig(output_dir=str(tmp_path), dynamics_every=0, use_cpu=True)
+    with pytest.raises(ValueError, match="dynamics_eval_data must be an existing"):
+        FocalGRPOConfig(output_dir=str(tmp_path), dynamics_eval_data=str(tmp_path / "aime25.jsonl"), use_cpu=True)
     with pytest.raises(ValueError, match="dynamics_k"):
         FocalGRPOConfig(output_dir=str(tmp_path), dynamics_k=[128], use_cpu=True)
 

@@ -42,6 +42,9 @@ def check_dynamics_fields(config: Any) -> None:
     """Validate the dynamics_* fields of FocalGRPOConfig (before any model is built)."""
     from fgrpo_sim.validation import check_integer
 
+    if config.dynamics_eval_data is not None and not Path(config.dynamics_eval_data).is_file():
+        # checked with the config, so a wrong path fails before any model is loaded (and in --dry-run)
+        raise ValueError(f"dynamics_eval_data must be an existing benchmark file, got {config.dynamics_eval_data!r}")
     check_integer("dynamics_every", config.dynamics_every, 1)
     check_integer("dynamics_num_generations", config.dynamics_num_generations, 1)
     if config.dynamics_max_new_tokens is not None:
