@@ -84,6 +84,10 @@ def train(
     dataset = load_prepared(run["train_data"], run["system_prompt"])
     if run["model"] == "tiny":
         model, tokenizer = build_tiny(seed=int(run["model_seed"]))
+        if args.beta != 0.0:  # GRPO-KL: TRL loads the reference from a folder
+            from fgrpo_sim.llm.controls import save_reference_for_kl
+
+            save_reference_for_kl(model, tokenizer, Path(args.output_dir) / "kl-reference")
     else:
         model, tokenizer = str(run["model"]), load_tokenizer(str(run["model"]))
     verifier = MathVerifier(fallback_last_number=run["reward"] == "math_last_number")
@@ -91,6 +95,11 @@ def train(
     trainer = FocalGRPOTrainer(
         model=model, reward_funcs=reward, args=args, train_dataset=dataset, processing_class=tokenizer
     )
+    from fgrpo_sim.llm.dynamics import callback_from_config
+
+    dynamics = callback_from_config(args, run["system_prompt"], fallback_last_number=run["reward"] == "math_last_number")
+    if dynamics is not None:  # paper App. P: held-out pass@k every dynamics_every steps
+        trainer.add_callback(dynamics)
     trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
     trainer.save_model(args.output_dir)
     if trainer.accelerator.is_main_process:
@@ -309,3 +318,13 @@ def report_command(
     written = write_report(report, out_dir, figure=not no_figure)
     print(report["markdown"], end="")
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+
+
+def _register_recipes() -> None:
+    from fgrpo_sim.commands.llm_recipes import recipes_command
+
+    app.command("recipes", short_help="Index of the paper's training arms: paper table -> recipe -> command.")(
+        recipes_command)
+
+
+_register_recipes()

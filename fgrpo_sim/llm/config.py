@@ -83,12 +83,53 @@ class FocalGRPOConfig(GRPOConfig):
     bf16: bool | None = field(
         default=None, metadata={"help": "bf16 mixed precision; None = on when a CUDA GPU is present, off on CPU."}
     )
+    # Controls of paper Table 3 / App. L.2 (fgrpo_sim/llm/controls.py). GRPO-H and GRPO-KL use TRL's own
+    # `entropy_coef` and `beta`; differential smoothing (DS-GRPO) is ours.
+    ds_gamma_correct: float = field(
+        default=0.0,
+        metadata={"help": "DS-GRPO (Gai et al. 2025) gamma_p >= 0: a correct completion's advantage gets "
+                          "- gamma_p * log pi_old(y|x). 0 = off (see fgrpo_sim/llm/controls.py)."},
+    )
+    ds_gamma_incorrect: float = field(
+        default=0.0,
+        metadata={"help": "DS-GRPO gamma_n >= 0 for incorrect completions (+ gamma_n * log pi_old). The F-GRPO "
+                          "paper's control modifies correct trajectories only: 0."},
+    )
+    ds_logprob: str = field(
+        default="sum",
+        metadata={"help": "log pi_old(y|x) for DS-GRPO: 'sum' over completion tokens (the rule as written) or "
+                          "'mean' per token (ours, length-normalised)."},
+    )
+    # In-training dynamics (paper App. P; fgrpo_sim/llm/dynamics.py): pass@1 / pass@k on a held-out set.
+    dynamics_eval_data: str | None = field(
+        default=None,
+        metadata={"help": "Held-out benchmark file sampled every `dynamics_every` steps (paper: AIME25). "
+                          "None = no dynamics logging."},
+    )
+    dynamics_benchmark: str = field(
+        default="aime25", metadata={"help": "Column layout of dynamics_eval_data (as `fgrpo llm eval --benchmark`)."}
+    )
+    dynamics_every: int = field(default=25, metadata={"help": "Optimizer steps between dynamics evaluations (paper: 25)."})
+    dynamics_num_generations: int = field(
+        default=64, metadata={"help": "Samples per held-out problem per evaluation (paper: 64)."}
+    )
+    dynamics_k: list[int] | None = field(
+        default=None, metadata={"help": "k values logged besides pass@1; None = powers of two up to the sample count."}
+    )
+    dynamics_max_new_tokens: int | None = field(
+        default=None, metadata={"help": "Completion cap of dynamics samples; None = max_completion_length."}
+    )
 
     def __post_init__(self):
         check_choice("method", self.method, METHODS)
         if not isinstance(self.focal_gamma, (int, float)) or not (0.0 <= float(self.focal_gamma) < float("inf")):
             raise ValueError(f"focal_gamma must be in [0, inf), got {self.focal_gamma!r}")
         self.focal_gamma = float(self.focal_gamma)
+        from fgrpo_sim.llm.controls import check_control_fields
+        from fgrpo_sim.llm.dynamics import check_dynamics_fields
+
+        check_control_fields(self)
+        check_dynamics_fields(self)
         if self.num_generations is not None:  # TRL divides by it before checking it
             check_integer("num_generations", self.num_generations, 2)
         if float(self.reward_correct) == float(self.reward_wrong):

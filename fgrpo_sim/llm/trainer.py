@@ -26,6 +26,7 @@ from trl import GRPOTrainer
 
 from fgrpo_sim.core import active_groups, focal_weight, group_success_rate
 from fgrpo_sim.llm.config import FocalGRPOConfig
+from fgrpo_sim.llm.controls import apply_differential_smoothing
 
 #: TRL minor versions whose private methods (`_calculate_rewards`, `_generate_and_score_completions`,
 #: `_logs["advantages"]`) this module was read against and tested with.
@@ -125,6 +126,8 @@ class FocalGRPOTrainer(GRPOTrainer):
                 "FocalGRPOTrainer: TRL produced advantages without calling _calculate_rewards; this TRL version "
                 "is not supported by the focal override"
             )
+        # Controls (paper Table 3): DS-GRPO reshapes A before the focal weight scales it (g * A^DS); no-op when off.
+        output = apply_differential_smoothing(self, output, gathered)
         return self._apply_focal_weight(output, gathered)
 
     def _apply_focal_weight(self, output: dict, gathered_rewards: torch.Tensor) -> dict:

@@ -1,0 +1,55 @@
+"""`fgrpo llm recipes`: the index of the paper's training arms (paper table -> recipe -> command)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+_COLUMNS = ("paper", "what", "command", "est_gpu_h", "est_wall_h_on_16")
+
+
+def recipes_command(
+    root: Path = typer.Option(Path("recipes"), "--root", help="Recipes folder (default: ./recipes)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Only this model folder (qwen2.5-7b, qwen3-4b-base, "
+                                        "llama-3.2-3b-instruct). Default: all."),
+    output_format: str = typer.Option("text", "--format", help="text (a table), markdown (the docs/recipes.md table) "
+                                      "or json (every field, one object per arm)."),
+    response_fraction: float = typer.Option(1500 / 8192, "--response-fraction", help="Assumed mean response length as a "
+                                            "fraction of max_completion_length, in (0, 1], for the GPU-hour estimate (default 1500/8192 = 0.183)."),
+    mfu: float = typer.Option(0.40, "--mfu", help="Assumed training model-FLOP utilisation, in (0, 1]."),
+    decode_rate: float = typer.Option(5000.0, "--decode-tokens-per-s", help="Assumed decoded tokens/s per H100 for a "
+                                      "7.6B model (scaled by 7.6 / params for the others), > 0."),
+) -> None:
+    """List every training arm of the paper with the table it feeds, its recipe, the command that runs it and
+    an estimated cost (H100 GPU-hours; our estimate from stated assumptions, see fgrpo_sim/llm/recipe_index.py)."""
+    from fgrpo_sim.llm.recipe_index import arm_row, recipe_index
+    from fgrpo_sim.validation import check_choice, check_range
+
+    check_choice("--format", output_format, ("text", "markdown", "json"))
+    check_range("--decode-tokens-per-s", decode_rate, 0.0, low_open=True)
+    if not root.is_dir():
+        raise ValueError(f"--root must be a recipes folder, got {root}")
+    arms = [a for a in recipe_index(root) if model is None or a.model == model]
+    if not arms:
+        raise ValueError(f"--model {model!r} has no recipes under {root}")
+    options = {"response_fraction": response_fraction, "mfu": mfu, "decode_tokens_per_s_at_7b6": decode_rate}
+    rows = [arm_row(a, **options) for a in arms]
+    if output_format == "json":
+        print(json.dumps(rows, indent=2))
+        return
+    if output_format == "markdown":
+        print("| model | paper | arm | command | est. H100 GPU-h | est. wall h on 16 H100 |")
+        print("|---|---|---|---|---|---|")
+        for r in rows:
+            print(f"| {r['model']} | {r['paper']} | {r['what']} | `{r['command']}` | {r['est_gpu_h']} | {r['est_wall_h_on_16']} |")
+        return
+    current = None
+    for r in rows:
+        if r["model"] != current:
+            current = r["model"]
+            print(f"\n{current}")
+        print(f"  {r['paper']:<28} {r['what']:<58} {r['command']}  (~{r['est_gpu_h']} GPU-h)")
+    print("\nGPU-hours: our estimate from stated assumptions (fgrpo_sim/llm/recipe_index.py), not measured.")
