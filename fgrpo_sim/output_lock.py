@@ -1,0 +1,59 @@
+"""An exclusive lock on an output file for a whole read-modify-write (resume, then append or rewrite).
+
+Outputs that a run reads back and extends (the categorical result table, the `llm eval` samples file)
+are locked through a hidden sidecar next to the real file: `.NAME.lock` beside NAME (beside a symbolic
+link's target, so two names for one file share one lock). The lock is POSIX `flock`: the kernel drops
+it when its process ends, however it ends, so a killed run never leaves a stale lock; the sidecar
+itself stays (removing it would race with a waiting run) and is harmless.
+
+A second writer either fails at once with a one-line ValueError naming the lock (the default; the
+CLI exits 2) or, with `wait=True` (`--wait`), blocks until the first run is done and then resumes from
+what that run wrote.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from pathlib import Path
+from typing import Iterator
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no lock (documented in docs/reliability.md)
+    fcntl = None  # type: ignore[assignment]
+
+
+def lock_path_for(path: str | os.PathLike, name: str = "--out") -> Path:
+    """The sidecar lock file of output `path`: `.NAME.lock` next to the file that is really written."""
+    from fgrpo_sim.atomic_io import resolve_output
+
+    target = resolve_output(path, name)
+    return target.with_name(f".{target.name}.lock")
+
+
+@contextlib.contextmanager
+def output_lock(path: str | os.PathLike, *, wait: bool = False, name: str = "--out") -> Iterator[Path]:
+    """Hold an exclusive lock on output `path` for the duration of the block; yields the lock file's path."""
+    lock = lock_path_for(path, name)
+    if fcntl is None:  # pragma: no cover
+        yield lock
+        return
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise ValueError(f"{name} {path}: cannot create its lock file {lock} ({exc.strerror or exc})") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not wait:
+                raise ValueError(f"{name} {path} is being written by another run (it holds the lock {lock}); "
+                                 "let it finish, pass --wait to queue behind it, or choose another output") from None
+            print(f"waiting for another run writing {path} (lock {lock}) ...", file=sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield lock
+    finally:
+        os.close(fd)  # releases the lock
