@@ -13,6 +13,7 @@ Normalised schema of every loader (one dict per problem):
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,13 +74,33 @@ def read_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _first(record: dict[str, Any], keys: Iterable[str]) -> Any:
+    """The first present, non-empty field among `keys` (raw: lists and dicts are judged by the caller)."""
     for key in keys:
         value = record.get(key)
-        if isinstance(value, list):  # OlympiadBench keeps final answers as a list
-            value = value[0] if value else None
+        if isinstance(value, (list, dict)):
+            if value:
+                return value
+            continue
         if value is not None and str(value).strip():
             return value
     return None
+
+
+def _scalar_text(value: Any, what: str, source: str, row: int) -> str:
+    """A problem or answer as text: a string, or a finite int/float; anything else is a bad row.
+
+    A list or dict is refused rather than printed as "['a', 'b']" or "{'x': 1}", and NaN/inf rather
+    than turned into "nan"/"inf": either would become a training target or a reference answer no
+    model can match. A one-item list (OlympiadBench stores final answers so) counts as its item.
+    """
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        kind = f"a list of {len(value)} items" if isinstance(value, list) else f"a {type(value).__name__}"
+        raise ValueError(f"{source}: row {row} has {what} that is {kind}, not text or a number")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{source}: row {row} has {what} {value}, not a finite number")
+    return str(value)
 
 
 def _answer_text(value: Any) -> str:
@@ -100,10 +121,14 @@ def normalise_record(record: Any, row: int, source: str, default_id: str) -> dic
     if answer is None:
         raise ValueError(f"{source}: row {row} has no answer (looked for {', '.join(ANSWER_KEYS)})")
     problem_id = _first(record, ID_KEYS)
+    problem_text = _scalar_text(problem, "a problem", source, row).strip()
+    answer_text = _answer_text(_scalar_text(answer, "an answer", source, row))
+    if not problem_text or not answer_text:
+        raise ValueError(f"{source}: row {row} has an empty {'problem' if not problem_text else 'answer'}")
     return {
-        "problem_id": str(problem_id) if problem_id is not None else default_id,
-        "problem": str(problem).strip(),
-        "answer": _answer_text(answer),
+        "problem_id": _scalar_text(problem_id, "a problem_id", source, row) if problem_id is not None else default_id,
+        "problem": problem_text,
+        "answer": answer_text,
     }
 
 
