@@ -135,7 +135,7 @@ def check_resumable(numbered: list[tuple[int, Any]], out: Path, problem_ids: set
         elif not isinstance(record.get("sample_index"), int) or isinstance(record.get("sample_index"), bool):
             why = f"sample_index {record.get('sample_index')!r} is not an integer"
         elif not 0 <= record["sample_index"] < n_bound:
-            why = f"sample_index {record['sample_index']} is outside [0, {n_bound}) (n = {n_bound})"
+            why = f"sample_index {record['sample_index']} is outside [0, n) with n = {n_bound} (the largest --n used on it)"
         elif not isinstance(record.get("correct"), bool):
             why = f"correct {record.get('correct')!r} is not true/false"
         else:

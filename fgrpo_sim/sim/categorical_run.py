@@ -56,6 +56,11 @@ _INT_COLUMNS = ("group_size", "seed", "step")
 _FLOAT_COLUMNS = ("lr", "beta1", "beta2", "eps", "weight_decay", "gamma")
 
 
+def _plain(value):
+    """A cell as Python shows it (0.5, 'abc'), not numpy's repr (np.float64(0.5))."""
+    return value.item() if hasattr(value, "item") else value
+
+
 def validate_table(table: pd.DataFrame, source: str | Path) -> pd.DataFrame:
     """`table` with every column at its proper dtype, or ValueError naming `source` and its first bad row.
 
@@ -90,7 +95,8 @@ def validate_table(table: pd.DataFrame, source: str | Path) -> pd.DataFrame:
             bad = numbers.isna() | ~numbers.abs().lt(float("inf"))
         if col in _INT_COLUMNS:
             bad |= numbers.notna() & (numbers != numbers.round())
-        first(bad, lambda i, c=col: f"{c} = {table[c].iloc[i]!r} is not {'an integer' if c in _INT_COLUMNS else 'a number'}")
+        first(bad, lambda i, c=col: f"{c} = {_plain(table[c].iloc[i])!r} is not "
+                                    f"{'an integer' if c in _INT_COLUMNS else 'a number'}")
         fixed[col] = numbers
     if not problems:
         for col in _INT_COLUMNS:
