@@ -34,8 +34,11 @@ def lock_path_for(path: str | os.PathLike, name: str = "--out") -> Path:
 
 
 @contextlib.contextmanager
-def output_lock(path: str | os.PathLike, *, wait: bool = False, name: str = "--out") -> Iterator[Path]:
-    """Hold an exclusive lock on output `path` for the duration of the block; yields the lock file's path."""
+def output_lock(path: str | os.PathLike, *, wait: bool = False, name: str = "--out",
+                wait_hint: str = "pass --wait to queue behind it") -> Iterator[Path]:
+    """Hold an exclusive lock on output `path` for the duration of the block; yields the lock file's path.
+
+    `wait_hint` is the advice in the busy message (empty for a command without a --wait option)."""
     lock = lock_path_for(path, name)
     if fcntl is None:  # pragma: no cover
         yield lock
@@ -50,8 +53,10 @@ def output_lock(path: str | os.PathLike, *, wait: bool = False, name: str = "--o
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             if not wait:
+                advice = f"let it finish, {wait_hint}, or choose another output" if wait_hint else \
+                    "let it finish or choose another output"
                 raise ValueError(f"{name} {path} is being written by another run (it holds the lock {lock}); "
-                                 "let it finish, pass --wait to queue behind it, or choose another output") from None
+                                 f"{advice}") from None
             print(f"waiting for another run writing {path} (lock {lock}) ...", file=sys.stderr, flush=True)
             fcntl.flock(fd, fcntl.LOCK_EX)
         yield lock

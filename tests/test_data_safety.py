@@ -419,3 +419,28 @@ def test_prepare_data_counts_non_scalar_and_non_finite_rows_as_bad(tmp_path):
                    "row 4 has an answer that is a list of 2 items", "row 5 has an answer nan, not a finite number",
                    "row 6 has an answer inf", "row 9 has an answer that is a bool"):
         assert needle in messages, messages
+
+
+# --- maze: a resumed results folder reuses only sound pieces ------------------------------------------------
+
+def test_maze_resume_refuses_damaged_or_foreign_pieces(tmp_path, lock_holder):
+    from fgrpo_sim.maze.experiment import run_experiment, run_file
+    from fgrpo_sim.maze.presets import get_preset
+
+    preset = get_preset("tiny")
+    out = tmp_path / "maze"
+    (out / "seed0").mkdir(parents=True)
+    (out / "config.json").write_text(json.dumps(preset.to_dict()))
+    piece = run_file(out, 0, 4, 1.0)
+    good = {"seed": 0, "N": 4, "gamma": 1.0, "curve": [], "heldout": {"pass_at_k": {"1": 0.5}}}
+    for damaged, needle in (({**good, "N": 8}, "N 8 / gamma 1.0 do not match the file name"),
+                            ({**good, "seed": 3}, "seed 3 does not match its folder seed0"),
+                            ({**good, "heldout": {"pass_at_k": {"1": "high"}}}, "not a table of probabilities"),
+                            ("[1, 2", "is not readable JSON")):
+        piece.write_text(damaged if isinstance(damaged, str) else json.dumps(damaged))
+        with pytest.raises(ValueError) as err:
+            run_experiment(preset, out, progress=False, log=lambda m: None)
+        assert str(err.value).startswith(f"cannot resume {out}: {piece}") and needle in str(err.value)
+    lock_holder(out / "config.json")  # a second `maze run` on the same folder is refused, naming the lock
+    with pytest.raises(ValueError, match=r"is being written by another run \(it holds the lock .*\.config\.json\.lock\)"):
+        run_experiment(preset, out, progress=False, log=lambda m: None)
