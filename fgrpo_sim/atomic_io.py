@@ -188,9 +188,12 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=path.parent)
     except OSError as exc:
         raise ValueError(f"cannot write {given}: {exc.strerror or exc}") from None
-    if fcntl is not None:  # held until the rename: marks this temp file as live for other runs' cleanup
+    if fcntl is not None:  # fd and lock held until the rename: mark this temp file live for others' cleanup
         with contextlib.suppress(OSError):
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    else:  # pragma: no cover - Windows cannot rename a file that is open
+        os.close(fd)
+        fd = -1
     tmp_path = Path(tmp)
     try:
         yield tmp_path
@@ -207,7 +210,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         tmp_path.unlink(missing_ok=True)
         raise
     finally:
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:

@@ -355,6 +355,19 @@ def test_eval_resume_accepts_a_smaller_n_and_limit_later(tmp_path):
     assert summary["generated_now"] == 0 and len(_lines(out)) == 12
 
 
+def test_eval_out_through_a_link_and_to_a_device(run_cli, tmp_path):
+    real = tmp_path / "store" / "samples.jsonl"
+    real.parent.mkdir()
+    link = tmp_path / "samples.jsonl"
+    link.symlink_to(real)
+    _eval(link)
+    assert link.is_symlink() and len(_lines(real)) == 6
+    assert (real.parent / ".samples.jsonl.lock").exists()  # the lock sits beside the file really written
+    arith = ROOT / "recipes" / "tiny" / "arith.jsonl"
+    res = run_cli("llm", "eval", "--model", "tiny", "--data", arith, "--out", "/dev/null", "--no-progress")
+    _one_line_error(res, "/dev/null exists and is a device")
+
+
 def test_second_eval_writer_fails_naming_the_lock(tmp_path, lock_holder):
     out = tmp_path / "samples.jsonl"
     lock_holder(out)
@@ -458,3 +471,13 @@ def test_maze_resume_refuses_damaged_or_foreign_pieces(tmp_path, lock_holder):
     lock_holder(out / "config.json")  # a second `maze run` on the same folder is refused, naming the lock
     with pytest.raises(ValueError, match=r"is being written by another run \(it holds the lock .*\.config\.json\.lock\)"):
         run_experiment(preset, out, progress=False, log=lambda m: None)
+
+
+def test_benchmark_answer_lists_only_olympiadbench_takes_the_first_item(tmp_path):
+    from fgrpo_sim.llm.data import load_benchmark
+
+    src = tmp_path / "bench.jsonl"
+    src.write_text(json.dumps({"id": "a", "question": "x?", "final_answer": ["$3$", "$5$"]}) + "\n")
+    assert load_benchmark("olympiadbench", src)[0]["answer"] == "3"
+    with pytest.raises(ValueError, match=r"row 1 has an answer that is a list of 2 items"):
+        load_benchmark("generic", src)

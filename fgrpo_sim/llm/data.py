@@ -86,14 +86,15 @@ def _first(record: dict[str, Any], keys: Iterable[str]) -> Any:
     return None
 
 
-def _scalar_text(value: Any, what: str, source: str, row: int) -> str:
+def _scalar_text(value: Any, what: str, source: str, row: int, first_of_list: bool = False) -> str:
     """A problem or answer as text: a string, or a finite int/float; anything else is a bad row.
 
     A list or dict is refused rather than printed as "['a', 'b']" or "{'x': 1}", and NaN/inf rather
     than turned into "nan"/"inf": either would become a training target or a reference answer no
-    model can match. A one-item list (OlympiadBench stores final answers so) counts as its item.
+    model can match. A one-item list counts as its item; `first_of_list` takes the first item of a
+    longer one (OlympiadBench's documented final_answer convention, for that benchmark only).
     """
-    if isinstance(value, list) and len(value) == 1:
+    if isinstance(value, list) and (len(value) == 1 or (first_of_list and value)):
         value = value[0]
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         kind = f"a list of {len(value)} items" if isinstance(value, list) else f"a {type(value).__name__}"
@@ -110,8 +111,10 @@ def _answer_text(value: Any) -> str:
     return text
 
 
-def normalise_record(record: Any, row: int, source: str, default_id: str) -> dict[str, str]:
-    """Map one raw record to {problem_id, problem, answer}; ValueError naming the row when a field is missing."""
+def normalise_record(record: Any, row: int, source: str, default_id: str, *,
+                     first_of_answer_list: bool = False) -> dict[str, str]:
+    """Map one raw record to {problem_id, problem, answer}; ValueError naming the row when a field is
+    missing, or is a list, an object, true/false or a non-finite number (see `_scalar_text`)."""
     if not isinstance(record, dict):
         raise ValueError(f"{source}: row {row} must be an object, got {type(record).__name__}")
     problem = _first(record, PROBLEM_KEYS)
@@ -122,7 +125,7 @@ def normalise_record(record: Any, row: int, source: str, default_id: str) -> dic
         raise ValueError(f"{source}: row {row} has no answer (looked for {', '.join(ANSWER_KEYS)})")
     problem_id = _first(record, ID_KEYS)
     problem_text = _scalar_text(problem, "a problem", source, row).strip()
-    answer_text = _answer_text(_scalar_text(answer, "an answer", source, row))
+    answer_text = _answer_text(_scalar_text(answer, "an answer", source, row, first_of_answer_list))
     if not problem_text or not answer_text:
         raise ValueError(f"{source}: row {row} has an empty {'problem' if not problem_text else 'answer'}")
     return {
@@ -140,7 +143,8 @@ def load_benchmark(name: str, path: str | Path, limit: int | None = None) -> lis
     check_choice("benchmark", name, tuple(BENCHMARKS))
     if limit is not None:
         check_integer("limit", limit, 1)
-    rows = [normalise_record(rec, row, str(path), f"{name}-{row}") for row, rec in read_records(path)]
+    rows = [normalise_record(rec, row, str(path), f"{name}-{row}", first_of_answer_list=name == "olympiadbench")
+            for row, rec in read_records(path)]
     if not rows:
         raise ValueError(f"{path}: no problems (the file has no rows)")
     seen: dict[str, int] = {}
