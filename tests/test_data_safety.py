@@ -362,7 +362,8 @@ def test_eval_out_through_a_link_and_to_a_device(run_cli, tmp_path):
     link.symlink_to(real)
     _eval(link)
     assert link.is_symlink() and len(_lines(real)) == 6
-    assert (real.parent / ".samples.jsonl.lock").exists()  # the lock sits beside the file really written
+    assert lock_path_for(link) == real.parent / ".samples.jsonl.lock"  # beside the file really written
+    assert sorted(p.name for p in real.parent.iterdir()) == ["samples.jsonl"]  # the lock file went with the run
     arith = ROOT / "recipes" / "tiny" / "arith.jsonl"
     res = run_cli("llm", "eval", "--model", "tiny", "--data", arith, "--out", "/dev/null", "--no-progress")
     _one_line_error(res, "/dev/null exists and is a device")
@@ -481,3 +482,20 @@ def test_benchmark_answer_lists_only_olympiadbench_takes_the_first_item(tmp_path
     assert load_benchmark("olympiadbench", src)[0]["answer"] == "3"
     with pytest.raises(ValueError, match=r"row 1 has an answer that is a list of 2 items"):
         load_benchmark("generic", src)
+
+
+def test_lock_file_is_removed_on_release_and_a_killed_holders_file_is_reused(tmp_path, lock_holder):
+    out = tmp_path / "r.csv"
+    with output_lock(out) as lock:
+        assert lock.exists()
+        with pytest.raises(ValueError, match="is being written by another run"):  # a second descriptor
+            with output_lock(out):
+                pass
+    assert not lock.exists() and list(tmp_path.iterdir()) == []
+    holder = lock_holder(out)
+    holder.kill()
+    holder.wait()
+    assert lock.exists()  # a killed run leaves its (unlocked) sidecar behind ...
+    with output_lock(out):  # ... which the next run locks at once
+        pass
+    assert not lock.exists()
