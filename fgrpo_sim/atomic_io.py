@@ -1,19 +1,38 @@
 """Atomic output: write to a temporary file in the target folder, then rename.
 
 A run that is interrupted never leaves a half-written result behind. Paths that cannot be written
-(a folder where a file is expected, a parent that is a file, a read-only place) raise ValueError
-naming the target, so that the CLI reports them as one line; `check_writable` lets a command find
-that out before it spends any compute.
+(a folder where a file is expected, a parent that is a file, a read-only place, a device, a FIFO)
+raise ValueError naming the target, so that the CLI reports them as one line; `check_writable` lets
+a command find that out before it spends any compute.
+
+An output that is a symbolic link is written through: the temp file goes next to the link's final
+target and replaces the target, so the link stays a link and never points at stale data.
+
+While a temp file is being written its writer holds an advisory lock on it (POSIX `flock`), so a
+later run can tell a leftover of a killed run (unlocked) from a concurrent run's live temp file
+(locked) and removes only the former (`remove_stale_temp_files`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
 from typing import Iterator
+
+try:  # POSIX; elsewhere temp files are not locked and stale ones are recognised by age alone
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+#: Temp files younger than this are never removed as stale (covers the instant between their
+#: creation and their writer taking the lock).
+STALE_TEMP_AGE_S = 10.0
+#: Without `flock` (Windows) an unlocked temp file cannot be told from a live one: only very old ones go.
+STALE_TEMP_AGE_NO_LOCK_S = 24 * 3600.0
 
 
 def _default_file_mode() -> int:
@@ -23,14 +42,44 @@ def _default_file_mode() -> int:
     return 0o666 & ~mask
 
 
+def resolve_output(path: str | os.PathLike, name: str = "output") -> Path:
+    """The file an output at `path` really writes: the final target of a symbolic link, else `path`.
+
+    Raises ValueError when that file exists and is not a regular file (a folder, /dev/null, a FIFO, a
+    socket): replacing it would destroy it, and writing into it would lose the result.
+    """
+    path = Path(path)
+    if path.is_symlink():
+        target = Path(os.path.realpath(path))
+        if not target.exists() and not target.parent.is_dir():
+            raise ValueError(f"{name} {path} is a link to {target}, whose folder does not exist")
+    else:
+        target = path
+    try:
+        mode = target.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):  # nothing there yet (check_writable judges the parent)
+        return target
+    except OSError as exc:
+        raise ValueError(f"{name} {path}: cannot inspect it ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(mode):
+        raise ValueError(f"{name} {path} is a folder; give a file path")
+    if not stat.S_ISREG(mode):
+        kind = ("a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else
+                "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+        via = f" (through the link to {target})" if target != path else ""
+        raise ValueError(f"{name} {path} exists and is {kind}{via}; give a regular file path")
+    return target
+
+
 def check_writable(path: str | os.PathLike, name: str = "output") -> Path:
     """Raise ValueError unless a file could be written at `path` (creating missing parent folders).
 
     Nothing is created; the message names the parameter, e.g. "--out /x/y.csv: /x is a file, not a folder".
+    A symbolic link is checked at its final target; an existing non-regular file (a device, a FIFO, a
+    folder) is refused. Returns `path` as given (not the link's target).
     """
-    path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"{name} {path} is a folder; give a file path")
+    given = Path(path)
+    path = resolve_output(given, name)
     parent = path.parent
     while not parent.exists():  # the first existing ancestor must be a writable folder
         if parent == parent.parent:
@@ -40,7 +89,7 @@ def check_writable(path: str | os.PathLike, name: str = "output") -> Path:
         raise ValueError(f"{name} {path}: {parent} is a file, not a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ValueError(f"{name} {path}: folder {parent} is not writable")
-    return path
+    return given
 
 
 def check_writable_dir(path: str | os.PathLike, name: str = "output folder") -> Path:
@@ -55,19 +104,96 @@ def check_writable_dir(path: str | os.PathLike, name: str = "output folder") -> 
     return path
 
 
+def _temp_prefix_suffix(target: Path) -> tuple[str, str]:
+    return f".{target.name}.", ".tmp" + target.suffix
+
+
+def _is_our_temp_name(filename: str) -> bool:
+    """Does `filename` have the shape of `atomic_path`'s temp files: .NAME.<8 random chars>.tmp<suffix>?"""
+    return re.fullmatch(r"\..+\.[A-Za-z0-9_]{8}\.tmp(\.[^./]*)?", filename) is not None
+
+
+def _is_stale(path: Path, now: float) -> bool:
+    """True for a temp file that no live writer holds (its lock is free) and that is old enough."""
+    try:
+        age = now - path.lstat().st_mtime
+    except OSError:
+        return False
+    if fcntl is None:
+        return age >= STALE_TEMP_AGE_NO_LOCK_S
+    if age < STALE_TEMP_AGE_S or not path.is_file() or path.is_symlink():
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False  # a running writer holds it
+    finally:
+        os.close(fd)  # closing releases a lock we took
+    return True
+
+
+def remove_stale_temp_files(folder: str | os.PathLike, target_name: str | None = None) -> list[Path]:
+    """Delete leftover temp files of killed runs in `folder` (only of `target_name` when given).
+
+    Only files with `atomic_path`'s own name pattern are considered, and only those that are at least
+    STALE_TEMP_AGE_S seconds old and not locked by a live writer; returns the removed paths.
+    """
+    import time
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    now = time.time()
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    for entry in entries:
+        name = entry.name
+        if not _is_our_temp_name(name):
+            continue
+        if target_name is not None:
+            prefix, suffix = _temp_prefix_suffix(Path(target_name))
+            if not (name.startswith(prefix) and name.endswith(suffix) and len(name) == len(prefix) + 8 + len(suffix)):
+                continue
+        path = folder / name
+        if _is_stale(path, now):
+            try:
+                path.unlink()
+                removed.append(path)
+            except OSError:
+                pass
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path next to `path`; on success it replaces `path`, on error it is removed.
 
     The result gets the permissions of the file it replaces, or those of a normally created file.
+    A symbolic link is written through (its target is replaced, the link kept); an existing path that
+    is not a regular file is refused. Stale temp files of this target left by killed runs are removed.
     """
-    path = check_writable(path, "output")
+    given = check_writable(path, "output")
+    path = resolve_output(given, "output")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix, dir=path.parent)
+        prefix, suffix = _temp_prefix_suffix(path)
+        remove_stale_temp_files(path.parent, path.name)
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=path.parent)
     except OSError as exc:
-        raise ValueError(f"cannot write {path}: {exc.strerror or exc}") from None
-    os.close(fd)
+        raise ValueError(f"cannot write {given}: {exc.strerror or exc}") from None
+    if fcntl is not None:  # fd and lock held until the rename: mark this temp file live for others' cleanup
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    else:  # pragma: no cover - Windows cannot rename a file that is open
+        os.close(fd)
+        fd = -1
     tmp_path = Path(tmp)
     try:
         yield tmp_path
@@ -79,10 +205,13 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         try:
             os.replace(tmp_path, path)
         except OSError as exc:
-            raise ValueError(f"cannot write {path}: {exc.strerror or exc}") from None
+            raise ValueError(f"cannot write {given}: {exc.strerror or exc}") from None
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:

@@ -90,11 +90,14 @@ def check_choice(name: str, value: str, choices: tuple[str, ...] | list[str]) ->
     return value
 
 
-def parse_list(name: str, text: str, kind: type = float) -> list:
+def parse_list(name: str, text: str, kind: type = float, *, unique: bool = True) -> list:
     """Values of a comma-separated command-line list such as "2,4,8": kind int, float or str.
 
     Integers may be written as integral floats ("1e3"); blanks between commas are skipped. Ranges are
     checked by the caller (with check_range / check_integer), so this only guarantees the type.
+    A list of choices (seeds, group sizes, gammas, ...) must not repeat a value ("0,0" or "1,1.0"):
+    a repeat would silently run or count the same thing twice. `unique=False` is for fixed-field
+    tuples such as Beta(A, B), whose fields may be equal.
     """
     what = {int: "integers", float: "numbers", str: "names"}[kind]
     parts = [part.strip() for part in str(text).split(",") if part.strip()]
@@ -117,6 +120,13 @@ def parse_list(name: str, text: str, kind: type = float) -> list:
                     values.append(int(number))
         except ValueError:
             raise ValueError(f"{name} must be a comma-separated list of {what}, got {text!r}") from None
+    if unique:
+        seen = set()
+        for value in values:
+            if value in seen:  # 0 and 0.0, 1e3 and 1000 are the same value
+                raise ValueError(f"{name} lists {_fmt(value) if kind is float else value} twice; "
+                                 f"give each value once, got {text!r}")
+            seen.add(value)
     return values
 
 

@@ -49,6 +49,10 @@ def register(app: typer.Typer) -> None:
             check_writable_dir(data_dir, "--data-dir")
         options = FigureOptions(full=full, device=device, seed=seed, progress=progress,
                                 data_dir=data_dir if data_dir is not None else Path("runs/figure-data"))
+        from fgrpo_sim.atomic_io import remove_stale_temp_files
+
+        for folder in (out, options.data_dir):  # hidden temp files of a killed run (never a live run's)
+            remove_stale_temp_files(folder)
         import matplotlib.pyplot as plt
 
         for name in selected:

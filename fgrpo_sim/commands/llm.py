@@ -203,6 +203,9 @@ def eval_command(
                                               "without \\boxed{} (tiny smoke tests only; not the paper's metric). Default: off."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON. Default: a text table."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bar. Default: shown on stderr."),
+    wait: bool = typer.Option(False, "--wait", help="When another run is writing OUT (it holds the hidden lock file "
+                              ".OUT.lock next to it), wait for it to finish, then add only the samples still missing. "
+                              "Default: exit 2 at once with a message naming the lock."),
 ) -> None:
     from fgrpo_sim.llm.evaluate import EvalSettings, run_eval
     from fgrpo_sim.llm.ood_data import load_any_benchmark
@@ -225,7 +228,9 @@ def eval_command(
     )
     settings.validate()
     problems = load_any_benchmark(benchmark, data, limit=limit)
-    summary = run_eval(settings, problems, out, progress=not no_progress)
+    # with --limit, lines of the file's later problems (from a run with a larger limit) are not foreign
+    known = {p["problem_id"] for p in load_any_benchmark(benchmark, data)} if limit is not None else None
+    summary = run_eval(settings, problems, out, progress=not no_progress, wait_for_lock=wait, known_problem_ids=known)
     if as_json:
         print(json.dumps(summary, indent=2))
         return

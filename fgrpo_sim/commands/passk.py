@@ -37,8 +37,10 @@ def _parse_ks(text: str, n_min: int) -> list[int]:
         part = part.strip()
         if not part.isdigit() or int(part) < 1:
             raise ValueError(f"--k must be 'auto', 'all' or a comma-separated list of integers >= 1, got {text!r}")
+        if int(part) in ks:  # the same rule as every list option (validation.parse_list)
+            raise ValueError(f"--k lists {int(part)} twice; give each value once, got {text!r}")
         ks.append(int(part))
-    return sorted(set(ks))
+    return sorted(ks)
 
 
 def _check_ks_fit(ks: list[int], data, label: str) -> None:

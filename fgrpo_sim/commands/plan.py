@@ -50,7 +50,7 @@ def register(app: typer.Typer) -> None:
         sizes = parse_list("--n", group_sizes, int)
         check_integer("N", sizes, 1, MAX_GROUP_SIZE)  # before the quadrature is sized from max(N)
         if beta is not None:
-            params = parse_list("--beta", beta, float)
+            params = parse_list("--beta", beta, float, unique=False)  # Beta(A, B): A = B is fine
             if len(params) != 2:
                 raise ValueError(f"--beta must be two numbers A,B, got {beta!r}")
             difficulty = beta_difficulty(params[0], params[1], max_group_size=max(sizes))

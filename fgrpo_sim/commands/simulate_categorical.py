@@ -43,6 +43,7 @@ def register(app: typer.Typer) -> None:
         resume: bool = typer.Option(True, "--resume/--no-resume", help="Skip runs of the same setting already complete in OUT and keep other settings' rows (default), or start OUT afresh."),
         study: bool = typer.Option(False, "--study", help="Run the sensitivity study instead (surrogate x optimizer x eps x weight decay on a reduced grid; uses only --out, --steps, --device, --progress) and print the claims table."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr."),
+        wait: bool = typer.Option(False, "--wait", help="When another run is writing OUT (it holds the hidden lock file .OUT.lock next to it), wait for it to finish and then resume from its rows. Default: exit 2 at once with a message naming the lock."),
     ) -> None:
         """Simulate a softmax policy over K actions trained with group-relative updates (paper Sec. 5.1).
 
@@ -53,7 +54,7 @@ def register(app: typer.Typer) -> None:
         if study:
             from fgrpo_sim.sim.categorical_study import claims_table, format_claims_markdown, run_study
 
-            table = run_study(out, steps=steps, progress=progress, device=device)
+            table = run_study(out, steps=steps, progress=progress, device=device, wait_for_lock=wait)
             typer.echo(format_claims_markdown(claims_table(table)))
             return
         from fgrpo_sim.sim.categorical_config import CategoricalConfig
@@ -67,7 +68,7 @@ def register(app: typer.Typer) -> None:
             optimizer=optimizer, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
             stride=stride, dtype=dtype, device=device, sampler=backend, chunk_runs=chunk_runs,
         )
-        table = run_grid(config, out, resume=resume, progress=progress)
+        table = run_grid(config, out, resume=resume, progress=progress, wait_for_lock=wait)
         final = table[table["step"] == config.steps]
         summary = final.groupby(["group_size", "gamma"])[["q_pos", "m_ret"]].mean().reset_index()
         typer.echo(f"wrote {out} ({len(table)} rows of setting {config.config_id()}); final means over seeds:")

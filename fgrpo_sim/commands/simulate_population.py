@@ -153,7 +153,7 @@ def _reject_options_of_other_mode(ctx: typer.Context, sharing: str) -> None:
 
 def _parse_fields(flag: str, text: str, kind: type, fields: str) -> list:
     """A comma-separated value with exactly the named fields, e.g. 'COMMON,RARE' -> two numbers."""
-    values = parse_list(flag, text, kind)
+    values = parse_list(flag, text, kind, unique=False)  # fields may be equal, e.g. Beta(1, 1)
     names = fields.split(",")
     if len(values) != len(names):
         count = {2: "two", 3: "three"}.get(len(names), str(len(names)))

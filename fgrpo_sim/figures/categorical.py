@@ -39,7 +39,8 @@ def compute_fig2(options: FigureOptions) -> dict:
 
     config = fig2_config(options.full, options.device, options.seed)
     cache = Path(options.data_dir or "runs/figure-data") / f"fig2-{'full' if options.full else 'quick'}.parquet"
-    table = run_grid(config, cache, resume=True, progress=options.progress)
+    # a concurrent `fgrpo figures` on the same data folder: wait for it, then reuse its cache
+    table = run_grid(config, cache, resume=True, progress=options.progress, wait_for_lock=True)
     mean = table.groupby(["group_size", "gamma", "step"])[["q_pos", "m_ret"]].mean().reset_index()
     setting = config.setting()
     return {"mean": mean, "seeds": len(config.seeds), "preset": "paper grid" if options.full else "quick preset",

@@ -13,6 +13,7 @@ Normalised schema of every loader (one dict per problem):
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,13 +76,34 @@ def read_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _first(record: dict[str, Any], keys: Iterable[str]) -> Any:
+    """The first present, non-empty field among `keys` (raw: lists and dicts are judged by the caller)."""
     for key in keys:
         value = record.get(key)
-        if isinstance(value, list):  # OlympiadBench keeps final answers as a list
-            value = value[0] if value else None
+        if isinstance(value, (list, dict)):
+            if value:
+                return value
+            continue
         if value is not None and str(value).strip():
             return value
     return None
+
+
+def _scalar_text(value: Any, what: str, source: str, row: int, first_of_list: bool = False) -> str:
+    """A problem or answer as text: a string, or a finite int/float; anything else is a bad row.
+
+    A list or dict is refused rather than printed as "['a', 'b']" or "{'x': 1}", and NaN/inf rather
+    than turned into "nan"/"inf": either would become a training target or a reference answer no
+    model can match. A one-item list counts as its item; `first_of_list` takes the first item of a
+    longer one (OlympiadBench's documented final_answer convention, for that benchmark only).
+    """
+    if isinstance(value, list) and (len(value) == 1 or (first_of_list and value)):
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        kind = f"a list of {len(value)} items" if isinstance(value, list) else f"a {type(value).__name__}"
+        raise ValueError(f"{source}: row {row} has {what} that is {kind}, not text or a number")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{source}: row {row} has {what} {value}, not a finite number")
+    return str(value)
 
 
 def _answer_text(value: Any) -> str:
@@ -91,8 +113,10 @@ def _answer_text(value: Any) -> str:
     return text
 
 
-def normalise_record(record: Any, row: int, source: str, default_id: str) -> dict[str, str]:
-    """Map one raw record to {problem_id, problem, answer}; ValueError naming the row when a field is missing."""
+def normalise_record(record: Any, row: int, source: str, default_id: str, *,
+                     first_of_answer_list: bool = False) -> dict[str, str]:
+    """Map one raw record to {problem_id, problem, answer}; ValueError naming the row when a field is
+    missing, or is a list, an object, true/false or a non-finite number (see `_scalar_text`)."""
     if not isinstance(record, dict):
         raise ValueError(f"{source}: row {row} must be an object, got {type(record).__name__}")
     problem = _first(record, PROBLEM_KEYS)
@@ -102,10 +126,14 @@ def normalise_record(record: Any, row: int, source: str, default_id: str) -> dic
     if answer is None:
         raise ValueError(f"{source}: row {row} has no answer (looked for {', '.join(ANSWER_KEYS)})")
     problem_id = _first(record, ID_KEYS)
+    problem_text = _scalar_text(problem, "a problem", source, row).strip()
+    answer_text = _answer_text(_scalar_text(answer, "an answer", source, row, first_of_answer_list))
+    if not problem_text or not answer_text:
+        raise ValueError(f"{source}: row {row} has an empty {'problem' if not problem_text else 'answer'}")
     return {
-        "problem_id": str(problem_id) if problem_id is not None else default_id,
-        "problem": str(problem).strip(),
-        "answer": _answer_text(answer),
+        "problem_id": _scalar_text(problem_id, "a problem_id", source, row) if problem_id is not None else default_id,
+        "problem": problem_text,
+        "answer": answer_text,
     }
 
 
@@ -117,7 +145,8 @@ def load_benchmark(name: str, path: str | Path, limit: int | None = None) -> lis
     check_choice("benchmark", name, tuple(BENCHMARKS))
     if limit is not None:
         check_integer("limit", limit, 1)
-    rows = [normalise_record(rec, row, str(path), f"{name}-{row}") for row, rec in read_records(path)]
+    rows = [normalise_record(rec, row, str(path), f"{name}-{row}", first_of_answer_list=name == "olympiadbench")
+            for row, rec in read_records(path)]
     if not rows:
         raise ValueError(f"{path}: no problems (the file has no rows)")
     seen: dict[str, int] = {}

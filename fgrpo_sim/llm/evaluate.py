@@ -80,6 +80,11 @@ class EvalSettings:
 
 def read_existing(path: Path) -> list[dict[str, Any]]:
     """Records already written; a torn final line is removed from the file (it was never complete)."""
+    return [record for _, record in read_existing_numbered(path)]
+
+
+def read_existing_numbered(path: Path) -> list[tuple[int, Any]]:
+    """(line number, record) pairs already written; a torn final line is removed from the file."""
     if not path.exists():
         return []
     raw = path.read_bytes()
@@ -89,7 +94,7 @@ def read_existing(path: Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            records.append((number, json.loads(line)))
         except json.JSONDecodeError:
             raise ValueError(f"{path}: line {number} is not valid JSON; cannot resume from a corrupted file") from None
     if len(keep) != len(raw):
@@ -114,10 +119,55 @@ def _check_meta(out: Path, settings: EvalSettings) -> None:
             )
 
 
-def _write_meta(out: Path, settings: EvalSettings) -> None:
+def _write_meta(out: Path, settings: EvalSettings, n_max: int | None = None) -> None:
     from fgrpo_sim.atomic_io import write_text_atomic
 
-    write_text_atomic(out.with_name(out.name + ".meta.json"), json.dumps(asdict(settings), indent=2) + "\n")
+    meta = asdict(settings)
+    meta["n_max"] = max(settings.n, n_max or 0)  # the largest --n any run on this file used (resume bound)
+    write_text_atomic(out.with_name(out.name + ".meta.json"), json.dumps(meta, indent=2) + "\n")
+
+
+def _previous_n_max(out: Path) -> int:
+    """The largest --n of earlier runs on `out`, from its meta file (0 when there is none or it is unreadable)."""
+    meta_path = out.with_name(out.name + ".meta.json")
+    try:
+        meta = json.loads(meta_path.read_text())
+        values = [meta.get("n_max"), meta.get("n")] if isinstance(meta, dict) else []
+        return max([int(v) for v in values if isinstance(v, int) and not isinstance(v, bool)] or [0])
+    except (OSError, ValueError):
+        return 0
+
+
+def check_resumable(numbered: list[tuple[int, Any]], out: Path, problem_ids: set[str], n_bound: int
+                    ) -> list[dict[str, Any]]:
+    """The records of `out` if every line is one this evaluation could have written; else ValueError naming
+    the file and the first bad line (a foreign problem, sample_index outside [0, n_bound), a repeated
+    sample, a missing or mistyped field). Nothing of a bad file is carried forward."""
+    seen: dict[tuple[str, int], int] = {}
+    for line, record in numbered:
+        why = None
+        if not isinstance(record, dict):
+            why = f"a JSON {type(record).__name__}, not an object"
+        elif "problem_id" not in record or isinstance(record["problem_id"], (dict, list, bool)) \
+                or record["problem_id"] is None:
+            why = "no problem_id (a string)"
+        elif str(record["problem_id"]) not in problem_ids:
+            why = f"problem_id {record['problem_id']!r} is not a problem of this benchmark file"
+        elif not isinstance(record.get("sample_index"), int) or isinstance(record.get("sample_index"), bool):
+            why = f"sample_index {record.get('sample_index')!r} is not an integer"
+        elif not 0 <= record["sample_index"] < n_bound:
+            why = f"sample_index {record['sample_index']} is outside [0, n) with n = {n_bound} (the largest --n used on it)"
+        elif not isinstance(record.get("correct"), bool):
+            why = f"correct {record.get('correct')!r} is not true/false"
+        else:
+            key = (str(record["problem_id"]), record["sample_index"])
+            if key in seen:
+                why = f"it repeats problem {key[0]!r} sample {key[1]} of line {seen[key]}"
+            seen[key] = line
+        if why is not None:
+            raise ValueError(f"cannot resume {out}: line {line}: {why}; fix or delete that line, "
+                             "or use a new --out file")
+    return [record for _, record in numbered]
 
 
 def pending_jobs(problems: list[dict[str, str]], n: int, done: set[tuple[str, int]]) -> list[tuple[dict, int]]:
@@ -275,6 +325,36 @@ def run_eval(
     problems: list[dict[str, str]],
     out: str | Path,
     *,
+    wait_for_lock: bool = False,
+    known_problem_ids: set[str] | None = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """Generate and verify every missing sample, appending records to `out`; returns a summary dict.
+
+    The run holds `out`'s lock (fgrpo_sim.output_lock) from reading what is there to its last line: a
+    second run on the same file fails at once with a ValueError naming the lock, or with
+    `wait_for_lock` waits and then resumes (so no sample is written twice). Lines already in `out` are
+    checked first (`check_resumable`): problem ids must be among `known_problem_ids` (default: those of
+    `problems`; the CLI passes the whole benchmark file's ids when --limit is given).
+    Keyword arguments `sampler`, `verifier`, `progress`, `on_batch` are passed on.
+    """
+    from fgrpo_sim.atomic_io import check_writable
+    from fgrpo_sim.output_lock import output_lock
+
+    settings.validate()
+    out = check_writable(out, "--out")
+    known = set(known_problem_ids) if known_problem_ids is not None else set()
+    known |= {str(p["problem_id"]) for p in problems}
+    with output_lock(out, wait=wait_for_lock):
+        return _run_eval_locked(settings, problems, out, known_problem_ids=known, **kwargs)
+
+
+def _run_eval_locked(
+    settings: EvalSettings,
+    problems: list[dict[str, str]],
+    out: str | Path,
+    *,
+    known_problem_ids: set[str],
     sampler=None,
     verifier=None,
     progress: bool = True,
@@ -290,7 +370,8 @@ def run_eval(
     out = check_writable(out, "--out")
     out.parent.mkdir(parents=True, exist_ok=True)
     _check_meta(out, settings)
-    existing = read_existing(out)
+    n_max = _previous_n_max(out) if out.exists() and out.stat().st_size > 0 else 0
+    existing = check_resumable(read_existing_numbered(out), out, known_problem_ids, max(settings.n, n_max))
     done = {(str(r["problem_id"]), int(r["sample_index"])) for r in existing}
     jobs = pending_jobs(problems, settings.n, done)
     # The benchmark's grader (fgrpo_sim.llm.grading) unless a test passes its own `verifier.score(text, answer)`.
@@ -310,7 +391,7 @@ def run_eval(
             model, tokenizer = load_model_and_tokenizer(settings.model, dtype="auto" if on_gpu else None,
                                                         device="cuda" if on_gpu else None)
             sampler = TransformersSampler(model, tokenizer, settings)
-    _write_meta(out, settings)  # only once the model loaded: a failed start leaves nothing behind
+    _write_meta(out, settings, n_max)  # only once the model loaded: a failed start leaves nothing behind
     if hasattr(sampler, "progress"):
         sampler.progress = progress
     bar = tqdm(total=len(jobs), desc="eval samples", unit="sample", disable=not progress)

@@ -125,13 +125,60 @@ def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, devi
     config = preset.to_dict()
     if sft_from is not None:
         sft_from = check_sft_source(sft_from, config)
+    from fgrpo_sim.output_lock import output_lock
+
     cfg_path = out / "config.json"
-    if cfg_path.exists():
-        if not same_settings(json.loads(cfg_path.read_text()), config):
-            raise ValueError(f"out folder {out} holds results of different settings; choose another --out")
-    with _transformers_bars(progress):
-        _dump(cfg_path, config)
-        return _run_seeds(preset, out, config, progress=progress, device=device, log=log, sft_from=sft_from)
+    # one run per folder at a time: a second one would train the same pieces again
+    with output_lock(cfg_path, name="out folder", wait_hint=""):
+        if cfg_path.exists():
+            if not same_settings(_read_piece(out, cfg_path), config):
+                raise ValueError(f"out folder {out} holds results of different settings; choose another --out")
+            check_results_folder(out)
+        with _transformers_bars(progress):
+            _dump(cfg_path, config)
+            return _run_seeds(preset, out, config, progress=progress, device=device, log=log, sft_from=sft_from)
+
+
+def _read_piece(out: Path, path: Path) -> dict:
+    """A JSON object of results folder `out`; ValueError naming the file when it is not one."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot resume {out}: {path} is not readable JSON ({exc}); delete it to redo that "
+                         "piece, or choose another --out") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"cannot resume {out}: {path} holds a JSON {type(data).__name__}, not an object")
+    return data
+
+
+def _piece_problem(path: Path, data: dict) -> str | None:
+    """What is wrong with a finished piece (`seed*/sft.json` or `seed*/rl_N*_gamma*.json`), or None."""
+    seed_text = path.parent.name[len("seed"):]
+    if not (isinstance(data.get("seed"), int) and str(data["seed"]) == seed_text):
+        return f"seed {data.get('seed')!r} does not match its folder {path.parent.name}"
+    if path.name != "sft.json":
+        n, gamma = data.get("N"), data.get("gamma")
+        if not isinstance(n, int) or not isinstance(gamma, (int, float)) or isinstance(gamma, bool) or \
+                run_file(path.parent.parent, data["seed"], n, float(gamma)).name != path.name:
+            return f"N {n!r} / gamma {gamma!r} do not match the file name"
+        if not isinstance(data.get("curve"), list):
+            return "it has no training curve (a list under 'curve')"
+    heldout = data.get("heldout")
+    scores = heldout.get("pass_at_k") if isinstance(heldout, dict) else None
+    if not isinstance(scores, dict) or not scores or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0 for v in scores.values()):
+        return "its heldout.pass_at_k is not a table of probabilities"
+    return None
+
+
+def check_results_folder(out: Path) -> None:
+    """Refuse to resume `out` when a finished piece it would reuse is damaged or foreign (naming the file)."""
+    out = Path(out)
+    for path in sorted(out.glob("seed*/sft.json")) + sorted(out.glob("seed*/rl_N*_gamma*.json")):
+        why = _piece_problem(path, _read_piece(out, path))
+        if why is not None:
+            raise ValueError(f"cannot resume {out}: {path}: {why}; delete it to redo that piece, "
+                             "or choose another --out")
 
 
 @contextlib.contextmanager

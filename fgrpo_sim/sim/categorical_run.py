@@ -50,19 +50,78 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
     return path
 
 
+#: Column kinds of a result table; resume checks every row against them before keeping any.
+_TEXT_COLUMNS = ("config_id", "surrogate", "optimizer")
+_INT_COLUMNS = ("group_size", "seed", "step")
+_FLOAT_COLUMNS = ("lr", "beta1", "beta2", "eps", "weight_decay", "gamma")
+
+
+def _plain(value):
+    """A cell as Python shows it (0.5, 'abc'), not numpy's repr (np.float64(0.5))."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def validate_table(table: pd.DataFrame, source: str | Path) -> pd.DataFrame:
+    """`table` with every column at its proper dtype, or ValueError naming `source` and its first bad row.
+
+    Checked on every row (other settings' rows are rewritten too, so they must be sound): the columns
+    of a result table exist; setting and run columns are non-empty, numbers where numbers belong,
+    integers where integers belong; metrics are numbers (NaN allowed); no (setting, run, step) twice.
+    Rows are numbered from 1 in file order (the CSV line is one more, for the header).
+    """
+    needed = (*SETTING_COLUMNS, *RUN_COLUMNS, "step", *METRICS)
+    missing = [c for c in needed if c not in table.columns]
+    if missing:
+        raise ValueError(f"out {source} exists but is not a categorical result table (no column {missing[0]!r}); "
+                         "pass --no-resume to overwrite it, or choose another file")
+    table = table.reset_index(drop=True)
+    problems: list[tuple[int, str]] = []  # (row index, what is wrong); the smallest index is reported
+
+    def first(mask, why) -> None:
+        bad = mask.to_numpy().nonzero()[0]
+        if bad.size:
+            problems.append((int(bad[0]), why(int(bad[0]))))
+
+    fixed = {}
+    for col in _TEXT_COLUMNS:
+        values = table[col]
+        first(values.isna() | values.astype(str).str.strip().eq(""), lambda i, c=col: f"{c} is empty")
+        fixed[col] = values.astype(str)
+    for col in (*_INT_COLUMNS, *_FLOAT_COLUMNS, *METRICS):
+        numbers = pd.to_numeric(table[col], errors="coerce").astype("float64")
+        if col in METRICS:  # a metric may be NaN (e.g. no batch yet), but must not be text
+            bad = numbers.isna() & table[col].notna()
+        else:
+            bad = numbers.isna() | ~numbers.abs().lt(float("inf"))
+        if col in _INT_COLUMNS:
+            bad |= numbers.notna() & (numbers != numbers.round())
+        first(bad, lambda i, c=col: f"{c} = {_plain(table[c].iloc[i])!r} is not "
+                                    f"{'an integer' if c in _INT_COLUMNS else 'a number'}")
+        fixed[col] = numbers
+    if not problems:
+        for col in _INT_COLUMNS:
+            fixed[col] = fixed[col].astype("int64")
+        key = pd.DataFrame({c: fixed[c] for c in ("config_id", *RUN_COLUMNS, "step")})
+        first(key.duplicated(), lambda i: "it repeats an earlier row's (config_id, group_size, gamma, seed, step)")
+    if problems:
+        row, why = min(problems)
+        raise ValueError(f"cannot resume from {source}: row {row + 1}: {why}; fix or delete that row, "
+                         "pass --no-resume to overwrite the file, or choose another file")
+    return table.assign(**fixed)
+
+
 def _read_existing(out: Path) -> pd.DataFrame:
-    """The table already in `out`, for resuming; a file that is not one of ours is an error, never overwritten."""
+    """The table already in `out`, for resuming, validated row by row; a file that is not one of ours is an
+    error, never overwritten, and a damaged row is never carried forward."""
     try:
         table = read_table(out)
     except Exception as exc:  # pandas/pyarrow raise many kinds for a foreign or damaged file
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise ValueError(f"out {out} exists but is not a readable result table ({reason}); "
                          "pass --no-resume to overwrite it, or choose another file") from None
-    missing = [c for c in ("config_id", *RUN_COLUMNS, "step") if c not in table.columns]
-    if missing and not table.empty:
-        raise ValueError(f"out {out} exists but is not a categorical result table (no column {missing[0]!r}); "
-                         "pass --no-resume to overwrite it, or choose another file")
-    return table if not missing else pd.DataFrame()
+    if table.empty:  # nothing to keep (e.g. a header-only CSV)
+        return pd.DataFrame()
+    return validate_table(table, out)
 
 
 def finished_runs(table: pd.DataFrame, config: CategoricalConfig) -> set[tuple[int, float, int]]:
@@ -107,27 +166,37 @@ def simulate_chunk(config: CategoricalConfig, runs: list[tuple[int, float, int]]
 
 
 def run_grid(config: CategoricalConfig, out: str | Path | None = None, *, resume: bool = True,
-             progress: bool = True) -> pd.DataFrame:
+             progress: bool = True, wait_for_lock: bool = False) -> pd.DataFrame:
     """Simulate every run of `config` (skipping finished ones found in `out` when `resume`), save, return the table.
 
     Rows of other settings already in `out` are kept, so several settings can share one file.
-    The returned table holds only this setting's rows.
+    The returned table holds only this setting's rows. While it reads, simulates and rewrites `out`
+    the run holds `out`'s lock (fgrpo_sim.output_lock): a second run on the same file fails at once
+    with a ValueError naming the lock, or with `wait_for_lock` waits for the first and then resumes.
     """
-    from tqdm.auto import tqdm
+    import contextlib
 
     from fgrpo_sim.atomic_io import check_writable
+    from fgrpo_sim.output_lock import output_lock
     from fgrpo_sim.sim.categorical import resolve_device
     from fgrpo_sim.sim.sampling import resolve_sampler
 
     resolve_sampler(config.sampler, resolve_device(config.device))  # fail before the progress bar, not inside it
-    existing = pd.DataFrame()
     if out is not None:
         out = Path(out)
         if out.suffix not in (".parquet", ".csv"):
             raise ValueError(f"out must end in .parquet or .csv, got {out.name!r}")
         check_writable(out, "out")
-        if resume and out.exists():
-            existing = _read_existing(out)
+    with output_lock(out, wait=wait_for_lock, name="out") if out is not None else contextlib.nullcontext():
+        return _run_grid_locked(config, out, resume=resume, progress=progress)
+
+
+def _run_grid_locked(config: CategoricalConfig, out: Path | None, *, resume: bool, progress: bool) -> pd.DataFrame:
+    from tqdm.auto import tqdm
+
+    existing = pd.DataFrame()
+    if out is not None and resume and out.exists():
+        existing = _read_existing(out)
     done = finished_runs(existing, config) if resume else set()
     if not existing.empty:  # drop half-written runs of this setting; they are redone
         cid = config.config_id()

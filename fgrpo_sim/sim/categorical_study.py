@@ -63,8 +63,10 @@ def study_settings(base: CategoricalConfig | None = None, *, steps: int = 1000) 
 
 
 def run_study(out: str | Path, *, steps: int = 1000, progress: bool = True, device: str = "auto",
-              only: list[str] | None = None) -> pd.DataFrame:
-    """Simulate every setting (resuming from `out`), return the full table of all settings."""
+              only: list[str] | None = None, wait_for_lock: bool = False) -> pd.DataFrame:
+    """Simulate every setting (resuming from `out`), return the full table of all settings.
+
+    Each setting holds `out`'s lock while it runs (see run_grid's `wait_for_lock`)."""
     from tqdm.auto import tqdm
 
     from fgrpo_sim.atomic_io import check_writable
@@ -77,7 +79,7 @@ def run_study(out: str | Path, *, steps: int = 1000, progress: bool = True, devi
         configs = [c for c in configs if c.metadata["setting"] in only]
     tables = []
     for cfg in tqdm(configs, desc="settings", disable=not progress):
-        tables.append(run_grid(cfg, out, resume=True, progress=progress))
+        tables.append(run_grid(cfg, out, resume=True, progress=progress, wait_for_lock=wait_for_lock))
     return pd.concat(tables, ignore_index=True)
 
 
