@@ -264,6 +264,8 @@ def make_math_reward(
 
     reward.__name__ = name
     reward.verifier = verifier  # type: ignore[attr-defined]
+    # (wrong, correct): FocalGRPOTrainer checks them against reward_wrong / reward_correct before training
+    reward.reward_values = (reward_wrong, reward_correct)  # type: ignore[attr-defined]
     return reward
 
 
