@@ -65,6 +65,8 @@ def test_layout_refuses_with_the_right_value():
         plan_batches(8, 8, 4, generation_batch_size=1024)
     with pytest.raises(ValueError, match="world_size must be in"):
         plan_batches(0, 8, 4)
+    # two PPO epochs per batch (TRL's num_iterations): twice the updates, so 15 generation steps = 120 updates
+    assert plan_batches(8, 8, 4, num_iterations=2).warmup_steps() == 120
 
 
 def test_logits_memory_numbers_and_flag():

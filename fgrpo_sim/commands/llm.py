@@ -85,7 +85,7 @@ def _prepare_training(config: Path, overrides: list[str], num_processes: Optiona
             world_size, fields.get("num_generations") or 8, fields.get("per_device_train_batch_size", 8),
             batch_prompts=run["batch_prompts"], mini_batch_prompts=run["mini_batch_prompts"],
             gradient_accumulation_steps=fields.get("gradient_accumulation_steps"),
-            generation_batch_size=fields.get("generation_batch_size"),
+            generation_batch_size=fields.get("generation_batch_size"), num_iterations=fields.get("num_iterations", 1),
         )
         fields["gradient_accumulation_steps"] = plan.gradient_accumulation_steps
         fields["generation_batch_size"] = plan.generation_batch_size

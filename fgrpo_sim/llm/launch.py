@@ -59,7 +59,7 @@ class BatchPlan:
     gradient_accumulation_steps: int
     generation_batch_size: int  # completions per generation step
     steps_per_generation: int  # micro-batches per generation step (TRL's meaning)
-    updates_per_generation: int  # optimizer updates per generation step
+    updates_per_generation: int  # optimizer updates per generation step (x num_iterations PPO epochs)
 
     def warmup_steps(self, generation_steps: int = PAPER_WARMUP_GENERATION_STEPS) -> int:
         """verl-style warmup (counted in generation steps) as TRL optimizer steps."""
@@ -80,6 +80,7 @@ def plan_batches(
     mini_batch_prompts: int = PAPER_MINI_BATCH_PROMPTS,
     gradient_accumulation_steps: int | None = None,
     generation_batch_size: int | None = None,
+    num_iterations: int = 1,
 ) -> BatchPlan:
     """Derive gradient_accumulation_steps and generation_batch_size, or refuse with the values that work.
 
@@ -91,6 +92,7 @@ def plan_batches(
     check_integer("per_device_train_batch_size", per_device_train_batch_size, 1)
     check_integer("batch_prompts", batch_prompts, 1)
     check_integer("mini_batch_prompts", mini_batch_prompts, 1)
+    check_integer("num_iterations", num_iterations, 1)
     if batch_prompts % mini_batch_prompts:
         raise ValueError(f"batch_prompts ({batch_prompts}) must be a multiple of mini_batch_prompts ({mini_batch_prompts})")
     update = mini_batch_prompts * num_generations  # completions per optimizer update
@@ -119,7 +121,8 @@ def plan_batches(
         world_size=int(world_size), num_generations=int(num_generations), batch_prompts=int(batch_prompts),
         mini_batch_prompts=int(mini_batch_prompts), per_device_train_batch_size=int(per_device_train_batch_size),
         gradient_accumulation_steps=accumulation, generation_batch_size=generation,
-        steps_per_generation=generation // per_micro, updates_per_generation=batch_prompts // mini_batch_prompts,
+        steps_per_generation=generation // per_micro,
+        updates_per_generation=batch_prompts // mini_batch_prompts * int(num_iterations),  # TRL reuses a batch num_iterations times
     )
 
 
@@ -159,8 +162,9 @@ class LogitsMemory:
         return (
             f"warning: the per-device logits tensor ({self.completions} completions x {self.completion_length} tokens x "
             f"{self.vocab_size} vocabulary) is {_gb(self.full_bf16)} in bf16 / {_gb(self.full_fp32)} in float32, over "
-            f"an {_gb(budget)} GPU: TRL 1.16 runs because its fused LM head scores {_gb(self.trl_tile)} tiles, but any "
-            f"trainer that materialises logits would not fit; lower per_device_train_batch_size"
+            f"an {_gb(budget)} GPU: TRL 1.16 never materialises it (its fused LM head scores {_gb(self.trl_tile)} tiles), "
+            f"but activations grow by the same factor and any trainer that materialises logits would not fit; lower "
+            f"per_device_train_batch_size"
         )
 
 
