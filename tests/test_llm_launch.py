@@ -117,6 +117,8 @@ def test_dry_run_num_processes_and_refusals(run_cli, paper_sized_data, small_dat
         (["--num-processes", "16", "--gradient_accumulation_steps", "16"], "gradient_accumulation_steps must be 8 on 16"),
         (["--num-processes", "32", "--per_device_train_batch_size", "3"], "allows per_device_train_batch_size in"),
         (["--num-processes", "0"], "--num-processes must be in [1"),
+        (["--num_generations", "0"], "num_generations must be in [2, inf], got 0"),
+        (["--batch_prompts", "100"], "batch_prompts (100) must be a multiple of mini_batch_prompts (64)"),
     ]:
         bad = run_cli("llm", "train", "--config", RECIPE, "--dry-run", *data, *extra)
         assert bad.exit_code == 2 and needle in bad.stderr, bad.stderr

@@ -82,7 +82,8 @@ def _prepare_training(config: Path, overrides: list[str], num_processes: Optiona
         if fields.get("steps_per_generation") is not None:
             raise ValueError("steps_per_generation must be unset when batch_prompts/mini_batch_prompts derive the layout")
         plan = plan_batches(
-            world_size, fields.get("num_generations") or 8, fields.get("per_device_train_batch_size", 8),
+            world_size, 8 if fields.get("num_generations") is None else fields["num_generations"],  # TRL's default N
+            fields.get("per_device_train_batch_size", 8),
             batch_prompts=run["batch_prompts"], mini_batch_prompts=run["mini_batch_prompts"],
             gradient_accumulation_steps=fields.get("gradient_accumulation_steps"),
             generation_batch_size=fields.get("generation_batch_size"), num_iterations=fields.get("num_iterations", 1),
@@ -100,7 +101,7 @@ def _prepare_training(config: Path, overrides: list[str], num_processes: Optiona
                          f"batch_prompts = {plan.batch_prompts}: TRL would train 0 steps")
     memory = None
     dims = model_dimensions(str(run["model"]))
-    if dims is not None:
+    if dims is not None and args.max_completion_length:
         memory = logits_memory(args.per_device_train_batch_size, args.max_completion_length, dims[0])
         warning = memory.warning()
         if warning:
