@@ -41,7 +41,6 @@ CASES = {
     "partial-credit": ([PARTIAL], {"focal_success_threshold": 0.6}, lambda c: (_code(c) % 4) / 3 >= 0.6),
     "none-rewards": ([SOMETIMES_NONE], {}, lambda c: _code(c) % 3 != 0 and _code(c) % 2 == 0),
 }
-FOCAL_ONLY = ("reward_wrong", "reward_correct", "focal_success_threshold", "focal_reward_func")
 
 
 def _train(trainer_cls, funcs, config):
