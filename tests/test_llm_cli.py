@@ -102,24 +102,29 @@ QWEN_RECIPES = sorted(p for p in (ROOT / "recipes/qwen2.5-7b").rglob("*.yaml")
                       if p.name != "base.yaml" and not p.stem.startswith(("grpo-low-lr", "grpo-kl")))
 
 
-def test_qwen_recipes_resolve_to_paper_settings(run_cli):
-    from fgrpo_sim.llm.config import FocalGRPOConfig
-    from fgrpo_sim.llm.recipe import load_recipe, split_recipe
-
+def test_qwen_recipes_resolve_to_paper_settings(run_cli, tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"problem": f"{i}+1=", "answer": str(i + 1)}) + "\n" for i in range(256)))
     expected_gamma = {"grpo": 0.0, "dapo": 0.0, "cispo": 0.0, "f-grpo": 0.5, "f-dapo": 0.5, "f-cispo": 1.0}
     assert {p.stem for p in QWEN_RECIPES} >= set(expected_gamma) | {f"grpo-n{n}" for n in (2, 4, 8, 16, 32)}
     for path in QWEN_RECIPES:
-        run, fields = split_recipe(load_recipe(path))
-        config = FocalGRPOConfig(**fields)
+        dry = run_cli("llm", "train", "--config", path, "--dry-run", "--num-processes", "8", "--train_data", data)
+        assert dry.exit_code == 0, (path, dry.stderr)
+        out = json.loads(dry.stdout)
+        run, config = out["run"], out["config"]
         assert run["model"] == "Qwen/Qwen2.5-7B" and run["reward"] == "math"
-        assert config.learning_rate == 1e-6 and config.warmup_steps == 15 and config.beta == 0.0
-        assert config.num_train_epochs == 10 and config.max_completion_length == 8192 and config.temperature == 1.0
-        assert config.generation_batch_size == 256 * config.num_generations  # 256 prompts per step
-        # mini-batch of 64 prompts on the 8 GPUs the recipes are written for
-        assert config.per_device_train_batch_size * 8 * config.gradient_accumulation_steps == 64 * config.num_generations
+        assert config["learning_rate"] == 1e-6 and config["beta"] == 0.0
+        assert config["warmup_steps"] == 60 == 15 * out["launch"]["updates_per_generation"]  # 15 verl steps
+        assert config["num_train_epochs"] == 10 and config["max_completion_length"] == 8192
+        assert config["temperature"] == 1.0
+        n = config.get("num_generations")
+        assert config["generation_batch_size"] == 256 * n  # 256 prompts per generation step
+        # mini-batch of 64 prompts on 8 GPUs
+        assert config["per_device_train_batch_size"] * 8 * config["gradient_accumulation_steps"] == 64 * n
         if path.stem in expected_gamma:
-            assert config.num_generations == 8 and config.focal_gamma == expected_gamma[path.stem]
-    dry = run_cli("llm", "train", "--config", ROOT / "recipes/qwen2.5-7b/f-cispo.yaml", "--dry-run", "--focal_gamma", "2")
+            assert n == 8 and config["focal_gamma"] == expected_gamma[path.stem]
+    dry = run_cli("llm", "train", "--config", ROOT / "recipes/qwen2.5-7b/f-cispo.yaml", "--dry-run", "--focal_gamma", "2",
+                  "--train_data", data)
     assert dry.exit_code == 0 and json.loads(dry.stdout)["config"]["focal_gamma"] == 2
 
 

@@ -112,7 +112,7 @@ def test_config_rejects_bad_values(tmp_path):
         FocalGRPOConfig(focal_gamma=-1.0, **common_args(tmp_path))
     with pytest.raises(ValueError, match="loss_type must be one of cispo"):
         FocalGRPOConfig(method="cispo", loss_type="dapo", **common_args(tmp_path))
-    with pytest.raises(ValueError, match="reward_correct must differ"):
+    with pytest.raises(ValueError, match="reward_correct must be greater than reward_wrong"):
         FocalGRPOConfig(reward_correct=1.0, reward_wrong=1.0, **common_args(tmp_path))
 
 
@@ -152,26 +152,27 @@ def test_split_group_over_two_processes_matches_one_process(tmp_path):
     assert all(a > 0 for a in ranks[0]["loss_advantages"]) and all(a < 0 for a in ranks[1]["loss_advantages"])
 
 
-def test_success_rewards_and_group_statistics_units():
-    from fgrpo_sim.llm.trainer import group_focal_statistics, success_rewards
+def test_success_function_and_group_statistics_units():
+    from fgrpo_sim.llm.trainer import group_focal_statistics, resolve_success_func
 
-    per_func = torch.tensor([[1.0, 0.5], [0.0, 0.5], [1.0, float("nan")], [float("nan"), float("nan")]])
-    weights = torch.tensor([1.0, 2.0])
-    summed = success_rewards(per_func, weights, ["correct", "format"], None)
-    assert summed[:3].tolist() == [2.0, 1.0, 1.0] and torch.isnan(summed[3])
-    picked = success_rewards(per_func, weights, ["correct", "format"], "correct")
-    assert picked[:3].tolist() == [1.0, 0.0, 1.0]
-    with pytest.raises(ValueError, match="focal_reward_func must be one of correct, format"):
-        success_rewards(per_func, weights, ["correct", "format"], "length")
-    # group 1: [1, 0, 1, NaN] -> the unscorable row is left out: mu_hat = 2/3; group 2 all NaN -> R_w
-    rewards = torch.cat([picked, torch.full((4,), float("nan"))])
-    weight, mu_hat, active = group_focal_statistics(rewards, 4, 1.0, 1.0, 0.0)
-    torch.testing.assert_close(mu_hat, torch.tensor([2 / 3, 0.0]))
-    torch.testing.assert_close(weight, torch.tensor([1 / 3, 1.0]))
+    assert resolve_success_func(["only"], None) == 0
+    assert resolve_success_func(["format", "math_reward"], None) == 1
+    assert resolve_success_func(["math", "format"], "format") == 1
+    with pytest.raises(ValueError, match="none is named 'math' or 'math_reward'"):
+        resolve_success_func(["correct", "format"], None)
+    with pytest.raises(ValueError, match="several are named"):
+        resolve_success_func(["math", "math_reward"], None)
+    # group 1: [1, 0, 1, None] -> None is a failure that stays in N: mu_hat = 2/4; group 2 all None -> 0
+    rewards = torch.tensor([1.0, 0.0, 1.0, float("nan")] + [float("nan")] * 4)
+    weight, mu_hat, active = group_focal_statistics(rewards, 4, 1.0, 0.5)
+    torch.testing.assert_close(mu_hat, torch.tensor([0.5, 0.0]))
+    torch.testing.assert_close(weight, torch.tensor([0.5, 1.0]))
     assert active.tolist() == [True, False]
-    # rewards in {-1, +1}: mu_hat uses R_c and R_w
-    weight, mu_hat, _ = group_focal_statistics(torch.tensor([1.0, -1.0, -1.0, -1.0]), 4, 0.5, 1.0, -1.0)
+    # rewards in {-1, +1} with the midpoint threshold 0; partial credit with threshold 0.6
+    weight, mu_hat, _ = group_focal_statistics(torch.tensor([1.0, -1.0, -1.0, -1.0]), 4, 0.5, 0.0)
     assert mu_hat.item() == pytest.approx(0.25) and weight.item() == pytest.approx(0.75**0.5)
+    _, mu_hat, _ = group_focal_statistics(torch.tensor([0.6, 0.59, 1.0, 0.0]), 4, 0.5, 0.6)
+    assert mu_hat.item() == pytest.approx(0.5)
 
 
 def test_package_exports_are_lazy_and_complete():

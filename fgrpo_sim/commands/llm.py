@@ -40,6 +40,82 @@ def _resolve_data_path(value: str, recipe_path: Path) -> str:
     return str(beside) if beside.exists() else str(path)
 
 
+def _launch_world_size(num_processes: Optional[int]) -> int:
+    """The number of training processes: accelerate/torchrun's WORLD_SIZE, or --num-processes for planning."""
+    import os
+
+    from fgrpo_sim.llm.launch import world_size_from_env
+    from fgrpo_sim.validation import check_integer
+
+    env = world_size_from_env(dict(os.environ))
+    if num_processes is not None:
+        check_integer("--num-processes", num_processes, 1)
+        if env is not None and env != num_processes:
+            raise ValueError(f"--num-processes {num_processes} disagrees with the launcher's WORLD_SIZE={env}")
+        return int(num_processes)
+    return 1 if env is None else env
+
+
+def _prepare_training(config: Path, overrides: list[str], num_processes: Optional[int], no_progress: bool) -> dict:
+    """Everything the real run checks before it loads a model; `--dry-run` stops right after this.
+
+    Recipe + overrides cast to the field types, batch layout for the world size, FocalGRPOConfig
+    (gamma, N, method, success rule fields), the success function, output_dir writable, train_data read.
+    """
+    from fgrpo_sim.atomic_io import check_writable_dir
+    from fgrpo_sim.llm.config import FocalGRPOConfig
+    from fgrpo_sim.llm.data import load_prepared
+    from fgrpo_sim.llm.launch import describe, logits_memory, model_dimensions, plan_batches
+    from fgrpo_sim.llm.recipe import cast_recipe, load_recipe, parse_overrides, split_recipe
+    from fgrpo_sim.llm.trainer import check_trl_version, resolve_success_func
+
+    recipe = load_recipe(config)
+    recipe.update(parse_overrides(overrides))
+    run, fields = split_recipe(cast_recipe(recipe))
+    run["train_data"] = _resolve_data_path(str(run["train_data"]), config)
+    if no_progress:
+        fields["disable_tqdm"] = True
+    world_size = _launch_world_size(num_processes)
+    plan = None
+    if run["batch_prompts"] is not None or run["mini_batch_prompts"] is not None:
+        if run["batch_prompts"] is None or run["mini_batch_prompts"] is None:
+            raise ValueError("batch_prompts and mini_batch_prompts must be set together (paper: 256 and 64)")
+        if fields.get("steps_per_generation") is not None:
+            raise ValueError("steps_per_generation must be unset when batch_prompts/mini_batch_prompts derive the layout")
+        plan = plan_batches(
+            world_size, 8 if fields.get("num_generations") is None else fields["num_generations"],  # TRL's default N
+            fields.get("per_device_train_batch_size", 8),
+            batch_prompts=run["batch_prompts"], mini_batch_prompts=run["mini_batch_prompts"],
+            gradient_accumulation_steps=fields.get("gradient_accumulation_steps"),
+            generation_batch_size=fields.get("generation_batch_size"), num_iterations=fields.get("num_iterations", 1),
+        )
+        fields["gradient_accumulation_steps"] = plan.gradient_accumulation_steps
+        fields["generation_batch_size"] = plan.generation_batch_size
+    check_trl_version()
+    args = FocalGRPOConfig(**fields)
+    if args.focal_gamma > 0:  # the trainer checks this again; here it fails before any model is loaded
+        resolve_success_func([MATH_REWARD_NAME], args.focal_reward_func)
+    check_writable_dir(args.output_dir, "output_dir")
+    dataset = load_prepared(run["train_data"], run["system_prompt"])
+    if plan is not None and len(dataset) < plan.batch_prompts:
+        raise ValueError(f"train_data {run['train_data']} has {len(dataset)} prompts, fewer than one generation batch of "
+                         f"batch_prompts = {plan.batch_prompts}: TRL would train 0 steps")
+    memory = None
+    dims = model_dimensions(str(run["model"]))
+    if dims is not None and args.max_completion_length:
+        memory = logits_memory(args.per_device_train_batch_size, args.max_completion_length, dims[0])
+        warning = memory.warning()
+        if warning:
+            print(warning, file=sys.stderr)
+    launch = describe(plan, args.warmup_steps, len(dataset), memory) if plan is not None else None
+    return {"run": run, "fields": fields, "args": args, "dataset": dataset, "launch": launch,
+            "world_size": world_size, "memory": memory}
+
+
+#: The name TRL sees for the reward function `fgrpo llm train` builds (make_math_reward's default).
+MATH_REWARD_NAME = "math_reward"
+
+
 @app.command(
     "train",
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
@@ -47,41 +123,35 @@ def _resolve_data_path(value: str, recipe_path: Path) -> str:
         "Train with FocalGRPOTrainer from a recipe. Any recipe key or FocalGRPOConfig/GRPOConfig field can be "
         "overridden after the options, e.g. `fgrpo llm train --config recipes/qwen2.5-7b/f-grpo.yaml "
         "--focal_gamma 1.0 --max_steps 10`. For several GPUs run it under `accelerate launch -m fgrpo_sim llm train ...` "
-        "(see docs/llm.md). The tiny CPU smoke test: `fgrpo llm train --config recipes/tiny/f-grpo.yaml`."
+        "(see docs/llm.md): recipes with batch_prompts/mini_batch_prompts derive gradient_accumulation_steps from "
+        "the launcher's WORLD_SIZE. The tiny CPU smoke test: `fgrpo llm train --config recipes/tiny/f-grpo.yaml`."
     ),
 )
 def train(
     ctx: typer.Context,
     config: Path = typer.Option(..., "--config", help="Recipe YAML (see recipes/); keys documented in fgrpo_sim/llm/recipe.py."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Resolve the recipe and overrides, print the run keys and the "
-                                 "TRL config as JSON, and stop (no model is loaded). Default: off."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Run every check the real run makes before loading the model "
+                                 "(values, batch layout, data file, output_dir), print the run keys, the TRL config and "
+                                 "the launch arithmetic as JSON, and stop. Default: off."),
+    num_processes: Optional[int] = typer.Option(None, "--num-processes", help="Number of training processes (GPUs) to "
+                                                "plan for, >= 1. Default: WORLD_SIZE from accelerate/torchrun, else 1. "
+                                                "Use it with --dry-run to check a launch on 8, 16 or 32 GPUs."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide TRL's progress bar. Default: shown."),
 ) -> None:
-    from fgrpo_sim.llm.recipe import load_recipe, parse_overrides, split_recipe
-
-    recipe = load_recipe(config)
-    recipe.update(parse_overrides(list(ctx.args)))
-    run, fields = split_recipe(recipe)
-    run["train_data"] = _resolve_data_path(str(run["train_data"]), config)
-    if no_progress:
-        fields["disable_tqdm"] = True
-        _quiet_transformers_bars()
+    prepared = _prepare_training(config, list(ctx.args), num_processes, no_progress)
+    run, fields, args = prepared["run"], prepared["fields"], prepared["args"]
     if dry_run:
-        print(json.dumps({"run": run, "config": fields}, indent=2, default=str))
+        print(json.dumps({"run": run, "config": fields, "world_size": prepared["world_size"],
+                          "launch": prepared["launch"]}, indent=2, default=str))
         return
+    if no_progress:
+        _quiet_transformers_bars()
 
-    from fgrpo_sim.llm.config import FocalGRPOConfig
-    from fgrpo_sim.llm.data import load_prepared
     from fgrpo_sim.llm.rewards import MathVerifier, make_math_reward
     from fgrpo_sim.llm.tiny import build_tiny, load_tokenizer, save_tiny
-    from fgrpo_sim.llm.trainer import FocalGRPOTrainer, check_trl_version
+    from fgrpo_sim.llm.trainer import FocalGRPOTrainer
 
-    from fgrpo_sim.atomic_io import check_writable_dir
-
-    check_trl_version()
-    args = FocalGRPOConfig(**fields)
-    check_writable_dir(args.output_dir, "output_dir")  # before any model is built
-    dataset = load_prepared(run["train_data"], run["system_prompt"])
+    dataset = prepared["dataset"]
     if run["model"] == "tiny":
         model, tokenizer = build_tiny(seed=int(run["model_seed"]))
         if args.beta != 0.0:  # GRPO-KL: TRL loads the reference from a folder
@@ -91,7 +161,7 @@ def train(
     else:
         model, tokenizer = str(run["model"]), load_tokenizer(str(run["model"]))
     verifier = MathVerifier(fallback_last_number=run["reward"] == "math_last_number")
-    reward = make_math_reward(args.reward_correct, args.reward_wrong, verifier=verifier)
+    reward = make_math_reward(args.reward_correct, args.reward_wrong, verifier=verifier, name=MATH_REWARD_NAME)
     trainer = FocalGRPOTrainer(
         model=model, reward_funcs=reward, args=args, train_dataset=dataset, processing_class=tokenizer
     )
@@ -113,6 +183,7 @@ def train(
             "last_reward": last.get("reward"),
             "last_focal_weight_mean": last.get("focal/weight_mean"),
             "last_frac_active_groups": last.get("focal/frac_active_groups"),
+            "last_tail_miss_mean": last.get("focal/tail_miss_mean"),
             "reward_statuses": dict(verifier.counts),
         }
         print(json.dumps(summary, indent=2))

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from trl import GRPOConfig
 
-from fgrpo_sim.validation import check_choice, check_integer
+from fgrpo_sim.validation import check_choice, check_integer, check_range
 
 #: The paper's clip values per method (App. B, Table 5), already in TRL's convention.
 METHOD_PRESETS: dict[str, dict[str, object]] = {
@@ -46,7 +46,7 @@ class FocalGRPOConfig(GRPOConfig):
     """GRPOConfig with focal weighting (g = (1 - mu_hat)^gamma per prompt group) and method presets.
 
     Defaults follow the paper (Table 5): no KL (beta = 0), token-mean loss, AdamW with weight decay
-    0.01, gradient clipping 1.0, constant learning rate 1e-6 after 15 warmup steps, temperature 1.0.
+    0.01, gradient clipping 1.0, constant learning rate 1e-6 after the paper's 15 warmup (verl) steps = 60 optimizer steps, temperature 1.0.
     `loss_type`, `epsilon` and `epsilon_high` default to None and are filled from `method`.
     """
 
@@ -60,15 +60,28 @@ class FocalGRPOConfig(GRPOConfig):
                           "0 reproduces the unweighted method exactly."},
     )
     reward_correct: float = field(
-        default=1.0, metadata={"help": "Reward of a correct rollout (R_c), used for mu_hat = (mean R - R_w)/(R_c - R_w)."}
+        default=1.0, metadata={"help": "Reward of a correct rollout (R_c) from the success function; R_c > R_w."}
     )
     reward_wrong: float = field(
-        default=0.0, metadata={"help": "Reward of a wrong rollout (R_w), used for mu_hat."}
+        default=0.0, metadata={"help": "Reward of a wrong rollout (R_w) from the success function."}
     )
     focal_reward_func: str | None = field(
         default=None,
-        metadata={"help": "Name of the reward function whose output defines success for mu_hat. None (default): the "
-                          "weighted sum of all reward functions, the same reward TRL uses for its group baseline."},
+        metadata={"help": "Name of the reward function that defines success for mu_hat. None (default): the only "
+                          "reward function, else the one named 'math' or 'math_reward'. Other reward functions (format, "
+                          "length) still enter TRL's advantage but never mu_hat."},
+    )
+    focal_success_threshold: float | None = field(
+        default=None,
+        metadata={"help": "A rollout succeeds when the success function's reward is >= this value; mu_hat is the "
+                          "group's fraction of successes. Must lie in (R_w, R_c]. None (default): (R_w + R_c) / 2, "
+                          "so partial credit above the midpoint counts as a success."},
+    )
+    focal_monitor_rho: float = field(
+        default=0.05,
+        metadata={"help": "Share rho in (0, 1] of a group's correct mass held by a rare mode, for the logged "
+                          "focal/tail_miss_mean (paper Lemma 3.1 with mu = the group's success rate, tau = rho * mu). "
+                          "Monitoring only: never changes training."},
     )
     # TRL fields whose defaults differ here: None means "take the value from `method`".
     loss_type: str | None = field(default=None, metadata={"help": "TRL loss type; None = from `method`."})
@@ -79,7 +92,11 @@ class FocalGRPOConfig(GRPOConfig):
     lr_scheduler_type: str = field(
         default="constant_with_warmup", metadata={"help": "LR schedule (paper: constant after warmup)."}
     )
-    warmup_steps: float = field(default=15, metadata={"help": "Warmup optimizer steps (paper: 15)."})
+    warmup_steps: float = field(
+        default=60,
+        metadata={"help": "Warmup optimizer steps. The paper's 15 warmup steps are verl steps, one per generation "
+                          "batch of 256 prompts = 4 optimizer updates of 64 prompts, hence 15 x 4 = 60 here."},
+    )
     bf16: bool | None = field(
         default=None, metadata={"help": "bf16 mixed precision; None = on when a CUDA GPU is present, off on CPU."}
     )
@@ -132,8 +149,7 @@ class FocalGRPOConfig(GRPOConfig):
         check_dynamics_fields(self)
         if self.num_generations is not None:  # TRL divides by it before checking it
             check_integer("num_generations", self.num_generations, 2)
-        if float(self.reward_correct) == float(self.reward_wrong):
-            raise ValueError(f"reward_correct must differ from reward_wrong, both are {self.reward_correct:g}")
+        self._check_success_rule()
         preset = METHOD_PRESETS[self.method]
         if self.loss_type is None:
             self.loss_type = preset["loss_type"]
@@ -157,3 +173,22 @@ class FocalGRPOConfig(GRPOConfig):
             if hasattr(self, new) and getattr(self, new) is None and getattr(self, old, None) is not None:
                 setattr(self, new, getattr(self, old))
         super().__post_init__()
+
+    def _check_success_rule(self) -> None:
+        """R_w < R_c, the threshold in (R_w, R_c], rho in (0, 1]: all before any model is built."""
+        for name in ("reward_correct", "reward_wrong"):
+            setattr(self, name, float(check_range(name, getattr(self, name))))
+        if not self.reward_wrong < self.reward_correct:
+            raise ValueError(
+                f"reward_correct must be greater than reward_wrong, got reward_correct={self.reward_correct:g} "
+                f"and reward_wrong={self.reward_wrong:g}"
+            )
+        if self.focal_success_threshold is None:
+            self.focal_success_threshold = (self.reward_wrong + self.reward_correct) / 2
+        check_range("focal_success_threshold", self.focal_success_threshold, self.reward_wrong, self.reward_correct,
+                    low_open=True)
+        self.focal_success_threshold = float(self.focal_success_threshold)
+        check_range("focal_monitor_rho", self.focal_monitor_rho, 0.0, 1.0, low_open=True)
+        self.focal_monitor_rho = float(self.focal_monitor_rho)
+        if self.focal_reward_func is not None and not (isinstance(self.focal_reward_func, str) and self.focal_reward_func):
+            raise ValueError(f"focal_reward_func must be a reward function's name, got {self.focal_reward_func!r}")

@@ -8,6 +8,12 @@ Recipe keys (everything else must be a `FocalGRPOConfig` / `GRPOConfig` / `Train
     reward        "math" (math-verify on the last \\boxed{}, the paper's) or "math_last_number"
                   (falls back to the last number when there is no box; only for tiny smoke tests)
     model_seed    seed of the tiny model's initialisation (tiny only)
+    batch_prompts       prompts per generation step (paper: 256); with mini_batch_prompts, `fgrpo llm train`
+    mini_batch_prompts  prompts per optimizer update (paper: 64) derives generation_batch_size and
+                        gradient_accumulation_steps from the world size (fgrpo_sim/llm/launch.py)
+
+Every value (recipe or override) is cast to its field's type before anything runs: "abc" for an int
+field, or NaN/inf for a float field, is a one-line ValueError naming the field.
 """
 
 from __future__ import annotations
@@ -18,7 +24,11 @@ from typing import Any
 
 from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
 
-RUN_KEYS = {"model": None, "train_data": None, "system_prompt": PAPER_SYSTEM_PROMPT, "reward": "math", "model_seed": 0}
+RUN_KEYS = {"model": None, "train_data": None, "system_prompt": PAPER_SYSTEM_PROMPT, "reward": "math", "model_seed": 0,
+            "batch_prompts": None, "mini_batch_prompts": None}
+#: Types of the run keys, for `cast_value` (the config fields take theirs from FocalGRPOConfig).
+RUN_KEY_TYPES = {"model": str, "train_data": str, "system_prompt": str | None, "reward": str, "model_seed": int,
+                 "batch_prompts": int | None, "mini_batch_prompts": int | None}
 REWARDS = ("math", "math_last_number")
 
 
@@ -66,6 +76,90 @@ def parse_overrides(args: list[str]) -> dict[str, Any]:
             out[key.replace("-", "_")] = yaml.safe_load(value) if value != "" else ""
         except yaml.YAMLError:
             out[key.replace("-", "_")] = value
+    return out
+
+
+def _scalar_kinds(hint: Any) -> tuple[set[type], bool]:
+    """(the bool/int/float/str members of a type hint, whether None is allowed); empty for other types."""
+    import types
+    import typing
+
+    members = typing.get_args(hint) if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union \
+        else (hint,)
+    allows_none = type(None) in members
+    kinds = {m for m in members if m in (bool, int, float, str)}
+    if any(m not in (bool, int, float, str, type(None)) for m in members):
+        return set(), allows_none  # enums, dicts, lists, Literal: left to the config's own checks
+    return kinds, allows_none
+
+
+def cast_value(name: str, value: Any, hint: Any) -> Any:
+    """`value` as the field's scalar type: ints from integral numbers or digit strings, finite floats, bools."""
+    import math
+
+    kinds, allows_none = _scalar_kinds(hint)
+    if value is None:
+        if allows_none or not kinds:
+            return None
+        kind = next(iter(kinds))
+        raise ValueError(f"{name} must be {_KIND_TEXT.get(kind, kind.__name__)}, got null")
+    if not kinds or type(value) in kinds or str in kinds and len(kinds) > 1:
+        if float in kinds and isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+        return value
+    if kinds == {str}:
+        if isinstance(value, (bool, int, float)):
+            return str(value)  # e.g. --output_dir 2024 parsed as a YAML number
+        raise ValueError(f"{name} must be a string, got {value!r}")
+    if kinds == {bool}:
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+    if int in kinds and float not in kinds:
+        number = _as_number(value)
+        if number is None or isinstance(number, bool) or not math.isfinite(number) or number != int(number):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+        return int(number)
+    if float in kinds:
+        number = _as_number(value)
+        if number is None or isinstance(number, bool):
+            raise ValueError(f"{name} must be a number, got {value!r}")
+        if not math.isfinite(number):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+        return float(number) if kinds == {float} or not float(number).is_integer() else number
+    return value
+
+
+_KIND_TEXT = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
+
+
+def _as_number(value: Any) -> float | int | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            try:
+                return float(value)
+            except ValueError:
+                return None
+    return None
+
+
+def cast_recipe(recipe: dict[str, Any]) -> dict[str, Any]:
+    """Every known key cast to its type (`cast_value`); unknown keys are left for `split_recipe` to name."""
+    import dataclasses
+    import typing
+
+    from fgrpo_sim.llm.config import FocalGRPOConfig
+
+    hints = typing.get_type_hints(FocalGRPOConfig)
+    fields = {f.name for f in dataclasses.fields(FocalGRPOConfig) if f.init}
+    out = {}
+    for key, value in recipe.items():
+        hint = RUN_KEY_TYPES.get(key, hints.get(key) if key in fields else None)
+        out[key] = value if hint is None else cast_value(key, value, hint)
     return out
 
 

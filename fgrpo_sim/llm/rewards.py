@@ -456,6 +456,7 @@ def make_math_reward(
 
     reward.__name__ = name
     reward.verifier = verifier  # type: ignore[attr-defined]
+    # FocalGRPOTrainer checks these against its config's reward_wrong / reward_correct before training
     reward.reward_correct = float(reward_correct)  # type: ignore[attr-defined]
     reward.reward_wrong = float(reward_wrong)  # type: ignore[attr-defined]
     return reward

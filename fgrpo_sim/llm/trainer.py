@@ -12,12 +12,23 @@ has no hook for reshaping them. Two small overrides do it without copying TRL co
   the completions table. `_compute_loss` reads `inputs["advantages"]`, i.e. the scaled ones, so the
   loss, the clip statistics and the logs all see g * A.
 
-The weight and mu_hat come from `fgrpo_sim.core` (nothing is re-implemented here).
+Success and mu_hat. One reward function defines success (`resolve_success_func`: `focal_reward_func`,
+else the only one, else the one named `math`/`math_reward`); a rollout succeeds when its reward is
+>= `focal_success_threshold` (default: the midpoint of R_w and R_c) and mu_hat is the group's fraction
+of successes. Other reward functions (format, length penalties) shape TRL's advantage as usual but never
+mu_hat. A success reward outside [R_w, R_c] stops training on the first batch with a one-line
+ValueError (never clipped); a reward function that returned None for a rollout (TRL allows it) makes
+that rollout a failure, still counted in the group's N. At focal_gamma = 0 the advantages are TRL's,
+bit for bit, and no reward value can stop training: the rule then only feeds the logged metrics.
+
+The weight and mu_hat come from `fgrpo_sim.core`, the tail-miss monitor from `fgrpo_sim.theory`
+(nothing is re-implemented here).
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
 import torch
@@ -48,44 +59,90 @@ def check_trl_version(version: str | None = None) -> str:
     return version
 
 
-def success_rewards(
-    rewards_per_func: torch.Tensor,
-    reward_weights: torch.Tensor,
-    reward_func_names: list[str],
-    focal_reward_func: str | None,
-) -> torch.Tensor:
-    """The per-completion reward that defines success for mu_hat, shape [rows]; NaN where unscorable.
+#: Names that make a reward function the default success function when there are several
+#: (`make_math_reward` names its function "math"; "math_reward" is its older name, still accepted).
+DEFAULT_SUCCESS_FUNC_NAMES = ("math", "math_reward")
 
-    Default: TRL's weighted sum over reward functions (the reward its group baseline uses).
+
+def resolve_success_func(reward_func_names: list[str], focal_reward_func: str | None) -> int:
+    """Index of the reward function whose output defines success for mu_hat.
+
+    `focal_reward_func` picks it by name; else the only reward function; else the one named `math` or
+    `math_reward`. ValueError (naming the options) when none qualifies.
     """
+    names = list(reward_func_names)
+    options = ", ".join(repr(n) for n in names)
     if focal_reward_func is not None:
-        if focal_reward_func not in reward_func_names:
-            raise ValueError(
-                f"focal_reward_func must be one of {', '.join(reward_func_names)}, got {focal_reward_func!r}"
-            )
-        return rewards_per_func[:, reward_func_names.index(focal_reward_func)]
-    weights = reward_weights.to(rewards_per_func.device, rewards_per_func.dtype)
-    rewards = (rewards_per_func * weights.unsqueeze(0)).nansum(dim=1)
-    rewards[torch.isnan(rewards_per_func).all(dim=1)] = torch.nan
-    return rewards
+        if focal_reward_func not in names:
+            raise ValueError(f"focal_reward_func must be one of {options}, got {focal_reward_func!r}")
+        return names.index(focal_reward_func)
+    if len(names) == 1:
+        return 0
+    matches = [i for i, n in enumerate(names) if n in DEFAULT_SUCCESS_FUNC_NAMES]
+    if len(matches) == 1:
+        return matches[0]
+    why = "none is named 'math' or 'math_reward'" if not matches else "several are named 'math'/'math_reward'"
+    raise ValueError(
+        f"focal_reward_func must name the reward function that defines success ({len(names)} reward functions: "
+        f"{options}; {why}), e.g. --focal_reward_func {names[0]}"
+    )
+
+
+def check_declared_reward_values(func: Any, name: str, reward_correct: float, reward_wrong: float) -> None:
+    """A success function that declares its `reward_wrong` / `reward_correct` attributes must use R_w and R_c.
+
+    `make_math_reward` declares them; this catches e.g. reward_wrong = -1 with a 0/1 function, which would
+    otherwise make every wrong rollout (reward 0 >= threshold 0) count as a success.
+    """
+    if not (hasattr(func, "reward_wrong") and hasattr(func, "reward_correct")):
+        return
+    wrong, correct = float(func.reward_wrong), float(func.reward_correct)
+    if (wrong, correct) != (float(reward_wrong), float(reward_correct)):
+        raise ValueError(
+            f"reward function {name!r} returns {wrong:g} for a wrong and {correct:g} for a correct answer, but "
+            f"reward_wrong={reward_wrong:g} and reward_correct={reward_correct:g}; set them to {wrong:g} and "
+            f"{correct:g} (or pick another success function with focal_reward_func)"
+        )
+
+
+def check_success_rewards(rewards: torch.Tensor, name: str, reward_correct: float, reward_wrong: float,
+                          options: list[str]) -> None:
+    """Every scored reward of the success function lies in [R_w, R_c] (NaN = None is allowed); one sync."""
+    if bool(((rewards >= reward_wrong) & (rewards <= reward_correct) | torch.isnan(rewards)).all()):
+        return
+    bad = rewards[~((rewards >= reward_wrong) & (rewards <= reward_correct) | torch.isnan(rewards))][0].item()
+    raise ValueError(
+        f"reward function {name!r} (the focal success function) returned {bad:g}, outside "
+        f"[reward_wrong, reward_correct] = [{reward_wrong:g}, {reward_correct:g}]; set reward_wrong/reward_correct "
+        f"to its range, pick another with focal_reward_func (one of {', '.join(options)}), or use focal_gamma 0"
+    )
 
 
 def group_focal_statistics(
-    rewards: torch.Tensor, num_generations: int, gamma: float, reward_correct: float, reward_wrong: float
+    rewards: torch.Tensor, num_generations: int, gamma: float, threshold: float
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(focal weight, mu_hat, active) per group from the gathered rewards [groups * N] (NaN = unscorable).
+    """(focal weight, mu_hat, active) per group from the success function's gathered rewards [groups * N].
 
-    An unscorable completion is left out of its group's mean, as TRL leaves it out of its baseline
-    (its own advantage is 0 either way); a group with no scorable completion gets mu_hat from R_w.
+    A rollout succeeds when its reward is >= `threshold`; mu_hat is the group's fraction of successes.
+    NaN (the reward function returned None: it could not score the rollout) is not a success, and the
+    rollout still counts in the group's N. `active` is the paper's event A_N: the group mixes successes and
+    failures (with extra reward functions TRL can still give an all-fail group a gradient).
     """
     grouped = rewards.view(-1, num_generations).float()
-    nan = torch.isnan(grouped)
-    if bool(nan.any()):
-        row_mean = torch.nanmean(grouped, dim=1, keepdim=True)
-        row_mean = torch.nan_to_num(row_mean, nan=float(reward_wrong))
-        grouped = torch.where(nan, row_mean.expand_as(grouped), grouped)
-    mu_hat = group_success_rate(grouped, reward_correct, reward_wrong)
-    return focal_weight(mu_hat, gamma), mu_hat, active_groups(grouped)
+    success = (grouped >= threshold).float()  # NaN >= t is False: None is a failure
+    mu_hat = group_success_rate(success, 1.0, 0.0)
+    return focal_weight(mu_hat, gamma), mu_hat, active_groups(success)
+
+
+def mean_tail_miss(mu_hat: list[float], num_generations: int, rho: float) -> float:
+    """Mean over groups of the Lemma 3.1 tail-miss probability Pr(active and no rollout in the rare mode),
+    with each group's success rate as mu and tau = rho * mu (a plug-in estimate per group)."""
+    import numpy as np
+
+    from fgrpo_sim.theory import tail_miss_probability
+
+    mu = np.clip(np.asarray(mu_hat, dtype=float), 0.0, 1.0)
+    return float(np.mean(tail_miss_probability(num_generations, mu, rho * mu)))
 
 
 class FocalGRPOTrainer(GRPOTrainer):
@@ -105,10 +162,25 @@ class FocalGRPOTrainer(GRPOTrainer):
             )
         self._focal_gathered_rewards: torch.Tensor | None = None
         super().__init__(model, reward_funcs, args, *rest, **kwargs)
-        if args.focal_reward_func is not None and args.focal_reward_func not in self.reward_func_names:
-            raise ValueError(
-                f"focal_reward_func must be one of {', '.join(self.reward_func_names)}, got {args.focal_reward_func!r}"
-            )
+        self._focal_success_index = self._resolve_success_rule(args)
+        self._focal_warned = False
+
+    def _resolve_success_rule(self, args: FocalGRPOConfig) -> int | None:
+        """Which reward function defines success, checked before training starts.
+
+        gamma > 0: a problem is a ValueError now. gamma = 0: the weight is 1 whatever mu_hat is, so the rule
+        only feeds the logged focal metrics; a problem becomes one warning and those metrics are not logged.
+        """
+        names = list(self.reward_func_names)
+        try:
+            index = resolve_success_func(names, args.focal_reward_func)
+            check_declared_reward_values(self.reward_funcs[index], names[index], args.reward_correct, args.reward_wrong)
+            return index
+        except ValueError as exc:
+            if args.focal_gamma > 0:
+                raise
+            warnings.warn(f"focal metrics off (focal_gamma = 0 trains as stock TRL): {exc}", stacklevel=3)
+            return None
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
@@ -131,28 +203,43 @@ class FocalGRPOTrainer(GRPOTrainer):
         return self._apply_focal_weight(output, gathered)
 
     def _apply_focal_weight(self, output: dict, gathered_rewards: torch.Tensor) -> dict:
-        """Scale TRL's local advantages by their group's weight; log the focal statistics."""
+        """Scale TRL's local advantages by their group's weight; log the focal statistics.
+
+        At gamma = 0 the advantages are TRL's, untouched, and no reward can raise: the metrics are logged
+        when the success function's rewards fit the rule and skipped (one warning) when they do not.
+        """
         args: FocalGRPOConfig = self.args
+        index = self._focal_success_index
+        if index is None:
+            return output
         mode = "train" if self.model.training else "eval"
         num_generations = self.num_generations if mode == "train" else self.num_generations_eval
-        rewards = success_rewards(
-            gathered_rewards, self.reward_weights, list(self.reward_func_names), args.focal_reward_func
-        )
+        names = list(self.reward_func_names)
+        rewards = gathered_rewards[:, index]
+        try:
+            check_success_rewards(rewards, names[index], args.reward_correct, args.reward_wrong, names)
+        except ValueError as exc:
+            if args.focal_gamma > 0:
+                raise
+            if not self._focal_warned:
+                warnings.warn(f"focal metrics skipped for this batch: {exc}", stacklevel=2)
+                self._focal_warned = True
+            return output
         weight, mu_hat, active = group_focal_statistics(
-            rewards, num_generations, args.focal_gamma, args.reward_correct, args.reward_wrong
+            rewards, num_generations, args.focal_gamma, args.focal_success_threshold
         )
-        row_weight = weight.repeat_interleave(num_generations)  # one entry per gathered completion
-
-        advantages = output["advantages"]
-        n_local = advantages.shape[0]
-        start = self.accelerator.process_index * n_local  # TRL's own process slice
-        local_weight = row_weight[start : start + n_local].to(advantages.device, advantages.dtype)
-        if advantages.dim() > 1:
-            local_weight = local_weight.view(-1, *([1] * (advantages.dim() - 1)))
-        output["advantages"] = advantages * local_weight
-
-        self._rescale_logged_advantages(row_weight)
-        self._log_focal_metrics(mode, weight, mu_hat, active)
+        if args.focal_gamma > 0:
+            row_weight = weight.repeat_interleave(num_generations)  # one entry per gathered completion
+            advantages = output["advantages"]
+            n_local = advantages.shape[0]
+            start = self.accelerator.process_index * n_local  # TRL's own process slice
+            local_weight = row_weight[start : start + n_local].to(advantages.device, advantages.dtype)
+            if advantages.dim() > 1:
+                local_weight = local_weight.view(-1, *([1] * (advantages.dim() - 1)))
+            output["advantages"] = advantages * local_weight
+            self._rescale_logged_advantages(row_weight)
+        none_frac = float(torch.isnan(rewards).float().mean())
+        self._log_focal_metrics(mode, weight, mu_hat, active, num_generations, none_frac)
         return output
 
     def _rescale_logged_advantages(self, row_weight: torch.Tensor) -> None:
@@ -163,7 +250,8 @@ class FocalGRPOTrainer(GRPOTrainer):
         scaled = torch.tensor(tail, dtype=torch.float64) * row_weight[row_weight.numel() - k :].double().cpu()
         logged.extend(scaled.tolist())
 
-    def _log_focal_metrics(self, mode: str, weight: torch.Tensor, mu_hat: torch.Tensor, active: torch.Tensor) -> None:
+    def _log_focal_metrics(self, mode: str, weight: torch.Tensor, mu_hat: torch.Tensor, active: torch.Tensor,
+                           num_generations: int, none_frac: float) -> None:
         # One device-to-host copy, then plain Python over one value per group: on a small model a
         # handful of tiny tensor (or numpy) reductions per step would cost more than the weighting.
         w, mu, act = torch.stack([weight.float(), mu_hat.float(), active.float()]).tolist()
@@ -180,3 +268,6 @@ class FocalGRPOTrainer(GRPOTrainer):
         metrics["focal/mu_hat_frac_low"].append(sum(0 < m <= 0.5 for m in mu) / groups)
         metrics["focal/mu_hat_frac_high"].append(sum(0.5 < m < 1 for m in mu) / groups)
         metrics["focal/mu_hat_frac_one"].append(sum(m == 1 for m in mu) / groups)
+        # Live Lemma 3.1 monitor: how often a group is active yet misses a rare mode of share rho
+        metrics["focal/tail_miss_mean"].append(mean_tail_miss(mu, num_generations, self.args.focal_monitor_rho))
+        metrics["focal/success_none_frac"].append(none_frac)
