@@ -23,21 +23,47 @@ def _style(gamma: float):
     return GAMMA_STYLE.get(float(gamma), (f"F-GRPO $\\gamma$={gamma:g}", None, "d"))
 
 
-def load_summary(options: FigureOptions) -> dict:
+def _results_folder(options: FigureOptions) -> tuple[str, Path]:
     preset_name = "paper" if options.full else "cpu"
-    folder = Path(options.data_dir or "runs/figure-data") / "maze" / preset_name
-    if (folder / "summary.json").exists():
-        return json.loads((folder / "summary.json").read_text())
-    from fgrpo_sim.maze.experiment import run_experiment, same_settings
+    return preset_name, Path(options.data_dir or "runs/figure-data") / "maze" / preset_name
+
+
+def _existing_summary(options: FigureOptions) -> dict | None:
+    """A finished run's summary in the data folder, else the committed one of the same preset, else None."""
+    from fgrpo_sim.maze.experiment import same_settings
     from fgrpo_sim.maze.presets import get_preset
 
+    preset_name, folder = _results_folder(options)
+    if (folder / "summary.json").exists():
+        return json.loads((folder / "summary.json").read_text())
     if COMMITTED.exists():
         committed = json.loads(COMMITTED.read_text())
         if same_settings(committed.get("preset", {}), get_preset(preset_name).to_dict()):
             return committed
+    return None
+
+
+def refuse_paper_run_unconfirmed(options: FigureOptions) -> None:
+    """`--full` with no finished paper-size results would start App. K's Maze (days on a GPU): ask first."""
+    if not options.full or options.yes or _existing_summary(options) is not None:
+        return
+    _, folder = _results_folder(options)
+    raise ValueError(f"--full would run the paper-size Maze experiment (App. K: 1M 17x17 mazes, 20K RL steps, days "
+                     f"on a GPU) because {folder}/summary.json does not exist; run it with `fgrpo maze run --preset "
+                     f"paper --out {folder}` (resumable), or add --yes to start it from here")
+
+
+def load_summary(options: FigureOptions) -> dict:
+    refuse_paper_run_unconfirmed(options)  # also when compute is called without the CLI's preflight
+    existing = _existing_summary(options)
+    if existing is not None:
+        return existing
+    from fgrpo_sim.maze.experiment import run_experiment
+    from fgrpo_sim.maze.presets import get_preset
 
     from fgrpo_sim.sim.categorical import resolve_device
 
+    preset_name, folder = _results_folder(options)
     device = resolve_device(options.device).type  # cuda without CUDA: one-line error before training
     return run_experiment(get_preset(preset_name), folder, progress=options.progress, device=device)
 
@@ -159,6 +185,6 @@ def draw_fig7(summary: dict, n: int | None = None):
 
 
 add_figure("fig6_maze", "Maze: -log pass@K vs group size N for GRPO and F-GRPO (paper Fig 6 analogue)",
-           load_summary, draw_fig6)
+           load_summary, draw_fig6, preflight=refuse_paper_run_unconfirmed)
 add_figure("fig7_maze", "Maze: training reward, held-out pass@1 and pass@2048 over RL steps (paper Fig 7 analogue)",
-           load_summary, draw_fig7)
+           load_summary, draw_fig7, preflight=refuse_paper_run_unconfirmed)
