@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 EXTRAS := dev,llm,notebooks
 STAMP := $(VENV)/.installed
 
-.PHONY: install test figures clean
+.PHONY: install test figures notebooks clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ test: $(STAMP)
 
 figures: $(STAMP)
 	$(BIN)/fgrpo figures --out figures
+
+# executes notebooks/NN_*.py into build/notebooks/NN_*.ipynb with their outputs (see notebooks/execute.py)
+notebooks: $(STAMP)
+	$(BIN)/python notebooks/execute.py --out build/notebooks
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
