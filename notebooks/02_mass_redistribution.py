@@ -55,7 +55,7 @@ print("p =", np.round(p, 4), " Q_pos =", round(p[correct].sum(), 4))
 
 
 def prop32_terms(p, correct, counts, r_c, r_w):
-    """The two bracketed terms of Prop. 3.2 (per unit eta/N), from the aggregates of paper Sec. 3.2
+    """The two bracketed terms of Prop. 3.2 (per unit eta/N), from the aggregates defined with Prop. 3.2 (paper Sec. 3)
     (A2, B2, U_pos2, U2: sums of squared probabilities over the sampled and unsampled sets)."""
     sampled = counts > 0
     s_r = r_c * p[correct & sampled].sum() + r_w * p[~correct & sampled].sum()
