@@ -7,7 +7,7 @@ seeds. Results are cached (and resumed) in DATA_DIR/fig2-{quick,full}.parquet.
 
 fig2-sensitivity: final M_ret and Q_pos vs N for every setting of the sensitivity study. Reads
 DATA_DIR/categorical-study.parquet, else the committed docs/categorical-study.csv, else runs the
-study (about 30 minutes on 2 busy cores), so it is not in the default set.
+study (times: benchmarks/RESULTS.md, "Command times"), so it is not in the default set.
 
 fig2-full: fig2 with `--full` implied (the paper's grid; cached like fig2), kept out of the default
 set so that `make figures` stays quick.
@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from fgrpo_sim.figures.registry import FigureOptions, add_figure
+from fgrpo_sim.recorded_times import quoted
 
 QUICK_GROUP_SIZES = (2, 16, 128, 1024, 8192, 131072)
 COMMITTED_STUDY = Path(__file__).resolve().parents[2] / "docs" / "categorical-study.csv"
@@ -216,7 +217,8 @@ def draw_sensitivity(data: dict):
 
 add_figure("fig2", "Categorical simulation (Sec. 5.1): Q_pos, M_ret over steps and final state vs N (quick preset; --full: paper grid)",
            compute_fig2, draw_fig2)
-add_figure("fig2-full", "Fig 2 on the paper's full grid (17 N x 2 gamma x 4 seeds; about 1-3 minutes on 2 CPU cores)",
+add_figure("fig2-full", f"Fig 2 on the paper's full grid (17 N x 2 gamma x 4 seeds; {quoted('fig2-full')}, "
+           "benchmarks/RESULTS.md)",
            lambda options: compute_fig2(replace(options, full=True)), draw_fig2, in_default_set=False)
 add_figure("fig2-sensitivity", "Categorical simulation: final M_ret/Q_pos vs N for each surrogate x optimizer x eps x weight-decay setting",
            compute_sensitivity, draw_sensitivity, in_default_set=False)

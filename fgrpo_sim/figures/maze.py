@@ -3,7 +3,7 @@
 compute() reads the summary of a finished `fgrpo maze run` from FigureOptions.data_dir / "maze" / PRESET
 (`--full` selects the paper preset, else cpu); when that folder has no summary it falls back to the
 committed docs/maze-results.json of the same preset, and only when neither exists does it run the
-experiment there (about 30 minutes for the cpu preset on 2 cores).
+experiment there (times of the cpu preset: benchmarks/RESULTS.md, "Command times").
 """
 
 from __future__ import annotations
