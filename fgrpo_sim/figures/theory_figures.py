@@ -170,6 +170,13 @@ add_figure("fig1a", "Tail-miss probability vs group size, mu = 0.3, rho in {0.05
 add_figure("fig3", "Tail-miss probability for mu in {0.8, 0.5, 0.2}, four rarities, stars at the peaks (paper Fig. 3)",
            compute_fig3, draw_fig3)
 add_figure("fig4", "Focal-weighted |A+| and |A-| vs mu for gamma in {0, 0.5, 1} (paper Fig. 4)", compute_fig4, draw_fig4)
-add_figure("fig5", "Tail-miss probability up to N = 2^17 at the categorical simulation's start, mu = Q_pos = 0.630075, "
-           "tau = 6.2967e-5 (paper Fig. 5 rounds to 0.64, 6.3e-5)",
+def _fig5_description() -> str:
+    from fgrpo_sim.sim.categorical_config import CategoricalConfig  # light: no torch
+
+    start = CategoricalConfig().initial_masses()
+    return (f"Tail-miss probability up to N = 2^17 at the categorical simulation's start, mu = Q_pos = "
+            f"{start['q_pos']:.6f}, tau = {start['tau'] * 1e5:.4f}e-5 (paper Fig. 5 rounds to 0.64, 6.3e-5)")
+
+
+add_figure("fig5", _fig5_description(),
            compute_fig5, draw_fig5)
