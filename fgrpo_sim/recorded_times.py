@@ -10,7 +10,7 @@ from __future__ import annotations
 
 RECORDED_TIMES = {
     "make-figures": "0.5-12 min",
-    "make-test": "1-4 min",
+    "make-test": "1-7 min",
     "fig2-full": "1-11 min",
     "study": "about 30 min",
     "maze-cpu": "20 min to hours",
