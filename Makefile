@@ -10,7 +10,7 @@ VERL_VENV := .venv-verl
 VERL_EXTRAS := dev,llm,verl
 VERL_STAMP := $(VERL_VENV)/.installed
 
-.PHONY: install install-verl test figures clean
+.PHONY: install install-verl test figures notebooks clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ test: $(STAMP) $(VERL_STAMP)
 
 figures: $(STAMP)
 	$(BIN)/fgrpo figures --out figures
+
+# executes notebooks/NN_*.py into build/notebooks/NN_*.ipynb with their outputs (see notebooks/execute.py)
+notebooks: $(STAMP)
+	$(BIN)/python notebooks/execute.py --out build/notebooks
 
 clean:
 	rm -rf $(VENV) $(VERL_VENV) build *.egg-info .pytest_cache

@@ -52,7 +52,10 @@ def main(argv: list[str] | None = None) -> None:
         print(exc.format_message())
         sys.exit(0)
     except click_exceptions.UsageError as exc:  # unknown option, bad type, missing argument
-        _fail(exc.format_message())
+        message = exc.format_message()
+        if "unexpected extra argument" in message:  # `--n 4 8`: the space-separated list habit
+            message += "; lists take commas, not spaces: write --n 4,8,16"
+        _fail(message)
     except typer.Abort:
         print("fgrpo: aborted", file=sys.stderr)
         sys.exit(130)

@@ -94,8 +94,12 @@ for size in (2, 8, 32, 128):
 # %% [markdown]
 # ## The peak map N*(mu, rho)
 # Rarer modes (small rho) push the peak to larger N and make it higher; so do extreme success rates,
-# where activity needs many rollouts. For the typical N = 8 of LLM training, the dark band of
-# panel (a) is the danger zone.
+# where activity needs many rollouts. Read panel (a) with the training N in mind, say the typical
+# N = 8 of LLM training: along the contour labelled 8 (middling mu, rho above about 0.01) N = 8 is the
+# peak itself; in the dark region above it (N* < 8: rare modes that are not very rare) N = 8 is already
+# past the peak; everywhere else (rarer modes, mu near 0 or 1) N = 8 is on the rising side, where a
+# larger group first makes the tail miss likelier. Panel (b): at the peak, Pr(B) exceeds 0.5 almost
+# everywhere except on easy prompts (mu near 1) with a large rare share.
 
 # %%
 from fgrpo_sim.figures.population import compute_peak_map, draw_peak_map

@@ -55,7 +55,8 @@ print("p =", np.round(p, 4), " Q_pos =", round(p[correct].sum(), 4))
 
 
 def prop32_terms(p, correct, counts, r_c, r_w):
-    """The two bracketed terms of Prop. 3.2 (per unit eta/N), from the digest's aggregates."""
+    """The two bracketed terms of Prop. 3.2 (per unit eta/N), from the aggregates defined with Prop. 3.2 (paper Sec. 3)
+    (A2, B2, U_pos2, U2: sums of squared probabilities over the sampled and unsampled sets)."""
     sampled = counts > 0
     s_r = r_c * p[correct & sampled].sum() + r_w * p[~correct & sampled].sum()
     a2, b2 = (p[correct & sampled] ** 2).sum(), (p[~correct & sampled] ** 2).sum()
@@ -118,8 +119,10 @@ plt.close(fig)
 # -2 to 4, the two rare answers stay at -1) and count the groups whose update raises Q_pos while
 # shrinking Q_upos. Under both reward conventions the squeeze is absent while the "common" answer is
 # no more likely than the rare ones (left edge: a sampled correct answer then lifts its unsampled
-# peers through the normalisation), and it becomes nearly universal on easy prompts. Larger groups
-# squeeze less often at middling Q_pos because they sample the rare answers more often.
+# peers through the normalisation), and it becomes nearly universal on easy prompts. The share is not
+# monotone in N, like the tail miss of notebook 01: at middling Q_pos, N = 8 squeezes more often than
+# N = 4 (more of its groups are active: 0.83 vs 0.68 at Q_pos = 0.26 with rewards 1 / 0), while N = 32
+# squeezes least (0.32 there) because it samples the rare answers more often.
 
 # %%
 rng = np.random.default_rng(0)

@@ -72,3 +72,21 @@ def test_command_lists_show_whole_one_line_summaries(run_cli, group):
     assert result.exit_code == 0
     listing = result.stdout.split("Commands:")[1]
     assert "..." not in listing and "et al.\n" not in listing and "Sec.\n" not in listing, listing
+
+
+def test_paper_size_maze_figures_need_yes(run_cli, tmp_path, monkeypatch):
+    """`figures fig6_maze --full` would start days of training: refused in one line naming the command, unless --yes."""
+    from fgrpo_sim.figures import maze as maze_figures
+    from fgrpo_sim.figures.registry import FigureOptions
+    from fgrpo_sim.maze import experiment
+
+    monkeypatch.setattr(experiment, "run_experiment", lambda *a, **k: pytest.fail("started the paper-size run"))
+    for names in (["fig6_maze"], ["fig1a", "fig7_maze"]):  # refused before any figure is computed
+        result = run_cli("figures", *names, "--full", "--out", tmp_path, "--data-dir", tmp_path / "data")
+        assert result.exit_code == 2 and result.stderr.strip().count("\n") == 0, result.stderr
+        assert "fgrpo maze run --preset paper" in result.stderr and "--yes" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+    maze_figures.refuse_paper_run_unconfirmed(FigureOptions(full=True, yes=True, data_dir=tmp_path))  # confirmed
+    maze_figures.refuse_paper_run_unconfirmed(FigureOptions(full=False, data_dir=tmp_path))  # cpu preset: committed
+    help_text = " ".join(run_cli("figures", "--help").stdout.split())
+    assert "--yes" in help_text and "fig6_maze / fig7_maze --full" in help_text

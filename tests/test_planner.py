@@ -140,3 +140,11 @@ def test_custom_column_is_named_in_row_errors(run_cli, tmp_path):
     pilot.write_text("pass1\n0.5\n2\n")
     result = run_cli("plan", pilot, "--column", "pass1")
     assert result.exit_code == 2 and "line 3: pass1 must be a number in [0, 1], got '2'" in result.stderr
+
+
+def test_plan_space_separated_n_names_the_list_syntax_not_a_file(run_cli):
+    for extra in ((), ("--beta", "1,3")):
+        result = run_cli("plan", "--n", "4", "8", *extra)
+        assert result.exit_code == 2
+        assert "lists take commas" in result.stderr and "--n 4,8,16" in result.stderr
+        assert "No such file" not in result.stderr and len(result.stderr.strip().splitlines()) == 1

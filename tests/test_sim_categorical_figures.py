@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fgrpo_sim.figures.categorical import draw_fig2, draw_sensitivity, regimes
+from fgrpo_sim.figures.categorical import draw_fig2, draw_sensitivity, final_summary, regimes
 from fgrpo_sim.sim.categorical_config import CategoricalConfig
 from fgrpo_sim.sim.categorical_run import run_grid
 from fgrpo_sim.sim.categorical_study import claims_table, final_means, score_claims
@@ -28,14 +28,29 @@ def test_score_claims_on_a_hand_made_table():
     assert verdict["claims_shown"] == 3 and abs(verdict["zone_mret_gain"] - 0.2) < 1e-12
 
 
+def test_flat_q_pos_and_untrained_largest_n_do_not_score():
+    """A flat line (gain +0.0000) is not "Q_pos rises"; an untrained largest N does not make regime III."""
+    rows = []
+    for n, m0, m1, q in ((2, 0.9, 0.95, 0.63003), (64, 0.1, 0.4, 0.9), (1024, 0.2, 0.3, 0.9), (131072, 0.99, 1.0, 0.6306)):
+        rows += [dict(group_size=n, gamma=0.0, m_ret=m0, q_pos=q, q_pos_start=0.63),
+                 dict(group_size=n, gamma=1.0, m_ret=m1, q_pos=q, q_pos_start=0.63)]
+    verdict = score_claims(pd.DataFrame(rows))
+    assert not verdict["claim1_qpos_rises"]  # +0.00003 at N = 2
+    assert not verdict["claim2_mret_nonmonotonic"]  # M_ret 0.99 at N = 131072 only because Q_pos barely moved
+    assert verdict["claim3_gamma_helps_in_zone"] and abs(verdict["qpos_gain_largest_n"] - 0.0006) < 1e-9
+
+
 def test_figures_draw_from_a_small_simulation(tmp_path):
     cfg = CategoricalConfig(num_actions=300, num_correct=30, group_sizes=(2, 16, 256), seeds=(0,), steps=20,
                             stride=5, device="cpu", metadata={"setting": "distinct/adamw/eps=1e-08/wd=0"})
     table = run_grid(cfg, tmp_path / "t.parquet", progress=False)
     mean = table.groupby(["group_size", "gamma", "step"])[["q_pos", "m_ret"]].mean().reset_index()
-    fig = draw_fig2({"mean": mean, "seeds": 1, "preset": "test",
+    fig = draw_fig2({"mean": mean, "final": final_summary(table), "seeds": 1, "preset": "test",
+                     "start_entropy": float(table[table["step"] == 0]["entropy"].mean()),
                      "setting": {k: cfg.setting()[k] for k in ("surrogate", "optimizer", "lr", "eps", "weight_decay")}})
-    assert len(fig.axes) == 3
+    # three final-state panels (Q_pos, M_ret, entropy) plus one small-multiple panel per N (3 used of 3)
+    assert len(fig.axes) == 3 + 3 and "1 seed," in fig._suptitle.get_text()
+    assert {ax.get_title() for ax in fig.axes[3:]} == {"N = 2", "N = 16", "N = 256"}
     final = final_means(table)
     assert set(final.columns) >= {"setting", "group_size", "gamma", "q_pos", "m_ret", "q_pos_start"}
     claims = claims_table(table)

@@ -73,3 +73,23 @@ def test_infinite_base_lr_and_tiny_peak_are_one_line_errors(run_cli):
     assert bad.exit_code == 2 and "base_lr must be in (0, inf)" in bad.stderr
     far = run_cli("theory", "peak", "--mu", "1e-30", "--tau", "1e-31")
     assert far.exit_code == 2 and "too small" in far.stderr and far.stderr.strip().count("\n") == 0
+
+
+def test_lists_take_commas_like_plan_and_simulate(run_cli):
+    """One list syntax: --n 4,8,16 (tail-miss) and --rho 0.01,0.05 (peak), as in plan and simulate."""
+    table = run_cli("theory", "tail-miss", "--n", "4,8,16", "--mu", "0.5", "--rho", "0.1")
+    assert table.exit_code == 0, table.stderr
+    assert len(table.stdout.strip().splitlines()) == 5  # header lines + three rows
+    data = _json(run_cli("theory", "tail-miss", "--n", "4,8", "--mu", "0.5", "--tau", "0.05", "--json"))
+    assert data["n"] == [4, 8] and data["probability"][1] == tail_miss_probability(8, 0.5, 0.05)
+    peaks = run_cli("theory", "peak", "--mu", "0.3", "--rho", "0.01,0.05", "--json")
+    assert peaks.exit_code == 0, peaks.stderr
+    rows = json.loads(peaks.stdout)
+    assert [row["n_star"] for row in rows] == [peak_group_size(0.3, 0.003).n_star, peak_group_size(0.3, 0.015).n_star]
+
+
+def test_space_separated_list_names_the_comma_syntax(run_cli):
+    result = run_cli("theory", "tail-miss", "--n", "4", "8")
+    assert result.exit_code == 2
+    assert "lists take commas" in result.stderr and "--n 4,8,16" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

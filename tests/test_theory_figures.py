@@ -36,7 +36,27 @@ def test_fig5_plateau_and_tail_as_the_paper_describes(computed):
     at = dict(zip(data["powers"].tolist(), data["prob_at_powers"].tolist()))
     assert at[2**5] > 0.99 and at[2**10] > 0.9  # plateau near 1
     assert at[2**17] < 1e-3  # fallen below 1e-3 at N = 2^17
-    assert data["n_star"] == peak_group_size(0.64, 6.3e-5).n_star
+    # the simulator's exact start, which the paper's caption rounds to mu = 0.64, tau = 6.3e-5
+    assert data["mu"] == pytest.approx(0.630075, abs=1e-6) and data["tau"] == pytest.approx(6.2967e-5, rel=1e-4)
+    assert data["n_star"] == peak_group_size(data["mu"], data["tau"]).n_star
+
+
+def test_times_ten_formats_scientific_numbers_for_mathtext():
+    from fgrpo_sim.figures.theory_figures import times_ten
+
+    assert times_ten(2.6e-4) == r"2.6 \times 10^{-4}"
+    assert times_ten(6.2967e-5, 4) == r"6.2967 \times 10^{-5}"
+
+
+def test_every_panel_has_a_y_label(computed):
+    import matplotlib.pyplot as plt
+
+    for name in NAMES:
+        fig = FIGURES[name].draw(computed[name])
+        for ax in fig.axes:
+            if ax.get_visible() and ax.has_data() and name != "fig3":  # fig3 shares its y axis
+                assert ax.get_ylabel(), name
+        plt.close(fig)
 
 
 def test_fig4_gamma_zero_is_plain_grpo(computed):

@@ -16,7 +16,12 @@ def register(app: typer.Typer) -> None:
         ),
         out: Path = typer.Option(Path("figures"), "--out", help="Output folder for NAME.png and NAME.pdf."),
         list_: bool = typer.Option(False, "--list", help="List the registered figures and exit."),
-        full: bool = typer.Option(False, "--full", help="Use the paper's exact (slow) grids instead of quick presets."),
+        full: bool = typer.Option(False, "--full", help="Use the paper's exact (slow) grids instead of quick presets. "
+                                  "For fig6_maze / fig7_maze that is the paper-size Maze (App. K: days on a GPU): "
+                                  "refused unless its results exist or you add --yes."),
+        yes: bool = typer.Option(False, "--yes", help="Confirm a computation that takes days (fig6_maze / fig7_maze "
+                                 "--full without finished results); without it such a figure stops with a one-line "
+                                 "message naming the command that runs the experiment."),
         device: str = typer.Option("auto", "--device", help="Torch device for simulation figures: auto (CUDA when present), cpu, cuda."),
         seed: int = typer.Option(0, "--seed", help="Base random seed for simulation figures, in [0, 2^32 - 1]."),
         data_dir: Optional[Path] = typer.Option(
@@ -47,8 +52,12 @@ def register(app: typer.Typer) -> None:
         check_writable_dir(out, "--out")  # before any figure is computed
         if data_dir is not None:
             check_writable_dir(data_dir, "--data-dir")
-        options = FigureOptions(full=full, device=device, seed=seed, progress=progress,
+        options = FigureOptions(full=full, device=device, seed=seed, progress=progress, yes=yes,
                                 data_dir=data_dir if data_dir is not None else Path("runs/figure-data"))
+        for name in selected:  # refuse days of work before any figure starts, not after the first ones
+            if registry[name].preflight is not None:
+                registry[name].preflight(options)
+
         from fgrpo_sim.atomic_io import remove_stale_temp_files
 
         for folder in (out, options.data_dir):  # hidden temp files of a killed run (never a live run's)

@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from fgrpo_sim.recorded_times import quoted
+
 app = typer.Typer(
     help="Single-solution Maze (paper Sec. 5.2): perfect mazes, a tiny transformer, SFT then GRPO vs F-GRPO.",
     no_args_is_help=True,
@@ -38,7 +40,8 @@ def show(
 
 @app.command("run", short_help="SFT, then GRPO / F-GRPO for every N x gamma -> Table 4.")
 def run(
-    preset: str = typer.Option("cpu", "--preset", help="Settings: cpu (about 30 min on 2 cores), paper (App. K, "
+    preset: str = typer.Option("cpu", "--preset", help=f"Settings: cpu ({quoted('maze-cpu')}, "
+                                                       "benchmarks/RESULTS.md), paper (App. K, "
                                                        "needs a GPU and days), tiny (seconds, for tests)."),
     n: Optional[str] = typer.Option(None, "--n", help="Group sizes N, comma-separated, each in [2, 4096] "
                                                       "(default: the preset's; cpu: 4,8,16)."),

@@ -10,6 +10,14 @@ import typer
 from fgrpo_sim.validation import parse_list
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def register(app: typer.Typer) -> None:
     @app.command("plan", short_help="Choose a group size N (and gamma) from pilot success rates.")
     def plan_command(
@@ -42,6 +50,10 @@ def register(app: typer.Typer) -> None:
         """
         from fgrpo_sim.planner import beta_difficulty, empirical_difficulty, format_table, plan_group_size, read_success_rates
 
+        if success_rates is not None and not success_rates.exists() and _is_number(str(success_rates)):
+            # `plan --n 4 8`: the 8 landed in SUCCESS_RATES; say what happened, not "no file named 8"
+            raise ValueError(f"got a stray value {str(success_rates)!r} where the pilot file goes: lists take "
+                             "commas, not spaces (--n 4,8,16, --rho 0.05,0.1, --gamma 0,0.5,1)")
         if (success_rates is None) == (beta is None):
             raise ValueError("give exactly one of SUCCESS_RATES (a pilot file) or --beta A,B")
         from fgrpo_sim.planner import MAX_GROUP_SIZE

@@ -41,6 +41,14 @@ def _resolve_tau(mu: float, tau: Optional[float], rho: Optional[float]) -> tuple
     return tau, (tau / mu if mu > 0 else float("nan"))
 
 
+def _list_option(name: str, given: List[str], kind: type) -> list:
+    """One comma-separated list (`--n 4,8,16`, as in `plan` and `simulate`); repeating the option
+    (`--n 4 --n 8`) appends, so both spellings work."""
+    from fgrpo_sim.validation import parse_list
+
+    return [value for text in given for value in parse_list(name, text, kind)]
+
+
 def _json_number(x: float):
     return None if isinstance(x, float) and not math.isfinite(x) else x
 
@@ -51,7 +59,8 @@ def _emit_json(payload: dict) -> None:
 
 @app.command("tail-miss", short_help="Pr(B): an active group misses the rare subset E (Lemma 3.1).")
 def tail_miss_command(
-    n: List[int] = typer.Option([8], "--n", help="Group size N (rollouts per prompt), integer >= 1; repeat for a table."),
+    n_text: List[str] = typer.Option(["8"], "--n", help="Group size(s) N (rollouts per prompt), integers >= 1, "
+                                     "comma-separated for a table: --n 4,8,16 (as in plan and simulate)."),
     mu: float = typer.Option(0.5, "--mu", help=_MU_HELP),
     tau: Optional[float] = typer.Option(None, "--tau", help=_TAU_HELP),
     rho: Optional[float] = typer.Option(None, "--rho", help=_RHO_HELP),
@@ -60,7 +69,10 @@ def tail_miss_command(
     """Pr(B) = (1-tau)^N - (mu-tau)^N - (1-mu)^N: the group is active (has both correct and incorrect
     rollouts, so GRPO learns from it) yet never samples the rare correct subset E."""
     from fgrpo_sim.theory import activity_probability, log_tail_miss_probability, tail_miss_probability
+    from fgrpo_sim.validation import check_integer
 
+    n = _list_option("--n", n_text, int)
+    check_integer("n", n, 1, 2**62)
     tau, rho = _resolve_tau(mu, tau, rho)
     probs = [tail_miss_probability(k, mu, tau) for k in n]
     logs = [log_tail_miss_probability(k, mu, tau) for k in n]  # stays finite where Pr(B) underflows
@@ -82,27 +94,44 @@ def tail_miss_command(
 
 @app.command("peak", short_help="Group size N* where the tail-miss probability peaks.")
 def peak_command(
-    mu: float = typer.Option(0.5, "--mu", help=_MU_HELP.replace("in [0, 1]", "in (0, 1]")),
-    tau: Optional[float] = typer.Option(None, "--tau", help=_TAU_HELP + " Must be > 0 (at tau = 0 there is no peak)."),
-    rho: Optional[float] = typer.Option(None, "--rho", help=_RHO_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (inputs, n_star, n_continuous, probability)."),
+    mu_text: List[str] = typer.Option(["0.5"], "--mu", help=_MU_HELP.replace("in [0, 1]", "in (0, 1]")
+                                      + " Comma-separated for a table: --mu 0.2,0.5,0.8."),
+    tau_text: Optional[List[str]] = typer.Option(None, "--tau", help=_TAU_HELP + " Must be > 0 (at tau = 0 there is "
+                                                 "no peak). Comma-separated for a table."),
+    rho_text: Optional[List[str]] = typer.Option(None, "--rho", help=_RHO_HELP + " Comma-separated for a table: "
+                                                 "--rho 0.01,0.05,0.1."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (inputs, n_star, n_continuous, "
+                                 "probability); a JSON list of them when a list gives several rows."),
 ) -> None:
     """The group size N* at which the tail-miss probability peaks (exact integer argmax) and Pr(B) there.
 
     Larger groups first make active groups likelier, then make it likelier that some rollout finds E:
-    Pr(B) rises, peaks at N*, and falls. Rarer subsets (smaller rho) peak later and higher."""
+    Pr(B) rises, peaks at N*, and falls. Rarer subsets (smaller rho) peak later and higher. Lists give one
+    row per (mu, tau or rho) pair."""
     from fgrpo_sim.theory import peak_group_size
 
-    tau, rho = _resolve_tau(mu, tau, rho)
-    result = peak_group_size(mu, tau)
+    mus = _list_option("--mu", mu_text, float)
+    taus = _list_option("--tau", tau_text, float) if tau_text else [None]
+    rhos = _list_option("--rho", rho_text, float) if rho_text else [None]
+    rows = []
+    for mu in mus:
+        for tau_given in taus:
+            for rho_given in rhos:
+                tau, rho = _resolve_tau(mu, tau_given, rho_given)
+                result = peak_group_size(mu, tau)
+                rows.append({"mu": mu, "tau": tau, "rho": rho, "n_star": result.n_star,
+                             "n_continuous": result.n_continuous, "probability": result.probability})
     if as_json:
-        _emit_json({"mu": mu, "tau": tau, "rho": rho, "n_star": result.n_star,
-                    "n_continuous": result.n_continuous, "probability": result.probability})
+        if len(rows) == 1:
+            _emit_json(rows[0])
+        else:
+            typer.echo(json.dumps([{k: _json_number(v) for k, v in row.items()} for row in rows]))
         return
-    typer.echo(
-        f"N* = {result.n_star} (continuous maximiser {result.n_continuous:.10g}), Pr(B) at N* = "
-        f"{result.probability:.10g}  [mu = {mu:g}, tau = {tau:.6g}, rho = {rho:.6g}]"
-    )
+    for row in rows:
+        typer.echo(
+            f"N* = {row['n_star']} (continuous maximiser {row['n_continuous']:.10g}), Pr(B) at N* = "
+            f"{row['probability']:.10g}  [mu = {row['mu']:g}, tau = {row['tau']:.6g}, rho = {row['rho']:.6g}]"
+        )
 
 
 @app.command("lr-multiplier", short_help="m_gamma: learning-rate factor matching focal weighting.")

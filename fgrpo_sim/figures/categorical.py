@@ -7,7 +7,7 @@ seeds. Results are cached (and resumed) in DATA_DIR/fig2-{quick,full}.parquet.
 
 fig2-sensitivity: final M_ret and Q_pos vs N for every setting of the sensitivity study. Reads
 DATA_DIR/categorical-study.parquet, else the committed docs/categorical-study.csv, else runs the
-study (about 30 minutes on 2 busy cores), so it is not in the default set.
+study (times: benchmarks/RESULTS.md, "Command times"), so it is not in the default set.
 
 fig2-full: fig2 with `--full` implied (the paper's grid; cached like fig2), kept out of the default
 set so that `make figures` stays quick.
@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from fgrpo_sim.figures.registry import FigureOptions, add_figure
+from fgrpo_sim.recorded_times import quoted
 
 QUICK_GROUP_SIZES = (2, 16, 128, 1024, 8192, 131072)
 COMMITTED_STUDY = Path(__file__).resolve().parents[2] / "docs" / "categorical-study.csv"
@@ -43,8 +44,21 @@ def compute_fig2(options: FigureOptions) -> dict:
     table = run_grid(config, cache, resume=True, progress=options.progress, wait_for_lock=True)
     mean = table.groupby(["group_size", "gamma", "step"])[["q_pos", "m_ret"]].mean().reset_index()
     setting = config.setting()
-    return {"mean": mean, "seeds": len(config.seeds), "preset": "paper grid" if options.full else "quick preset",
+    return {"mean": mean, "final": final_summary(table), "seeds": len(config.seeds),
+            "preset": "paper grid" if options.full else "quick preset",
+            "start_entropy": float(table[table["step"] == 0]["entropy"].mean()),
             "setting": {k: setting[k] for k in ("surrogate", "optimizer", "lr", "eps", "weight_decay")}}
+
+
+def final_summary(table):
+    """Last step of every run: mean, min and max over seeds of Q_pos, M_ret and the policy entropy (nats),
+    one row per (group_size, gamma); columns like q_pos, q_pos_min, q_pos_max."""
+    last = table[table["step"] == table["step"].max()]
+    grouped = last.groupby(["group_size", "gamma"])[["q_pos", "m_ret", "entropy"]]
+    out = grouped.mean()
+    for stat in ("min", "max"):
+        out = out.join(grouped.agg(stat).add_suffix(f"_{stat}"))
+    return out.reset_index()
 
 
 def regimes(final_gamma0) -> list[tuple[str, float, float]]:
@@ -67,53 +81,76 @@ def regimes(final_gamma0) -> list[tuple[str, float, float]]:
 
 
 def draw_fig2(data: dict):
+    """Left: the final state vs N (Q_pos, M_ret, entropy; gamma 0 vs 1; bars = range over seeds; regimes
+    I/II/III shaded). Right: small multiples, one panel per N, of the Q_pos and M_ret trajectories."""
+    import math
+
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from fgrpo_sim.figures.style import new_figure
+    from fgrpo_sim.figures.style import STYLE
 
-    mean = data["mean"]
-    fig, axes = new_figure(1, 3, width=4.6, height=3.6)
+    mean, final = data["mean"], data["final"]
     ns = sorted(mean["group_size"].unique())
-    cmap = plt.get_cmap("viridis")
-    colors = {n: cmap(i / max(len(ns) - 1, 1)) for i, n in enumerate(ns)}
+    cols = 6 if len(ns) > 9 else 3
+    rows = math.ceil(len(ns) / cols)
     styles = {0.0: "-", 1.0: "--"}
-    for ax, metric, title in ((axes[0], "q_pos", "(a) correct mass $Q_{pos}$"),
-                              (axes[1], "m_ret", "(b) retained positive mass $M_{ret}$")):
-        for (n, gamma), part in mean.groupby(["group_size", "gamma"]):
-            ax.plot(part["step"], part[metric], styles.get(gamma, ":"), color=colors[n], lw=1.3)
-        ax.set_xlabel("step")
-        ax.set_ylabel(metric.replace("q_pos", "$Q_{pos}$").replace("m_ret", "$M_{ret}$"))
-        ax.set_title(title)
-        ax.set_ylim(-0.02, 1.02)
-    handles = [plt.Line2D([], [], color=colors[n], lw=2, label=f"N={n}") for n in ns]
-    handles += [plt.Line2D([], [], color="k", ls="-", label=r"$\gamma$=0 (GRPO)"),
-                plt.Line2D([], [], color="k", ls="--", label=r"$\gamma$=1 (F-GRPO)")]
-    axes[0].legend(handles=handles, fontsize=7, ncol=2 if len(ns) > 8 else 1, loc="lower right")
+    colors = {"q_pos": "tab:blue", "m_ret": "tab:red", "entropy": "tab:green"}
+    with plt.rc_context(STYLE):
+        fig = plt.figure(figsize=(4.2 + 2.0 * cols, max(7.5, 2.0 * rows + 1.8)), layout="constrained")
+        left, right = fig.subfigures(1, 2, width_ratios=[4.2, 2.0 * cols], wspace=0.02)
+        summary_axes = left.subplots(3, 1, sharex=True)
+        grid = right.subplots(rows, cols, sharex=True, sharey=True, squeeze=False)
 
-    ax = axes[2]
-    final = mean[mean["step"] == mean["step"].max()]
-    for gamma, part in final.groupby("gamma"):
-        part = part.sort_values("group_size")
-        ls = styles.get(gamma, ":")
-        ax.plot(part["group_size"], part["q_pos"], ls, color="tab:blue", marker="o", ms=3,
-                label=f"$Q_{{pos}}$, $\\gamma$={gamma:g}")
-        ax.plot(part["group_size"], part["m_ret"], ls, color="tab:red", marker="s", ms=3,
-                label=f"$M_{{ret}}$, $\\gamma$={gamma:g}")
-    shades = {"I": "tab:green", "II": "tab:orange", "III": "tab:purple"}
     g0 = final[final["gamma"] == 0.0].sort_values("group_size")
-    for label, lo, hi in regimes(g0):
-        ax.axvspan(lo, hi, color=shades[label], alpha=0.08)
-        ax.text(np.sqrt(lo * hi), 1.04, label, ha="center", va="bottom", fontsize=10)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("group size N")
-    ax.set_ylabel("final value (step %d)" % int(final["step"].max()))
-    ax.set_ylim(-0.02, 1.12)
-    ax.set_title("(c) final state vs N")
-    ax.legend(fontsize=7, loc="lower left")
+    shades = {"I": "tab:green", "II": "tab:orange", "III": "tab:purple"}
+    panels = (("q_pos", "final $Q_{pos}$ (correct mass)"), ("m_ret", "final $M_{ret}$ (retained mass)"),
+              ("entropy", "final entropy (nats)"))
+    for ax, (metric, ylabel) in zip(summary_axes, panels):
+        for gamma, part in final.groupby("gamma"):
+            part = part.sort_values("group_size")
+            err = [part[metric] - part[f"{metric}_min"], part[f"{metric}_max"] - part[metric]]
+            ax.errorbar(part["group_size"], part[metric], yerr=err, fmt=styles.get(gamma, ":"), color=colors[metric],
+                        marker="o" if gamma == 0 else "s", ms=3.5, capsize=2, lw=1.3,
+                        mfc=colors[metric] if gamma == 0 else "white", label=rf"$\gamma$ = {gamma:g}")
+        for label, lo, hi in regimes(g0):
+            ax.axvspan(lo, hi, color=shades[label], alpha=0.08)
+            if ax is summary_axes[0]:  # mid-height: Q_pos sits low in regime I and high in II and III
+                ax.text(np.sqrt(lo * hi), 0.45, f"regime {label}", ha="center", va="center", fontsize=9,
+                        transform=ax.get_xaxis_transform(), color="0.25")
+        ax.set_xscale("log", base=2)
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize=7, loc="best")
+    summary_axes[0].axhline(mean[mean["step"] == 0]["q_pos"].mean(), color="0.5", ls=":", lw=1)
+    summary_axes[2].axhline(data["start_entropy"], color="0.5", ls=":", lw=1)
+    spread = "bars: range over seeds; " if data["seeds"] > 1 else ""
+    summary_axes[0].set_title(f"final state (step {int(mean['step'].max())}) vs N\n{spread}dotted: start", fontsize=10)
+    summary_axes[-1].set_xlabel("group size N")
+
+    for ax, n in zip(grid.flat, ns):
+        for (size, gamma), part in mean[mean["group_size"] == n].groupby(["group_size", "gamma"]):
+            ax.plot(part["step"], part["q_pos"], styles.get(gamma, ":"), color=colors["q_pos"], lw=1.2)
+            ax.plot(part["step"], part["m_ret"], styles.get(gamma, ":"), color=colors["m_ret"], lw=1.2)
+        ax.set_title(f"N = {n}", fontsize=9, pad=2)
+        ax.set_ylim(-0.03, 1.05)
+        ax.tick_params(labelsize=7)
+    for ax in grid.flat[len(ns):]:
+        ax.set_axis_off()
+    for ax in grid[:, 0]:
+        ax.set_ylabel("mass", fontsize=8)
+    for ax in grid[-1, :]:
+        ax.set_xlabel("step", fontsize=8)
+    handles = [plt.Line2D([], [], color=colors["q_pos"], label="$Q_{pos}$"),
+               plt.Line2D([], [], color=colors["m_ret"], label="$M_{ret}$"),
+               plt.Line2D([], [], color="k", ls="-", label=r"$\gamma$=0 (GRPO)"),
+               plt.Line2D([], [], color="k", ls="--", label=r"$\gamma$=1 (F-GRPO)")]
+    right.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=9)
+    right.suptitle("trajectories over 1000 steps, one panel per group size N", fontsize=10)
     s = data["setting"]
-    fig.suptitle(f"Categorical simulation, {data['preset']} ({data['seeds']} seed(s)): {s['surrogate']} surrogate, "
-                 f"{s['optimizer']} lr={s['lr']:g} eps={s['eps']:g} wd={s['weight_decay']:g}", fontsize=10)
+    seeds = data["seeds"]
+    fig.suptitle(f"Categorical simulation, {data['preset']} ({seeds} seed{'s' if seeds != 1 else ''}, mean): "
+                 f"{s['surrogate']} surrogate, {s['optimizer']} lr={s['lr']:g} eps={s['eps']:g} "
+                 f"wd={s['weight_decay']:g}", fontsize=11)
     return fig
 
 
@@ -142,7 +179,7 @@ def compute_sensitivity(options: FigureOptions) -> dict:
 
 def draw_sensitivity(data: dict):
     from fgrpo_sim.figures.style import new_figure
-    from fgrpo_sim.sim.categorical_study import OPTIMIZER_SETTINGS, SURROGATE_ORDER, setting_label
+    from fgrpo_sim.sim.categorical_study import CLAIM_CODES, OPTIMIZER_SETTINGS, SURROGATE_ORDER, setting_label
 
     final = data["final"]
     rows, cols = len(OPTIMIZER_SETTINGS), len(SURROGATE_ORDER)
@@ -171,13 +208,18 @@ def draw_sensitivity(data: dict):
                 ax.set_ylabel("final value", fontsize=8)
             ax.tick_params(labelsize=6)
     fig.suptitle("Sensitivity of the categorical simulation: final $M_{ret}$ (red) and $Q_{pos}$ (blue) vs N, "
-                 r"$\gamma$=0 solid, $\gamma$=1 dashed; [claims 1,2,3: Y shown / n not shown]", fontsize=9)
+                 r"$\gamma$=0 solid, $\gamma$=1 dashed", fontsize=10)
+    key = "\n".join(code.replace("gamma", r"$\gamma$").replace("Q_pos", "$Q_{pos}$").replace("M_ret", "$M_{ret}$")
+                       .replace(">=", r"$\geq$") for code in CLAIM_CODES)
+    fig.supxlabel("[YYn] after each title = the paper's three Fig 2 claims in order, Y shown / n not shown "
+                  "(scored on the final seed means):\n" + key, fontsize=7.5)
     return fig
 
 
 add_figure("fig2", "Categorical simulation (Sec. 5.1): Q_pos, M_ret over steps and final state vs N (quick preset; --full: paper grid)",
            compute_fig2, draw_fig2)
-add_figure("fig2-full", "Fig 2 on the paper's full grid (17 N x 2 gamma x 4 seeds; about 1-3 minutes on 2 CPU cores)",
+add_figure("fig2-full", f"Fig 2 on the paper's full grid (17 N x 2 gamma x 4 seeds; {quoted('fig2-full')}, "
+           "benchmarks/RESULTS.md)",
            lambda options: compute_fig2(replace(options, full=True)), draw_fig2, in_default_set=False)
 add_figure("fig2-sensitivity", "Categorical simulation: final M_ret/Q_pos vs N for each surrogate x optimizer x eps x weight-decay setting",
            compute_sensitivity, draw_sensitivity, in_default_set=False)

@@ -66,21 +66,23 @@ def draw_frontier(data):
             rows = summary[summary["variant"] == family].sort_values("N")
             if rows.empty:
                 continue
-            ax.plot(rows["pass@1"], rows[metric], ls=ls, marker=marker, color=colour, label=family, ms=4)
-            if family == "GRPO":
-                for _, r in rows.iterrows():
-                    ax.annotate(f"N={int(r['N'])}", (r["pass@1"], r[metric]), textcoords="offset points",
-                                xytext=(3, 3), fontsize=7, color=colour)
+            ax.plot(rows["pass@1"], rows[metric], ls=ls, marker=marker, color=colour, label=family, ms=4, zorder=2)
+            for _, r in rows.iterrows():  # every point names its N; a white box keeps the lines off the label
+                ax.annotate(f"{int(r['N'])}", (r["pass@1"], r[metric]), textcoords="offset points",
+                            xytext=(-5, 3), ha="right", fontsize=6.5, color=colour, zorder=3,
+                            bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
         ax.plot([data["initial"]["pass@1"]], [data["initial"][metric] if metric in data["initial"] else 1.0],
                 marker="*", color="green", ms=10, ls="none", label="initial policy")
         ax.set_xlabel("pass@1 (mean correct mass over prompts)")
         ax.set_ylabel(label)
     axes[0].set_title("(a) pass@1 vs pass@256 after training")
-    axes[1].set_title("(b) pass@1 vs rare-correct mass kept")
-    axes[1].legend(loc="best", fontsize=7)
-    fig.suptitle(f"Population simulator: {s['prompts']} prompts, mu0 ~ Beta{FRONTIER_BETA}, rho = 0.1, "
-                 f"Adam lr 0.05, {s['steps']} steps x {s['batch']} prompts, mean of {s['runs']} runs; "
-                 "one point per N", fontsize=8)
+    axes[1].set_title("(b) pass@1 vs rare-correct mass kept, after training")
+    axes[1].legend(loc="upper left", fontsize=7)
+    fig.suptitle(f"Population simulator, final state of each run across group sizes (the number at each point is N): "
+                 f"{s['prompts']} prompts, $\\mu_0$ ~ Beta{FRONTIER_BETA}, $\\rho$ = 0.1, Adam lr 0.05, {s['steps']} steps x "
+                 f"{s['batch']} prompts, mean of {s['runs']} runs.\nAcross N, the low-LR controls reach a given pass@1 with more "
+                 "rare mass than F-GRPO; along training at N = 8 (population_rare_mass (b)) F-GRPO keeps more.",
+                 fontsize=8)
     return fig
 
 
@@ -150,28 +152,36 @@ def compute_peak_map(options: FigureOptions):
 def draw_peak_map(data):
     import numpy as np
     from matplotlib.colors import LogNorm
+    from matplotlib.ticker import NullFormatter, NullLocator
 
     from fgrpo_sim.figures.style import new_figure
 
-    fig, axes = new_figure(1, 2, width=4.6, height=3.8)
+    fig, axes = new_figure(1, 2, width=5.0, height=3.9)
+    fig.get_layout_engine().set(w_pad=0.12)  # room between (a)'s colorbar label and (b)'s y-label
     mu, rho = data["mu"], data["rho"]
-    mesh = axes[0].pcolormesh(mu, rho, data["n_star"], norm=LogNorm(vmin=2, vmax=data["n_star"].max()),
-                              cmap="viridis", shading="auto")
-    levels = [n for n in (4, 8, 16, 32, 64, 128, 256, 512) if n < data["n_star"].max()]
+    top = data["n_star"].max()
+    mesh = axes[0].pcolormesh(mu, rho, data["n_star"], norm=LogNorm(vmin=2, vmax=top), cmap="viridis", shading="auto")
+    levels = [n for n in (4, 8, 16, 32, 64, 128, 256, 512) if n < top]
     contours = axes[0].contour(mu, rho, data["n_star"], levels=levels, colors="white", linewidths=0.7)
-    axes[0].clabel(contours, fmt=lambda v: f"N*={int(v)}", fontsize=7)
-    fig.colorbar(mesh, ax=axes[0], label="peak group size N* (log scale)")
+    # short labels (the level only) spaced along the lines, so neighbouring contours' labels do not collide
+    axes[0].clabel(contours, fmt=lambda v: f"{int(v)}", fontsize=7, inline_spacing=2)
+    bar = fig.colorbar(mesh, ax=axes[0], label=r"peak group size $N^*$ (white contours)")
+    ticks = [n for n in (2, 4, 8, 16, 32, 64, 128, 256, 512) if n <= top]
+    bar.set_ticks(ticks, labels=[str(n) for n in ticks])
+    bar.ax.yaxis.set_minor_locator(NullLocator())
+    bar.ax.yaxis.set_minor_formatter(NullFormatter())
     prob = axes[1].pcolormesh(mu, rho, data["probability"], vmin=0, vmax=1, cmap="magma", shading="auto")
-    fig.colorbar(prob, ax=axes[1], label="Pr(B) at N*")
+    bar = fig.colorbar(prob, ax=axes[1], label=r"$\Pr(B)$ at $N^*$")
+    bar.set_ticks(np.linspace(0, 1, 11))
     for ax in axes:
         ax.set_yscale("log")
-        ax.set_xlabel("success probability mu")
-        ax.set_ylabel("rare share rho = tau / mu")
+        ax.set_xlabel(r"success probability $\mu$")
+        ax.set_ylabel(r"rare share $\rho = \tau / \mu$")
         ax.grid(False)
-    axes[0].set_title("(a) N* = argmax_N Pr(B) (Lemma 3.1)")
-    axes[1].set_title("(b) the peak tail-miss probability")
-    fig.suptitle("Where the tail miss is worst: rarer modes (small rho) and extreme success rates (mu near 0 or 1) push N* up",
-                 fontsize=9)
+    axes[0].set_title(r"(a) $N^* = \mathrm{argmax}_N\, \Pr(B)$ (Lemma 3.1)")
+    axes[1].set_title(r"(b) the peak tail-miss probability $\Pr(B)$ at $N^*$")
+    fig.suptitle(r"Where the tail miss is worst: rarer modes (small $\rho$) and extreme success rates "
+                 r"($\mu$ near 0 or 1) push $N^*$ up", fontsize=10)
     return fig
 
 

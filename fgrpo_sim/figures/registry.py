@@ -26,6 +26,7 @@ class FigureOptions:
     seed: int = 0
     progress: bool = True
     data_dir: Path | None = None  # where a figure may find/cache its results (e.g. simulation tables)
+    yes: bool = False  # the user confirmed (--yes) a computation that would take days
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,9 @@ class FigureSpec:
     compute: Callable[[FigureOptions], Any]
     draw: Callable[[Any], Any]
     in_default_set: bool = True  # figures needing hours of compute can opt out of `fgrpo figures`
+    # preflight(options) runs for every selected figure before any is computed; it raises ValueError
+    # (one line, naming the command to run instead) when compute would start days of work unconfirmed
+    preflight: Callable[[FigureOptions], None] | None = None
 
 
 FIGURES: dict[str, FigureSpec] = {}
@@ -43,11 +47,11 @@ FIGURES: dict[str, FigureSpec] = {}
 _NOT_FIGURE_MODULES = {"registry", "style"}
 
 
-def add_figure(name: str, description: str, compute, draw, *, in_default_set: bool = True) -> None:
-    """Register a figure from its compute and draw functions."""
+def add_figure(name: str, description: str, compute, draw, *, in_default_set: bool = True, preflight=None) -> None:
+    """Register a figure from its compute and draw functions (and an optional preflight check)."""
     if name in FIGURES:
         raise ValueError(f"figure name {name!r} registered twice")
-    FIGURES[name] = FigureSpec(name, description, compute, draw, in_default_set)
+    FIGURES[name] = FigureSpec(name, description, compute, draw, in_default_set, preflight)
 
 
 def load_all() -> dict[str, FigureSpec]:

@@ -35,7 +35,7 @@ def compute_fig1a(options: FigureOptions) -> dict:
 def draw_fig1a(data):
     from fgrpo_sim.figures.style import new_figure
 
-    fig, ax = new_figure()
+    fig, ax = new_figure(width=7.4)  # wide enough for the curves plus the legend at their right
     ax.plot(data["n"], data["active"], color="0.55", ls=":", lw=1.5, label=r"$\Pr(A_N)$ (group active)")
     for color, (rho, c) in zip(_COLORS, data["curves"].items()):
         ax.plot(data["n"], c["prob"], color=color, lw=2, label=rf"$\Pr(B)$, $\rho = {rho:g}$")
@@ -44,7 +44,7 @@ def draw_fig1a(data):
     ax.set_ylim(0, 1.02)
     ax.set_ylabel("probability")
     ax.set_title(rf"Tail miss: active group, rare correct subset unsampled ($\mu = {data['mu']:g}$)")
-    ax.legend(loc="lower left")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))  # outside the axes: no curve under it
     return fig
 
 
@@ -117,14 +117,23 @@ def draw_fig4(data):
 
 
 def compute_fig5(options: FigureOptions) -> dict:
+    from fgrpo_sim.sim.categorical_config import CategoricalConfig
     from fgrpo_sim.theory import peak_group_size, tail_miss_probability
 
-    mu, tau = 0.64, 6.3e-5
+    # The simulator's exact start (Q_pos = 0.630075, tau = 6.2967e-5), not the caption's rounded 0.64 / 6.3e-5.
+    start = CategoricalConfig().initial_masses()
+    mu, tau = start["q_pos"], start["tau"]
     n = np.unique(np.round(np.logspace(0, 17, 800, base=2)).astype(np.int64))
     powers = 2 ** np.arange(18)
     peak = peak_group_size(mu, tau)
     return dict(mu=mu, tau=tau, n=n, prob=tail_miss_probability(n, mu, tau), powers=powers,
                 prob_at_powers=tail_miss_probability(powers, mu, tau), n_star=peak.n_star, peak=peak.probability)
+
+
+def times_ten(x: float, digits: int = 1) -> str:
+    """Mathtext for x in scientific notation: 2.6e-04 -> '2.6 \\times 10^{-4}'."""
+    mantissa, exponent = f"{x:.{digits}e}".split("e")
+    return rf"{mantissa} \times 10^{{{int(exponent)}}}"
 
 
 def draw_fig5(data):
@@ -135,24 +144,24 @@ def draw_fig5(data):
         keep, keep_pow = data["n"] >= start, data["powers"] >= start
         ax.plot(data["n"][keep], data["prob"][keep], color=_COLORS[1], lw=2)
         ax.plot(data["powers"][keep_pow], data["prob_at_powers"][keep_pow], "o", color=_COLORS[1], ms=3.5,
-                label=r"$N = 2^k$" if ax is right else None)
+                label=r"$N = 2^k$" if ax is right else None, clip_on=False)
         _log2_axis(ax, 2**17)
+        ax.set_xlim(1, 2**17.6)  # a little room right of 2^17 so its marker sits inside the axes
+        ax.set_ylabel(r"tail-miss probability $\Pr(B)$")
     left.plot(data["n_star"], data["peak"], marker="*", ms=13, color=_COLORS[1], mec="k", mew=0.6, ls="none",
               label=rf"peak $N^* = {data['n_star']}$, $\Pr(B) = {data['peak']:.4f}$")
-    left.set_ylim(0, 1.02)
-    left.set_ylabel(r"tail-miss probability $\Pr(B)$")
+    left.set_ylim(0, 1.05)
     left.set_title("linear scale")
     left.legend(loc="lower center")
     right.set_yscale("log")
     right.set_ylim(max(1e-6, data["prob"][data["prob"] > 0].min() / 3), 2)
     last = data["prob_at_powers"][-1]
-    right.annotate(rf"$N = 2^{{17}}$: $\Pr(B) = {last:.1e}$", xy=(2**17, last), xytext=(2**3, last * 3),
+    right.annotate(rf"$N = 2^{{17}}$: $\Pr(B) = {times_ten(last)}$", xy=(2**17, last), xytext=(2**3, last * 3),
                    arrowprops=dict(arrowstyle="->", color="0.3"))
     right.set_title("log scale")
     right.legend(loc="lower left")
-    mantissa, exponent = f"{data['tau']:.1e}".split("e")
-    fig.suptitle(rf"Rare correct action of the categorical simulation: $\mu = {data['mu']:g}$, "
-                 rf"$\tau = {mantissa} \times 10^{{{int(exponent)}}}$")
+    fig.suptitle(rf"Rare correct action at the categorical simulation's start: $\mu = Q_{{pos}} = {data['mu']:.6f}$, "
+                 rf"$\tau = {times_ten(data['tau'], 4)}$ (paper: 0.64, $6.3 \times 10^{{-5}}$)")
     return fig
 
 
@@ -161,5 +170,13 @@ add_figure("fig1a", "Tail-miss probability vs group size, mu = 0.3, rho in {0.05
 add_figure("fig3", "Tail-miss probability for mu in {0.8, 0.5, 0.2}, four rarities, stars at the peaks (paper Fig. 3)",
            compute_fig3, draw_fig3)
 add_figure("fig4", "Focal-weighted |A+| and |A-| vs mu for gamma in {0, 0.5, 1} (paper Fig. 4)", compute_fig4, draw_fig4)
-add_figure("fig5", "Tail-miss probability up to N = 2^17 for mu = 0.64, tau = 6.3e-5 (paper Fig. 5)",
+def _fig5_description() -> str:
+    from fgrpo_sim.sim.categorical_config import CategoricalConfig  # light: no torch
+
+    start = CategoricalConfig().initial_masses()
+    return (f"Tail-miss probability up to N = 2^17 at the categorical simulation's start, mu = Q_pos = "
+            f"{start['q_pos']:.6f}, tau = {start['tau'] * 1e5:.4f}e-5 (paper Fig. 5 rounds to 0.64, 6.3e-5)")
+
+
+add_figure("fig5", _fig5_description(),
            compute_fig5, draw_fig5)

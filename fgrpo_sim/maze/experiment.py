@@ -338,10 +338,14 @@ def _mean_curve(rs: list[dict]) -> list[dict]:
         rewards = [p["train_reward"] for p in points if "train_reward" in p]
         if len(rewards) == len(points):
             row["train_reward"] = float(np.mean(rewards))
+            row["train_reward_seeds"] = [float(v) for v in rewards]  # per seed, for the seed spread of Fig 7
         if all("heldout_pass_at_k" in p for p in points):
             for k in points[0]["heldout_pass_at_k"]:
                 row[f"pass@{k}"] = float(np.mean([p["heldout_pass_at_k"][k] for p in points]))
                 row[f"exact_pass@{k}"] = float(np.mean([p["heldout_exact_pass_at_k"][k] for p in points]))
+            for k in ("1", "2048"):  # the two pass@K of Fig 7, per seed
+                if k in points[0]["heldout_pass_at_k"]:
+                    row[f"pass@{k}_seeds"] = [float(p["heldout_pass_at_k"][k]) for p in points]
         out.append(row)
     return out
 

@@ -118,3 +118,15 @@ class CategoricalConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def initial_masses(self) -> dict:
+        """The policy at step 0, from the initial logits (float64): Q_pos, the anchor's probability and
+        `tau`, the probability of one other (rare) correct action. With the defaults Q_pos = 0.630075
+        and tau = 6.2967e-5; the paper rounds them to mu = 0.64 and tau = 6.3e-5 (Fig. 5 caption)."""
+        top = max(self.anchor_logit, self.correct_logit, self.incorrect_logit)  # shift: no overflow
+        anchor = math.exp(self.anchor_logit - top)
+        correct = math.exp(self.correct_logit - top)
+        incorrect = math.exp(self.incorrect_logit - top)
+        total = anchor + (self.num_correct - 1) * correct + (self.num_actions - self.num_correct) * incorrect
+        q_pos = (anchor + (self.num_correct - 1) * correct) / total
+        return {"q_pos": q_pos, "p_anchor": anchor / total, "tau": correct / total}

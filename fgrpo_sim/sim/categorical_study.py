@@ -93,26 +93,49 @@ def final_means(table: pd.DataFrame) -> pd.DataFrame:
     return fin.join(start).reset_index()
 
 
+# Thresholds of the three Fig 2 claims. A Q_pos "rise" of less than MIN_QPOS_GAIN is a flat line, not a
+# rise; regime III counts only when the largest N trained (Q_pos up by TRAINED_QPOS_GAIN), since an
+# untrained policy keeps M_ret = 1 trivially.
+MIN_QPOS_GAIN = 1e-3
+TRAINED_QPOS_GAIN = 0.05
+MIN_MRET_DIP = 0.2
+KEPT_MRET = 0.9
+ZONE_MRET = 0.5
+MIN_ZONE_GAIN = 0.05
+
+CLAIM_CODES = (
+    f"(1) Q_pos rises at every N (by >= {MIN_QPOS_GAIN:g})",
+    f"(2) M_ret dips by >= {MIN_MRET_DIP:g} at intermediate N, is >= {KEPT_MRET:g} at the largest N, "
+    f"and the largest N trained (Q_pos up >= {TRAINED_QPOS_GAIN:g})",
+    f"(3) gamma = 1 keeps >= {MIN_ZONE_GAIN:g} more M_ret where gamma = 0 ends below {ZONE_MRET:g}",
+)
+
+
 def score_claims(final: pd.DataFrame) -> dict:
-    """The three claims for one setting's final means (columns group_size, gamma, q_pos, m_ret, q_pos_start)."""
+    """The three claims for one setting's final means (columns group_size, gamma, q_pos, m_ret, q_pos_start);
+    thresholds and wording in CLAIM_CODES."""
     g0 = final[final["gamma"] == 0.0].sort_values("group_size")
     g1 = final[final["gamma"] == 1.0].sort_values("group_size")
-    rises = bool((final["q_pos"] > final["q_pos_start"]).all())
+    gains = final["q_pos"] - final["q_pos_start"]
+    rises = bool((gains >= MIN_QPOS_GAIN).all())
     m0 = g0["m_ret"].to_numpy()
     dip = float(min(m0[0], m0[-1]) - m0[1:-1].min()) if len(m0) >= 3 else float("nan")
-    non_monotonic = bool(len(m0) >= 3 and dip >= 0.2 and m0[-1] >= 0.9)
-    zone = g0["m_ret"].to_numpy() < 0.5
+    largest_gain = float(g0["q_pos"].iloc[-1] - g0["q_pos_start"].iloc[-1]) if len(g0) else float("nan")
+    non_monotonic = bool(len(m0) >= 3 and dip >= MIN_MRET_DIP and m0[-1] >= KEPT_MRET
+                         and largest_gain >= TRAINED_QPOS_GAIN)
+    zone = g0["m_ret"].to_numpy() < ZONE_MRET
     gain = g1["m_ret"].to_numpy() - g0["m_ret"].to_numpy()
     zone_gain = float(gain[zone].mean()) if zone.any() else float("nan")
-    focal_helps = bool(zone.any() and zone_gain >= 0.05)
+    focal_helps = bool(zone.any() and zone_gain >= MIN_ZONE_GAIN)
     return {
         "claim1_qpos_rises": rises,
         "claim2_mret_nonmonotonic": non_monotonic,
         "claim3_gamma_helps_in_zone": focal_helps,
         "claims_shown": int(rises) + int(non_monotonic) + int(focal_helps),
-        "min_qpos_gain": float((final["q_pos"] - final["q_pos_start"]).min()),
+        "min_qpos_gain": float(gains.min()),
         "mret_dip": dip,
         "mret_largest_n": float(m0[-1]) if len(m0) else float("nan"),
+        "qpos_gain_largest_n": largest_gain,
         "zone_size": int(zone.sum()),
         "zone_mret_gain": zone_gain,
     }
@@ -120,15 +143,17 @@ def score_claims(final: pd.DataFrame) -> dict:
 
 def claims_table(table: pd.DataFrame) -> pd.DataFrame:
     """One row per setting with the three verdicts and the numbers behind them, best first."""
-    fin = final_means(table)
-    rows = []
-    for setting, part in fin.groupby("setting", sort=False):
-        meta = table[table["setting"] == setting].iloc[0]
-        rows.append({"setting": setting, "surrogate": meta["surrogate"], "optimizer": meta["optimizer"],
-                     "eps": meta["eps"], "weight_decay": meta["weight_decay"], **score_claims(part)})
+    claims = claims_from_final(final_means(table))
+    meta = table.groupby("setting", sort=False)[["surrogate", "optimizer", "eps", "weight_decay"]].first()
+    return claims.join(meta, on="setting")
+
+
+def claims_from_final(fin: pd.DataFrame) -> pd.DataFrame:
+    """claims_table from final means (`final_means(...)` or the committed docs/categorical-study.csv)."""
+    rows = [{"setting": setting, **score_claims(part)} for setting, part in fin.groupby("setting", sort=False)]
     out = pd.DataFrame(rows)
     out["_dip"] = out["mret_dip"].fillna(-1.0)
-    out = out.sort_values(["claims_shown", "_dip"], ascending=[False, False]).drop(columns="_dip")
+    out = out.sort_values(["claims_shown", "_dip"], ascending=[False, False], kind="stable").drop(columns="_dip")
     return out.reset_index(drop=True)
 
 
@@ -136,14 +161,15 @@ def format_claims_markdown(claims: pd.DataFrame) -> str:
     def yes(b):
         return "yes" if b else "no"
 
-    lines = ["| setting | (1) Q_pos rises | (2) M_ret dip, largest N kept | (3) gamma=1 helps in zone | "
-             "min Q_pos gain | M_ret dip | M_ret at N=131072 | zone size | zone M_ret gain |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| setting | (1) Q_pos rises | (2) M_ret dip, largest N trained and kept | (3) gamma=1 helps in zone | "
+             "min Q_pos gain | M_ret dip | M_ret at largest N | Q_pos gain at largest N | zone size | zone M_ret gain |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for _, r in claims.iterrows():
         def num(x, fmt="{:.2f}"):
             return "n/a" if x is None or (isinstance(x, float) and np.isnan(x)) else fmt.format(x)
 
         lines.append(f"| {r['setting']} | {yes(r['claim1_qpos_rises'])} | {yes(r['claim2_mret_nonmonotonic'])} | "
                      f"{yes(r['claim3_gamma_helps_in_zone'])} | {num(r['min_qpos_gain'], '{:+.4f}')} | {num(r['mret_dip'])} | "
-                     f"{num(r['mret_largest_n'])} | {r['zone_size']} | {num(r['zone_mret_gain'])} |")
+                     f"{num(r['mret_largest_n'])} | {num(r['qpos_gain_largest_n'], '{:+.4f}')} | {r['zone_size']} | "
+                     f"{num(r['zone_mret_gain'])} |")
     return "\n".join(lines)

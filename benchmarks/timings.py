@@ -1,0 +1,92 @@
+"""Wall time of the commands whose durations the README, the docs and `--help` quote.
+
+    .venv/bin/python benchmarks/timings.py make-figures make-test    # one JSON line per command
+    .venv/bin/python benchmarks/timings.py --list
+
+Every time quoted elsewhere points to the "Command times" table of benchmarks/RESULTS.md, and that
+table is filled from this script's output (tests/test_timings.py checks that the quotes agree with
+it). Each command starts from nothing cached: figures get a fresh --data-dir, so the quick simulations
+run as on a fresh clone; the venv is assumed installed (`make` itself would reinstall it). The load
+average before and after is printed so that a measurement on a busy machine can be labelled as such.
+Run from the repository root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PYTHON = sys.executable
+
+
+def _fgrpo(*args: str) -> list[str]:
+    return [PYTHON, "-m", "fgrpo_sim.cli", *args]
+
+
+# name -> (what it stands for, command builder taking a scratch folder)
+COMMANDS = {
+    "make-figures": ("`make figures` (default figure set, nothing cached)",
+                     lambda tmp: _fgrpo("figures", "--out", f"{tmp}/figures", "--data-dir", f"{tmp}/data",
+                                        "--no-progress")),
+    "make-test": ("`make test` (pytest -n 2 --dist loadfile -q tests)",
+                  lambda tmp: [PYTHON, "-m", "pytest", "-n", "2", "--dist", "loadfile", "-q", "tests"]),
+    "fig2-full": ("`fgrpo figures fig2-full` (136 runs x 1000 steps x 128,000 actions, nothing cached)",
+                  lambda tmp: _fgrpo("figures", "fig2-full", "--out", f"{tmp}/figures", "--data-dir", f"{tmp}/data",
+                                     "--no-progress")),
+    "check": ("`fgrpo check` (65 Monte Carlo checks)", lambda tmp: _fgrpo("check")),
+    "study": ("`fgrpo simulate categorical --study` (24 settings)",
+              lambda tmp: _fgrpo("simulate", "categorical", "--study", "--out", f"{tmp}/study.parquet",
+                                 "--no-progress")),
+    "maze-cpu": ("`fgrpo maze run --preset cpu --n 4,8,16 --gamma 0,0.5,1 --seeds 3`",
+                 lambda tmp: _fgrpo("maze", "run", "--preset", "cpu", "--n", "4,8,16", "--gamma", "0,0.5,1",
+                                    "--seeds", "3", "--out", f"{tmp}/maze", "--no-progress")),
+}
+
+
+def time_command(name: str) -> dict:
+    """Run one named command in a fresh scratch folder; wall seconds, CPU seconds of the children, load."""
+    what, build = COMMANDS[name]
+    with tempfile.TemporaryDirectory(prefix=f"fgrpo-timing-{name}-") as tmp:
+        load_before = os.getloadavg()
+        before = os.times()
+        start = time.perf_counter()
+        result = subprocess.run(build(tmp), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        wall = time.perf_counter() - start
+        after = os.times()
+    return {"name": name, "command": what, "wall_seconds": round(wall, 1),
+            "cpu_seconds": round((after.children_user - before.children_user)
+                                 + (after.children_system - before.children_system), 1),
+            "exit_code": result.returncode, "load_average_before": [round(x, 2) for x in load_before],
+            "load_average_after": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(),
+            "machine": platform.processor() or platform.machine(),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "stderr_tail": result.stderr[-300:] if result.returncode else ""}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("names", nargs="*", help=f"commands to time, from: {', '.join(COMMANDS)}")
+    parser.add_argument("--list", action="store_true", help="list the commands and exit")
+    args = parser.parse_args()
+    if args.list or not args.names:
+        for name, (what, _) in COMMANDS.items():
+            print(f"{name:<13} {what}")
+        return
+    unknown = [n for n in args.names if n not in COMMANDS]
+    if unknown:
+        parser.error(f"unknown command(s) {', '.join(unknown)}; choose from {', '.join(COMMANDS)}")
+    if not Path("fgrpo_sim").is_dir():
+        parser.error("run from the repository root")
+    for name in args.names:
+        print(json.dumps(time_command(name)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
