@@ -108,9 +108,27 @@ class CategoricalConfig:
         skip = set(RUN_GRID_FIELDS) | set(EXECUTION_FIELDS) | {"metadata"}
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
 
+    def backend(self) -> str:
+        """The backend `sampler` resolves to on `device` here: native or torch."""
+        import warnings
+
+        from fgrpo_sim.sim.categorical import resolve_device
+        from fgrpo_sim.sim.sampling import resolve_sampler
+
+        with warnings.catch_warnings():  # the fallback warning belongs to the run, not to every id lookup
+            warnings.simplefilter("ignore")
+            return resolve_sampler(self.sampler, resolve_device(self.device))
+
     def config_id(self) -> str:
-        """Short hash of `setting()`: rows with equal config_id come from the same simulation setting."""
-        text = json.dumps(self.setting(), sort_keys=True)
+        """Short hash of `setting()`: rows with equal config_id come from the same simulation setting.
+
+        The torch backend draws other random numbers than the native one (same law, other streams), so
+        it is part of the hash: a resume never mixes the two. Native ids hash `setting()` alone.
+        """
+        setting = self.setting()
+        if self.backend() == "torch":
+            setting["backend"] = "torch"
+        text = json.dumps(setting, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     def with_(self, **changes) -> "CategoricalConfig":
