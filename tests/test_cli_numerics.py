@@ -1,0 +1,89 @@
+"""Numerical honesty and one-line errors (issue 14): each bad input ends as one stderr line naming the
+right option and the real value, exit 2, and no NaN/inf is ever written as a result."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fgrpo_sim.validation import check_integer, check_range
+
+POP = ("simulate", "population", "--no-progress", "--prompts", "16", "--prompt-batch", "4", "--steps", "2",
+       "--runs", "1", "--n", "4", "--eval-every", "1")
+
+
+def one_line_error(result, *needles: str) -> None:
+    assert result.exit_code == 2, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("fgrpo: error: "), result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def test_messages_print_the_real_value():
+    with pytest.raises(ValueError, match=r"got 1\.0000001$"):
+        check_range("mu", 1.0000001, 0.0, 1.0)
+    with pytest.raises(ValueError, match=r"got 1e\+17$"):  # short form where it is exact
+        check_range("x", 1e17, 0.0, 1.0)
+    big = 10**19  # between 2^63 and 2^64: numpy makes it uint64, which used to wrap to -8446744073709551616
+    with pytest.raises(ValueError, match=rf"got {big}$"):
+        check_integer("seed", big, 0, 2**63 - 1)
+
+
+def test_cli_prints_unwrapped_integers_and_enough_digits(run_cli, tmp_path):
+    one_line_error(run_cli("theory", "tail-miss", "--mu", "1.0000001", "--n", "4"), "got 1.0000001")
+    one_line_error(run_cli("simulate", "categorical", "--out", tmp_path / "c.csv", "--steps", "10000000000000000000"),
+                   "steps must be in [0, 10000000], got 10000000000000000000")
+
+
+def test_lr_multiplier_cli_is_right_at_huge_gamma(run_cli):
+    result = run_cli("theory", "lr-multiplier", "--gamma", "1e17", "--json")
+    assert result.exit_code == 0 and result.stderr == ""
+    import json
+
+    assert json.loads(result.stdout)["multiplier"] == pytest.approx(7.1365e-26, rel=1e-4)
+    assert run_cli("theory", "lr-multiplier", "--gamma", "1e308").stderr == ""  # no RuntimeWarning, no NaN
+
+
+@pytest.mark.parametrize("args, needles", [
+    (("--beta", "1e308,1e308"), ["beta A must be in (0, 1e+15], got 1e+308"]),
+    (("--beta", "inf,1"), ["beta A must be in (0, 1e+15], got inf"]),
+    (("--lr", "inf"), ["lr must be in (0, 1e+06], got inf"]),
+    (("--gamma", "1e308"), ["gamma must be small enough", "--no-low-lr"]),  # used to blame --lr with "got nan"
+    (("--rho", "0.2", "--rho-max", "0.2"), ["rho_max must be in (0.2, 1), got 0.2"]),
+])
+def test_population_refuses_ranges_where_it_is_not_exact(run_cli, tmp_path, args, needles):
+    out = tmp_path / "p.csv"
+    one_line_error(run_cli(*POP, "--out", out, *args), *needles)
+    assert not out.exists()
+
+
+def test_population_never_writes_nan_results(run_cli, tmp_path):
+    """All prompts easy (Beta(100, 1)): the empty difficulty buckets get no rows instead of NaN pass@k."""
+    out = tmp_path / "p.csv"
+    result = run_cli(*POP, "--out", out, "--beta", "100,1", "--gamma", "0")
+    assert result.exit_code == 0, result.stderr
+    table = pd.read_csv(out)
+    results = table[[c for c in table.columns if c.startswith("pass@")] + ["correct_mass", "rare_mass"]]
+    assert np.isfinite(results.to_numpy()).all()
+    assert set(table["bucket"]) == {"mu0 0.8-1", "all"}
+
+
+def test_population_stops_on_non_finite_logits():
+    import torch
+
+    from fgrpo_sim.sim.population import TrainSpec, check_finite_logits
+
+    param = torch.nn.Parameter(torch.tensor([1.0, math.inf]))
+    with pytest.raises(ValueError, match=r"lr = 5 made the logits non-finite at step 3 .*use a smaller --lr"):
+        check_finite_logits(torch.optim.SGD([param], lr=5.0), 3, TrainSpec(lr=5.0))
+
+
+def test_plan_extreme_beta_is_one_clean_line(run_cli):
+    one_line_error(run_cli("plan", "--beta", "1e308,1e308"), "--beta A must be in (0, 1e+15], got 1e+308")
+    one_line_error(run_cli("plan", "--beta", "1e4,1e4"), "too concentrated", "pilot file")
+    ok = run_cli("plan", "--beta", "1,1", "--gamma", "1e17")
+    assert ok.exit_code == 0 and ok.stderr == "" and "lr x 7.14e-26" in ok.stdout
