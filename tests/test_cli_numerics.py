@@ -87,3 +87,37 @@ def test_plan_extreme_beta_is_one_clean_line(run_cli):
     one_line_error(run_cli("plan", "--beta", "1e4,1e4"), "too concentrated", "pilot file")
     ok = run_cli("plan", "--beta", "1,1", "--gamma", "1e17")
     assert ok.exit_code == 0 and ok.stderr == "" and "lr x 7.14e-26" in ok.stdout
+
+
+@pytest.mark.parametrize("device", ["mps", "meta", "xpu", "nonsense"])
+@pytest.mark.parametrize("command", [("simulate", "categorical", "--out", "{tmp}/c.csv", "--steps", "1"),
+                                     ("check", "--quick"), ("figures", "fig2", "--out", "{tmp}/figs")])
+def test_unsupported_devices_are_one_line(run_cli, tmp_path, device, command):
+    args = [a.format(tmp=tmp_path) for a in command]
+    one_line_error(run_cli(*args, "--device", device, "--no-progress"), f"device must be auto, cpu, cuda or cuda:K, got '{device}'")
+
+
+def test_categorical_refuses_rewards_its_dtype_cannot_update_with():
+    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+
+    with pytest.raises(ValueError, match=r"reward_correct must be in \[-1e\+18, 1e\+18\], got 1e\+30"):
+        CategoricalConfig(reward_correct=1e30, reward_wrong=-1e30)  # float32: Adam's squared gradient -> inf
+    with pytest.raises(ValueError, match="use --dtype float64"):
+        CategoricalConfig(reward_correct=1e-20, reward_wrong=-1e-20)
+    CategoricalConfig(reward_correct=1e30, reward_wrong=-1e30, dtype="float64")  # representable there
+
+
+def test_large_rewards_still_learn_in_float64():
+    from fgrpo_sim.sim.categorical import CategoricalBatch
+    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+
+    def final_q(reward, dtype):
+        cfg = CategoricalConfig(num_actions=200, num_correct=20, dtype=dtype, device="cpu", sampler="torch",
+                                reward_correct=reward, reward_wrong=-reward)
+        batch = CategoricalBatch(cfg, [64], [0.0], [0])
+        for _ in range(10):
+            batch.step()
+        return float(batch.metrics()["q_pos"][0])
+
+    assert final_q(1e30, "float64") == pytest.approx(final_q(1.0, "float64"), rel=1e-6)  # Adam: scale-free
+    assert final_q(1e18, "float32") == pytest.approx(final_q(1.0, "float32"), rel=1e-4)

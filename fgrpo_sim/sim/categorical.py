@@ -49,9 +49,14 @@ def resolve_device(device: str) -> torch.device:
     try:
         dev = torch.device(device)
     except RuntimeError:
-        raise ValueError(f"device must be auto, cpu, cuda or cuda:K, got {device!r}") from None
+        dev = None
+    if dev is None or dev.type not in ("cpu", "cuda"):  # mps, meta, xpu, ...: the simulators are CPU/CUDA code
+        raise ValueError(f"device must be auto, cpu, cuda or cuda:K, got {device!r}")
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device must be auto or cpu on this machine (no CUDA), got {device!r}")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ValueError(f"device must name one of the {torch.cuda.device_count()} CUDA devices here "
+                         f"(cuda:0 .. cuda:{torch.cuda.device_count() - 1}), got {device!r}")
     return dev
 
 

@@ -13,6 +13,8 @@ from fgrpo_sim.validation import check_choice, check_integer, check_range
 SURROGATES = ("distinct", "draws", "logprob")
 OPTIMIZERS = ("sgd", "adam", "adamw")
 DTYPES = ("float32", "float64")
+#: Largest |reward| per state dtype: ~sqrt(largest float) / 16, so a squared gradient stays finite.
+REWARD_LIMITS = {"float32": 1e18, "float64": 1e152}
 
 PAPER_GROUP_SIZES = tuple(2**k for k in range(1, 18))  # 2 .. 131072
 PAPER_GAMMAS = (0.0, 1.0)
@@ -74,8 +76,16 @@ class CategoricalConfig:
         check_integer("num_correct", self.num_correct, 1, self.num_actions - 1)
         for name in ("anchor_logit", "correct_logit", "incorrect_logit"):
             check_range(name, getattr(self, name), -50.0, 50.0)
-        check_range("reward_correct", self.reward_correct, -math.inf, math.inf, low_open=True, high_open=True)
-        check_range("reward_wrong", self.reward_wrong, -math.inf, self.reward_correct, low_open=True, high_open=True)
+        check_choice("dtype", self.dtype, DTYPES)
+        # The update squares gradients of size up to |R_c - R_w| (Adam's second moment): rewards beyond
+        # sqrt(max float) / 16 overflow it to inf and the run silently stops learning; spans whose square
+        # is below the smallest normal float vanish the same way.
+        big = REWARD_LIMITS[self.dtype]
+        check_range("reward_correct", self.reward_correct, -big, big)
+        check_range("reward_wrong", self.reward_wrong, -big, self.reward_correct, high_open=True)
+        if not self.reward_correct - self.reward_wrong >= 1.0 / big:
+            raise ValueError(f"reward_correct - reward_wrong must be >= {1.0 / big:g} in {self.dtype} (its square "
+                             f"underflows below), got {self.reward_correct - self.reward_wrong!r}; use --dtype float64")
         check_integer("steps", self.steps, 0, 10**7)
         if len(self.group_sizes) == 0 or len(self.gammas) == 0 or len(self.seeds) == 0:
             raise ValueError("group_sizes, gammas and seeds must each hold at least one value")
