@@ -121,3 +121,74 @@ def test_large_rewards_still_learn_in_float64():
 
     assert final_q(1e30, "float64") == pytest.approx(final_q(1.0, "float64"), rel=1e-6)  # Adam: scale-free
     assert final_q(1e18, "float32") == pytest.approx(final_q(1.0, "float32"), rel=1e-4)
+
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+ARITH = ROOT / "recipes" / "tiny" / "arith.jsonl"
+
+
+@pytest.mark.parametrize("meta", ["[1, 2", "[1, 2]", "\xff"])
+def test_eval_resume_with_a_damaged_meta_file_names_it(run_cli, tmp_path, meta):
+    out = tmp_path / "samples.jsonl"
+    out.write_text('{"problem_id": "x", "sample_index": 0}\n')
+    (tmp_path / "samples.jsonl.meta.json").write_text(meta)
+    one_line_error(run_cli("llm", "eval", "--model", "tiny", "--data", ARITH, "--out", out, "--n", "2", "--no-progress"),
+                   f"cannot resume {out}", "samples.jsonl.meta.json is not a JSON object")
+
+
+def test_eval_vllm_backend_without_vllm_says_how_to_install(run_cli, tmp_path):
+    pytest.importorskip("torch")
+    try:
+        import vllm  # noqa: F401
+        pytest.skip("vLLM is installed here")
+    except ImportError:
+        pass
+    out = tmp_path / "s.jsonl"
+    one_line_error(run_cli("llm", "eval", "--model", "tiny", "--data", ARITH, "--out", out, "--n", "2",
+                           "--backend", "vllm", "--no-progress"), "needs vLLM", 'pip install -e ".[vllm]"')
+    assert not out.exists()
+
+
+def test_passk_on_deeply_nested_json_names_file_and_line(run_cli, tmp_path):
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"problem_id": "a", "correct": true}\n' + "[" * 100_000 + "]" * 100_000 + "\n")
+    one_line_error(run_cli("passk", path), f"{path} line 2", "nested too deeply")
+
+
+def test_figures_cache_errors_do_not_advise_a_missing_option(run_cli, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "fig2-quick.parquet").write_text("not a table")
+    result = run_cli("figures", "fig2", "--out", tmp_path / "figs", "--data-dir", data, "--no-progress")
+    one_line_error(result, "fig2-quick.parquet", "--data-dir")
+    assert "--no-resume" not in result.stderr
+
+
+def test_maze_results_files_are_named_when_damaged(tmp_path):
+    from fgrpo_sim.maze.experiment import read_json, summarize
+
+    (tmp_path / "config.json").write_text("{broken")
+    with pytest.raises(ValueError, match=r"cannot read .*config\.json"):
+        summarize(tmp_path)
+    with pytest.raises(ValueError, match=r"nothing\.json not found"):
+        read_json(tmp_path / "nothing.json")
+
+
+def test_hub_ids_fail_at_once_offline_or_unreachable(monkeypatch, tmp_path):
+    from fgrpo_sim.llm.hub import require_loadable
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ValueError, match=r"model 'org/no-such-model' .* HF_HUB_OFFLINE is set"):
+        require_loadable("org/no-such-model")
+    require_loadable(tmp_path)  # a folder is always fine
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # the discard port: refused at once
+    with pytest.raises(ValueError, match=r"dataset 'org/no-such-data' .* http://127\.0\.0\.1:9 cannot be reached"):
+        require_loadable("org/no-such-data", "dataset")
+
+
+def test_eval_with_an_uncached_hub_id_is_one_line(run_cli, tmp_path):
+    result = run_cli("llm", "eval", "--model", "org/no-such-model", "--data", ARITH, "--out", tmp_path / "s.jsonl",
+                     "--n", "2", "--no-progress")
+    one_line_error(result, "org/no-such-model", "HF_HUB_OFFLINE is set")  # tests run offline (conftest)

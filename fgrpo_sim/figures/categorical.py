@@ -39,7 +39,8 @@ def compute_fig2(options: FigureOptions) -> dict:
 
     config = fig2_config(options.full, options.device, options.seed)
     cache = Path(options.data_dir or "runs/figure-data") / f"fig2-{'full' if options.full else 'quick'}.parquet"
-    table = run_grid(config, cache, resume=True, progress=options.progress)
+    table = run_grid(config, cache, resume=True, progress=options.progress,
+                     fresh_start_hint="delete it (a cache of figure data) or pass another --data-dir")
     mean = table.groupby(["group_size", "gamma", "step"])[["q_pos", "m_ret"]].mean().reset_index()
     setting = config.setting()
     return {"mean": mean, "seeds": len(config.seeds), "preset": "paper grid" if options.full else "quick preset",
@@ -128,7 +129,8 @@ def load_study(options: FigureOptions):
         return pd.read_csv(COMMITTED_STUDY)
     from fgrpo_sim.sim.categorical_study import run_study
 
-    return final_means(run_study(cached, progress=options.progress, device=options.device))
+    return final_means(run_study(cached, progress=options.progress, device=options.device,
+                                 fresh_start_hint="delete it (a cache of figure data) or pass another --data-dir"))
 
 
 def compute_sensitivity(options: FigureOptions) -> dict:

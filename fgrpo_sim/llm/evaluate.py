@@ -69,7 +69,7 @@ def read_existing(path: Path) -> list[dict[str, Any]]:
             continue
         try:
             records.append(json.loads(line))
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             raise ValueError(f"{path}: line {number} is not valid JSON; cannot resume from a corrupted file") from None
     if len(keep) != len(raw):
         with open(path, "r+b") as fh:
@@ -84,7 +84,13 @@ def _check_meta(out: Path, settings: EvalSettings) -> None:
         raise ValueError(f"cannot resume {out}: it has no {meta_path.name}, so it was not written by "
                          "`fgrpo llm eval` (use a new --out file)")
     if meta_path.exists() and out.exists() and out.stat().st_size > 0:
-        previous = json.loads(meta_path.read_text())
+        try:
+            previous = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            previous = None
+        if not isinstance(previous, dict):
+            raise ValueError(f"cannot resume {out}: its settings file {meta_path} is not a JSON object (damaged?); "
+                             "use a new --out file, or delete both to start afresh")
         changed = [k for k in _RESUME_KEYS if previous.get(k) != current[k]]
         if changed:
             k = changed[0]
@@ -182,6 +188,12 @@ class VLLMSampler:
 
 
 def choose_backend(requested: str) -> str:
+    if requested == "vllm":
+        try:
+            import vllm  # noqa: F401
+        except ImportError:
+            raise ValueError('--backend vllm needs vLLM, which is not installed here: pip install -e ".[vllm]" '
+                             "(or use --backend transformers)") from None
     if requested != "auto":
         return requested
     try:
@@ -212,6 +224,8 @@ def run_eval(
     out = check_writable(out, "--out")
     out.parent.mkdir(parents=True, exist_ok=True)
     _check_meta(out, settings)
+    if sampler is None:
+        choose_backend(settings.backend)  # a missing vLLM fails before anything is read or loaded
     existing = read_existing(out)
     done = {(str(r["problem_id"]), int(r["sample_index"])) for r in existing}
     jobs = pending_jobs(problems, settings.n, done)

@@ -50,18 +50,20 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
     return path
 
 
-def _read_existing(out: Path) -> pd.DataFrame:
+#: What a reader of a refused `out` can do; callers without a --no-resume option (figures) pass their own.
+FRESH_START_HINT = "pass --no-resume to overwrite it, or choose another file"
+
+
+def _read_existing(out: Path, hint: str = FRESH_START_HINT) -> pd.DataFrame:
     """The table already in `out`, for resuming; a file that is not one of ours is an error, never overwritten."""
     try:
         table = read_table(out)
     except Exception as exc:  # pandas/pyarrow raise many kinds for a foreign or damaged file
         reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise ValueError(f"out {out} exists but is not a readable result table ({reason}); "
-                         "pass --no-resume to overwrite it, or choose another file") from None
+        raise ValueError(f"out {out} exists but is not a readable result table ({reason}); {hint}") from None
     missing = [c for c in ("config_id", *RUN_COLUMNS, "step") if c not in table.columns]
     if missing and not table.empty:
-        raise ValueError(f"out {out} exists but is not a categorical result table (no column {missing[0]!r}); "
-                         "pass --no-resume to overwrite it, or choose another file")
+        raise ValueError(f"out {out} exists but is not a categorical result table (no column {missing[0]!r}); {hint}")
     return table if not missing else pd.DataFrame()
 
 
@@ -107,7 +109,7 @@ def simulate_chunk(config: CategoricalConfig, runs: list[tuple[int, float, int]]
 
 
 def run_grid(config: CategoricalConfig, out: str | Path | None = None, *, resume: bool = True,
-             progress: bool = True) -> pd.DataFrame:
+             progress: bool = True, fresh_start_hint: str = FRESH_START_HINT) -> pd.DataFrame:
     """Simulate every run of `config` (skipping finished ones found in `out` when `resume`), save, return the table.
 
     Rows of other settings already in `out` are kept, so several settings can share one file.
@@ -127,7 +129,7 @@ def run_grid(config: CategoricalConfig, out: str | Path | None = None, *, resume
             raise ValueError(f"out must end in .parquet or .csv, got {out.name!r}")
         check_writable(out, "out")
         if resume and out.exists():
-            existing = _read_existing(out)
+            existing = _read_existing(out, fresh_start_hint)
     done = finished_runs(existing, config) if resume else set()
     if not existing.empty:  # drop half-written runs of this setting; they are redone
         cid = config.config_id()

@@ -63,7 +63,8 @@ def study_settings(base: CategoricalConfig | None = None, *, steps: int = 1000) 
 
 
 def run_study(out: str | Path, *, steps: int = 1000, progress: bool = True, device: str = "auto",
-              only: list[str] | None = None) -> pd.DataFrame:
+              only: list[str] | None = None,
+              fresh_start_hint: str = "delete it or choose another file (the study always resumes)") -> pd.DataFrame:
     """Simulate every setting (resuming from `out`), return the full table of all settings."""
     from tqdm.auto import tqdm
 
@@ -77,7 +78,7 @@ def run_study(out: str | Path, *, steps: int = 1000, progress: bool = True, devi
         configs = [c for c in configs if c.metadata["setting"] in only]
     tables = []
     for cfg in tqdm(configs, desc="settings", disable=not progress):
-        tables.append(run_grid(cfg, out, resume=True, progress=progress))
+        tables.append(run_grid(cfg, out, resume=True, progress=progress, fresh_start_hint=fresh_start_hint))
     return pd.concat(tables, ignore_index=True)
 
 
