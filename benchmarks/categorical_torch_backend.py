@@ -3,7 +3,8 @@
 Times CategoricalBatch.step() of the torch backend for one chunk of the default grid (68 runs: 17 group
 sizes x 2 gammas x 2 seeds, 128,000 actions, float32) and extrapolates to the full grid (136 runs x 1000
 steps). Per step it also times the sampler alone (`sample_counts_torch`), the part whose random streams
-are keyed per run. Prints one JSON object.
+are keyed per run, and the uniforms alone: `stream_uniforms` (per-run counter-based streams) against
+one shared `torch.rand` generator (what the backend used before). Prints one JSON object.
 
 Usage: python benchmarks/categorical_torch_backend.py [--steps 3] [--device cpu]
 """
@@ -46,11 +47,33 @@ def main(argv=None) -> int:
         batch.sample_counts(weights)
     sync()
     sample_seconds = (time.perf_counter() - start) / args.steps
+    # the random numbers alone: per-run counter-based streams against one shared torch.Generator (the old way)
+    from fgrpo_sim.sim.sampling import run_keys, stream_uniforms
+
+    sizes = sorted(set(r[0] for r in chunk))
+    per_n = len(chunk) // len(sizes)
+    keys = run_keys([r[2] for r in chunk[:per_n]])
+    gen = torch.Generator(device=batch.device).manual_seed(0)
+    timings = {}
+    for name, draw in (("stream_uniforms", lambda n: stream_uniforms(keys, 1, n, batch.device)),
+                       ("torch_rand", lambda n: torch.rand((per_n, n), generator=gen, device=batch.device,
+                                                           dtype=torch.float64))):
+        best = float("inf")
+        for _ in range(max(args.steps, 3)):
+            sync()
+            start = time.perf_counter()
+            for n in sizes:
+                draw(n)
+            sync()
+            best = min(best, time.perf_counter() - start)
+        timings[name] = best
     chunks = len(config.runs()) / len(chunk)
     print(json.dumps({
         "step_seconds_per_chunk": round(step_seconds, 3),
         "sample_seconds_per_chunk": round(sample_seconds, 3),
         "grid_seconds_extrapolated": round(step_seconds * chunks * config.steps, 1),
+        "uniforms_seconds_per_chunk": {k: round(v, 4) for k, v in timings.items()},
+        "draws_per_chunk_step": per_n * sum(sizes),
         "runs_per_chunk": len(chunk), "steps_timed": args.steps, "device": str(batch.device),
         "torch_threads": torch.get_num_threads(), "machine": platform.machine(),
     }))

@@ -571,9 +571,10 @@ def _as_int64(x: int) -> int:
     return x - (1 << 64) if x >> 63 else x
 
 
-def _shift_right(z: torch.Tensor, k: int) -> torch.Tensor:
-    """Logical right shift of int64 bit patterns (torch's >> is arithmetic on signed integers)."""
-    return torch.bitwise_right_shift(z, k).bitwise_and_((1 << (64 - k)) - 1)
+def _xor_shift_right_(z: torch.Tensor, k: int, scratch: torch.Tensor) -> torch.Tensor:
+    """z ^= z >>> k in place (logical shift of int64 bit patterns: torch's >> is arithmetic on signed ints)."""
+    torch.bitwise_right_shift(z, k, out=scratch)
+    return z.bitwise_xor_(scratch.bitwise_and_((1 << (64 - k)) - 1))
 
 
 def stream_uniforms(keys: torch.Tensor, stream: int, n: int, device=None) -> torch.Tensor:
@@ -582,15 +583,18 @@ def stream_uniforms(keys: torch.Tensor, stream: int, n: int, device=None) -> tor
     Counter-based: the splitmix64 sequence seeded, like the native kernel's generator, with
     key ^ (0xD1B54A32D192ED03 * (stream + 1)); output j is the splitmix64 finaliser of
     seed + (j + 1) * golden. No generator state is shared between runs, so a run's draws never depend
-    on the other runs of a batch, and the same integers come out on every device.
+    on the other runs of a batch, and the same integers come out on every device. A dozen in-place
+    integer passes over [R, n] (one scratch buffer), no Python loop over runs or draws.
     """
     keys = torch.as_tensor(keys, dtype=torch.int64).reshape(-1, 1).to(device)
-    z = keys ^ _as_int64(_STREAM_MIX * (int(stream) + 1))
-    z = z + torch.arange(1, n + 1, dtype=torch.int64, device=keys.device).mul_(_as_int64(_GOLDEN))
-    z = z.bitwise_xor_(_shift_right(z, 30)).mul_(_as_int64(0xBF58476D1CE4E5B9))
-    z = z.bitwise_xor_(_shift_right(z, 27)).mul_(_as_int64(0x94D049BB133111EB))
-    z = z.bitwise_xor_(_shift_right(z, 31))
-    return _shift_right(z, 11).to(torch.float64).mul_(2.0**-53)
+    seeds = keys ^ _as_int64(_STREAM_MIX * (int(stream) + 1))
+    z = torch.arange(1, n + 1, dtype=torch.int64, device=keys.device).mul_(_as_int64(_GOLDEN)) + seeds
+    scratch = torch.empty_like(z)
+    _xor_shift_right_(z, 30, scratch).mul_(_as_int64(0xBF58476D1CE4E5B9))
+    _xor_shift_right_(z, 27, scratch).mul_(_as_int64(0x94D049BB133111EB))
+    _xor_shift_right_(z, 31, scratch)
+    torch.bitwise_right_shift(z, 11, out=scratch).bitwise_and_((1 << 53) - 1)  # the top 53 bits
+    return scratch.to(torch.float64).mul_(2.0**-53)
 
 
 def sample_counts_torch(weights: torch.Tensor, n_draws, keys, stream: int,
