@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -85,7 +83,8 @@ class CategoricalConfig:
         check_range("reward_wrong", self.reward_wrong, -big, self.reward_correct, high_open=True)
         if not self.reward_correct - self.reward_wrong >= 1.0 / big:
             raise ValueError(f"reward_correct - reward_wrong must be >= {1.0 / big:g} in {self.dtype} (its square "
-                             f"underflows below), got {self.reward_correct - self.reward_wrong!r}; use --dtype float64")
+                             f"underflows below), got {self.reward_correct - self.reward_wrong!r}"
+                             + ("; use --dtype float64" if self.dtype == "float32" else ""))
         check_integer("steps", self.steps, 0, 10**7)
         if len(self.group_sizes) == 0 or len(self.gammas) == 0 or len(self.seeds) == 0:
             raise ValueError("group_sizes, gammas and seeds must each hold at least one value")
