@@ -52,11 +52,17 @@ def check_range(
 
 def check_integer(name: str, value: Any, low: int | None = None, high: int | None = None) -> np.ndarray:
     """Return `value` as an int64 array, raising ValueError unless every element is an integer in [low, high]."""
+    int64 = np.iinfo(np.int64)
+    items = value if isinstance(value, (list, tuple)) else [value]
+    huge = next((v for v in items if isinstance(v, int) and not isinstance(v, bool) and not int64.min <= v <= int64.max),
+                None)
+    if huge is not None:  # before numpy turns it into uint64 (wraps) or float64 (rounds)
+        raise ValueError(f"{name} must be in [{_fmt(low) if low is not None else int64.min}, "
+                         f"{_fmt(high) if high is not None else int64.max}], got {huge}")
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be an integer, got {value!r}") from None
-    int64 = np.iinfo(np.int64)
     if arr.dtype.kind == "O" and arr.size and all(isinstance(v, int) and not isinstance(v, bool) for v in arr.flat):
         # Python ints too large for int64: report the range, not a type error
         big = next(v for v in arr.flat if not int64.min <= v <= int64.max)

@@ -31,6 +31,8 @@ def test_messages_print_the_real_value():
     big = 10**19  # between 2^63 and 2^64: numpy makes it uint64, which used to wrap to -8446744073709551616
     with pytest.raises(ValueError, match=rf"got {big}$"):
         check_integer("seed", big, 0, 2**63 - 1)
+    with pytest.raises(ValueError, match=rf"got {big + 1}$"):  # in a list numpy would round it to 1e+19
+        check_integer("seeds", [0, big + 1], 0, 2**62)
 
 
 def test_cli_prints_unwrapped_integers_and_enough_digits(run_cli, tmp_path):
