@@ -194,3 +194,25 @@ def test_eval_with_an_uncached_hub_id_is_one_line(run_cli, tmp_path):
     result = run_cli("llm", "eval", "--model", "org/no-such-model", "--data", ARITH, "--out", tmp_path / "s.jsonl",
                      "--n", "2")  # no --no-progress: it would switch transformers' bars off for later tests
     one_line_error(result, "org/no-such-model", "HF_HUB_OFFLINE is set")  # tests run offline (conftest)
+
+
+def test_categorical_table_never_records_a_diverged_policy(monkeypatch):
+    import torch
+
+    from fgrpo_sim.sim import categorical_run
+    from fgrpo_sim.sim.categorical import CategoricalBatch
+    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+
+    real = CategoricalBatch.metrics
+
+    def diverged_second_run(self):
+        m = real(self)
+        if self.step_count == 2:
+            m["entropy"] = m["entropy"].clone()
+            m["entropy"][1] = torch.nan
+        return m
+
+    monkeypatch.setattr(CategoricalBatch, "metrics", diverged_second_run)
+    cfg = CategoricalConfig(num_actions=50, num_correct=5, steps=3, stride=1, device="cpu", sampler="torch")
+    with pytest.raises(ValueError, match=r"run \(N = 16, gamma = 1, seed = 4\) diverged at step 2"):
+        categorical_run.simulate_chunk(cfg, [(8, 0.0, 0), (16, 1.0, 4)])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -18,6 +19,8 @@ from fgrpo_sim.sim.categorical import METRICS, CategoricalBatch
 from fgrpo_sim.sim.categorical_config import CategoricalConfig
 
 RUN_COLUMNS = ("group_size", "gamma", "seed")
+#: Metrics of the policy itself (mu_hat and focal_weight are NaN at step 0 by design: no batch drawn yet).
+STATE_METRICS = ("q_pos", "m_ret", "entropy", "anchor_prob", "frac_correct_above_start", "worst_drop")
 SETTING_COLUMNS = ("config_id", "surrogate", "optimizer", "lr", "beta1", "beta2", "eps", "weight_decay")
 
 
@@ -88,6 +91,11 @@ def simulate_chunk(config: CategoricalConfig, runs: list[tuple[int, float, int]]
 
     def record(step: int) -> None:
         m = {k: v.detach().to("cpu", torch.float64).numpy() for k, v in batch.metrics().items()}
+        state = np.stack([m[k] for k in STATE_METRICS])
+        if not np.isfinite(state).all():  # never write NaN/inf as a result: say which run diverged
+            r = int(np.nonzero(~np.isfinite(state).all(axis=0))[0][0])
+            raise ValueError(f"run (N = {runs[r][0]}, gamma = {runs[r][1]:g}, seed = {runs[r][2]}) diverged at step "
+                             f"{step} (non-finite policy); use a smaller --lr or --dtype float64")
         frame = pd.DataFrame({"group_size": [r[0] for r in runs], "gamma": [r[1] for r in runs],
                               "seed": [r[2] for r in runs], "step": step, **{k: m[k] for k in METRICS}})
         frames.append(frame)
