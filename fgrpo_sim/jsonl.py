@@ -36,6 +36,8 @@ def parse_json_objects(path: str | os.PathLike, text: str) -> list[tuple[int, di
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path} line {number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:  # e.g. 100,000 nested brackets: Python's parser recurses once per level
+            raise ValueError(f"{path} line {number}: JSON nested too deeply to read (expected a flat record)") from None
         if not isinstance(record, dict):
             raise ValueError(f"{path} line {number}: expected a JSON object, got {type(record).__name__}")
         rows.append((number, record))

@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from fgrpo_sim.validation import check_integer, check_range
+from fgrpo_sim.validation import check_beta_shapes, check_integer, check_range
 
 MAX_GROUP_SIZE = 16384  # the focal-weight expectation sums N + 1 binomial terms per prompt
 MAX_QUADRATURE_NODES = 4096
@@ -52,12 +52,15 @@ def beta_difficulty(a: float, b: float, max_group_size: int = 256) -> Difficulty
     """Gauss-Jacobi nodes for mu ~ Beta(a, b), exact for polynomials of degree <= max_group_size."""
     from scipy.special import roots_jacobi
 
-    a = float(check_range("beta a", a, 0.0, np.inf, low_open=True, high_open=True))
-    b = float(check_range("beta b", b, 0.0, np.inf, low_open=True, high_open=True))
+    a, b = check_beta_shapes("--beta", a, b)
     max_group_size = int(check_integer("max_group_size", max_group_size, 1))
     nodes_count = int(min(max(max_group_size // 2 + 8, 32), MAX_QUADRATURE_NODES))
     # Jacobi weight (1 - x)^alpha (1 + x)^beta on [-1, 1]; mu = (1 + x) / 2 gives mu^(a-1) (1-mu)^(b-1).
-    x, w = roots_jacobi(nodes_count, b - 1.0, a - 1.0)
+    with np.errstate(all="ignore"):  # scipy's overflow is detected below and reported as one line
+        x, w = roots_jacobi(nodes_count, b - 1.0, a - 1.0)
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(w)) and w.sum() > 0):
+        raise ValueError(f"--beta A,B: Beta({a:g}, {b:g}) is too concentrated for the {nodes_count}-node Gauss-Jacobi "
+                         "quadrature (A, B up to about 100 work at every N); give a pilot file of success rates instead")
     mu = np.clip((1.0 + x) / 2.0, 0.0, 1.0)
     w = w / w.sum()  # normalising replaces the Beta function B(a, b) and its 2^(a+b-1) factor
     return Difficulty(mu, w, f"Beta({a:g}, {b:g})", beta=(a, b))
@@ -200,7 +203,7 @@ def _recommend(plan: Plan, gammas: list[float], max_tail_miss: float, min_active
         lines.append(
             f"Focal weighting: with gamma = {pick:g} an active group at N = {typical['N']} is scaled by "
             f"{weight:.3f} on average here; the paper's learning-rate control for gamma = {pick:g} is "
-            f"lr x {float(theory.lr_multiplier(pick)):.3f}. Try gamma = {pick:g} first (the paper's usual pick)."
+            f"lr x {float(theory.lr_multiplier(pick)):.3g}. Try gamma = {pick:g} first (the paper's usual pick)."
         )
     return "\n".join(lines)
 

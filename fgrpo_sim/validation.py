@@ -14,7 +14,10 @@ import numpy as np
 def _fmt(x: Any) -> str:
     if isinstance(x, float) and math.isinf(x):
         return "inf" if x > 0 else "-inf"
-    return f"{x:g}" if isinstance(x, float) else str(x)
+    if isinstance(x, float):  # short form unless it hides the difference: 1.0000001 must not print as 1
+        short = f"{x:g}"
+        return short if float(short) == x else repr(x)
+    return str(x)
 
 
 def check_range(
@@ -49,11 +52,17 @@ def check_range(
 
 def check_integer(name: str, value: Any, low: int | None = None, high: int | None = None) -> np.ndarray:
     """Return `value` as an int64 array, raising ValueError unless every element is an integer in [low, high]."""
+    int64 = np.iinfo(np.int64)
+    items = value if isinstance(value, (list, tuple)) else [value]
+    huge = next((v for v in items if isinstance(v, int) and not isinstance(v, bool) and not int64.min <= v <= int64.max),
+                None)
+    if huge is not None:  # before numpy turns it into uint64 (wraps) or float64 (rounds)
+        raise ValueError(f"{name} must be in [{_fmt(low) if low is not None else int64.min}, "
+                         f"{_fmt(high) if high is not None else int64.max}], got {huge}")
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be an integer, got {value!r}") from None
-    int64 = np.iinfo(np.int64)
     if arr.dtype.kind == "O" and arr.size and all(isinstance(v, int) and not isinstance(v, bool) for v in arr.flat):
         # Python ints too large for int64: report the range, not a type error
         big = next(v for v in arr.flat if not int64.min <= v <= int64.max)
@@ -67,6 +76,9 @@ def check_integer(name: str, value: Any, low: int | None = None, high: int | Non
         if np.any(too_big):
             raise ValueError(f"{name} must be in [{_fmt(low) if low is not None else int64.min}, "
                              f"{_fmt(high) if high is not None else int64.max}], got {_fmt(float(arr[too_big].flat[0]))}")
+    elif arr.dtype.kind == "u" and arr.size and int(arr.max()) > int64.max:  # >= 2^63: would wrap negative
+        raise ValueError(f"{name} must be in [{_fmt(low) if low is not None else int64.min}, "
+                         f"{_fmt(high) if high is not None else int64.max}], got {int(arr.max())}")
     elif arr.dtype.kind not in "iub":
         shown = arr.flat[0] if arr.size and arr.ndim else value
         shown = shown.item() if isinstance(shown, np.generic) else shown
@@ -137,3 +149,15 @@ def broadcast_named(**arrays: Any) -> list[np.ndarray]:
     except ValueError:
         shapes = ", ".join(f"{name} {np.shape(value)}" for name, value in arrays.items())
         raise ValueError(f"{', '.join(arrays)} must broadcast to one shape, got shapes {shapes}") from None
+
+
+#: Largest Beta shape parameter accepted: numpy's Beta sampler (a ratio of Gamma draws) stays exact up to
+#: here; beyond, A + B overflows near 1e308 and every draw comes out 0.
+BETA_SHAPE_MAX = 1e15
+
+
+def check_beta_shapes(name: str, a: Any, b: Any, high: float = BETA_SHAPE_MAX) -> tuple[float, float]:
+    """(a, b) of a Beta(a, b) difficulty distribution, each in (0, high]; `name` is the option, e.g. "--beta"."""
+    a = float(check_range(f"{name} A", a, 0.0, high, low_open=True))
+    b = float(check_range(f"{name} B", b, 0.0, high, low_open=True))
+    return a, b

@@ -45,11 +45,17 @@ def run_cli(capsys):
 
     def _run(*args: str) -> CliResult:
         capsys.readouterr()
+        before = sys.modules.get("transformers.utils.logging")  # not imported yet: transformers' default, on
+        bars_were_on = before is None or before.is_progress_bar_enabled()
         try:
             main([str(a) for a in args])
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:  # `llm ... --no-progress` switches transformers' bars off process-wide: undo it for later tests
+            hf_logging = sys.modules.get("transformers.utils.logging")
+            if bars_were_on and hf_logging is not None and not hf_logging.is_progress_bar_enabled():
+                hf_logging.enable_progress_bar()
         out, err = capsys.readouterr()
         return CliResult(code, out, err)
 

@@ -61,3 +61,29 @@ def test_fig4_magnitudes():
     assert np.allclose(neg, [0.8 * 0.5, 0.5, 0.2 * 2.0])
     with pytest.raises(ValueError, match=r"mu must be in \(0, 1\)"):
         focal_advantage_magnitudes(0.0, 1.0)
+
+
+@pytest.mark.parametrize("weight", ["mean_abs_advantage", "variance"])
+def test_lr_multiplier_is_right_for_every_accepted_gamma(weight):
+    """The lambdified (Pochhammer) form against the sympy derivation evaluated by mpmath at 420 digits,
+    from gamma = 0 to the largest float: no cancellation (gamma = 1e17 used to give 2.26 instead of 7e-26)."""
+    import mpmath
+    import sympy as sp
+
+    from fgrpo_sim.theory.focal import symbolic_lr_multiplier
+    from fgrpo_sim.theory.symbols import gamma
+
+    g_ = sp.Symbol("g_", nonnegative=True)  # the symbol "gamma" would shadow mpmath's gamma function
+    exact = sp.lambdify(g_, symbolic_lr_multiplier(weight).subs(gamma, g_), modules="mpmath")
+    gammas = [0.0, 1e-300, 0.5, 1.0, 7.25, 1e3, 1e12, 1e17, 3e50, 1e100, 1e150, 1e215, 1e250, 1e300, 1e308,
+              np.finfo(float).max]
+    with mpmath.workdps(420):  # enough digits that gamma + 3/2 keeps its 3/2 at gamma = 1.8e308
+        reference = [float(exact(mpmath.mpf(g))) for g in gammas]
+    got = lr_multiplier(np.array(gammas), weight=weight)
+    for g, m, ref in zip(gammas, got, reference):
+        assert np.isfinite(m)
+        if abs(ref) < np.finfo(float).tiny:  # the true value underflows: 0 or a subnormal neighbour
+            assert abs(m - ref) <= 1e-300, g
+        else:
+            assert m == pytest.approx(ref, rel=1e-13), g
+    assert lr_multiplier(1e17) == pytest.approx(7.136496464611084e-26, rel=1e-13)

@@ -49,6 +49,9 @@ def register(app: typer.Typer) -> None:
         from fgrpo_sim.validation import check_integer
 
         check_integer("--seed", seed, 0, 2**32 - 1)
+        from fgrpo_sim.sim.categorical import resolve_device
+
+        resolve_device(device)  # mps / meta / a missing GPU: one line now, not a traceback inside a figure
         check_writable_dir(out, "--out")  # before any figure is computed
         if data_dir is not None:
             check_writable_dir(data_dir, "--data-dir")

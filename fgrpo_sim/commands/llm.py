@@ -285,9 +285,6 @@ def eval_command(
     if no_progress:
         _quiet_transformers_bars()
     spec = prompt_spec(model_family or detect_family(model), benchmark)
-    if not no_progress:
-        print(f"model family {spec.family} ({'given' if model_family else 'detected; override with --model-family'})",
-              file=sys.stderr)
     prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else spec.system_prompt)
     settings = EvalSettings(
         model=model, data=str(data), benchmark=benchmark, n=n, temperature=temperature, top_p=top_p,
@@ -302,11 +299,13 @@ def eval_command(
     # with --limit, lines of the file's later problems (from a run with a larger limit) are not foreign
     known = {p["problem_id"] for p in load_any_benchmark(benchmark, data)} if limit is not None else None
     summary = run_eval(settings, problems, out, progress=not no_progress, wait_for_lock=wait, known_problem_ids=known)
+    # reported with the results (and in the meta file), not before them: an error stays the only stderr line
+    summary["model_family"] = f"{spec.family} ({'given' if model_family else 'detected; override with --model-family'})"
     if as_json:
         print(json.dumps(summary, indent=2))
         return
     print(f"{summary['file']}: {summary['problems']} problems, {summary['samples']} samples "
-          f"({summary['generated_now']} generated now)")
+          f"({summary['generated_now']} generated now); model family {summary['model_family']}")
     print("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items())))
     for k, value in summary.get("pass_at_k", {}).items():
         print(f"pass@{k:<4} {100 * value:6.2f}%")

@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
             "header row, or JSON lines ({\"success_rate\": 0.25} per line). Omit it and give --beta instead.",
         ),
         beta: Optional[str] = typer.Option(
-            None, "--beta", help="Difficulty as a Beta distribution 'A,B' (A, B > 0) instead of a pilot file, "
+            None, "--beta", help="Difficulty as a Beta distribution 'A,B' (A, B > 0; up to ~100 for the quadrature) instead of a pilot file, "
             "e.g. --beta 0.5,0.5 for a mix of very easy and very hard prompts."),
         column: str = typer.Option("success_rate", "--column", help="Name of the success-rate column in the file."),
         rho: str = typer.Option(

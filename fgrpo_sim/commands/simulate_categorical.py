@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
         anchor_logit: float = typer.Option(5.0, "--anchor-logit", help="Initial logit of the anchor correct action, in [-50, 50]."),
         correct_logit: float = typer.Option(3.0, "--correct-logit", help="Initial logit of the other correct actions, in [-50, 50]."),
         incorrect_logit: float = typer.Option(0.0, "--incorrect-logit", help="Initial logit of incorrect actions, in [-50, 50]."),
-        reward_correct: float = typer.Option(1.0, "--reward-correct", help="Reward R_c of a correct action (finite)."),
+        reward_correct: float = typer.Option(1.0, "--reward-correct", help="Reward R_c of a correct action, |R_c| <= 1e18 in float32, 1e152 in float64 (the update squares gradients of that size)."),
         reward_wrong: float = typer.Option(-1.0, "--reward-wrong", help="Reward R_w of an incorrect action, < R_c."),
         dtype: str = typer.Option("float32", "--dtype", help="State precision: float32 (fast) or float64."),
         device: str = typer.Option("auto", "--device", help="auto (CUDA when present), cpu, cuda, cuda:K."),

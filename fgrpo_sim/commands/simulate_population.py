@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", help="Output table (.parquet or .csv), written atomically."),
         prompts: int = typer.Option(512, "--prompts", help="Number of prompts P, in [1, 10^7]."),
         beta: str = typer.Option("1,1", "--beta", help="Difficulty: initial success rate mu_pos ~ Beta(A,B), "
-                                 "given as 'A,B' (A, B > 0); 1,1 is uniform."),
+                                 "given as 'A,B' (each in (0, 1e15]); 1,1 is uniform."),
         rho: float = typer.Option(0.1, "--rho", help="Rare share: fraction of each prompt's correct mass on the "
                                   "rare-correct mode, in (0, 1)."),
         rho_max: Optional[float] = typer.Option(None, "--rho-max", help="If given (> rho), rho is drawn per prompt "
@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
                                     "method at lr x m_gamma (the paper's low-LR control)."),
         optimizer: str = typer.Option("adam", "--optimizer", help="sgd or adam (one optimizer over all prompts' "
                                       "logits)."),
-        lr: Optional[float] = typer.Option(None, "--lr", help="Learning rate (> 0). Default 0.05 per-prompt, "
+        lr: Optional[float] = typer.Option(None, "--lr", help="Learning rate in (0, 1e6]. Default 0.05 per-prompt, "
                                            "0.01 shared (suited to Adam). With SGD per-prompt use ~50: the "
                                            "token-mean loss divides each prompt's gradient by B*N."),
         steps: int = typer.Option(200, "--steps", help="Training steps, in [0, 10^7]."),

@@ -41,7 +41,8 @@ def compute_fig2(options: FigureOptions) -> dict:
     config = fig2_config(options.full, options.device, options.seed)
     cache = Path(options.data_dir or "runs/figure-data") / f"fig2-{'full' if options.full else 'quick'}.parquet"
     # a concurrent `fgrpo figures` on the same data folder: wait for it, then reuse its cache
-    table = run_grid(config, cache, resume=True, progress=options.progress, wait_for_lock=True)
+    table = run_grid(config, cache, resume=True, progress=options.progress, wait_for_lock=True,
+                     fresh_start_hint="delete it (a cache of figure data) or pass another --data-dir")
     mean = table.groupby(["group_size", "gamma", "step"])[["q_pos", "m_ret"]].mean().reset_index()
     setting = config.setting()
     return {"mean": mean, "final": final_summary(table), "seeds": len(config.seeds),
@@ -166,7 +167,8 @@ def load_study(options: FigureOptions):
         return pd.read_csv(COMMITTED_STUDY)
     from fgrpo_sim.sim.categorical_study import run_study
 
-    return final_means(run_study(cached, progress=options.progress, device=options.device))
+    return final_means(run_study(cached, progress=options.progress, device=options.device,
+                                 fresh_start_hint="delete it (a cache of figure data) or pass another --data-dir"))
 
 
 def compute_sensitivity(options: FigureOptions) -> dict:

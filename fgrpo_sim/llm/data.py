@@ -251,6 +251,9 @@ def prepare_deepscaler(
             raise FileNotFoundError(f"data file not found: {source}")
         from datasets import load_dataset
 
+        from fgrpo_sim.llm.hub import require_loadable
+
+        require_loadable(source, "dataset")
         records = list(enumerate(load_dataset(str(source), split=split), start=1))
     report.rows_read = len(records)
     by_problem: dict[str, list[dict[str, str]]] = {}

@@ -95,7 +95,7 @@ def read_existing_numbered(path: Path) -> list[tuple[int, Any]]:
             continue
         try:
             records.append((number, json.loads(line)))
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             raise ValueError(f"{path}: line {number} is not valid JSON; cannot resume from a corrupted file") from None
     if len(keep) != len(raw):
         with open(path, "r+b") as fh:
@@ -110,7 +110,13 @@ def _check_meta(out: Path, settings: EvalSettings) -> None:
         raise ValueError(f"cannot resume {out}: it has no {meta_path.name}, so it was not written by "
                          "`fgrpo llm eval` (use a new --out file)")
     if meta_path.exists() and out.exists() and out.stat().st_size > 0:
-        previous = json.loads(meta_path.read_text())
+        try:
+            previous = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            previous = None
+        if not isinstance(previous, dict):
+            raise ValueError(f"cannot resume {out}: its settings file {meta_path} is not a JSON object (damaged?); "
+                             "use a new --out file, or delete both to start afresh")
         changed = [k for k in _RESUME_KEYS if previous.get(k) != current[k]]
         if changed:
             k = changed[0]
@@ -310,6 +316,12 @@ class VLLMSampler:
 
 
 def choose_backend(requested: str) -> str:
+    if requested == "vllm":
+        try:
+            import vllm  # noqa: F401
+        except ImportError:
+            raise ValueError('--backend vllm needs vLLM, which is not installed here: pip install -e ".[vllm]" '
+                             "(or use --backend transformers)") from None
     if requested != "auto":
         return requested
     try:
@@ -370,6 +382,8 @@ def _run_eval_locked(
     out = check_writable(out, "--out")
     out.parent.mkdir(parents=True, exist_ok=True)
     _check_meta(out, settings)
+    if sampler is None:
+        choose_backend(settings.backend)  # a missing vLLM fails before anything is read or loaded
     n_max = _previous_n_max(out) if out.exists() and out.stat().st_size > 0 else 0
     existing = check_resumable(read_existing_numbered(out), out, known_problem_ids, max(settings.n, n_max))
     done = {(str(r["problem_id"]), int(r["sample_index"])) for r in existing}

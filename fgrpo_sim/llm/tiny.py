@@ -126,6 +126,9 @@ def load_tokenizer(name_or_path: str | Path):
         raise ValueError(f"{text}: no such model folder (a hub id looks like namespace/name)")
     if Path(name_or_path).is_file():
         raise ValueError(f"{text} is a file; give a model folder or a hub id")
+    from fgrpo_sim.llm.hub import require_loadable
+
+    require_loadable(text, "model")  # offline / no route: one line now, not a minute of retries
     if Path(name_or_path).is_dir() and (is_char_tokenizer_dir(name_or_path) or _saved_as_plain_fast(name_or_path)):
         tokenizer = PreTrainedTokenizerFast.from_pretrained(str(name_or_path))
         if tokenizer.chat_template is None:

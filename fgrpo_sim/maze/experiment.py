@@ -114,6 +114,19 @@ def _copy_sft(source: Path, out: Path, seed: int, config: dict) -> bool:
     return True
 
 
+def read_json(path: Path) -> dict:
+    """A results file of this experiment; ValueError naming it when it is missing or damaged (resume, summarise)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{path} not found: not a (complete) results folder of `fgrpo maze run`") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ValueError(f"cannot read {path} ({type(exc).__name__}: {exc}); delete it to redo that part") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"cannot read {path}: expected a JSON object, got {type(data).__name__}; delete it to redo that part")
+    return data
+
+
 def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, device: str = "cpu",
                    log=print, sft_from: Path | None = None) -> dict:
     """Run (or resume) every seed x N x gamma of `preset` into `out`; returns the summary.
@@ -131,24 +144,12 @@ def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, devi
     # one run per folder at a time: a second one would train the same pieces again
     with output_lock(cfg_path, name="out folder", wait_hint=""):
         if cfg_path.exists():
-            if not same_settings(_read_piece(out, cfg_path), config):
+            if not same_settings(read_json(cfg_path), config):
                 raise ValueError(f"out folder {out} holds results of different settings; choose another --out")
             check_results_folder(out)
         with _transformers_bars(progress):
             _dump(cfg_path, config)
             return _run_seeds(preset, out, config, progress=progress, device=device, log=log, sft_from=sft_from)
-
-
-def _read_piece(out: Path, path: Path) -> dict:
-    """A JSON object of results folder `out`; ValueError naming the file when it is not one."""
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"cannot resume {out}: {path} is not readable JSON ({exc}); delete it to redo that "
-                         "piece, or choose another --out") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"cannot resume {out}: {path} holds a JSON {type(data).__name__}, not an object")
-    return data
 
 
 def _piece_problem(path: Path, data: dict) -> str | None:
@@ -175,7 +176,11 @@ def check_results_folder(out: Path) -> None:
     """Refuse to resume `out` when a finished piece it would reuse is damaged or foreign (naming the file)."""
     out = Path(out)
     for path in sorted(out.glob("seed*/sft.json")) + sorted(out.glob("seed*/rl_N*_gamma*.json")):
-        why = _piece_problem(path, _read_piece(out, path))
+        try:
+            data = read_json(path)
+        except ValueError as exc:  # damaged JSON: named in the same resume context as the checks below
+            raise ValueError(f"cannot resume {out}: {path} is not readable JSON: {exc}") from None
+        why = _piece_problem(path, data)
         if why is not None:
             raise ValueError(f"cannot resume {out}: {path}: {why}; delete it to redo that piece, "
                              "or choose another --out")
@@ -293,12 +298,12 @@ def _t_interval(values: Sequence[float], level: float = 0.95) -> dict:
 def summarize(out: Path) -> dict:
     """Aggregate the per-run files of `out` into the Table 4 / Fig 6 / Fig 7 data (mean and 95% t-CI over seeds)."""
     out = Path(out)
-    config = json.loads((out / "config.json").read_text())
+    config = read_json(out / "config.json")
     runs: dict[tuple[int, float], list[dict]] = {}
     for path in sorted(out.glob("seed*/rl_N*_gamma*.json")):
-        r = json.loads(path.read_text())
+        r = read_json(path)
         runs.setdefault((int(r["N"]), float(r["gamma"])), []).append(r)
-    sft = [json.loads(p.read_text()) for p in sorted(out.glob("seed*/sft.json"))]
+    sft = [read_json(p) for p in sorted(out.glob("seed*/sft.json"))]
     cells = []
     for (n, gamma), rs in sorted(runs.items()):
         rs = sorted(rs, key=lambda r: r["seed"])
@@ -362,7 +367,7 @@ def paired_difference(out_a: Path, gamma_a: float, out_b: Path, gamma_b: float, 
                              f"{'is a file' if out.exists() else 'does not exist'}")
         runs[tag] = {}
         for path in sorted(out.glob(f"seed*/rl_N{n}_gamma{_gamma_tag(gamma)}.json")):
-            r = json.loads(path.read_text())
+            r = read_json(path)
             runs[tag][r["seed"]] = r["heldout"]["pass_at_k"]
     seeds = sorted(set(runs["a"]) & set(runs["b"]))
     if not seeds:

@@ -49,9 +49,14 @@ def resolve_device(device: str) -> torch.device:
     try:
         dev = torch.device(device)
     except RuntimeError:
-        raise ValueError(f"device must be auto, cpu, cuda or cuda:K, got {device!r}") from None
+        dev = None
+    if dev is None or dev.type not in ("cpu", "cuda"):  # mps, meta, xpu, ...: the simulators are CPU/CUDA code
+        raise ValueError(f"device must be auto, cpu, cuda or cuda:K, got {device!r}")
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device must be auto or cpu on this machine (no CUDA), got {device!r}")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ValueError(f"device must name one of the {torch.cuda.device_count()} CUDA devices here "
+                         f"(cuda:0 .. cuda:{torch.cuda.device_count() - 1}), got {device!r}")
     return dev
 
 
@@ -94,11 +99,7 @@ class CategoricalBatch:
         self.step_count = 0
         self._n64 = self.group_sizes.to(device=dev, dtype=torch.float64)
         self._gamma_masks = {g: torch.tensor([x == g for x in self.gammas], device=dev) for g in set(self.gammas)}
-        self._keys = run_keys(self.seeds, salt=0)
-        self._generator = None
-        if self.backend == "torch":
-            self._generator = torch.Generator(device=dev)
-            self._generator.manual_seed(int(run_keys([sum(self.seeds) * 1_000_003 + runs], salt=1)[0]))
+        self._keys = run_keys(self.seeds, salt=0)  # both backends: run r's draws at step t depend on (seed, t) only
         self.native = None  # work buffers are reused every step: allocating 100 MB per step costs more than the maths
         if self.backend == "native":
             self.native = NativeState(self.logits, c, self.group_sizes)
@@ -114,19 +115,20 @@ class CategoricalBatch:
     # -- policy ---------------------------------------------------------------------------------
     def unnormalised_probs(self) -> torch.Tensor:
         """w = exp(z - shift) per run (into a reused buffer), so p = w / w.sum(). The shift is the
-        row maximum, skipped (one pass less) while every row maximum is small enough not to overflow.
+        row maximum for rows whose maximum is large (0 otherwise); one pass less while every row is small.
         The native backend keeps w up to date itself (its update writes the next step's weights)."""
         if self.native is not None:
             self._shift = self.native.shift.to(self.dtype).unsqueeze(1)
             return self.native.weights
         out = self._weights
         zmax = self.logits.amax(dim=1, keepdim=True)
-        if float(zmax.abs().max()) <= 40.0:
+        small = zmax.abs() <= 40.0
+        if bool(small.all()):
             torch.exp(self.logits, out=out)
             self._shift = torch.zeros_like(zmax)
-        else:
-            self._shift = zmax
-            torch.sub(self.logits, zmax, out=out)
+        else:  # the shift is decided per run, so a run's weights never depend on its batch companions
+            self._shift = torch.where(small, torch.zeros_like(zmax), zmax)
+            torch.sub(self.logits, self._shift, out=out)
             out.exp_()
         return out
 
@@ -181,7 +183,7 @@ class CategoricalBatch:
 
     def sample_counts(self, weights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(counts [R, K] ~ Multinomial(N_r, p_r) in the state's float dtype, stats [R, 8]) -- torch backend."""
-        counts = sample_counts_torch(weights, self.group_sizes, self._generator, out=self._counts)
+        counts = sample_counts_torch(weights, self.group_sizes, self._keys, self.step_count, out=self._counts)
         return counts, self.count_stats(counts, weights)
 
     def _apply(self, weights: torch.Tensor, counts: torch.Tensor | None, coef: torch.Tensor,

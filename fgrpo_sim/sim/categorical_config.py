@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
 import hashlib
 import json
+import math
 from dataclasses import asdict, dataclass, field, fields, replace
 
 from fgrpo_sim.validation import check_choice, check_integer, check_range
@@ -13,6 +12,8 @@ from fgrpo_sim.validation import check_choice, check_integer, check_range
 SURROGATES = ("distinct", "draws", "logprob")
 OPTIMIZERS = ("sgd", "adam", "adamw")
 DTYPES = ("float32", "float64")
+#: Largest |reward| per state dtype: ~sqrt(largest float) / 16, so a squared gradient stays finite.
+REWARD_LIMITS = {"float32": 1e18, "float64": 1e152}
 
 PAPER_GROUP_SIZES = tuple(2**k for k in range(1, 18))  # 2 .. 131072
 PAPER_GAMMAS = (0.0, 1.0)
@@ -74,8 +75,17 @@ class CategoricalConfig:
         check_integer("num_correct", self.num_correct, 1, self.num_actions - 1)
         for name in ("anchor_logit", "correct_logit", "incorrect_logit"):
             check_range(name, getattr(self, name), -50.0, 50.0)
-        check_range("reward_correct", self.reward_correct, -math.inf, math.inf, low_open=True, high_open=True)
-        check_range("reward_wrong", self.reward_wrong, -math.inf, self.reward_correct, low_open=True, high_open=True)
+        check_choice("dtype", self.dtype, DTYPES)
+        # The update squares gradients of size up to |R_c - R_w| (Adam's second moment): rewards beyond
+        # sqrt(max float) / 16 overflow it to inf and the run silently stops learning; spans whose square
+        # is below the smallest normal float vanish the same way.
+        big = REWARD_LIMITS[self.dtype]
+        check_range("reward_correct", self.reward_correct, -big, big)
+        check_range("reward_wrong", self.reward_wrong, -big, self.reward_correct, high_open=True)
+        if not self.reward_correct - self.reward_wrong >= 1.0 / big:
+            raise ValueError(f"reward_correct - reward_wrong must be >= {1.0 / big:g} in {self.dtype} (its square "
+                             f"underflows below), got {self.reward_correct - self.reward_wrong!r}"
+                             + ("; use --dtype float64" if self.dtype == "float32" else ""))
         check_integer("steps", self.steps, 0, 10**7)
         if len(self.group_sizes) == 0 or len(self.gammas) == 0 or len(self.seeds) == 0:
             raise ValueError("group_sizes, gammas and seeds must each hold at least one value")
@@ -108,9 +118,27 @@ class CategoricalConfig:
         skip = set(RUN_GRID_FIELDS) | set(EXECUTION_FIELDS) | {"metadata"}
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
 
+    def backend(self) -> str:
+        """The backend `sampler` resolves to on `device` here: native or torch."""
+        import warnings
+
+        from fgrpo_sim.sim.categorical import resolve_device
+        from fgrpo_sim.sim.sampling import resolve_sampler
+
+        with warnings.catch_warnings():  # the fallback warning belongs to the run, not to every id lookup
+            warnings.simplefilter("ignore")
+            return resolve_sampler(self.sampler, resolve_device(self.device))
+
     def config_id(self) -> str:
-        """Short hash of `setting()`: rows with equal config_id come from the same simulation setting."""
-        text = json.dumps(self.setting(), sort_keys=True)
+        """Short hash of `setting()`: rows with equal config_id come from the same simulation setting.
+
+        The torch backend draws other random numbers than the native one (same law, other streams), so
+        it is part of the hash: a resume never mixes the two. Native ids hash `setting()` alone.
+        """
+        setting = self.setting()
+        if self.backend() == "torch":
+            setting["backend"] = "torch"
+        text = json.dumps(setting, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     def with_(self, **changes) -> "CategoricalConfig":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -18,6 +19,8 @@ from fgrpo_sim.sim.categorical import METRICS, CategoricalBatch
 from fgrpo_sim.sim.categorical_config import CategoricalConfig
 
 RUN_COLUMNS = ("group_size", "gamma", "seed")
+#: Metrics of the policy itself (mu_hat and focal_weight are NaN at step 0 by design: no batch drawn yet).
+STATE_METRICS = ("q_pos", "m_ret", "entropy", "anchor_prob", "frac_correct_above_start", "worst_drop")
 SETTING_COLUMNS = ("config_id", "surrogate", "optimizer", "lr", "beta1", "beta2", "eps", "weight_decay")
 
 
@@ -50,6 +53,10 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
     return path
 
 
+#: What a reader of a refused `out` can do; callers without a --no-resume option (figures) pass their own.
+FRESH_START_HINT = "pass --no-resume to overwrite it, or choose another file"
+
+
 #: Column kinds of a result table; resume checks every row against them before keeping any.
 _TEXT_COLUMNS = ("config_id", "surrogate", "optimizer")
 _INT_COLUMNS = ("group_size", "seed", "step")
@@ -61,7 +68,7 @@ def _plain(value):
     return value.item() if hasattr(value, "item") else value
 
 
-def validate_table(table: pd.DataFrame, source: str | Path) -> pd.DataFrame:
+def validate_table(table: pd.DataFrame, source: str | Path, hint: str = FRESH_START_HINT) -> pd.DataFrame:
     """`table` with every column at its proper dtype, or ValueError naming `source` and its first bad row.
 
     Checked on every row (other settings' rows are rewritten too, so they must be sound): the columns
@@ -73,7 +80,7 @@ def validate_table(table: pd.DataFrame, source: str | Path) -> pd.DataFrame:
     missing = [c for c in needed if c not in table.columns]
     if missing:
         raise ValueError(f"out {source} exists but is not a categorical result table (no column {missing[0]!r}); "
-                         "pass --no-resume to overwrite it, or choose another file")
+                         f"{hint}")
     table = table.reset_index(drop=True)
     problems: list[tuple[int, str]] = []  # (row index, what is wrong); the smallest index is reported
 
@@ -105,23 +112,22 @@ def validate_table(table: pd.DataFrame, source: str | Path) -> pd.DataFrame:
         first(key.duplicated(), lambda i: "it repeats an earlier row's (config_id, group_size, gamma, seed, step)")
     if problems:
         row, why = min(problems)
-        raise ValueError(f"cannot resume from {source}: row {row + 1}: {why}; fix or delete that row, "
-                         "pass --no-resume to overwrite the file, or choose another file")
+        raise ValueError(f"cannot resume from {source}: row {row + 1}: {why}; fix or delete that row, or "
+                         f"{hint}")
     return table.assign(**fixed)
 
 
-def _read_existing(out: Path) -> pd.DataFrame:
+def _read_existing(out: Path, hint: str = FRESH_START_HINT) -> pd.DataFrame:
     """The table already in `out`, for resuming, validated row by row; a file that is not one of ours is an
     error, never overwritten, and a damaged row is never carried forward."""
     try:
         table = read_table(out)
     except Exception as exc:  # pandas/pyarrow raise many kinds for a foreign or damaged file
         reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise ValueError(f"out {out} exists but is not a readable result table ({reason}); "
-                         "pass --no-resume to overwrite it, or choose another file") from None
+        raise ValueError(f"out {out} exists but is not a readable result table ({reason}); {hint}") from None
     if table.empty:  # nothing to keep (e.g. a header-only CSV)
         return pd.DataFrame()
-    return validate_table(table, out)
+    return validate_table(table, out, hint)
 
 
 def finished_runs(table: pd.DataFrame, config: CategoricalConfig) -> set[tuple[int, float, int]]:
@@ -145,6 +151,11 @@ def simulate_chunk(config: CategoricalConfig, runs: list[tuple[int, float, int]]
 
     def record(step: int) -> None:
         m = {k: v.detach().to("cpu", torch.float64).numpy() for k, v in batch.metrics().items()}
+        state = np.stack([m[k] for k in STATE_METRICS])
+        if not np.isfinite(state).all():  # never write NaN/inf as a result: say which run diverged
+            r = int(np.nonzero(~np.isfinite(state).all(axis=0))[0][0])
+            raise ValueError(f"run (N = {runs[r][0]}, gamma = {runs[r][1]:g}, seed = {runs[r][2]}) diverged at step "
+                             f"{step} (non-finite policy); use a smaller --lr or --dtype float64")
         frame = pd.DataFrame({"group_size": [r[0] for r in runs], "gamma": [r[1] for r in runs],
                               "seed": [r[2] for r in runs], "step": step, **{k: m[k] for k in METRICS}})
         frames.append(frame)
@@ -166,7 +177,8 @@ def simulate_chunk(config: CategoricalConfig, runs: list[tuple[int, float, int]]
 
 
 def run_grid(config: CategoricalConfig, out: str | Path | None = None, *, resume: bool = True,
-             progress: bool = True, wait_for_lock: bool = False) -> pd.DataFrame:
+             progress: bool = True, wait_for_lock: bool = False,
+             fresh_start_hint: str = FRESH_START_HINT) -> pd.DataFrame:
     """Simulate every run of `config` (skipping finished ones found in `out` when `resume`), save, return the table.
 
     Rows of other settings already in `out` are kept, so several settings can share one file.
@@ -188,15 +200,16 @@ def run_grid(config: CategoricalConfig, out: str | Path | None = None, *, resume
             raise ValueError(f"out must end in .parquet or .csv, got {out.name!r}")
         check_writable(out, "out")
     with output_lock(out, wait=wait_for_lock, name="out") if out is not None else contextlib.nullcontext():
-        return _run_grid_locked(config, out, resume=resume, progress=progress)
+        return _run_grid_locked(config, out, resume=resume, progress=progress, hint=fresh_start_hint)
 
 
-def _run_grid_locked(config: CategoricalConfig, out: Path | None, *, resume: bool, progress: bool) -> pd.DataFrame:
+def _run_grid_locked(config: CategoricalConfig, out: Path | None, *, resume: bool, progress: bool,
+                     hint: str) -> pd.DataFrame:
     from tqdm.auto import tqdm
 
     existing = pd.DataFrame()
     if out is not None and resume and out.exists():
-        existing = _read_existing(out)
+        existing = _read_existing(out, hint)
     done = finished_runs(existing, config) if resume else set()
     if not existing.empty:  # drop half-written runs of this setting; they are redone
         cid = config.config_id()

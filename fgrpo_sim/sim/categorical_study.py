@@ -63,7 +63,8 @@ def study_settings(base: CategoricalConfig | None = None, *, steps: int = 1000) 
 
 
 def run_study(out: str | Path, *, steps: int = 1000, progress: bool = True, device: str = "auto",
-              only: list[str] | None = None, wait_for_lock: bool = False) -> pd.DataFrame:
+              only: list[str] | None = None, wait_for_lock: bool = False,
+              fresh_start_hint: str = "delete it or choose another file (the study always resumes)") -> pd.DataFrame:
     """Simulate every setting (resuming from `out`), return the full table of all settings.
 
     Each setting holds `out`'s lock while it runs (see run_grid's `wait_for_lock`)."""
@@ -79,7 +80,8 @@ def run_study(out: str | Path, *, steps: int = 1000, progress: bool = True, devi
         configs = [c for c in configs if c.metadata["setting"] in only]
     tables = []
     for cfg in tqdm(configs, desc="settings", disable=not progress):
-        tables.append(run_grid(cfg, out, resume=True, progress=progress, wait_for_lock=wait_for_lock))
+        tables.append(run_grid(cfg, out, resume=True, progress=progress, wait_for_lock=wait_for_lock,
+                               fresh_start_hint=fresh_start_hint))
     return pd.concat(tables, ignore_index=True)
 
 

@@ -92,9 +92,7 @@ def sample_counts(p: torch.Tensor, n: int, groups: int, seed: int, device: str |
     if dev.type == "cpu" and native_available():
         counts, _ = sample_counts_native(weights, draws, run_keys(range(groups), salt=seed), stream=seed)
         return counts
-    gen = torch.Generator(device=dev)
-    gen.manual_seed(seed)
-    return sample_counts_torch(weights, draws, gen)
+    return sample_counts_torch(weights, draws, run_keys(range(groups), salt=seed), stream=seed)
 
 
 def mean_and_se(samples: torch.Tensor) -> tuple[float, float]:

@@ -25,11 +25,14 @@ import numpy as np
 import torch
 
 from fgrpo_sim import core
-from fgrpo_sim.validation import check_choice, check_integer, check_range
+from fgrpo_sim.validation import check_beta_shapes, check_choice, check_integer, check_range
 
 METHODS = ("grpo", "dapo", "cispo")
 OPTIMIZERS = ("sgd", "adam")
 DEFAULT_BUCKET_EDGES = (0.0, 0.2, 0.5, 0.8, 1.0)
+#: Largest learning rate accepted (SGD needs ~50; Adam moves a logit by about lr per step): finite, so a
+#: step never writes inf into the logits; a run that still diverges stops with an error (`check_finite_logits`).
+MAX_LR = 1e6
 #: Metrics averaged over the groups trained since the previous evaluation (NaN at step 0).
 TRAINING_METRICS = (
     "active_fraction", "tail_miss_observed", "tail_miss_predicted", "focal_weight_mean",
@@ -56,11 +59,10 @@ class PopulationSpec:
 
     def validate(self) -> "PopulationSpec":
         check_integer("num_prompts", self.num_prompts, 1, 10_000_000)
-        check_range("beta_a", self.beta_a, 0.0, None, low_open=True)
-        check_range("beta_b", self.beta_b, 0.0, None, low_open=True)
+        check_beta_shapes("beta", self.beta_a, self.beta_b)
         check_range("rho", self.rho, 0.0, 1.0, low_open=True, high_open=True)
-        if self.rho_max is not None:
-            check_range("rho_max", self.rho_max, self.rho, 1.0, high_open=True)
+        if self.rho_max is not None:  # rho_max = rho would silently mean "no spread": say so instead
+            check_range("rho_max", self.rho_max, self.rho, 1.0, low_open=True, high_open=True)
         for name in ("common_actions", "rare_actions", "wrong_actions"):
             check_integer(name, getattr(self, name), 1, 10_000)
         check_range("mu_clip", self.mu_clip, 0.0, 0.5, low_open=True, high_open=True)
@@ -133,7 +135,7 @@ class TrainSpec:
         check_choice("optimizer", self.optimizer, OPTIMIZERS)
         check_integer("group_size", self.group_size, 1, 1_000_000)
         check_range("gamma", self.gamma, 0.0, None)
-        check_range("lr", self.lr, 0.0, None, low_open=True)
+        check_range("lr", self.lr, 0.0, MAX_LR, low_open=True)
         check_integer("steps", self.steps, 0, 10_000_000)
         check_integer("prompt_batch", self.prompt_batch, 1, num_prompts)
         check_integer("updates_per_step", self.updates_per_step, 1, 1000)
@@ -330,10 +332,20 @@ def train_loop(train: TrainSpec, num_prompts: int, dev: torch.device, logits_of,
             loss.backward()
             opt.step()
         with torch.no_grad():
+            check_finite_logits(opt, step, train)
             record(batch, probs, rewards)
         if step % train.eval_every == 0 or step == train.steps:
             evaluate(step)
     bar.close()
+
+
+def check_finite_logits(opt: torch.optim.Optimizer, step: int, train: TrainSpec) -> None:
+    """Refuse to go on (and so to write NaN/inf results) once an update made a logit non-finite."""
+    for group in opt.param_groups:
+        for param in group["params"]:
+            if not bool(torch.isfinite(param).all()):
+                raise ValueError(f"lr = {train.lr:g} made the logits non-finite at step {step} "
+                                 f"({train.variant or _default_variant(train)}, N = {train.group_size}); use a smaller --lr")
 
 
 def _simulate(population: Population, train: TrainSpec, dev: torch.device, dtype: torch.dtype, progress: bool,
@@ -355,6 +367,7 @@ def _simulate(population: Population, train: TrainSpec, dev: torch.device, dtype
     rows: list[dict] = []
     base = variant_columns(train)
     labels = list(population.bucket_labels) + ["all"]
+    prompts_in_bucket = np.bincount(population.bucket, minlength=n_buckets)
 
     def evaluate(step: int):
         with torch.no_grad():
@@ -382,6 +395,8 @@ def _simulate(population: Population, train: TrainSpec, dev: torch.device, dtype
             groups = torch.cat([groups, groups.sum(1, keepdim=True)], 1).cpu().numpy() if groups is not None else None
         for r in range(runs):
             for b, label in enumerate(labels):
+                if b < n_buckets and not prompts_in_bucket[b]:
+                    continue  # no prompt of this difficulty: no row, rather than NaN written as a result
                 row = dict(base, run=r, step=step, bucket=label)
                 for name, m in means.items():
                     row[name] = float(m[r, b])
@@ -444,6 +459,14 @@ def lr_for_control(lr: float, gamma: float) -> float:
     return float(lr * float(theory.lr_multiplier(gamma)))
 
 
+def _check_control_lr(lr: float, gamma: float) -> None:
+    """The low-LR control needs lr x m_gamma to be a usable learning rate: blame gamma when it underflows."""
+    control = lr_for_control(lr, gamma)
+    if not control >= 1e-300:
+        raise ValueError(f"gamma must be small enough that the low-LR control's lr x m_gamma is positive "
+                         f"(lr {lr:g} x m_gamma = {control:g} at gamma = {gamma!r}); lower --gamma or pass --no-low-lr")
+
+
 def sweep_variants(base: TrainSpec, group_sizes: Sequence[int], gammas: Sequence[float],
                    methods: Sequence[str] | None = None, low_lr_control: bool = True) -> list[TrainSpec]:
     """Every (method, N, gamma) combination, plus for each gamma > 0 the unweighted method at lr * m_gamma."""
@@ -454,6 +477,7 @@ def sweep_variants(base: TrainSpec, group_sizes: Sequence[int], gammas: Sequence
             for gamma in gammas:
                 specs.append(replace(base, method=method, group_size=int(n), gamma=float(gamma), variant=""))
                 if low_lr_control and gamma > 0:
+                    _check_control_lr(base.lr, gamma)
                     specs.append(replace(base, method=method, group_size=int(n), gamma=0.0,
                                          lr=lr_for_control(base.lr, gamma),
                                          variant=f"{method.upper()} low-LR (x m_{gamma:g})"))

@@ -16,7 +16,9 @@ Two exact samplers share one interface:
   depend on which other runs share the batch. The same C source holds the sparse sampler and the
   fused update step of the categorical engine (driven by `categorical_native`).
 * `torch` (any device, e.g. CUDA): inverse CDF with `torch.searchsorted` on a float64 cumulative
-  sum, runs grouped by N, one `torch.Generator` for the batch.
+  sum, runs grouped by N. Its uniforms are counter-based (`stream_uniforms`: splitmix64 of the run's
+  key, the step and the draw index), so here too a run's draws depend only on (its key, the step),
+  never on its batch companions; they are other numbers than the native generator's (same law).
 
 Float64 running sums matter: a float32 cumsum over 128,000 actions carries absolute errors around
 1e-5, larger than the probability of a single rare action (about 6e-5 at the start, far less later).
@@ -559,23 +561,68 @@ def _thread_pool(n: int):
     return _POOLS[n]
 
 
-def sample_counts_torch(weights: torch.Tensor, n_draws: torch.Tensor, generator: torch.Generator | None = None,
+_GOLDEN = 0x9E3779B97F4A7C15  # splitmix64's increment
+_STREAM_MIX = 0xD1B54A32D192ED03  # the C kernel's seed_rng: key ^ (this * (stream + 1))
+
+
+def _as_int64(x: int) -> int:
+    """A 64-bit pattern as the signed int64 torch stores (torch integer arithmetic wraps modulo 2^64)."""
+    x &= 0xFFFF_FFFF_FFFF_FFFF
+    return x - (1 << 64) if x >> 63 else x
+
+
+def _xor_shift_right_(z: torch.Tensor, k: int, scratch: torch.Tensor) -> torch.Tensor:
+    """z ^= z >>> k in place (logical shift of int64 bit patterns: torch's >> is arithmetic on signed ints)."""
+    torch.bitwise_right_shift(z, k, out=scratch)
+    return z.bitwise_xor_(scratch.bitwise_and_((1 << (64 - k)) - 1))
+
+
+def stream_uniforms(keys: torch.Tensor, stream: int, n: int, device=None) -> torch.Tensor:
+    """[R, n] float64 uniforms in [0, 1): draw j of run r is a pure function of (keys[r], stream, j).
+
+    Counter-based: the splitmix64 sequence seeded, like the native kernel's generator, with
+    key ^ (0xD1B54A32D192ED03 * (stream + 1)); output j is the splitmix64 finaliser of
+    seed + (j + 1) * golden. No generator state is shared between runs, so a run's draws never depend
+    on the other runs of a batch, and the same integers come out on every device. A dozen in-place
+    integer passes over [R, n] (one scratch buffer), no Python loop over runs or draws.
+    """
+    keys = torch.as_tensor(keys, dtype=torch.int64).reshape(-1, 1).to(device)
+    seeds = keys ^ _as_int64(_STREAM_MIX * (int(stream) + 1))
+    z = torch.arange(1, n + 1, dtype=torch.int64, device=keys.device).mul_(_as_int64(_GOLDEN)) + seeds
+    scratch = torch.empty_like(z)
+    _xor_shift_right_(z, 30, scratch).mul_(_as_int64(0xBF58476D1CE4E5B9))
+    _xor_shift_right_(z, 27, scratch).mul_(_as_int64(0x94D049BB133111EB))
+    _xor_shift_right_(z, 31, scratch)
+    torch.bitwise_right_shift(z, 11, out=scratch).bitwise_and_((1 << 53) - 1)  # the top 53 bits
+    return scratch.to(torch.float64).mul_(2.0**-53)
+
+
+def sample_counts_torch(weights: torch.Tensor, n_draws, keys, stream: int,
                         out: torch.Tensor | None = None) -> torch.Tensor:
-    """Same law as `sample_counts_native`, in torch on any device: inverse CDF, runs grouped by N."""
+    """Same law as `sample_counts_native`, in torch on any device: inverse CDF, runs grouped by N.
+
+    Run r's uniforms come from `stream_uniforms(keys[r], stream, N_r)`, so equal (key, stream) pairs give
+    equal draws whatever the batch (as in the native sampler, whose generator differs: the two backends
+    draw different numbers from the same law).
+    """
     runs, actions = weights.shape
     if out is None:
         out = torch.empty_like(weights)
     out.zero_()
+    keys = torch.as_tensor(keys, dtype=torch.int64).reshape(-1)
     n_list = torch.as_tensor(n_draws).reshape(-1).tolist()
+    if len(n_list) != runs or keys.numel() != runs:
+        raise ValueError(f"n_draws and keys must be shaped [{runs}]")
     for n in sorted(set(int(v) for v in n_list)):
         if n <= 0:
             continue
-        rows = torch.tensor([i for i, v in enumerate(n_list) if int(v) == n], device=weights.device)
+        members = [i for i, v in enumerate(n_list) if int(v) == n]
+        rows = torch.tensor(members, device=weights.device)
         cdf = torch.cumsum(weights.index_select(0, rows).to(torch.float64), dim=1)
         total = cdf[:, -1:]
-        if not bool(torch.all(total > 0)):
+        if not bool(torch.all((total > 0) & torch.isfinite(total))):
             raise ValueError("weights must have a positive finite sum in every run")
-        u = torch.rand((rows.numel(), n), generator=generator, device=weights.device, dtype=torch.float64) * total
+        u = stream_uniforms(keys[members], stream, n, weights.device).mul_(total)
         idx = torch.searchsorted(cdf, u, right=True).clamp_(max=actions - 1)
         counts = torch.zeros((rows.numel(), actions), device=weights.device, dtype=weights.dtype)
         counts.scatter_add_(1, idx, torch.ones_like(u, dtype=weights.dtype))

@@ -82,30 +82,54 @@ def symbolic_lr_multiplier(weight: str = "mean_abs_advantage"):
     return sp.gammasimp(sp.expand_func(ratio))
 
 
+def pochhammer_form(expr):
+    """`expr` with every ratio Gamma(x + a) / Gamma(x + b) (b - a a number) written 1 / rf(x + a, b - a).
+
+    rf(z, m) = Gamma(z + m) / Gamma(z) is the rising factorial (Pochhammer symbol); scipy.special.poch
+    evaluates it to full precision at any z, where the difference of two log-gammas of size ~gamma log gamma
+    cancels all digits from gamma ~ 1e12 on. The rewrite is checked symbolically.
+    """
+    import sympy as sp
+
+    num, den = sp.fraction(sp.together(expr))
+    den_factors = list(sp.Mul.make_args(den))
+    new_num = []
+    for factor in sp.Mul.make_args(num):
+        partner = None
+        if isinstance(factor, sp.gamma):
+            partner = next((d for d in den_factors if isinstance(d, sp.gamma)
+                            and (d.args[0] - factor.args[0]).is_number), None)
+        if partner is None:
+            new_num.append(factor)
+            continue
+        den_factors.remove(partner)
+        new_num.append(1 / sp.RisingFactorial(factor.args[0], partner.args[0] - factor.args[0]))
+    rewritten = sp.Mul(*new_num) / sp.Mul(*den_factors)
+    assert sp.simplify(sp.gammasimp(sp.expand_func(rewritten) - expr)) == 0
+    return rewritten
+
+
 @cache
 def _numeric_lr_multiplier(weight: str):
     import sympy as sp
 
     from fgrpo_sim.theory.symbols import gamma
 
-    m = symbolic_lr_multiplier(weight)
-    # Evaluate in log space (loggamma) so that large gamma does not overflow Gamma(.).
-    log_m = sp.expand_log(sp.log(m), force=True).replace(
-        lambda e: isinstance(e, sp.log) and isinstance(e.args[0], sp.gamma),
-        lambda e: sp.loggamma(e.args[0].args[0]),
-    )
-    return sp.lambdify(gamma, sp.exp(log_m), modules=["scipy", "numpy"])
+    return sp.lambdify(gamma, pochhammer_form(symbolic_lr_multiplier(weight)), modules=["scipy", "numpy"])
 
 
 def lr_multiplier(gamma, weight: str = "mean_abs_advantage"):
     """The learning-rate factor m_gamma that matches focal weighting's average scale (App. N).
 
-    gamma >= 0 (arrays broadcast). weight: "mean_abs_advantage" (the paper's number, m_0.5 = 0.679) or
-    "variance" (the prose's mu(1 - mu) reading, m_0.5 = 0.686).
+    gamma >= 0 (arrays broadcast), any finite float: m_gamma ~ (4 / sqrt(pi)) gamma^(-3/2) for large
+    gamma, evaluated without cancellation (it underflows to 0 beyond gamma ~ 1e215). weight:
+    "mean_abs_advantage" (the paper's number, m_0.5 = 0.679) or "variance" (the prose's mu(1 - mu)
+    reading, m_0.5 = 0.686).
     """
     check_choice("weight", weight, LR_WEIGHTS)
     gamma = check_range("gamma", gamma, 0.0, np.inf, high_open=True)
-    out = np.asarray(_numeric_lr_multiplier(weight)(gamma), dtype=float)
+    with np.errstate(over="ignore", under="ignore"):  # an overflowing denominator is a true 0, not an error
+        out = np.asarray(_numeric_lr_multiplier(weight)(gamma), dtype=float)
     out = np.broadcast_to(out, gamma.shape).copy() if out.shape != gamma.shape else out
     return out if out.ndim else float(out)
 
