@@ -35,8 +35,9 @@ COMMANDS = {
     "make-figures": ("`make figures` (default figure set, nothing cached)",
                      lambda tmp: _fgrpo("figures", "--out", f"{tmp}/figures", "--data-dir", f"{tmp}/data",
                                         "--no-progress")),
-    "make-test": ("`make test` (pytest -n 2 --dist loadfile -q tests)",
-                  lambda tmp: [PYTHON, "-m", "pytest", "-n", "2", "--dist", "loadfile", "-q", "tests"]),
+    # `make test` itself: the main suite in .venv, then the verl tests in .venv-verl (both venvs installed)
+    "make-test": ("`make test` (main suite in .venv, verl tests in .venv-verl; venvs installed)",
+                  lambda tmp: ["make", "test"]),
     "fig2-full": ("`fgrpo figures fig2-full` (136 runs x 1000 steps x 128,000 actions, nothing cached)",
                   lambda tmp: _fgrpo("figures", "fig2-full", "--out", f"{tmp}/figures", "--data-dir", f"{tmp}/data",
                                      "--no-progress")),
