@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-EXTRAS := dev,llm,notebooks
+EXTRAS := dev,llm,notebooks,verl
 STAMP := $(VENV)/.installed
 
 .PHONY: install test figures clean
