@@ -149,3 +149,31 @@ def test_rewards_outside_the_configured_values_are_an_error():
     batch, _, _ = make_batch(REWARDS * 2.0)
     with pytest.raises(ValueError, match="focal_reward_correct"):
         run_verl(batch, algo_config("focal_grpo", 0.5))
+
+
+def test_launcher_trainer_puts_focal_metrics_into_verls_metrics_dict():
+    """The launcher swaps verl's v1 trainer for a subclass whose _compute_advantage logs the focal metrics."""
+    from verl.trainer.ppo.v1 import trainer_base
+
+    from fgrpo_sim.verl.main_ppo import compose_config, install_focal_trainer, with_focal_metrics
+
+    class FakeTrainer:  # stands in for verl's trainer: _compute_advantage(batch, metrics) computes advantages
+        def _compute_advantage(self, batch, metrics):
+            metrics["verl/own"] = 1.0
+            return compute_advantage(batch, adv_estimator="focal_grpo", config=algo_config("focal_grpo", 0.5))
+
+    metrics: dict = {}
+    out = with_focal_metrics(FakeTrainer)()._compute_advantage(make_batch(REWARDS)[0], metrics=metrics)
+    assert "advantages" in out.batch.keys()
+    assert metrics["verl/own"] == 1.0 and metrics["focal/gamma"] == 0.5 and "focal/tail_miss_prob" in metrics
+
+    saved = dict(trainer_base.TRAINER_REGISTRY)
+    try:
+        install_focal_trainer(compose_config(["algorithm.adv_estimator=grpo"]))
+        assert trainer_base.TRAINER_REGISTRY == saved  # non-focal runs keep verl's trainer
+        install_focal_trainer(compose_config(["algorithm.adv_estimator=focal_grpo", "trainer.v1.trainer_mode=sync"]))
+        focal_cls = trainer_base.get_trainer_cls("sync")
+        assert focal_cls.__name__ == "FocalPPOTrainerSync" and issubclass(focal_cls, saved["sync"])
+    finally:
+        trainer_base.TRAINER_REGISTRY.clear()
+        trainer_base.TRAINER_REGISTRY.update(saved)

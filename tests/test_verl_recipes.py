@@ -102,6 +102,12 @@ def test_script_composes_the_papers_config(script, tmp_path):
     got = {k: list(v) if OmegaConf.is_list(v) else v for k, v in got.items()}
     assert got == expected
     assert cfg.data.train_files == "data/verl/train.parquet"
+    # verl's own checks (batch divisibility over 16 GPUs etc.); no KL, so no reference model; no critic
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import validate_config
+
+    assert not need_reference_policy(cfg) and not need_critic(cfg)
+    validate_config(config=cfg, use_reference_policy=False, use_critic=False)
 
 
 def test_launcher_cfg_job_composes_without_starting_ray(tmp_path):
