@@ -145,6 +145,14 @@ def test_bad_settings_name_the_config_key(extra, message):
         run_verl(batch, OmegaConf.merge(algo_config("focal_grpo", 0.5), extra))
 
 
+def test_missing_gamma_is_an_error_not_plain_grpo():
+    batch, _, _ = make_batch(REWARDS)
+    config = algo_config("focal_grpo", 0.5)
+    del config["focal_gamma"]
+    with pytest.raises(ValueError, match="algorithm.focal_gamma is missing"):
+        run_verl(batch, config)
+
+
 def test_rewards_outside_the_configured_values_are_an_error():
     batch, _, _ = make_batch(REWARDS * 2.0)
     with pytest.raises(ValueError, match="focal_reward_correct"):

@@ -37,4 +37,17 @@ def test_task_runner_actor_has_focal_estimators(local_ray):
     pid = ray.get(runner.__ray_call__.remote(lambda self: os.getpid()), timeout=60)
     assert pid != os.getpid()  # a separate process: the driver's registry is not what we see
     assert {"focal_grpo", "focal_rloo", "grpo"} <= set(names)
+
+    def focal_advantage_in_actor(self):  # runs in the actor process, through verl's registry there
+        import torch
+        from verl.trainer.ppo.core_algos import get_adv_estimator_fn
+
+        rewards = torch.tensor([[1.0], [0.0], [0.0], [0.0]])
+        adv, _ = get_adv_estimator_fn("focal_grpo")(token_level_rewards=rewards, response_mask=torch.ones(4, 1),
+                                                    index=["a"] * 4, config={"focal_gamma": 1.0})
+        return adv.flatten().tolist()
+
+    adv = ray.get(runner.__ray_call__.remote(focal_advantage_in_actor), timeout=120)
+    # verl's GRPO on [1, 0, 0, 0]: (R - 0.25) / (unbiased std 0.5 + 1e-6); focal weight g = 1 - 1/4
+    assert adv == pytest.approx([0.75 * 0.75 / (0.5 + 1e-6), *[0.75 * -0.25 / (0.5 + 1e-6)] * 3])
     ray.kill(runner)

@@ -6,7 +6,7 @@ success rate mu_hat and the weight come from `fgrpo_sim.core`; this module only 
 batch (one row per rollout, `index` = the prompt's uid) into the [groups, N] rows core expects.
 
 Settings, read from the algorithm config object verl hands to the estimator:
-    focal_gamma           gamma >= 0 (0 = the unweighted estimator, bit for bit)
+    focal_gamma           gamma >= 0 (0 = the unweighted estimator, bit for bit); required
     focal_reward_correct  R_c, reward of a correct rollout (default 1.0)
     focal_reward_wrong    R_w, reward of a wrong rollout (default 0.0)
     focal_monitor_rho     rho in [0, 1] of the Lemma 3.1 tail-miss monitor (default 0.05)
@@ -52,6 +52,11 @@ def focal_settings(config: Any) -> dict[str, float]:
     """The focal settings from verl's algorithm config, checked (ValueError naming the config key)."""
     from fgrpo_sim.validation import check_range
 
+    # gamma has no silent default: a config that lost the key (e.g. converted to verl's AlgoConfig
+    # dataclass, which has no such field) would otherwise quietly train plain GRPO.
+    if _setting(config, "focal_gamma", None) is None:
+        raise ValueError("algorithm.focal_gamma is missing from the algorithm config: launch with "
+                         "`python -m fgrpo_sim.verl.main_ppo` (its config has it) or add +algorithm.focal_gamma=...")
     out = {key: _setting(config, key, default) for key, default in DEFAULTS.items()}
     check_range("algorithm.focal_gamma", out["focal_gamma"], 0.0)
     check_range("algorithm.focal_monitor_rho", out["focal_monitor_rho"], 0.0, 1.0)
