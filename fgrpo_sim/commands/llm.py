@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import warnings
 from pathlib import Path
 from typing import Optional
 
@@ -170,7 +171,10 @@ def train(
     dynamics = callback_from_config(args, run["system_prompt"], fallback_last_number=run["reward"] == "math_last_number")
     if dynamics is not None:  # paper App. P: held-out pass@k every dynamics_every steps
         trainer.add_callback(dynamics)
-    trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
+    with warnings.catch_warnings():
+        # transformers 5 renames gradient_checkpointing; TRL 1.16 still reads the old name on every step.
+        warnings.filterwarnings("ignore", message=".*gradient_checkpointing.*", category=FutureWarning)
+        trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
     trainer.save_model(args.output_dir)
     if trainer.accelerator.is_main_process:
         if run["model"] == "tiny":
