@@ -38,6 +38,9 @@ COMMANDS = {
     # `make test` itself: the main suite in .venv, then the verl tests in .venv-verl (both venvs installed)
     "make-test": ("`make test` (main suite in .venv, verl tests in .venv-verl; venvs installed)",
                   lambda tmp: ["make", "test"]),
+    # a fresh clone of the committed tree: both venvs created and installed, then both test runs (as CI does)
+    "fresh-make-test": ("`make test` on a fresh clone (both venvs installed from scratch, then the tests)",
+                        lambda tmp: ["bash", "-c", f"git clone -q . {tmp}/clone && cd {tmp}/clone && CI=true make test"]),
     "fig2-full": ("`fgrpo figures fig2-full` (136 runs x 1000 steps x 128,000 actions, nothing cached)",
                   lambda tmp: _fgrpo("figures", "fig2-full", "--out", f"{tmp}/figures", "--data-dir", f"{tmp}/data",
                                      "--no-progress")),
