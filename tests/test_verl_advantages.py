@@ -125,12 +125,12 @@ def test_metrics_reach_the_caller():
     metrics = pop_focal_metrics()
     mu = group_success_rate(REWARDS).numpy()
     assert metrics["focal/weight_mean"] == pytest.approx(float(np.mean((1 - mu) ** 0.5)))
-    assert metrics["focal/active_fraction"] == pytest.approx(3 / 5)
+    assert metrics["focal/frac_active_groups"] == pytest.approx(3 / 5)
     assert metrics["focal/mu_hat_frac_0"] == pytest.approx(1 / 5)
     assert metrics["focal/mu_hat_frac_1"] == pytest.approx(1 / 5)
     assert metrics["focal/mu_hat_frac_0.5-0.75"] == pytest.approx(1 / 5)  # 0.5 and 0.75 fall in two bins
     assert sum(v for k, v in metrics.items() if k.startswith("focal/mu_hat_frac_")) == pytest.approx(1.0)
-    assert metrics["focal/tail_miss_prob"] == pytest.approx(float(np.mean(tail_miss_from_rho(4, mu, 0.05))))
+    assert metrics["focal/tail_miss_mean"] == pytest.approx(float(np.mean(tail_miss_from_rho(4, mu, 0.05))))
     assert pop_focal_metrics() == {}
 
 
@@ -173,7 +173,7 @@ def test_launcher_trainer_puts_focal_metrics_into_verls_metrics_dict():
     metrics: dict = {}
     out = with_focal_metrics(FakeTrainer)()._compute_advantage(make_batch(REWARDS)[0], metrics=metrics)
     assert "advantages" in out.batch.keys()
-    assert metrics["verl/own"] == 1.0 and metrics["focal/gamma"] == 0.5 and "focal/tail_miss_prob" in metrics
+    assert metrics["verl/own"] == 1.0 and metrics["focal/gamma"] == 0.5 and "focal/tail_miss_mean" in metrics
 
     saved = dict(trainer_base.TRAINER_REGISTRY)
     try:

@@ -114,7 +114,7 @@ def focal_group_weights(scores: torch.Tensor, index: Any, settings: dict[str, fl
 def focal_metrics(groups: dict[str, np.ndarray], settings: dict[str, float]) -> dict[str, float]:
     """Scalars for verl's metrics dict: weight, activity, mu_hat histogram, Lemma 3.1 tail-miss monitor.
 
-    focal/tail_miss_prob is the mean over groups of Pr(B) = tail_miss_probability(N, mu_hat, rho * mu_hat):
+    focal/tail_miss_mean is the mean over groups of Pr(B) = tail_miss_probability(N, mu_hat, rho * mu_hat):
     the chance that a group like this one is active yet misses a rare correct subset holding a share
     rho of its correct mass (paper Lemma 3.1), with the group's own mu_hat plugged in for mu.
     """
@@ -127,9 +127,9 @@ def focal_metrics(groups: dict[str, np.ndarray], settings: dict[str, float]) -> 
         "focal/gamma": settings["focal_gamma"],
         "focal/weight_mean": float(weight.mean()),
         "focal/weight_mean_active": float(weight[active].mean()) if active.any() else 0.0,
-        "focal/active_fraction": float(active.mean()),
+        "focal/frac_active_groups": float(active.mean()),
         "focal/mu_hat_mean": float(mu_hat.mean()),
-        "focal/tail_miss_prob": float(np.mean(tail_miss_from_rho(groups["size"], mu_hat, settings["focal_monitor_rho"]))),
+        "focal/tail_miss_mean": float(np.mean(tail_miss_from_rho(groups["size"], mu_hat, settings["focal_monitor_rho"]))),
     }
     for name, low, high in MU_HAT_BINS:
         inside = (mu_hat == low) if low == high else (mu_hat > low) & (mu_hat <= high) & (mu_hat < 1.0)
