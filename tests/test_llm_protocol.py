@@ -158,8 +158,10 @@ def test_ds_hook_uses_sampling_log_probs_and_the_process_slice():
     metrics: dict = {}
     trainer = SimpleNamespace(
         args=SimpleNamespace(ds_gamma_correct=0.2, ds_gamma_incorrect=0.0, ds_logprob="sum", focal_reward_func=None,
-                             reward_correct=1.0, reward_wrong=0.0),
+                             reward_correct=1.0, reward_wrong=0.0,
+                             focal_success_threshold=0.5),  # FocalGRPOConfig's default: the midpoint
         model=SimpleNamespace(training=True), reward_weights=torch.ones(1), reward_func_names=["math"],
+        _focal_success_index=0,  # what FocalGRPOTrainer resolves at construction for its only reward function
         accelerator=SimpleNamespace(process_index=1), _metrics={"train": _DefaultList(metrics)},
     )
     out = apply_differential_smoothing(trainer, dict(output), gathered)

@@ -131,6 +131,9 @@ def test_success_rule_is_checked_before_training(tmp_path):
     with pytest.warns(UserWarning, match="focal metrics off"):
         trainer = _build(tmp_path, unnamed, focal_gamma=0.0)
     assert trainer._focal_success_index is None
+    # ...but DS-GRPO (the Table 3 control, run at gamma = 0) needs the rule: refused before training, not at step 1
+    with pytest.raises(ValueError, match="focal_reward_func must name the reward function.*'correct', 'format'"):
+        _build(tmp_path, unnamed, focal_gamma=0.0, ds_gamma_correct=0.01)
 
 
 def test_config_checks_the_rule_fields(tmp_path):

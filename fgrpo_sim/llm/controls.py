@@ -122,40 +122,15 @@ def _completion_log_prob(trainer: Any, output: dict, mode: str) -> torch.Tensor:
     return total
 
 
-def success_mask(success_rewards: torch.Tensor, reward_correct: float, reward_wrong: float,
-                 threshold: float | None = None) -> torch.Tensor:
-    """Which completions count as correct: reward at or past the midpoint of R_w and R_c (or `threshold`)."""
-    cut = (float(reward_correct) + float(reward_wrong)) / 2 if threshold is None else float(threshold)
-    if reward_correct > reward_wrong:
-        return success_rewards >= cut
-    return success_rewards <= cut
-
-
-def _success_column(trainer: Any) -> int:
-    """The reward function that decides "correct": the trainer's focal success function when it has resolved
-    one, else `focal_reward_func`, else the only reward function."""
-    index = getattr(trainer, "_focal_success_index", None)
-    if index is not None:
-        return int(index)
-    names = list(trainer.reward_func_names)
-    chosen = trainer.args.focal_reward_func
-    if chosen is not None and chosen in names:
-        return names.index(chosen)
-    if len(names) == 1:
-        return 0
-    raise ValueError(f"DS-GRPO needs the reward function that defines a correct trajectory: set focal_reward_func "
-                     f"to one of {', '.join(names)}")
-
-
 def apply_differential_smoothing(trainer: Any, output: dict, gathered_rewards: torch.Tensor) -> dict:
     """Trainer hook: replace TRL's local advantages A by A^DS before the focal weight; no-op when DS is off."""
     args = trainer.args
     if not ds_enabled(args):
         return output
     mode = "train" if trainer.model.training else "eval"
-    rewards = gathered_rewards[:, _success_column(trainer)]
-    correct = success_mask(rewards, args.reward_correct, args.reward_wrong,  # NaN (unscorable) -> not correct
-                           getattr(args, "focal_success_threshold", None))
+    # the trainer resolved the success function at construction (it refuses DS-GRPO without one)
+    rewards = gathered_rewards[:, trainer._focal_success_index]
+    correct = rewards >= args.focal_success_threshold  # the trainer's success rule; NaN (unscorable) is not correct
     advantages = output["advantages"]
     n_local = advantages.shape[0]
     start = trainer.accelerator.process_index * n_local  # TRL's own process slice

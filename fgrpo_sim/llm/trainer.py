@@ -39,7 +39,7 @@ from trl import GRPOTrainer
 
 from fgrpo_sim.core import active_groups, focal_weight, group_success_rate
 from fgrpo_sim.llm.config import FocalGRPOConfig
-from fgrpo_sim.llm.controls import apply_differential_smoothing
+from fgrpo_sim.llm.controls import apply_differential_smoothing, ds_enabled
 
 #: TRL minor versions whose private methods (`_calculate_rewards`, `_generate_and_score_completions`,
 #: `_logs["advantages"]`) this module was read against and tested with.
@@ -191,7 +191,7 @@ class FocalGRPOTrainer(GRPOTrainer):
             check_declared_reward_values(self.reward_funcs[index], names[index], args.reward_correct, args.reward_wrong)
             return index
         except ValueError as exc:
-            if args.focal_gamma > 0:
+            if args.focal_gamma > 0 or ds_enabled(args):  # DS-GRPO needs the success rule too (controls.py)
                 raise
             warnings.warn(f"focal metrics off (focal_gamma = 0 trains as stock TRL): {exc}", stacklevel=3)
             return None
