@@ -96,3 +96,31 @@ def test_bad_device_is_one_line_before_any_file_is_read(run_cli, tmp_path):
                      "--model", "tiny", "--device", "tpu")
     assert result.exit_code == 2 and "--device must be auto, cpu, cuda or cuda:N" in result.stderr
     assert result.stderr.strip().count("\n") == 0
+
+
+def test_one_model_in_memory_at_a_time(monkeypatch):
+    """Each model is garbage by the time the next loads (at 7B two on one GPU would not fit)."""
+    import gc
+    import weakref
+
+    from fgrpo_sim.llm import diagnostics
+
+    class Model:
+        pass
+
+    alive: list[weakref.ref] = []
+    seen_alive_at_load: list[int] = []
+
+    def load(name, device):
+        gc.collect()
+        seen_alive_at_load.append(sum(ref() is not None for ref in alive))
+        model = Model()
+        alive.append(weakref.ref(model))
+        return model, None
+
+    monkeypatch.setattr(diagnostics, "_load_for_scoring", load)
+    monkeypatch.setattr(diagnostics, "length_normalised_nll", lambda model, tok, prompts, *a, **k: [1.0] * len(prompts))
+    monkeypatch.setattr("fgrpo_sim.llm.evaluate.render_prompt", lambda tok, problem, system: problem)
+    trajectories = [{"problem": f"p{i}", "completion": "c", "correct": True} for i in range(4)]
+    diagnostics.dnll_rare(trajectories, "base", ["a", "b"], system_prompt=None, top_fraction=0.5, progress=False)
+    assert seen_alive_at_load == [0, 0, 0]

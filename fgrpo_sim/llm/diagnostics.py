@@ -130,12 +130,12 @@ def _load_for_scoring(name: str, device: str):
     return load_model_and_tokenizer(name, dtype=torch.bfloat16 if on_gpu else None, device=device if on_gpu else None)
 
 
-def _release(model) -> None:
+def _release_memory() -> None:
+    """Return freed GPU memory; the caller must have dropped its own reference to the model first."""
     import gc
 
     import torch
 
-    del model
     gc.collect()
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
@@ -172,7 +172,8 @@ def dnll_rare(
     base_all = [math.nan] * len(trajectories)
     for i, value in zip(correct, scored):
         base_all[i] = value
-    _release(base_model)
+    del base_model  # one model in memory at a time: the caller's name is what keeps it alive
+    _release_memory()
     chosen = select_rare_correct(trajectories, base_all, top_fraction)
     base_mean = sum(base_all[i] for i in chosen) / len(chosen)
     result: dict[str, Any] = {"trajectories": len(trajectories), "correct": len(correct), "base_scored": len(correct),
@@ -183,7 +184,8 @@ def dnll_rare(
         sel_prompts = [render_prompt(model_tokenizer, trajectories[i]["problem"], system_prompt) for i in chosen]
         nll = length_normalised_nll(model, model_tokenizer, sel_prompts, [completions[i] for i in chosen], batch_size,
                                     progress=progress, desc=f"{name}, selected")
-        _release(model)
+        del model
+        _release_memory()
         mean = sum(nll) / len(nll)
         result["models"][name] = {"nll": mean, "dnll_rare": mean - base_mean}
     return result
