@@ -285,6 +285,7 @@ def eval_command(
     from fgrpo_sim.llm.evaluate import EvalSettings, run_eval
     from fgrpo_sim.llm.ood_data import load_any_benchmark
     from fgrpo_sim.llm.prompts import detect_family, prompt_spec
+    from fgrpo_sim.validation import check_integer
 
     if no_progress:
         _quiet_transformers_bars()
@@ -299,9 +300,12 @@ def eval_command(
         synlogic_repo=str(synlogic_repo) if synlogic_repo is not None else None,
     )
     settings.validate()
-    problems = load_any_benchmark(benchmark, data, limit=limit)
+    if limit is not None:
+        check_integer("limit", limit, 1)
+    everything = load_any_benchmark(benchmark, data)  # read once: --limit slices it
+    problems = everything[:limit] if limit is not None else everything
     # with --limit, lines of the file's later problems (from a run with a larger limit) are not foreign
-    known = {p["problem_id"] for p in load_any_benchmark(benchmark, data)} if limit is not None else None
+    known = {p["problem_id"] for p in everything}
     summary = run_eval(settings, problems, out, progress=not no_progress, wait_for_lock=wait, known_problem_ids=known)
     # reported with the results (and in the meta file), not before them: an error stays the only stderr line
     summary["model_family"] = f"{spec.family} ({'given' if model_family else 'detected; override with --model-family'})"

@@ -103,26 +103,31 @@ def read_existing_numbered(path: Path) -> list[tuple[int, Any]]:
     return records
 
 
-def _check_meta(out: Path, settings: EvalSettings) -> None:
+def _check_meta(out: Path, settings: EvalSettings) -> int:
+    """Refuse to resume `out` under other decoding settings; return the largest --n of earlier runs on it
+    (from its meta file; 0 when `out` is new)."""
     meta_path = out.with_name(out.name + ".meta.json")
     current = {k: getattr(settings, k) for k in _RESUME_KEYS}
-    if out.exists() and out.stat().st_size > 0 and not meta_path.exists():
+    if not (out.exists() and out.stat().st_size > 0):
+        return 0
+    if not meta_path.exists():
         raise ValueError(f"cannot resume {out}: it has no {meta_path.name}, so it was not written by "
                          "`fgrpo llm eval` (use a new --out file)")
-    if meta_path.exists() and out.exists() and out.stat().st_size > 0:
-        try:
-            previous = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            previous = None
-        if not isinstance(previous, dict):
-            raise ValueError(f"cannot resume {out}: its settings file {meta_path} is not a JSON object (damaged?); "
-                             "use a new --out file, or delete both to start afresh")
-        changed = [k for k in _RESUME_KEYS if previous.get(k) != current[k]]
-        if changed:
-            k = changed[0]
-            raise ValueError(
-                f"cannot resume {out}: {k} was {previous.get(k)!r}, now {current[k]!r} (use a new --out file)"
-            )
+    try:
+        previous = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        previous = None
+    if not isinstance(previous, dict):
+        raise ValueError(f"cannot resume {out}: its settings file {meta_path} is not a JSON object (damaged?); "
+                         "use a new --out file, or delete both to start afresh")
+    changed = [k for k in _RESUME_KEYS if previous.get(k) != current[k]]
+    if changed:
+        k = changed[0]
+        raise ValueError(
+            f"cannot resume {out}: {k} was {previous.get(k)!r}, now {current[k]!r} (use a new --out file)"
+        )
+    values = [previous.get("n_max"), previous.get("n")]
+    return max([int(v) for v in values if isinstance(v, int) and not isinstance(v, bool)] or [0])
 
 
 def _write_meta(out: Path, settings: EvalSettings, n_max: int | None = None) -> None:
@@ -131,17 +136,6 @@ def _write_meta(out: Path, settings: EvalSettings, n_max: int | None = None) -> 
     meta = asdict(settings)
     meta["n_max"] = max(settings.n, n_max or 0)  # the largest --n any run on this file used (resume bound)
     write_text_atomic(out.with_name(out.name + ".meta.json"), json.dumps(meta, indent=2) + "\n")
-
-
-def _previous_n_max(out: Path) -> int:
-    """The largest --n of earlier runs on `out`, from its meta file (0 when there is none or it is unreadable)."""
-    meta_path = out.with_name(out.name + ".meta.json")
-    try:
-        meta = json.loads(meta_path.read_text())
-        values = [meta.get("n_max"), meta.get("n")] if isinstance(meta, dict) else []
-        return max([int(v) for v in values if isinstance(v, int) and not isinstance(v, bool)] or [0])
-    except (OSError, ValueError):
-        return 0
 
 
 def check_resumable(numbered: list[tuple[int, Any]], out: Path, problem_ids: set[str], n_bound: int
@@ -364,7 +358,7 @@ def run_eval(
 def _run_eval_locked(
     settings: EvalSettings,
     problems: list[dict[str, str]],
-    out: str | Path,
+    out: Path,
     *,
     known_problem_ids: set[str],
     sampler=None,
@@ -375,16 +369,12 @@ def _run_eval_locked(
     """Generate and verify every missing sample, appending records to `out`; returns a summary dict."""
     from tqdm import tqdm
 
-    from fgrpo_sim.atomic_io import check_writable
     from fgrpo_sim.llm.grading import BenchmarkGrader
 
-    settings.validate()
-    out = check_writable(out, "--out")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    _check_meta(out, settings)
-    if sampler is None:
-        choose_backend(settings.backend)  # a missing vLLM fails before anything is read or loaded
-    n_max = _previous_n_max(out) if out.exists() and out.stat().st_size > 0 else 0
+    out.parent.mkdir(parents=True, exist_ok=True)  # run_eval validated settings and resolved `out`
+    n_max = _check_meta(out, settings)
+    # chosen before anything is read or loaded, so a missing vLLM fails at once
+    backend = choose_backend(settings.backend) if sampler is None else None
     existing = check_resumable(read_existing_numbered(out), out, known_problem_ids, max(settings.n, n_max))
     done = {(str(r["problem_id"]), int(r["sample_index"])) for r in existing}
     jobs = pending_jobs(problems, settings.n, done)
@@ -392,7 +382,6 @@ def _run_eval_locked(
     grader = None if verifier is not None else BenchmarkGrader(
         settings.benchmark, synlogic_repo=settings.synlogic_repo, fallback_last_number=settings.fallback_last_number)
     if sampler is None and jobs:
-        backend = choose_backend(settings.backend)
         if backend == "vllm":
             sampler = VLLMSampler(settings)
         else:
