@@ -78,15 +78,11 @@ def transformers_count_correct(
 
         settings = EvalSettings(model="<in training>", data="<held-out>", benchmark="generic", n=n,
                                 temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
-                                system_prompt=system_prompt, batch_size=batch_size, seed=seed)
+                                system_prompt=system_prompt, batch_size=batch_size, seed=seed,
+                                chat_template_kwargs=chat_template_kwargs)  # e.g. enable_thinking for Qwen3
         was_training = model.training
         padding_side = tokenizer.padding_side
         sampler = TransformersSampler(model, tokenizer, settings)
-        if chat_template_kwargs:  # e.g. enable_thinking for Qwen3, as in training
-            from fgrpo_sim.llm.data import build_prompt
-
-            sampler.prompt_text = lambda p: tokenizer.apply_chat_template(
-                build_prompt(p, system_prompt), add_generation_prompt=True, tokenize=False, **chat_template_kwargs)
         verifier = MathVerifier(fallback_last_number=fallback_last_number)
         jobs = [(i, s) for i in range(len(problems)) for s in range(n)]
         correct = [0] * len(problems)
