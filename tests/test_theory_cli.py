@@ -86,6 +86,10 @@ def test_lists_take_commas_like_plan_and_simulate(run_cli):
     assert peaks.exit_code == 0, peaks.stderr
     rows = json.loads(peaks.stdout)
     assert [row["n_star"] for row in rows] == [peak_group_size(0.3, 0.003).n_star, peak_group_size(0.3, 0.015).n_star]
+    # repeating the option appends to the same list, so a value repeated across options is refused like 4,4
+    repeated = run_cli("theory", "tail-miss", "--n", "4", "--n", "4", "--mu", "0.5", "--rho", "0.1")
+    assert repeated.exit_code == 2 and "--n lists 4 twice" in repeated.stderr
+    assert run_cli("theory", "tail-miss", "--n", "4", "--n", "8", "--mu", "0.5", "--rho", "0.1").exit_code == 0
 
 
 def test_space_separated_list_names_the_comma_syntax(run_cli):

@@ -46,7 +46,7 @@ def _list_option(name: str, given: List[str], kind: type) -> list:
     (`--n 4 --n 8`) appends, so both spellings work."""
     from fgrpo_sim.validation import parse_list
 
-    return [value for text in given for value in parse_list(name, text, kind)]
+    return parse_list(name, ",".join(given), kind)  # one list, so a value repeated across options is refused too
 
 
 def _json_number(x: float):

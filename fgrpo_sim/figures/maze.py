@@ -210,7 +210,6 @@ def draw_fig7(summary: dict, n: int | None = None):
     sft = summary.get("sft", {}).get("pass_at_k", {})
     seeds = summary["preset"]["seeds"]
     for ax, (key, title, ylabel) in zip(axes, panels):
-        last_step = 0
         for c in cells:
             label, color, marker = _style(c["gamma"])
             rows = [r for r in c["curve"] if key in r]
@@ -234,7 +233,6 @@ def draw_fig7(summary: dict, n: int | None = None):
                 if final["lo"] is not None:
                     ax.errorbar([x], [final["mean"]], yerr=[[final["mean"] - final["lo"]], [final["hi"] - final["mean"]]],
                                 color=color, capsize=3, lw=1.2)
-            last_step = max(last_step, steps[-1])
         if key.startswith("pass@") and key[5:] in sft:
             ax.axhline(sft[key[5:]]["mean"], color="k", ls=":", lw=1, label="SFT (before RL)")
         ax.set_xlabel("RL step")

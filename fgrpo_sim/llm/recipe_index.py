@@ -24,9 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fgrpo_sim.llm.launch import PAPER_TRAIN_ROWS
+
 #: Parameters (billions) of the paper's models, for the cost estimate.
 MODEL_PARAMS_B = {"Qwen/Qwen2.5-7B": 7.6, "Qwen/Qwen3-4B-Base": 4.0, "meta-llama/Llama-3.2-3B-Instruct": 3.2}
-PAPER_PROMPTS = 39_202
+PAPER_PROMPTS = PAPER_TRAIN_ROWS
 H100_BF16_FLOPS = 989e12
 
 
