@@ -32,9 +32,10 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from fgrpo_sim.llm.prompts import OOD_BENCHMARKS
 from fgrpo_sim.validation import check_integer
 
-OOD_NAMES = ("gpqa_diamond", "ifeval", "synlogic")
+OOD_NAMES = tuple(OOD_BENCHMARKS)  # prompts.py holds the one list of OOD benchmarks
 #: Hub datasets tried when --data is not a local file (online only): (dataset id, config, split).
 HUB_SOURCES = {
     "gpqa_diamond": ("Idavidrein/gpqa", "gpqa_diamond", "train"),

@@ -35,7 +35,9 @@ from typing import Any
 
 import numpy as np
 
-OOD_BENCHMARKS = ("gpqa_diamond", "ifeval", "synlogic")
+from fgrpo_sim.llm.ood_data import OOD_NAMES
+
+OOD_BENCHMARKS = OOD_NAMES
 MATH_ORDER = ("math500", "aime24", "aime25", "amc23", "minerva", "olympiadbench")
 PAPER_CSV = Path(__file__).with_name("paper_results.csv")
 ROLES = ("baseline", "focal")
