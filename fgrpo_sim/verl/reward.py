@@ -12,21 +12,7 @@ reward_wrong); keep them equal to `algorithm.focal_reward_correct / focal_reward
 
 from __future__ import annotations
 
-import threading
 from typing import Any
-
-_verifier = None
-_lock = threading.Lock()
-
-
-def _get_verifier():
-    global _verifier
-    with _lock:
-        if _verifier is None:
-            from fgrpo_sim.llm.rewards import MathVerifier
-
-            _verifier = MathVerifier()
-        return _verifier
 
 
 def compute_score(data_source: Any = None, solution_str: str = "", ground_truth: Any = None, extra_info: Any = None,
@@ -35,7 +21,9 @@ def compute_score(data_source: Any = None, solution_str: str = "", ground_truth:
 
     Only numbers go back: verl averages the extra fields into its metrics.
     """
-    result = _get_verifier().score(solution_str, ground_truth)
+    from fgrpo_sim.llm.rewards import math_reward  # its verifier: one per process, thread-safe
+
+    result = math_reward.verifier.score(solution_str, ground_truth)
     return {"score": float(reward_correct if result.correct else reward_wrong), "acc": float(result.correct),
             "no_answer": float(result.status == "no_answer")}
 
