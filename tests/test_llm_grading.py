@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from fgrpo_sim.llm.grading import extract_choice_letter, grade, grade_detailed
+from fgrpo_sim.llm.grading import extract_choice, extract_choice_letter, grade, grade_detailed
 from fgrpo_sim.llm.ood_data import gpqa_record, load_ood_benchmark
 
 # ---------------------------------------------------------------- GPQA-Diamond
@@ -36,12 +36,59 @@ LETTER_CASES = [  # (completion, letter the grader must extract)
     ("", None),
     ("\\boxed{B", None),  # unclosed box, no phrase
     ("Answer: Because of symmetry", None),  # a word starting with B is not the letter B
+    # one rule: the last explicit answer, box or phrase, counts
+    ("\\boxed{D} at first.\nAfter checking the units again, Answer: A", "A"),
+    ("\\boxed{C}\n\nAnswer: C", "C"),  # the same letter repeated is one answer
+    ("Answer: C or D at first; then Answer: D", "D"),  # an earlier hedge is not the last answer
+    ("The correct option is (B).", "B"),
+    ("The correct choice is C.", "C"),
+    ("The answer is B, not C.", "B"),
+    ("Answer: B, since C ignores the spin.", "B"),  # a later letter that ends no list is prose
+    ("The answer is not B", None),
+    ("\\boxed{A = 5\\text{ m}^2}", None),  # a boxed quantity named A is not option A
+    # lower-case letters never count (options are shown as "A)"; c, a, b, d are also quantities or words)
+    ("\\boxed{d}", None),
+    ("Answer: b", None),
+    ("so v approaches \\boxed{c}", None),
+    # the article "A" in prose is not option A
+    ("A photon carries the force. Answer: B", "B"),
+    ("Answer: B. A photon is massless.", "B"),
+    ("Answer: B or A photon, which is massless", "B"),
+    ("Answer: D, A photon being massless", "D"),
+    ("Option A is wrong and option B is wrong", None),  # no answer phrase: naming options is not answering
+]
+
+HEDGES = [  # every answer naming two different letters is wrong, whatever the connective
+    "\\boxed{C or D}", "\\boxed{B and C}", "Answer: D or A", "Answer: D, A", "\\boxed{A, C}",
+    "\\boxed{C \\text{ or } D}", "\\boxed{\\text{B and C}}", "Answer: (C) or (D).", "Answer: C/D",
+    "Answer: C & D", "The answer is either C or D.", "\\boxed{C} or \\boxed{D}", "$\\boxed{D}$, $\\boxed{A}$",
+    "\\boxed{D}\n\nAnswer: D or A",  # the last explicit answer is the hedge
+    "Answer: A, B, C or D",
 ]
 
 
 @pytest.mark.parametrize("completion, letter", LETTER_CASES)
 def test_gpqa_letter_extraction(completion, letter):
     assert extract_choice_letter(completion) == letter
+
+
+@pytest.mark.parametrize("completion", HEDGES)
+def test_gpqa_hedged_answer_is_wrong_even_with_the_right_letter(completion):
+    letters = extract_choice(completion)
+    assert len(letters) == 2 or letters == list("ABCD")
+    for gold in letters:  # right whichever letter is the gold one: still wrong
+        score = grade_detailed("gpqa_diamond", {"answer": gold}, completion)
+        assert (score.correct, score.status, score.extracted) == (False, "wrong", ",".join(letters))
+    assert extract_choice_letter(completion) is None
+
+
+def test_gpqa_last_explicit_answer_decides_and_a_repeat_stays_correct():
+    early_box = "\\boxed{D}\nWait, that ignores the spin. Answer: A"
+    assert grade("gpqa_diamond", {"answer": "A"}, early_box)
+    assert not grade("gpqa_diamond", {"answer": "D"}, early_box)
+    for repeat in ("\\boxed{C} ... Answer: C", "Answer: C\n\\boxed{C}", "Answer: C or C"):
+        assert grade_detailed("gpqa_diamond", {"answer": "C"}, repeat).status == "correct"
+    assert grade_detailed("gpqa_diamond", {"answer": "D"}, "\\boxed{d}").status == "no_answer"
 
 
 def test_gpqa_grade_uses_the_recorded_shuffled_letter():
@@ -325,3 +372,184 @@ def test_ifeval_eval_needs_sentence_data(monkeypatch):
     record = _ifeval(["length_constraints:number_sentences"], [{"num_sentences": 1, "relation": "at least"}])
     monkeypatch.setattr(nltk.data, "load", missing)
     assert grade_detailed("ifeval", record, "One sentence.").status == "error"
+
+
+# ---------------------------------------------------------------- benchmark names
+
+@pytest.mark.parametrize("name", ["gpqa", "GPQA", "gpqa_diamond", "gpqa-diamond", "GPQA-Diamond", "GPQA Diamond"])
+def test_gpqa_names_use_the_gpqa_grader(name):
+    assert grade(name, {"answer": "B"}, "Answer: B")  # under math-verify the letter B is no answer
+    assert grade_detailed(name, {"answer": "B"}, "\\boxed{C or B}").status == "wrong"
+
+
+def test_benchmark_names_ignore_case_and_unknown_names_are_refused(synlogic_repo):
+    from fgrpo_sim.llm.prompts import benchmark_kind, canonical_benchmark
+
+    assert [benchmark_kind(n) for n in ("IFEval", "if-eval", "SynLogic", "syn_logic", "MATH-500", "AIME24")] == \
+        ["ifeval", "ifeval", "synlogic", "synlogic", "math", "math"]
+    assert canonical_benchmark("OlympiadBench") == "olympiadbench" and canonical_benchmark("Generic") == "generic"
+    assert grade("SynLogic", SUDOKU, "<answer>123</answer>", synlogic_repo=str(synlogic_repo))
+    pytest.importorskip("if_verifiable")
+    assert grade("IFEval", _ifeval(["punctuation:no_comma"], [{}]), "no commas")
+    pytest.importorskip("math_verify")
+    assert grade("MATH500", {"answer": "4"}, "\\boxed{4}")
+    for unknown in ("gpqa_main", "ifeval2", "mmlu", ""):
+        with pytest.raises(ValueError) as info:  # never graded as math by default
+            grade(unknown, {"answer": "B"}, "Answer: B")
+        message = str(info.value)
+        assert "\n" not in message and "gpqa_diamond" in message and "math500" in message and "ifeval" in message
+
+
+def test_loaders_and_prompts_take_the_same_spellings(tmp_path):
+    from fgrpo_sim.llm.ood_data import load_any_benchmark
+    from fgrpo_sim.llm.prompts import prompt_spec
+
+    path = tmp_path / "gpqa.jsonl"
+    path.write_text(json.dumps(GPQA_RAW) + "\n")
+    assert load_any_benchmark("GPQA-Diamond", path) == load_ood_benchmark("gpqa", path) == [gpqa_record(GPQA_RAW, 1, str(path))]
+    assert prompt_spec("qwen3-base", "IFEval").chat_template_kwargs == {"enable_thinking": False}
+    with pytest.raises(ValueError, match="benchmark must be one of"):
+        prompt_spec("qwen3-base", "gpqa-main")
+    with pytest.raises(ValueError, match="benchmark must be one of gpqa_diamond, ifeval, synlogic"):
+        load_ood_benchmark("math500", path)
+
+
+# ---------------------------------------------------------------- IFEval: the public schema
+
+#: Every kwargs field of the hub copy of google/IFEval; a row lists all of them, None where unused.
+HUB_KWARGS = ("num_highlights", "relation", "num_words", "num_placeholders", "prompt_to_repeat", "num_bullets",
+              "section_spliter", "num_sections", "capital_relation", "capital_frequency", "keywords",
+              "num_paragraphs", "language", "let_relation", "letter", "let_frequency", "end_phrase",
+              "forbidden_words", "keyword", "frequency", "num_sentences", "postscript_marker", "first_word",
+              "nth_paragraph")
+
+
+def hub_row(key, prompt, ids, kwargs):
+    """One row as google/IFEval stores it: key, prompt, instruction_id_list, kwargs (all fields, None unused)."""
+    return {"key": key, "prompt": prompt, "instruction_id_list": ids,
+            "kwargs": [{field: k.get(field) for field in HUB_KWARGS} for k in kwargs]}
+
+
+PUBLIC_CASES = [  # (row, completion, prompt-level strict)
+    (hub_row(1001, "Write about bananas in lowercase, at least 10 words, no commas.",
+             ["change_case:english_lowercase", "length_constraints:number_words", "punctuation:no_comma"],
+             [{}, {"relation": "at least", "num_words": 10}, {}]), LONG, True),
+    (hub_row(1001, "Write about bananas in lowercase, at least 10 words, no commas.",
+             ["change_case:english_lowercase", "length_constraints:number_words", "punctuation:no_comma"],
+             [{}, {"relation": "at least", "num_words": 10}, {}]), "yes, " + LONG, False),  # a comma
+    (hub_row(1002, "Mention banana and honey.", ["keywords:existence"], [{"keywords": ["banana", "honey"]}]),
+     LONG, True),
+    (hub_row(1003, "Repeat the request first.", ["combination:repeat_prompt"],
+             [{"prompt_to_repeat": "Say hi."}]), "Say hi. Hi!", True),
+    # a pandas export writes integers as floats (2.0): the paragraph index still works
+    ({**hub_row(1004, "Two paragraphs, the second starts with 'then'.", ["length_constraints:nth_paragraph_first_word"],
+                [{}]), "kwargs": [{"num_paragraphs": 2.0, "nth_paragraph": 2.0, "first_word": "then"}]},
+     "first part\n\nthen the second part", True),
+]
+
+
+@pytest.mark.parametrize("row, completion, expected", PUBLIC_CASES)
+def test_ifeval_grades_records_in_the_public_schema(row, completion, expected):
+    pytest.importorskip("if_verifiable")
+    assert grade("ifeval", row, completion) is expected
+    assert grade_detailed("ifeval", row, completion).status == ("correct" if expected else "wrong")
+
+
+@pytest.mark.parametrize("field", ["prompt", "instruction_id_list", "kwargs"])
+def test_ifeval_record_missing_a_field_is_one_line_naming_it(field):
+    pytest.importorskip("if_verifiable")
+    row = hub_row(7, "p", ["punctuation:no_comma"], [{}])
+    del row[field]
+    with pytest.raises(ValueError) as info:
+        grade("ifeval", row, "no commas")
+    assert f"'{field}'" in str(info.value) and "\n" not in str(info.value)
+    mismatch = hub_row(7, "p", ["punctuation:no_comma"] * 2, [{}])
+    with pytest.raises(ValueError, match="'kwargs' must be a list of 2 dicts"):
+        grade("ifeval", mismatch, "no commas")
+
+
+def test_ifeval_catches_only_nltk_missing_data(monkeypatch):
+    """A LookupError from NLTK (data missing) is status error; a KeyError (also a LookupError) is a bug: raised."""
+    pytest.importorskip("if_verifiable")
+    import if_verifiable.common
+
+    row = hub_row(8, "p", ["punctuation:no_comma"], [{}])
+
+    def raises(error):
+        def evaluate(**kwargs):
+            raise error
+        return evaluate
+
+    monkeypatch.setattr(if_verifiable.common, "evaluate_instructions", raises(LookupError("Resource punkt_tab not found")))
+    assert grade_detailed("ifeval", row, "x").status == "error"
+    for bug in (KeyError("problem"), IndexError("list index out of range")):
+        monkeypatch.setattr(if_verifiable.common, "evaluate_instructions", raises(bug))
+        with pytest.raises(type(bug)):
+            grade("ifeval", row, "x")
+
+
+def test_ifeval_loader_reads_the_public_schema(tmp_path):
+    pytest.importorskip("if_verifiable")
+    rows = [row for row, _, _ in PUBLIC_CASES[2:4]]
+    path = tmp_path / "ifeval_input_data.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    loaded = load_ood_benchmark("IFEval", path)
+    assert [r["problem_id"] for r in loaded] == ["1002", "1003"]
+    assert loaded[0]["kwargs"] == [{"keywords": ["banana", "honey"]}]  # the None fields are dropped
+    assert grade("ifeval", loaded[0], LONG) and grade("ifeval", loaded[1], "Say hi. Hi!")
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "train.parquet")  # the hub's file format
+    assert load_ood_benchmark("ifeval", tmp_path / "train.parquet") == loaded
+    path.write_text(json.dumps({k: v for k, v in rows[0].items() if k != "kwargs"}) + "\n")
+    with pytest.raises(ValueError, match="row 1: ifeval record has no field 'kwargs'"):
+        load_ood_benchmark("ifeval", path)
+
+
+def test_nltk_instructions_are_exactly_the_checks_that_need_nltk_data(monkeypatch):
+    """Run every registered IFEval check with NLTK's data made unavailable: the ones that fail are the list."""
+    pytest.importorskip("if_verifiable")
+    import nltk
+    from if_verifiable.ifeval import instructions_util
+
+    from fgrpo_sim.llm.grading import NLTK_INSTRUCTIONS, ifeval_registry
+
+    def missing(*args, **kwargs):
+        raise LookupError("Resource not found (test)")
+
+    monkeypatch.setattr(nltk.data, "find", missing)
+    monkeypatch.setattr(nltk.data, "load", missing)
+    caches = [instructions_util._get_sentence_tokenizer, nltk.tokenize._get_punkt_tokenizer]
+    for cache in caches:  # a tokenizer loaded earlier in this process would hide the need
+        cache.cache_clear()
+    needs = set()
+    text = "Hello World. This is A TEST of the checker! Is it fine? *yes* P.S. done\n\n***\n\nSECTION 1 more."
+    for instruction, checker_class in ifeval_registry().items():
+        checker = checker_class(instruction)
+        checker.build_description(**({"prompt_to_repeat": "Hello"} if instruction == "combination:repeat_prompt" else {}))
+        try:
+            checker.check_following(text)
+        except LookupError:
+            needs.add(instruction)
+    for cache in caches:
+        cache.cache_clear()
+    assert needs == set(NLTK_INSTRUCTIONS)
+
+
+def test_ifeval_needs_punkt_only_for_files_that_count_sentences(monkeypatch):
+    pytest.importorskip("if_verifiable")
+    import nltk
+
+    from fgrpo_sim.llm.grading import BenchmarkGrader
+
+    def missing(*args, **kwargs):
+        raise LookupError("no punkt_tab")
+
+    monkeypatch.setattr(nltk.data, "find", missing)
+    offline = [_ifeval(["punctuation:no_comma"], [{}]), _ifeval(["keywords:existence"], [{"keywords": ["a"]}])]
+    BenchmarkGrader("ifeval", problems=offline)  # no NLTK data needed: starts
+    for instruction in ("length_constraints:number_sentences", "change_case:capital_word_frequency"):
+        with pytest.raises(ValueError) as info:
+            BenchmarkGrader("IFEval", problems=offline + [_ifeval([instruction], [{}])])
+        assert "python -m nltk.downloader punkt_tab" in str(info.value) and "\n" not in str(info.value)
