@@ -42,6 +42,7 @@ LETTER_CASES = [  # (completion, letter the grader must extract)
     ("Answer: C or D at first; then Answer: D", "D"),  # an earlier hedge is not the last answer
     ("The correct option is (B).", "B"),
     ("The correct choice is C.", "C"),
+    ("so the best choice is D", "D"),
     ("The answer is B, not C.", "B"),
     ("Answer: B, since C ignores the spin.", "B"),  # a later letter that ends no list is prose
     ("The answer is not B", None),
