@@ -1,5 +1,8 @@
 """Math reward: math-verify on the last \\boxed{} answer, safe in any thread, never hangs or crashes.
 
+Before parsing, a LaTeX space or {,} followed by exactly three digits is read as a thousands separator
+in both the answer and the reference ("1\\,000" = "1{,}000" = "1,000" = 1000; "1\\,2" and "1,2" untouched).
+
 Safety layers, cheapest first:
 1. A size pre-check: completions over `max_completion_chars`, boxed answers over `max_answer_chars`
    or nested deeper than `max_brace_depth` are rejected before any parsing (sympy can take
