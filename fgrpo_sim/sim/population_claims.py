@@ -1,0 +1,110 @@
+"""The population claims of README and docs/population.md, with >= 10 seeds and bootstrap intervals.
+
+`python -m fgrpo_sim.sim.population_claims` reruns both settings (per-prompt small run, shared-strategy
+population at N = 8; about a minute each on 2 cores) with 10 runs and prints, per claim, the mean and the
+95% percentile bootstrap interval over runs (paired by run index where two variants are compared: run r of
+every variant starts from the same generator seed and population). An interval that includes zero is
+marked as such.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+RUNS = 10
+
+
+def per_run_at_equal_pass1(frame, metric: str, level: float | None = None, split: str | None = None):
+    """(level, {variant: [value per run]}) where each run's pass@1 curve first reaches `level`
+    (default: the lowest final pass@1 of any run, so every run reaches it)."""
+    from fgrpo_sim.sim.population_shared import at_equal_pass1
+
+    rows = frame[frame["bucket"] == "all"]
+    if split is not None:
+        rows = rows[rows["split"] == split]
+    rows = rows.assign(split="x")
+    if level is None:
+        last = rows[rows["step"] == rows.groupby(["variant", "run"])["step"].transform("max")]
+        level = float(last["pass@1"].min())
+    out: dict = {}
+    for run, part in rows.sort_values("run").groupby("run"):
+        for variant, value in at_equal_pass1(part, metric, "x", "all", level=level)[1].items():
+            out.setdefault(variant, []).append(value)
+    return level, {v: np.asarray(x) for v, x in out.items()}
+
+
+def final_per_run(frame, metric: str, split: str | None = None):
+    """{variant: [metric at the last evaluation, per run]} over the `all` bucket."""
+    rows = frame[frame["bucket"] == "all"]
+    if split is not None:
+        rows = rows[rows["split"] == split]
+    rows = rows[rows["step"] == rows["step"].max()]
+    return {v: g.sort_values("run")[metric].to_numpy() for v, g in rows.groupby("variant")}
+
+
+def _line(name, interval):
+    zero = "  (interval includes 0)" if interval.includes_zero else ""
+    return f"  {name}: {interval}{zero}"
+
+
+def per_prompt_claims(runs: int = RUNS):
+    """docs/population.md 'Results of the small run' with `runs` runs."""
+    from fgrpo_sim.sim.population import PopulationSpec, TrainSpec, make_population, run_sweep, sweep_variants
+
+    pop = make_population(PopulationSpec(num_prompts=256, beta_a=1.0, beta_b=1.0, rho=0.1, seed=0))
+    base = TrainSpec(steps=300, runs=runs, prompt_batch=32, eval_every=20, seed=0)
+    return run_sweep(pop, sweep_variants(base, [8], [0.0, 1.0]), device="cpu")
+
+
+def shared_claims(runs: int = RUNS):
+    """docs/population.md 'Results at N = 8' base command (shared strategies) with `runs` runs."""
+    from fgrpo_sim.sim.population import TrainSpec, sweep_variants
+    from fgrpo_sim.sim.population_shared import SharedPopulationSpec, make_shared_population, run_shared_sweep
+
+    pop = make_shared_population(SharedPopulationSpec(num_prompts=256, heldout_prompts=256, seed=0))
+    base = TrainSpec(steps=300, runs=runs, prompt_batch=32, eval_every=10, lr=0.01, seed=0)
+    return run_shared_sweep(pop, sweep_variants(base, [8], [0.0, 0.5, 1.0]), device="cpu")
+
+
+def report(per_prompt, shared) -> str:
+    from fgrpo_sim.metrics.bootstrap import bootstrap_mean_ci as mean_ci
+    from fgrpo_sim.metrics.bootstrap import bootstrap_paired_difference_ci as diff_ci
+
+    g, f, low = "GRPO", "F-GRPO gamma=1", "GRPO low-LR (x m_1)"
+    lines = [f"Per-prompt population, N = 8, {per_prompt['run'].nunique()} runs (mean [95% bootstrap interval over runs]):"]
+    kept = final_per_run(per_prompt, "rare_mass_retained")
+    p1 = final_per_run(per_prompt, "pass@1")
+    p256 = final_per_run(per_prompt, "pass@256")
+    for v in (g, f, low):
+        lines.append(_line(f"{v} final rare mass kept", mean_ci(kept[v])))
+    lines.append(_line("F-GRPO - GRPO final pass@1", diff_ci(p1[f], p1[g])))
+    lines.append(_line("F-GRPO - GRPO final pass@256", diff_ci(p256[f], p256[g])))
+    level, eq = per_run_at_equal_pass1(per_prompt, "rare_mass_retained")
+    lines.append(f" at equal pass@1 = {level:.4f} (rare mass kept):")
+    for v in (g, f, low):
+        lines.append(_line(v, mean_ci(eq[v])))
+    lines.append(_line("F-GRPO - GRPO", diff_ci(eq[f], eq[g])))
+    lines.append(_line("F-GRPO - low-LR", diff_ci(eq[f], eq[low])))
+    lines.append(f"Shared-strategy population, N = 8, {shared['run'].nunique()} runs, held-out prompts:")
+    s1 = final_per_run(shared, "pass@1", "heldout")
+    s256 = final_per_run(shared, "pass@256", "heldout")
+    start = shared[(shared["step"] == 0) & (shared["bucket"] == "all") & (shared["split"] == "heldout")]
+    lines.append(f"  initial pass@1 {start['pass@1'].mean():.4f}, pass@256 {start['pass@256'].mean():.4f}")
+    for v in sorted(s1):
+        lines.append(_line(f"{v} final pass@1", mean_ci(s1[v])))
+        lines.append(_line(f"{v} final pass@256", mean_ci(s256[v])))
+    for v in sorted(set(s1) - {g}):
+        lines.append(_line(f"{v} - GRPO final pass@256", diff_ci(s256[v], s256[g])))
+    level, eq = per_run_at_equal_pass1(shared, "pass@256", split="heldout")
+    lines.append(f" at equal held-out pass@1 = {level:.4f} (held-out pass@256):")
+    for v in sorted(eq):
+        lines.append(_line(v, mean_ci(eq[v])))
+    for v in sorted(set(eq) - {g}):
+        lines.append(_line(f"{v} - GRPO", diff_ci(eq[v], eq[g])))
+    for focal, control in (("F-GRPO gamma=0.5", "GRPO low-LR (x m_0.5)"), (f, low)):
+        lines.append(_line(f"{focal} - {control}", diff_ci(eq[focal], eq[control])))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(report(per_prompt_claims(), shared_claims()))
