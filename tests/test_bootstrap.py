@@ -78,3 +78,24 @@ def test_bad_input_names_the_parameter():
         bootstrap_paired_difference_ci([1.0, 2.0], [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="finite"):
         bootstrap_mean_ci([1.0, np.nan])
+
+
+def test_population_claims_helpers_pair_runs_at_a_common_pass1_level():
+    import pandas as pd
+
+    from fgrpo_sim.sim.population_claims import final_per_run, per_run_at_equal_pass1
+
+    rows = []
+    for variant, speed in (("GRPO", 2.0), ("F-GRPO gamma=1", 1.0)):
+        for run in range(3):
+            for step in (0, 10, 20):
+                p1 = 0.2 + speed * 0.01 * step * (1 + 0.1 * run)
+                rows.append(dict(variant=variant, run=run, step=step, bucket="all", **{"pass@1": p1, "kept": 1 - p1 / speed}))
+    frame = pd.DataFrame(rows)
+    level, values = per_run_at_equal_pass1(frame, "kept")
+    assert level == pytest.approx(0.4)  # the slowest run's final pass@1
+    # at pass@1 = 0.4 the kept mass is 1 - 0.4 / speed in every run, whatever the run's pace
+    np.testing.assert_allclose(values["GRPO"], 0.8)
+    np.testing.assert_allclose(values["F-GRPO gamma=1"], 0.6)
+    final = final_per_run(frame, "pass@1")
+    np.testing.assert_allclose(final["GRPO"], [0.6, 0.64, 0.68])
