@@ -30,7 +30,7 @@ from IPython.display import display
 
 from fgrpo_sim.figures.population_group_size import COMMITTED, draw
 from fgrpo_sim.figures.style import new_figure
-from fgrpo_sim.planner import beta_difficulty, empirical_difficulty, predict_dip, rho_for_dip_at
+from fgrpo_sim.planner import beta_difficulty, predict_dip, rho_for_dip_at
 from fgrpo_sim.sim.group_size_study import (GroupSizeStudySpec, dip_report, initial_mu_rho, mean_table,
                                             predicted_dips)
 
@@ -72,12 +72,12 @@ print(f"A dip at N = 8 (Table 2) needs a rare share rho in [{lo:.3f}, {hi:.3f}] 
 # %%
 spec = GroupSizeStudySpec()
 predictions = predicted_dips(spec)
+from dataclasses import replace
+
+from fgrpo_sim.sim.population_shared import make_shared_population
+
 rows = []
 for rare in spec.rare_masses:
-    from dataclasses import replace
-
-    from fgrpo_sim.sim.population_shared import make_shared_population
-
     mu, rho = initial_mu_rho(make_shared_population(replace(spec.population, rare_mass=rare)))
     common = rho < 1
     rows.append({"rare_mass": rare, "mean mu": mu.mean(), "median rho (common-solvable)": np.median(rho[common]),

@@ -40,6 +40,8 @@ def load_final(options: FigureOptions):
 
 
 def compute(options: FigureOptions) -> dict:
+    import pandas as pd
+
     from fgrpo_sim.figures._paper_table2 import table2
     from fgrpo_sim.metrics.bootstrap import bootstrap_mean_ci
     from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec, dip_report, predicted_dips
@@ -55,8 +57,6 @@ def compute(options: FigureOptions) -> dict:
             ci = bootstrap_mean_ci(g[metric].to_numpy(), n_resamples=2000)
             points.append(dict(optimizer=opt, view=view, metric=metric, rare_mass=rare, variant=variant, N=n,
                                mean=ci.estimate, low=ci.low, high=ci.high))
-    import pandas as pd
-
     return {"points": pd.DataFrame(points), "predictions": predictions, "paper": table2(), "source": source,
             "report": dip_report(final, predictions), "seeds": int(final["seed"].nunique())}
 

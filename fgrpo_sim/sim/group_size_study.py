@@ -26,7 +26,6 @@ numbers), so comparisons across N and variants are paired by seed.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np

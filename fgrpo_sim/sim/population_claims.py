@@ -4,7 +4,8 @@
 population at N = 8; about a minute each on 2 cores) with 10 runs and prints, per claim, the mean and the
 95% percentile bootstrap interval over runs (paired by run index where two variants are compared: run r of
 every variant starts from the same generator seed and population). An interval that includes zero is
-marked as such.
+marked as such. `python -m fgrpo_sim.sim.population_claims --settings-table` reruns the nine settings of
+docs/population.md's "Every setting tried" table with 10 runs and prints its rows (a few minutes).
 """
 
 from __future__ import annotations
@@ -106,5 +107,57 @@ def report(per_prompt, shared) -> str:
     return "\n".join(lines)
 
 
+#: docs/population.md "Every setting tried": flags -> (population changes, training changes)
+SHARED_SETTINGS = {
+    "(none: A)": ({}, {}),
+    "`--lr 0.05`": ({}, {"lr": 0.05}),
+    "`--steps 600`": ({}, {"steps": 600}),
+    "`--offset-scale 2`": ({"offset_scale": 2.0}, {}),
+    "`--rare-correct-prob 0.3`": ({"rare_correct_prob": 0.3}, {}),
+    "`--rare-only-share 0.5`": ({"rare_only_share": 0.5}, {}),
+    "`--trainable-offsets`": ({"trainable_offsets": True}, {}),
+    "`--optimizer sgd --lr 2`": ({}, {"optimizer": "sgd", "lr": 2.0}),
+    "`--optimizer sgd --lr 10`": ({}, {"optimizer": "sgd", "lr": 10.0}),
+}
+SHARED_ORDER = ("GRPO", "F-GRPO gamma=0.5", "F-GRPO gamma=1", "GRPO low-LR (x m_0.5)", "GRPO low-LR (x m_1)")
+
+
+def settings_table(runs: int = RUNS, progress: bool = False) -> str:
+    """The "Every setting tried" table as markdown: final pass@1 / pass@256 (run means) and pass@256 at a
+    common pass@1 level with 95% bootstrap intervals over `runs` runs, per setting and split."""
+    from dataclasses import replace
+
+    from tqdm import tqdm
+
+    from fgrpo_sim.metrics.bootstrap import bootstrap_mean_ci
+    from fgrpo_sim.sim.population import TrainSpec, sweep_variants
+    from fgrpo_sim.sim.population_shared import SharedPopulationSpec, make_shared_population, run_shared_sweep
+
+    lines = []
+    for flags, (pop_changes, train_changes) in tqdm(SHARED_SETTINGS.items(), disable=not progress):
+        pop = make_shared_population(replace(SharedPopulationSpec(num_prompts=256, heldout_prompts=256, seed=0),
+                                             **pop_changes))
+        base = replace(TrainSpec(steps=300, runs=runs, prompt_batch=32, eval_every=10, lr=0.01, seed=0), **train_changes)
+        frame = run_shared_sweep(pop, sweep_variants(base, [8], [0.0, 0.5, 1.0]), device="cpu")
+        for split in ("heldout", "train"):
+            rows = frame[(frame["split"] == split) & (frame["bucket"] == "all")]
+            start = rows[rows["step"] == 0][["pass@1", "pass@256"]].mean()
+            p1, p256 = final_per_run(frame, "pass@1", split), final_per_run(frame, "pass@256", split)
+            level, eq = per_run_at_equal_pass1(frame, "pass@256", split=split)
+            cells = [flags, split, f"{start['pass@1']:.3f} / {start['pass@256']:.3f}"]
+            cells += [f"{p1[v].mean():.3f} / {p256[v].mean():.3f}" for v in SHARED_ORDER]
+            cells.append(f"{level:.3f}")
+            for v in SHARED_ORDER:
+                ci = bootstrap_mean_ci(eq[v])
+                cells.append(f"{ci.estimate:.4f} [{ci.low:.4f}, {ci.high:.4f}]")
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
-    print(report(per_prompt_claims(), shared_claims()))
+    import sys
+
+    if "--settings-table" in sys.argv:
+        print(settings_table(progress=True))
+    else:
+        print(report(per_prompt_claims(), shared_claims()))
