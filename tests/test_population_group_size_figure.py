@@ -39,6 +39,7 @@ def test_figure_draws_from_the_committed_study(tmp_path):
     assert data["seeds"] >= 10
     fig = draw(data)
     assert len(fig.axes) == 8
+    assert all(ax.get_xlabel() == "group size N" and ax.get_ylabel() for ax in fig.axes)
     plt.close(fig)
 
 

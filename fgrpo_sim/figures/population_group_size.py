@@ -80,6 +80,7 @@ def draw(data: dict):
             ax.axvline(predictions[rare], color=colour, ls=(0, (1, 3)), lw=1.2)
         ax.set_xscale("log", base=2)
         ax.set_title(title, fontsize=9)
+        ax.set_ylabel(title.split(" (")[0].split(",")[0], fontsize=8)
         ax.set_xlabel("group size N", fontsize=8)
         ax.tick_params(labelsize=7)
     paper = data["paper"]
@@ -91,6 +92,7 @@ def draw(data: dict):
         focal = paper[(paper["method"] != "GRPO") & (paper["scope"] == "math_avg") & (paper["metric"] == metric)]
         ax.plot(focal["group_size"], focal["value"], "*", color=colour, ms=11, label=f"F-GRPO {metric}")
     ax.set_title("paper, Table 2 (Qwen2.5-7B, math avg, %)", fontsize=9)
+    ax.set_ylabel("pass@k (%)", fontsize=8)
     ax.legend(fontsize=6.5)
     ax = axes[1, 3]
     rows = grpo[grpo["metric"] == "delta_nll_rare"].sort_values("group_size")
@@ -98,6 +100,7 @@ def draw(data: dict):
     focal = paper[(paper["method"] != "GRPO") & (paper["metric"] == "delta_nll_rare")]
     ax.plot(focal["group_size"], focal["value"], "*", color="k", ms=11, label="F-GRPO")
     ax.set_title(r"paper, Table 2: $\Delta$NLL$_{rare}$", fontsize=9)
+    ax.set_ylabel("nats", fontsize=8)
     ax.legend(fontsize=7)
     for ax in axes[:, 3]:
         ax.set_xscale("log", base=2)

@@ -5,7 +5,8 @@ population at N = 8; about a minute each on 2 cores) with 10 runs and prints, pe
 95% percentile bootstrap interval over runs (paired by run index where two variants are compared: run r of
 every variant starts from the same generator seed and population). An interval that includes zero is
 marked as such. `python -m fgrpo_sim.sim.population_claims --settings-table` reruns the nine settings of
-docs/population.md's "Every setting tried" table with 10 runs and prints its rows (a few minutes).
+docs/population.md's "Every setting tried" table with 10 runs and prints its rows (a few minutes);
+`--group-size` the shared population's N = 2..32 sweep.
 """
 
 from __future__ import annotations
@@ -154,10 +155,33 @@ def settings_table(runs: int = RUNS, progress: bool = False) -> str:
     return "\n".join(lines)
 
 
+def group_size_claims(runs: int = RUNS) -> str:
+    """docs/population.md's shared-population group-size sentence (N = 2..32, GRPO and F-GRPO gamma 1, equal
+    steps): held-out final pass@1 and pass@256 with 95% bootstrap intervals over runs, and F-GRPO minus GRPO."""
+    from fgrpo_sim.metrics.bootstrap import bootstrap_mean_ci as mean_ci
+    from fgrpo_sim.metrics.bootstrap import bootstrap_paired_difference_ci as diff_ci
+    from fgrpo_sim.sim.population import TrainSpec, sweep_variants
+    from fgrpo_sim.sim.population_shared import SharedPopulationSpec, make_shared_population, run_shared_sweep
+
+    pop = make_shared_population(SharedPopulationSpec(num_prompts=256, heldout_prompts=256, seed=0))
+    base = TrainSpec(steps=300, runs=runs, prompt_batch=32, eval_every=10, lr=0.01, seed=0)
+    frame = run_shared_sweep(pop, sweep_variants(base, [2, 4, 8, 16, 32], [0.0, 1.0], low_lr_control=False),
+                             device="cpu")
+    lines = [f"Shared population, equal steps, held-out, {runs} runs (mean [95% bootstrap interval]):"]
+    for n, part in frame.groupby("N"):
+        p1, p256 = final_per_run(part, "pass@1", "heldout"), final_per_run(part, "pass@256", "heldout")
+        lines.append(f"  N={n}: GRPO pass@1 {mean_ci(p1['GRPO'])}, pass@256 {mean_ci(p256['GRPO'])}; "
+                     f"F-GRPO gamma=1 pass@1 {mean_ci(p1['F-GRPO gamma=1'])}, pass@256 {mean_ci(p256['F-GRPO gamma=1'])}")
+        lines.append(_line(f"N={n} F-GRPO - GRPO pass@256", diff_ci(p256["F-GRPO gamma=1"], p256["GRPO"])))
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     import sys
 
     if "--settings-table" in sys.argv:
         print(settings_table(progress=True))
+    elif "--group-size" in sys.argv:
+        print(group_size_claims())
     else:
         print(report(per_prompt_claims(), shared_claims()))
