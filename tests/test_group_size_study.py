@@ -70,8 +70,9 @@ def test_small_study_layout_and_pairing():
                               eval_every=4, population=replace(DEFAULT_POPULATION, num_prompts=32, heldout_prompts=32))
     frame = run_study(spec)
     final = final_rows(frame)
-    # 2 views x 2 N x 3 variants x 2 seeds
-    assert len(final) == 24
+    # 2 optimizers x 2 views x 2 N x 3 variants x 2 seeds
+    assert len(final) == 48
+    assert sorted(set(final[final["optimizer"] == "sgd"]["lr"].round(9))) == [1.0, 2.0]  # sgd_lr and its m_1 control
     eq = final[final["view"] == "equal-rollouts"].set_index("N")["steps"]
     assert eq.loc[2].iloc[0] == 32 and eq.loc[8].iloc[0] == 8  # 8 x 8 / N steps
     assert set(final["variant"]) == {"GRPO", "F-GRPO gamma=1", "GRPO low-LR (x m_1)"}
