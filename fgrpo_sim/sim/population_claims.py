@@ -6,7 +6,7 @@ population at N = 8; about a minute each on 2 cores) with 10 runs and prints, pe
 every variant starts from the same generator seed and population). An interval that includes zero is
 marked as such. `python -m fgrpo_sim.sim.population_claims --settings-table` reruns the nine settings of
 docs/population.md's "Every setting tried" table with 10 runs and prints its rows (a few minutes);
-`--group-size` the shared population's N = 2..32 sweep.
+`--group-size` the shared population's N = 2..32 sweep; `--frontier` the per-prompt sweep across N.
 """
 
 from __future__ import annotations
@@ -176,6 +176,28 @@ def group_size_claims(runs: int = RUNS) -> str:
     return "\n".join(lines)
 
 
+def frontier_claims(runs: int = RUNS) -> str:
+    """docs/population.md's "Across N" paragraph (the population_frontier figure's quick setting: 256
+    prompts, mu0 ~ Beta(0.5, 1), 150 steps of 32) with `runs` runs: final pass@1, pass@256 and rare mass
+    kept per N and variant, and F-GRPO gamma 1 minus its low-LR control in rare mass kept (paired by run)."""
+    from fgrpo_sim.metrics.bootstrap import bootstrap_mean_ci as mean_ci
+    from fgrpo_sim.metrics.bootstrap import bootstrap_paired_difference_ci as diff_ci
+    from fgrpo_sim.sim.population import PopulationSpec, TrainSpec, make_population, run_sweep, sweep_variants
+
+    pop = make_population(PopulationSpec(num_prompts=256, beta_a=0.5, beta_b=1.0, seed=0))
+    base = TrainSpec(steps=150, runs=runs, prompt_batch=32, eval_every=150, seed=0)
+    frame = run_sweep(pop, sweep_variants(base, [2, 4, 8, 16, 32], [0.0, 0.5, 1.0]), device="cpu")
+    lines = [f"Per-prompt population, Beta(0.5, 1), 150 steps, {runs} runs (mean [95% bootstrap interval]):"]
+    for n, part in frame.groupby("N"):
+        p1, p256 = final_per_run(part, "pass@1"), final_per_run(part, "pass@256")
+        kept = final_per_run(part, "rare_mass_retained")
+        for v in sorted(p1):
+            lines.append(f"  N={n} {v}: pass@1 {mean_ci(p1[v])}, pass@256 {mean_ci(p256[v])}, rare kept {mean_ci(kept[v])}")
+        lines.append(_line(f"N={n} F-GRPO gamma=1 - low-LR (x m_1), rare kept",
+                           diff_ci(kept["F-GRPO gamma=1"], kept["GRPO low-LR (x m_1)"])))
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     import sys
 
@@ -183,5 +205,7 @@ if __name__ == "__main__":
         print(settings_table(progress=True))
     elif "--group-size" in sys.argv:
         print(group_size_claims())
+    elif "--frontier" in sys.argv:
+        print(frontier_claims())
     else:
         print(report(per_prompt_claims(), shared_claims()))
