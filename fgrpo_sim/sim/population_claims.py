@@ -97,6 +97,11 @@ def report(per_prompt, shared) -> str:
         lines.append(_line(f"{v} final pass@256", mean_ci(s256[v])))
     for v in sorted(set(s1) - {g}):
         lines.append(_line(f"{v} - GRPO final pass@256", diff_ci(s256[v], s256[g])))
+    rare_only = shared[shared["bucket"] == "rare-only"].assign(bucket="all")
+    start = rare_only[(rare_only["step"] == 0) & (rare_only["split"] == "heldout")]["pass@256"].mean()
+    ro = final_per_run(rare_only, "pass@256", "heldout")
+    lines.append(f"  rare-only prompts: initial pass@256 {start:.4f}; final "
+                 + "; ".join(f"{v} {mean_ci(ro[v])}" for v in sorted(ro)))
     level, eq = per_run_at_equal_pass1(shared, "pass@256", split="heldout")
     lines.append(f" at equal held-out pass@1 = {level:.4f} (held-out pass@256):")
     for v in sorted(eq):
