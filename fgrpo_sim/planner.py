@@ -275,8 +275,8 @@ def expected_miss_damage(n: int, mu: np.ndarray, tau: np.ndarray, gamma: float =
     for start in range(0, flat_x.size, chunk):
         pmf = binom.pmf(k[None, :], n, flat_x[start:start + chunk, None])
         flat_out[start:start + chunk] = pmf @ w
-    with np.errstate(under="ignore"):
-        return out * np.exp(n * np.log1p(-np.minimum(tau, 1.0 - 1e-300)))
+    with np.errstate(under="ignore", divide="ignore"):  # tau = 1: no draw can miss E, the factor is 0
+        return out * np.exp(n * np.log1p(-tau))
 
 
 def predict_dip(difficulty: Difficulty, rho, group_sizes: Sequence[int] = DEFAULT_GROUP_SIZES,
