@@ -208,6 +208,129 @@ def _recommend(plan: Plan, gammas: list[float], max_tail_miss: float, min_active
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- where pass@k should dip (issue 21)
+
+DIP_WEIGHTS = ("advantage", "count")
+
+
+@dataclass(frozen=True)
+class DipPrediction:
+    """Expected damage of active tail misses per candidate N, and the N where it peaks."""
+
+    group_sizes: np.ndarray  # candidates, increasing
+    damage: np.ndarray  # E[1{active, miss} * w(X, N)] per candidate
+    n_star: int  # argmax of damage over the candidates
+    weight: str
+    gamma: float
+    label: str
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame({"N": self.group_sizes, "damage": self.damage})
+
+
+def _miss_weights(n: int, gamma: float, weight: str) -> np.ndarray:
+    """w(k, N) for k = 0..N: how much an active group with k correct rollouts removes from a missed mode.
+
+    "advantage": the group's mean |GRPO advantage| 2 sqrt(m (1 - m)), m = k/N, times the focal weight
+    (1 - m)^gamma. At ratio 1 the advantages of a group sum to zero, so the logits of unsampled actions do
+    not move and a missed mode loses mass only through the softmax normalisation:
+    d log tau = -(eta / N) sum_j A_j p(a_j) = -(eta / N) sqrt(m (1 - m)) (mean p of sampled correct - mean p
+    of sampled incorrect), i.e. proportional to 2 sqrt(m (1 - m)) up to a factor set by the policy's shape,
+    not by N. "count": every active miss counts 1 (the plain Lemma 3.1 probability).
+    """
+    from fgrpo_sim import theory
+
+    k = np.arange(n + 1)
+    m = k / n
+    inside = (k > 0) & (k < n)
+    w = np.zeros(n + 1)
+    if weight == "count":
+        w[inside] = 1.0
+    else:
+        a_pos, a_neg = theory.focal_advantage_magnitudes(m[inside], 0.0)
+        w[inside] = m[inside] * a_pos + (1 - m[inside]) * a_neg  # = 2 sqrt(m (1 - m))
+    return w * np.asarray(theory.focal_weight(m, gamma), dtype=float)
+
+
+def expected_miss_damage(n: int, mu: np.ndarray, tau: np.ndarray, gamma: float = 0.0,
+                         weight: str = "advantage") -> np.ndarray:
+    """E[1{0 < X < N, no draw in E} * w(X, N)] per (mu, tau) (arrays of one shape).
+
+    Given no draw in E (probability (1 - tau)^N) the group is Binomial(N, (mu - tau) / (1 - tau)) in its
+    correct count; with weight "count" this is Lemma 3.1's Pr(B) (a test checks it against
+    theory.tail_miss_probability).
+    """
+    from scipy.stats import binom
+
+    mu, tau = np.broadcast_arrays(np.asarray(mu, dtype=float), np.asarray(tau, dtype=float))
+    w = _miss_weights(n, gamma, weight)
+    keep = 1.0 - tau
+    x = np.clip(np.where(keep > 0, (mu - tau) / np.where(keep > 0, keep, 1.0), 0.0), 0.0, 1.0)
+    k = np.arange(n + 1)
+    out = np.empty(mu.shape)
+    flat_x, flat_out = x.ravel(), out.reshape(-1)
+    chunk = max(1, 2_000_000 // (n + 1))
+    for start in range(0, flat_x.size, chunk):
+        pmf = binom.pmf(k[None, :], n, flat_x[start:start + chunk, None])
+        flat_out[start:start + chunk] = pmf @ w
+    with np.errstate(under="ignore", divide="ignore"):  # tau = 1: no draw can miss E, the factor is 0
+        return out * np.exp(n * np.log1p(-tau))
+
+
+def predict_dip(difficulty: Difficulty, rho, group_sizes: Sequence[int] = DEFAULT_GROUP_SIZES,
+                gamma: float = 0.0, weight: str = "advantage") -> DipPrediction:
+    """The N at which pass@k should be lowest at equal steps: the peak of the expected damage of active
+    tail misses (Lemma 3.1's event B, each weighted by w(X, N) of `_miss_weights`).
+
+    rho (the rare share tau / mu): a number in (0, 1); a `Difficulty` (a Beta law from `beta_difficulty`
+    or measured shares from `empirical_difficulty`), averaged independently of mu; or an array with one
+    share per node of an empirical `difficulty` (paired: a pilot's per-prompt (mu, rho)).
+    """
+    from fgrpo_sim.validation import check_choice
+
+    check_choice("weight", weight, DIP_WEIGHTS)
+    gamma = float(check_range("gamma", gamma, 0.0, np.inf, high_open=True))
+    if np.size(group_sizes) == 0:
+        raise ValueError("group_sizes must list at least one value, got none")
+    sizes = np.array(sorted({int(n) for n in check_integer("N", np.atleast_1d(group_sizes), 1, MAX_GROUP_SIZE)}))
+    if difficulty.beta is not None:  # exact quadrature at the largest candidate (the damage has degree N in mu)
+        difficulty = beta_difficulty(*difficulty.beta, max_group_size=int(sizes.max()))
+    if isinstance(rho, Difficulty):
+        if rho.beta is not None:
+            rho = beta_difficulty(*rho.beta, max_group_size=int(sizes.max()))
+        rho_nodes, rho_w = check_range("rho", rho.nodes, 0.0, 1.0), rho.weights
+        mu = difficulty.nodes[:, None] * np.ones_like(rho_nodes)[None, :]
+        tau = difficulty.nodes[:, None] * rho_nodes[None, :]
+        joint = difficulty.weights[:, None] * rho_w[None, :]
+        label = f"{difficulty.label}, rho ~ {rho.label}"
+    else:
+        rho_arr = check_range("rho", np.asarray(rho, dtype=float), 0.0, 1.0)
+        if rho_arr.ndim and rho_arr.size != difficulty.nodes.size:
+            raise ValueError(f"rho must be one number or one share per prompt ({difficulty.nodes.size}), "
+                             f"got {rho_arr.size} values")
+        if rho_arr.ndim and difficulty.beta is not None:
+            raise ValueError("rho must be one number or a Difficulty when the difficulty is a Beta law; "
+                             "per-prompt shares pair only with empirical_difficulty")
+        mu, tau, joint = difficulty.nodes, difficulty.nodes * rho_arr, difficulty.weights
+        label = f"{difficulty.label}, rho = {float(rho_arr):g}" if not rho_arr.ndim else \
+            f"{difficulty.label}, per-prompt rho (mean {float(np.dot(joint, rho_arr)):.3g})"
+    damage = np.array([float(np.sum(joint * expected_miss_damage(int(n), mu, tau, gamma, weight))) for n in sizes])
+    return DipPrediction(sizes, damage, int(sizes[int(np.argmax(damage))]), weight, gamma, label)
+
+
+def rho_for_dip_at(n_target: int, difficulty: Difficulty, group_sizes: Sequence[int] = DEFAULT_GROUP_SIZES,
+                   weight: str = "advantage", grid: Sequence[float] | None = None) -> tuple[float, float]:
+    """The range [lo, hi] of constant rare shares rho whose predicted dip (over `group_sizes`) is `n_target`.
+
+    Scans a log grid of rho (default 200 points on [1e-3, 0.9]); (nan, nan) when no rho puts the peak there.
+    """
+    grid = np.geomspace(1e-3, 0.9, 200) if grid is None else np.asarray(grid, dtype=float)
+    hits = [r for r in grid if predict_dip(difficulty, float(r), group_sizes, 0.0, weight).n_star == n_target]
+    return (float(min(hits)), float(max(hits))) if hits else (math.nan, math.nan)
+
+
 # ---------------------------------------------------------------- reading a pilot run's success rates
 
 def read_success_rates(path: str | Path, column: str = "success_rate") -> np.ndarray:
@@ -275,5 +398,5 @@ def format_table(plan: Plan) -> str:
     return frame.to_string(index=False, float_format=lambda x: f"{x:.4f}")
 
 
-__all__ = ["Difficulty", "Plan", "beta_difficulty", "empirical_difficulty", "plan_group_size",
+__all__ = ["DipPrediction", "predict_dip", "expected_miss_damage", "rho_for_dip_at", "Difficulty", "Plan", "beta_difficulty", "empirical_difficulty", "plan_group_size",
            "read_success_rates", "format_table", "MAX_GROUP_SIZE"]

@@ -79,3 +79,14 @@ def register(app: typer.Typer) -> None:
         typer.echo(format_table(plan))
         typer.echo("")
         typer.echo(plan.recommendation)
+        typer.echo(_dip_line(difficulty, plan))
+
+
+def _dip_line(difficulty, plan) -> str:
+    """One line: where pass@k should be lowest at equal steps (planner.predict_dip), per rho."""
+    from fgrpo_sim.planner import predict_dip
+
+    sizes = plan.settings["N"]
+    parts = [f"N = {predict_dip(difficulty, rho, sizes).n_star} (rho = {rho:g})" for rho in plan.settings["rho"]]
+    return ("pass@k is predicted to dip near " + "; ".join(parts) + " among your candidates, at equal steps "
+            "(peak of Lemma 3.1's tail miss weighted by the group's mean |advantage|).")

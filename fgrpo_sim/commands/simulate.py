@@ -7,3 +7,4 @@ from fgrpo_sim.commands import simulate_categorical, simulate_population
 app = typer.Typer(help="Run the simulators and save tidy result tables.", no_args_is_help=True)
 simulate_categorical.register(app)
 simulate_population.register(app)
+simulate_population.register_group_size(app)

@@ -229,3 +229,47 @@ def _print_shared_summary(frame, k: str) -> None:
             level, values = at_equal_pass1(frame[frame["N"] == n], metric=k, split=split)
             typer.echo(f"  N={n}, {k} where the mean pass@1 curve first reaches {level:.4f} (lowest final): "
                        + "; ".join(f"{v} {x:.4f}" for v, x in values.items()))
+
+
+def register_group_size(app: typer.Typer) -> None:
+    @app.command("group-size", short_help="Issue 21: pass@1, pass@256, dNLL_rare vs N (Table 2's dip?), one batched run.")
+    def group_size_command(
+        out: Path = typer.Option(..., "--out", help="Output table (.parquet or .csv), written atomically."),
+        group_sizes: str = typer.Option("2,4,8,16,32,64,128,256,512,1024", "--n", help="Group sizes, comma-separated."),
+        rare_mass: str = typer.Option("0.005,0.02,0.1", "--rare-mass", help="Shared prior mass on the rare strategies "
+                                      "(one rare-share setting each), comma-separated, in (0, 0.4)."),
+        gammas: str = typer.Option("0.5,1", "--gamma", help="F-GRPO exponents (> 0); GRPO and the low-LR controls always run."),
+        optimizers: str = typer.Option("adam,sgd", "--optimizers", help="adam (lr 0.01, the paper's) and/or sgd (lr 2)."),
+        seeds: int = typer.Option(10, "--seeds", help="Seeds per setting, in [1, 10^4]."),
+        steps: int = typer.Option(200, "--steps", help="Equal-steps view: steps for every N (equal-rollouts: steps x 8 / N)."),
+        prompt_batch: int = typer.Option(32, "--prompt-batch", help="Prompts per step B, in [1, 256]."),
+        progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a tqdm progress bar on stderr."),
+    ) -> None:
+        """Shared-strategy population (rare strategies correct on every common-solvable prompt, so they are
+        Lemma 3.1's subset E): GRPO, F-GRPO and the low-LR controls over N at equal steps and at equal
+        rollouts, 10 seeds, every row in one batched run. Prints the dip verdicts with paired bootstrap
+        intervals; docs/population.md, "Group size: Table 2's dip"."""
+        from dataclasses import replace
+
+        from fgrpo_sim.atomic_io import check_writable
+        from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec, dip_report, final_rows, predicted_dips, run_study
+
+        suffix = out.suffix.lower()
+        if suffix not in (".parquet", ".csv"):
+            raise ValueError(f"--out must end in .parquet or .csv, got {out.name!r}")
+        spec = replace(GroupSizeStudySpec(), group_sizes=tuple(parse_list("--n", group_sizes, int)),
+                       rare_masses=tuple(parse_list("--rare-mass", rare_mass, float)),
+                       gammas=tuple(parse_list("--gamma", gammas, float)),
+                       optimizers=tuple(parse_list("--optimizers", optimizers, str)), seeds=seeds, steps=steps,
+                       prompt_batch=prompt_batch).validate()
+        check_writable(out)
+        frame = run_study(spec, progress=progress)
+        _write_table(frame, out, suffix)
+        final = final_rows(frame)
+        predictions = predicted_dips(spec)
+        for opt in spec.optimizers:
+            for view in spec.views:
+                typer.echo(f"{opt}, {view}: GRPO held-out pass@256 vs N (lowest N, dip verdict, paired 95% bootstrap "
+                           "intervals over seeds):")
+                typer.echo(dip_report(final, predictions, view, opt).to_string(index=False))
+        typer.echo(f"wrote {len(frame)} rows to {out}")

@@ -1,0 +1,45 @@
+"""Wall time of the issue-21 group-size study at its defaults; prints one JSON object.
+
+Runs `run_study(GroupSizeStudySpec())` (the same rows as `fgrpo simulate group-size` with its defaults:
+2 optimizers x 2 views x 3 rare shares x 10 N x 5 variants x 10 seeds = 6,000 trained models in one
+batched loop, CPU) and records the load average before and after, because the shared 2-core machine
+is rarely quiet.
+
+Usage: python benchmarks/population_group_size.py [--seeds 10] [--steps 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from dataclasses import replace
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--steps", type=int, default=200)
+    args = parser.parse_args()
+
+    import torch
+
+    from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec, run_study, study_rows
+
+    spec = replace(GroupSizeStudySpec(), seeds=args.seeds, steps=args.steps)
+    load_before = os.getloadavg()
+    start = time.perf_counter()
+    frame = run_study(spec)
+    seconds = time.perf_counter() - start
+    print(json.dumps({
+        "seconds": round(seconds, 1), "models": len(study_rows(spec)), "rows": len(frame),
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "cpus": os.cpu_count(), "torch": torch.__version__, "python": platform.python_version(),
+    }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""Issue 21, item 3: the population-group-size figure, its Table 2 copy, and the study's CLI."""
+
+from pathlib import Path
+
+import matplotlib
+import pandas as pd
+import pytest
+
+matplotlib.use("Agg")
+
+from fgrpo_sim.figures.registry import FigureOptions  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "paper-tables" / "main_results.csv"
+
+
+def test_table2_copy_matches_the_shared_paper_table():
+    from fgrpo_sim.figures._paper_table2 import table2
+
+    ours = table2()
+    assert len(ours) == 30 and set(ours["group_size"]) == {2, 4, 8, 16, 32}
+    row = ours[(ours["method"] == "GRPO") & (ours["group_size"] == 8) & (ours["metric"] == "pass@256")
+               & (ours["scope"] == "math_avg")]
+    assert float(row["value"].iloc[0]) == 64.1
+    if not SHARED.exists():
+        pytest.skip("no ../shared/paper-tables in this checkout")
+    shared = pd.read_csv(SHARED)
+    shared = shared[shared["setting"] == "group_size_sweep"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(ours.reset_index(drop=True), shared, check_dtype=False)
+
+
+def test_figure_draws_from_the_committed_study(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from fgrpo_sim.figures.population_group_size import compute, draw
+
+    data = compute(FigureOptions(data_dir=tmp_path, progress=False))  # empty data dir: the committed CSV
+    assert data["source"] == "docs/population-group-size.csv"
+    assert data["predictions"] == {0.005: 16, 0.02: 8, 0.1: 4}
+    assert data["seeds"] >= 10
+    fig = draw(data)
+    assert len(fig.axes) == 8
+    assert all(ax.get_xlabel() == "group size N" and ax.get_ylabel() for ax in fig.axes)
+    plt.close(fig)
+
+
+def test_cli_runs_a_tiny_study_and_prints_the_verdicts(tmp_path):
+    from typer.testing import CliRunner
+
+    from fgrpo_sim.cli import app
+
+    out = tmp_path / "gs.parquet"
+    result = CliRunner().invoke(app, ["simulate", "group-size", "--out", str(out), "--n", "2,8,32", "--rare-mass", "0.02",
+                                      "--gamma", "1", "--optimizers", "adam", "--seeds", "2", "--steps", "4",
+                                      "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "adam, equal-steps" in result.output and "lowest_N" in result.output
+    frame = pd.read_parquet(out)
+    assert set(frame["N"]) == {2, 8, 32} and frame["seed"].nunique() == 2
+
+
+def test_cli_bad_input_is_one_line(run_cli, tmp_path):
+    result = run_cli("simulate", "group-size", "--out", tmp_path / "x.parquet", "--optimizers", "rmsprop")
+    assert result.exit_code == 2 and "optimizers must be among" in result.stderr
+    assert result.stderr.strip().count("\n") == 0
