@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from fgrpo_sim.verl import FOCAL_ESTIMATORS
 
 #: Defaults of the focal settings; the launcher's config (config/focal_ppo_trainer.yaml) uses the same.
 DEFAULTS = {"focal_gamma": 0.0, "focal_reward_correct": 1.0, "focal_reward_wrong": 0.0, "focal_monitor_rho": 0.05}
@@ -194,25 +193,28 @@ def compute_focal_rloo_outcome_advantage(
     return _weighted("rloo", token_level_rewards, response_mask, index, config, {"epsilon": epsilon})
 
 
-_FUNCTIONS = {"focal_grpo": compute_focal_grpo_outcome_advantage, "focal_rloo": compute_focal_rloo_outcome_advantage}
+def _functions() -> dict[str, Any]:
+    from fgrpo_sim.verl.ds_grpo import compute_ds_grpo_outcome_advantage
+
+    return {"focal_grpo": compute_focal_grpo_outcome_advantage, "focal_rloo": compute_focal_rloo_outcome_advantage,
+            "ds_grpo": compute_ds_grpo_outcome_advantage}
 
 
 def register_focal_estimators() -> list[str]:
-    """Register the focal estimators with verl's registry (idempotent); returns their names.
+    """Register the focal estimators and ds_grpo with verl's registry (idempotent); returns their names.
 
     Call it in every process that computes advantages: the launcher does so inside verl's TaskRunner
     actor. A different function already registered under one of our names is an error, as in verl.
     """
     from verl.trainer.ppo.core_algos import ADV_ESTIMATOR_REGISTRY, register_adv_est
 
-    for name in FOCAL_ESTIMATORS:
-        fn = _FUNCTIONS[name]
+    for name, fn in _functions().items():
         existing = ADV_ESTIMATOR_REGISTRY.get(name)
         if existing is None:
             register_adv_est(name)(fn)
         elif getattr(existing, "__qualname__", None) != fn.__qualname__ or existing.__module__ != fn.__module__:
             raise ValueError(f"verl already has an advantage estimator named {name!r}: {existing!r}")
-    return list(FOCAL_ESTIMATORS)
+    return list(_functions())
 
 
 __all__ = [
