@@ -25,8 +25,9 @@ SAVE_PER_EPOCH = "epoch"
 
 
 def _get(config: Any, key: str, default: Any = None) -> Any:
-    value = config.get(key, default) if hasattr(config, "get") else getattr(config, key, default)
-    return default if value is None else value
+    from fgrpo_sim.verl.estimators import algo_setting
+
+    return algo_setting(config, key, default)
 
 
 def check_focal_settings(algorithm: Any) -> None:

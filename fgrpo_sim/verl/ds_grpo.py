@@ -29,17 +29,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from fgrpo_sim.verl.estimators import algo_setting as _get
+
 DS_DEFAULTS = {"ds_gamma_correct": 0.0, "ds_gamma_incorrect": 0.0, "ds_logprob": "sum"}
 
 _old_log_probs: contextvars.ContextVar[torch.Tensor | None] = contextvars.ContextVar("fgrpo_ds_old_log_probs",
                                                                                      default=None)
-
-
-def _get(config: Any, key: str, default: Any) -> Any:
-    if config is None:
-        return default
-    value = config.get(key, default) if hasattr(config, "get") else getattr(config, key, default)
-    return default if value is None else value
 
 
 def ds_settings(config: Any) -> dict[str, Any]:
