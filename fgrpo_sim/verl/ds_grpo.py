@@ -105,8 +105,10 @@ def compute_advantage_with_old_log_probs(compute_advantage):
     def wrapped(data, adv_estimator, *args, **kwargs):
         if str(adv_estimator) != "ds_grpo":
             return compute_advantage(data, adv_estimator, *args, **kwargs)
-        batch = data.batch
-        log_probs = batch["old_log_probs"] if "old_log_probs" in batch.keys() else batch.get("rollout_log_probs")
+        keys = set(data.batch.keys())
+        # verl's bypass mode skips the old-policy recomputation: then the rollout's own log-probs are pi_old
+        name = "old_log_probs" if "old_log_probs" in keys else "rollout_log_probs" if "rollout_log_probs" in keys else None
+        log_probs = data.batch[name] if name else None
         token = _old_log_probs.set(log_probs)
         try:
             return compute_advantage(data, adv_estimator, *args, **kwargs)
