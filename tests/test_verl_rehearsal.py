@@ -35,6 +35,7 @@ def test_rehearsal_runs_every_cpu_stage_and_writes_its_manifest(tmp_path):
     status = {s["name"]: s["status"] for s in manifest["stages"]}
     assert status == {**dict.fromkeys(STAGES[:-1], "ok"), "train": "skipped"} and manifest["ok"]
     assert "GPU" in manifest["stages"][-1]["detail"]
+    assert "verl's vanilla policy loss" in manifest["stages"][STAGES.index("checkpoint")]["detail"]
     assert manifest["files"] and all(Path(f).is_file() and Path(f).is_relative_to(tmp_path / "r") for f in manifest["files"])
     exported = Path(manifest["exported_model"])
     assert (exported / "config.json").is_file() and str(exported / "model.safetensors") in manifest["files"]

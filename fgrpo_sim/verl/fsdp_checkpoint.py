@@ -5,7 +5,8 @@
 
 The model is loaded with `from_pretrained` (as verl loads `actor_rollout_ref.model.path`, so its config
 names its architecture), wrapped with FSDP2 `fully_shard` on a one-process gloo group, optionally given K
-AdamW steps (fgrpo_sim.verl.optim) on a fixed token batch so the weights differ from the start, and saved
+AdamW steps (fgrpo_sim.verl.optim) on a fixed token batch, or on a loss the caller gives (the rehearsal:
+verl's policy loss), so the weights differ from the start, and saved
 with `save_checkpoint(OUT_ACTOR_DIR, global_step=K)`: model / optimizer / extra-state shards,
 fsdp_config.json and huggingface/ (config + tokenizer), exactly the files verl's actor worker writes.
 Running it needs no GPU; it is not verl's trainer (that needs a GPU, see docs/verl.md).
@@ -18,8 +19,12 @@ import sys
 from pathlib import Path
 
 
-def write_fsdp_checkpoint(model_dir: str | Path, out: str | Path, steps: int = 1, lr: float = 1e-2) -> dict:
-    """Save a world-size-1 FSDP2 checkpoint of `model_dir` into `out` (verl's actor folder); returns its state dict."""
+def write_fsdp_checkpoint(model_dir: str | Path, out: str | Path, steps: int = 1, lr: float = 1e-2,
+                          loss_fn=None) -> dict:
+    """Save a world-size-1 FSDP2 checkpoint of `model_dir` into `out` (verl's actor folder); returns its state dict.
+
+    Each of the `steps` AdamW steps minimises `loss_fn(model)` (default: next-token loss on a fixed random batch).
+    """
     import torch
     import torch.distributed as dist
     from torch.distributed.device_mesh import init_device_mesh
@@ -46,7 +51,7 @@ def write_fsdp_checkpoint(model_dir: str | Path, out: str | Path, steps: int = 1
         optimizer = AdamW(model.parameters(), lr=lr, weight_decay=0.01)
         ids = torch.randint(0, model.config.vocab_size, (2, 16), generator=torch.Generator().manual_seed(0))
         for _ in range(steps):
-            loss = model(input_ids=ids, labels=ids).loss
+            loss = model(input_ids=ids, labels=ids).loss if loss_fn is None else loss_fn(model)
             loss.backward()
             optimizer.step()
             optimizer.zero_grad()

@@ -24,12 +24,15 @@ Stages, in order (each uses the code a real run uses):
  5. estimator    a local CPU Ray cluster starts the launcher's TaskRunner actor (as verl's run_ppo does); in
                  that process `focal_grpo` on the stage-4 rewards equals verl GRPO x (1 - mu_hat)^gamma
                  computed here from fgrpo_sim.core; skipped with --no-ray
- 6. checkpoint   a real verl FSDP checkpoint (FSDP2 on gloo, world size 1, verl's FSDPCheckpointManager)
-                 of the model after 1 AdamW step -> DIR/verl-ckpt/global_step_1/actor
+ 6. checkpoint   one policy update with verl's own policy loss (`get_policy_loss_fn("vanilla")`, token-mean,
+                 clip 0.2) on the stage-5 focal advantages of the graded rollouts, on the model wrapped in
+                 FSDP2 (gloo, world size 1), AdamW of fgrpo_sim.verl.optim; then a real verl FSDP checkpoint
+                 (verl's FSDPCheckpointManager) -> DIR/verl-ckpt/global_step_1/actor. This is verl's loss
+                 function, not verl's trainer or actor worker (those need a GPU, stage 8)
  7. export       `fgrpo_sim.verl.export` (what `fgrpo llm export-verl` runs): verl's model merger ->
                  DIR/exported, loaded back and compared with the checkpointed weights
- 8. train        skipped: verl 0.9.1 cannot train on CPU (docs/verl.md, "CPU"): its Ray workers ask for
-                 GPU bundles and its only rollouts are vLLM / SGLang / TensorRT-LLM servers
+ 8. train        skipped: verl 0.9.1 cannot train on CPU (docs/verl.md, "Training on CPU"): no CPU platform
+                 (GPU bundles, NCCL) and its only rollouts are vLLM / SGLang / TensorRT-LLM servers
 
 It is a test of the pipeline, not a result.
 """
@@ -48,8 +51,8 @@ from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[2]
 GAMMA = 0.5
-TRAIN_SKIP_REASON = ("verl 0.9.1 cannot train on CPU: with no accelerator it falls back to its CUDA platform and "
-                     "its Ray worker groups wait for GPU bundles forever; its only rollout engines are vLLM / SGLang / "
+TRAIN_SKIP_REASON = ("verl 0.9.1 cannot train on CPU: it has no CPU platform (it falls back to CUDA: GPU bundles, "
+                     "NCCL process groups, torch.cuda.set_device) and its only rollout engines are vLLM / SGLang / "
                      "TensorRT-LLM servers (docs/verl.md, 'Training on CPU'). Needs a GPU node.")
 
 
@@ -175,7 +178,7 @@ def stage_reward(r: Rehearsal, samples: int) -> tuple[str, list[Path]]:
     model, tokenizer = load_model_and_tokenizer(r.state["model"])
     table = pd.read_parquet(r.state["train"]).head(4)
     torch.manual_seed(0)
-    records, rewards, uids = [], [], []
+    records, rewards, uids, sequences = [], [], [], []
     for _, row in table.iterrows():
         truth = row["reward_model"]["ground_truth"]
         messages = [{"role": m["role"], "content": m["content"]} for m in row["prompt"]]
@@ -189,6 +192,10 @@ def stage_reward(r: Rehearsal, samples: int) -> tuple[str, list[Path]]:
                                  pad_token_id=tokenizer.pad_token_id or 0)
         completions = tokenizer.batch_decode(out[:, ids.shape[1]:], skip_special_tokens=True)
         completions.append(f"The answer is \\boxed{{{truth}}}.")  # reference completion: a known-correct one
+        completion_ids = [row_ids.tolist() for row_ids in out[:, ids.shape[1]:]]
+        completion_ids.append(tokenizer(completions[-1], add_special_tokens=False).input_ids)
+        pad = tokenizer.pad_token_id
+        sequences.extend((ids[0].tolist(), [t for t in c if t != pad] or c[:1]) for c in completion_ids)
         for k, completion in enumerate(completions):
             score = compute_score("deepscaler", completion, truth, {})
             records.append({"uid": str(row["extra_info"]["index"]), "sampled": k < samples, "completion": completion,
@@ -198,7 +205,7 @@ def stage_reward(r: Rehearsal, samples: int) -> tuple[str, list[Path]]:
     path = r.out / "verl-reward" / "graded.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, "".join(json.dumps(x) + "\n" for x in records))
-    r.state.update(rewards=rewards, uids=uids)
+    r.state.update(rewards=rewards, uids=uids, sequences=sequences)
     sampled = [x for x in records if x["sampled"]]
     refs = [x for x in records if not x["sampled"]]
     return (f"{len(sampled)} sampled completions graded ({sum(x['acc'] for x in sampled):.0f} correct, "
@@ -249,6 +256,7 @@ def stage_estimator(r: Rehearsal) -> tuple[str, list[Path]]:
         rows = [i for i, u in enumerate(uids) if u == uid]
         mu = group_success_rate(scores[rows][None, :])
         expected[rows] *= focal_weight(mu, gamma).to(expected.dtype)[0]
+    r.state["advantages"] = adv
     err = float((torch.tensor(adv) - expected).abs().max())
     if err > 1e-6:
         raise RuntimeError(f"focal_grpo in the actor differs from verl GRPO x g by {err:.3g}")
@@ -257,16 +265,60 @@ def stage_estimator(r: Rehearsal) -> tuple[str, list[Path]]:
             f"(max diff {err:.1e})", [])
 
 
+def policy_loss_fn(r: Rehearsal):
+    """verl's own policy loss (vanilla PPO-clip, token-mean, clip 0.2) on the graded rollouts' focal advantages.
+
+    One on-policy step: old log-probs = the current ones, detached (ratio 1), as verl's first PPO epoch.
+    """
+    import torch
+    from omegaconf import OmegaConf
+    from verl.trainer.ppo.core_algos import get_policy_loss_fn
+
+    sequences, advantages = r.state["sequences"], torch.tensor(r.state["advantages"])
+    prompt_len = max(len(p) for p, _ in sequences)
+    response_len = max(len(c) for _, c in sequences)
+    ids = torch.zeros(len(sequences), prompt_len + response_len, dtype=torch.long)
+    attention = torch.zeros_like(ids)
+    response_mask = torch.zeros(len(sequences), response_len)
+    for i, (prompt, completion) in enumerate(sequences):  # prompts left-padded, responses right-padded, as verl
+        ids[i, prompt_len - len(prompt):prompt_len] = torch.tensor(prompt)
+        ids[i, prompt_len:prompt_len + len(completion)] = torch.tensor(completion)
+        attention[i, prompt_len - len(prompt):prompt_len + len(completion)] = 1
+        response_mask[i, :len(completion)] = 1
+    config = OmegaConf.create({"clip_ratio": 0.2, "clip_ratio_low": 0.2, "clip_ratio_high": 0.2, "clip_ratio_c": 3.0,
+                               "global_batch_info": {"dp_size": 1, "batch_num_tokens": int(response_mask.sum()),
+                                                     "global_batch_size": len(sequences)}})
+    loss_fn = get_policy_loss_fn("vanilla")
+    r.state["policy_loss"] = []
+
+    def loss(model):
+        logits = model(input_ids=ids, attention_mask=attention).logits[:, prompt_len - 1:-1].float()
+        log_prob = torch.log_softmax(logits, dim=-1).gather(-1, ids[:, prompt_len:, None])[..., 0]
+        pg_loss, _ = loss_fn(old_log_prob=log_prob.detach(), log_prob=log_prob,
+                             advantages=advantages[:, None] * response_mask, response_mask=response_mask,
+                             loss_agg_mode="token-mean", config=config)
+        r.state["policy_loss"].append(float(pg_loss))
+        return pg_loss
+
+    return loss
+
+
 def stage_checkpoint(r: Rehearsal) -> tuple[str, list[Path]]:
     from fgrpo_sim.atomic_io import write_text_atomic
     from fgrpo_sim.verl.fsdp_checkpoint import write_fsdp_checkpoint
 
     run = r.out / "verl-ckpt"
     actor = run / "global_step_1" / "actor"
-    r.state["trained"] = write_fsdp_checkpoint(r.state["model"], actor, steps=1)
+    with_loss = "advantages" in r.state
+    r.state["trained"] = write_fsdp_checkpoint(r.state["model"], actor, steps=1, lr=1e-3,
+                                               loss_fn=policy_loss_fn(r) if with_loss else None)
     write_text_atomic(run / "latest_checkpointed_iteration.txt", "1")
     files = sorted(p for p in run.rglob("*") if p.is_file())
-    return f"verl FSDPCheckpointManager, FSDP2 on gloo, world size 1: {len(files)} files under {run.name}/", files
+    step = (f"1 AdamW step of verl's vanilla policy loss (token-mean) on the {len(r.state['advantages'])} focal_grpo "
+            f"advantages (loss {r.state['policy_loss'][0]:+.4f})" if with_loss else
+            "1 AdamW step of next-token loss on random tokens (no advantages: estimator stage skipped)")
+    return (f"{step}, FSDP2 on gloo, world size 1; verl FSDPCheckpointManager: {len(files)} files under {run.name}/",
+            files)
 
 
 def stage_export(r: Rehearsal) -> tuple[str, list[Path]]:
