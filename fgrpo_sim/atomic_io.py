@@ -80,6 +80,12 @@ def check_writable(path: str | os.PathLike, name: str = "output") -> Path:
     folder) is refused. Returns `path` as given (not the link's target).
     """
     given = Path(path)
+    if str(given) == "":
+        raise ValueError(f"{name} is empty; give a file path")
+    long = next((part for part in given.parts if len(part.encode()) > NAME_MAX), None)
+    if long is not None:  # found now, not when the result is written after the run
+        raise ValueError(f"{name} {given}: the name {long[:40]}... is {len(long.encode())} bytes; "
+                         f"file names are limited to {NAME_MAX}")
     path = resolve_output(given, name)
     parent = path.parent
     while not parent.exists():  # the first existing ancestor must be a writable folder
@@ -95,6 +101,8 @@ def check_writable(path: str | os.PathLike, name: str = "output") -> Path:
 
 def check_writable_dir(path: str | os.PathLike, name: str = "output folder") -> Path:
     """Raise ValueError unless `path` is (or can be created as) a writable folder; nothing is created."""
+    if str(path) == "":  # Path("") is ".": an empty --out would write into the current folder
+        raise ValueError(f"{name} is empty; give a folder path")
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise ValueError(f"{name} {path} is a file; give a folder")

@@ -60,6 +60,14 @@ def _is_list_option(param) -> bool:
     return "comma" in (getattr(param, "help", None) or "").lower()
 
 
+def _is_path_option(param) -> bool:
+    import typing
+    from pathlib import Path
+
+    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    return annotation is Path or Path in typing.get_args(annotation)
+
+
 def merge_repeated_options(argv: list[str]) -> list[str]:
     """One rule for a list option given twice: its values join (`--n 4 --n 8` is `--n 4,8`, so a value
     repeated across them is refused like `4,4`), in every command, as `theory` always did; click would
@@ -86,6 +94,8 @@ def merge_repeated_options(argv: list[str]) -> list[str]:
             if i + 1 >= len(argv):
                 break  # click reports the missing value
             value = argv[i + 1]
+        if value == "" and _is_path_option(param):  # Path("") is ".": it would write into the current folder
+            raise ValueError(f"{name} is empty; give a path")
         if not param.multiple:
             seen.setdefault(param.name, []).append((i, width, name, value))
         i += width

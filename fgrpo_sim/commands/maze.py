@@ -62,9 +62,9 @@ def run(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars on stderr."),
 ) -> None:
     """SFT once per seed, then GRPO / F-GRPO for every N x gamma; prints the Table 4 analogue."""
-    import json
     from dataclasses import replace
 
+    from fgrpo_sim.jsonl import dumps
     from fgrpo_sim.atomic_io import check_writable, check_writable_dir, write_text_atomic
     from fgrpo_sim.figures.maze import format_table
     from fgrpo_sim.maze.experiment import check_sft_source, run_experiment
@@ -95,16 +95,29 @@ def run(
     check_writable_dir(out, "--out")
     if summary_copy is not None:
         check_writable(summary_copy, "--summary-copy")
+        _refuse_copy_into_results(summary_copy, out)
     if sft_from is not None:
         check_sft_source(sft_from, spec.to_dict(), "--sft-from")
     summary = run_experiment(spec, out, progress=progress, device=device, log=lambda m: typer.echo(m, err=True),
                              sft_from=sft_from)
     if summary_copy is not None:
-        write_text_atomic(summary_copy, json.dumps(summary, sort_keys=True, separators=(",", ":")) + "\n")
+        write_text_atomic(summary_copy, dumps(summary, sort_keys=True, separators=(",", ":")) + "\n")
     typer.echo(f"Held-out pass@K in % (unbiased estimator, {spec.eval_samples} samples per maze, "
                f"{spec.n_heldout} mazes), mean ± 95% t-interval half-width over {spec.seeds} seed(s):")
     typer.echo(format_table(summary))
     typer.echo(f"results: {out}")
+
+
+def _refuse_copy_into_results(summary_copy: Path, out: Path) -> None:
+    """--summary-copy must not replace a file the run reads or resumes from (config.json, a piece)."""
+    import os
+
+    folder = os.path.realpath(out)
+    target = os.path.realpath(summary_copy)
+    inside = os.path.relpath(target, folder)
+    if not inside.startswith("..") and inside != "summary.json":
+        raise ValueError(f"--summary-copy {summary_copy} is inside the results folder {out} ({inside}), whose files "
+                         "the run reads back; choose a path outside it")
 
 
 @app.command("table", short_help="Re-summarise a results folder into the Table 4 analogue.")
@@ -112,16 +125,15 @@ def table(
     out: Path = typer.Argument(Path("runs/figure-data/maze/cpu"), help="Results folder of a `fgrpo maze run`."),
 ) -> None:
     """Re-summarise a results folder (also a partial one) and print the Table 4 analogue."""
-    import json
-
     from fgrpo_sim.atomic_io import write_text_atomic
+    from fgrpo_sim.jsonl import dumps
     from fgrpo_sim.figures.maze import format_table
     from fgrpo_sim.maze.experiment import summarize
 
     if not (out / "config.json").exists():
         raise ValueError(f"out must be a results folder of `fgrpo maze run` (no config.json in {out})")
     summary = summarize(out)
-    write_text_atomic(out / "summary.json", json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    write_text_atomic(out / "summary.json", dumps(summary, indent=1, sort_keys=True) + "\n")
     typer.echo(format_table(summary))
 
 
@@ -140,6 +152,7 @@ def compare(
     check_integer("n", n, 2, 4096)
     check_range("gamma_a", gamma_a, 0.0, 100.0)
     check_range("gamma_b", gamma_b, 0.0, 100.0)
+    gamma_a, gamma_b = gamma_a + 0.0, gamma_b + 0.0  # -0 is 0 (and prints as 0)
     result = paired_difference(a, gamma_a, b, gamma_b, n)
     typer.echo(f"N={n}: A = gamma {gamma_a:g} in {a}; B = gamma {gamma_b:g} in {b}; seeds {result['seeds']}")
     typer.echo("| K | A (%) | B (%) | A - B (points), 95% CI | per seed |")
