@@ -67,7 +67,8 @@ def loads(text: str, where: str) -> Any:
     except _DuplicateKey as exc:
         raise ValueError(f"{where}: key {exc.key!r} appears twice in one object; give each key once") from None
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        at = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
+        raise ValueError(f"{where}: not valid JSON ({exc.msg} at {at})") from None
     except RecursionError:  # e.g. 100,000 nested brackets: Python's parser recurses once per level
         raise ValueError(f"{where}: JSON nested too deeply to read (expected a flat record)") from None
     except ValueError as exc:  # an integer of more than 4300 digits (Python's int conversion limit)

@@ -5,7 +5,6 @@ Heavy libraries (trl, transformers, datasets, math-verify) are imported inside t
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import warnings
@@ -13,6 +12,8 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+
+from fgrpo_sim import jsonl as json  # standard JSON out: non-finite numbers as null, never bare NaN
 
 app = typer.Typer(
     help=(
@@ -211,11 +212,12 @@ def prepare_data(
     system_prompt: str = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
 ) -> None:
-    from fgrpo_sim.atomic_io import check_writable
+    from fgrpo_sim.atomic_io import check_not_input, check_writable
     from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
     from fgrpo_sim.llm.data import prepare_deepscaler, write_jsonl
 
     check_writable(out, "--out")
+    check_not_input(out, "--out", source if Path(source).exists() else None)
     prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else PAPER_SYSTEM_PROMPT)
     tok = None
     if tokenizer is not None:
@@ -289,7 +291,7 @@ def eval_command(
 
     if no_progress:
         _quiet_transformers_bars()
-    spec = prompt_spec(model_family or detect_family(model), benchmark)
+    spec = prompt_spec(detect_family(model) if model_family is None else model_family, benchmark)  # '' is refused
     prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else spec.system_prompt)
     settings = EvalSettings(
         model=model, data=str(data), benchmark=benchmark, n=n, temperature=temperature, top_p=top_p,
@@ -359,6 +361,10 @@ def dnll_rare_command(
             record = {**record, "problem": problems[pid]}
         if not isinstance(record.get("completion"), str):
             raise ValueError(f"{trajectories}: line {number} has no completion text (run eval with --save-completions)")
+        if record.get("correct") not in (True, False) or isinstance(record.get("correct"), float):
+            # "yes" and "false" are truthy strings: only true/false (or 0/1) say whether a sample was correct
+            raise ValueError(f"{trajectories}: line {number}: field 'correct' must be true or false, "
+                             f"got {record.get('correct')!r}")
         rows.append(record)
     if no_progress:
         _quiet_transformers_bars()
