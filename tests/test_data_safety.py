@@ -499,3 +499,26 @@ def test_lock_file_is_removed_on_release_and_a_killed_holders_file_is_reused(tmp
     with output_lock(out):  # ... which the next run locks at once
         pass
     assert not lock.exists()
+
+
+def test_a_native_run_alone_has_the_same_metrics_as_inside_a_batch():
+    """docs/reliability.md: same seed, same bytes, whatever else is in the batch (native backend), the
+    entropy column included (it was formed by a batched product whose blocking followed the batch shape)."""
+    from fgrpo_sim.sim.categorical import CategoricalBatch
+    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+    from fgrpo_sim.sim.sampling import native_available
+
+    if not native_available():
+        pytest.skip("no C compiler: the native backend is what guarantees batch independence")
+    for dtype in ("float32", "float64"):
+        config = CategoricalConfig(num_actions=128_000, num_correct=10_000, dtype=dtype, device="cpu", sampler="native")
+
+        def metrics(sizes, gammas, seeds):
+            batch = CategoricalBatch(config, sizes, gammas, seeds)
+            for _ in range(3):
+                batch.step()
+            return {name: values[0].item() for name, values in batch.metrics().items()}
+
+        alone = metrics([8], [0.0], [0])
+        among = metrics([8] + [16] * 30, [0.0] + [1.0] * 30, [0] + list(range(1, 31)))
+        assert alone == among, dtype

@@ -71,7 +71,7 @@ def passk_command(
     k: str = typer.Option(
         "auto", "--k",
         help="Which k to report: 'auto' = powers of two up to the smallest n of any problem (1,2,4,...); "
-        "'all' = 1..smallest n; or a list like 1,8,64,256. Every k must be <= every problem's n.",
+        "'all' = 1..smallest n; or a comma-separated list like 1,8,64,256. Every k must be <= every problem's n.",
     ),
     compare: Optional[Path] = typer.Option(
         None, "--compare",
