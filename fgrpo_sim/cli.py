@@ -169,6 +169,8 @@ def main(argv: list[str] | None = None) -> None:
         _fail(f"out of memory ({exc or 'MemoryError'}); use smaller settings")
     except KeyboardInterrupt:
         _interrupted()
+    if result == 130:  # typer's core catches Ctrl-C and *returns* 130 (standalone_mode=False): say so
+        _interrupted()
     sys.exit(result if isinstance(result, int) else 0)
 
 

@@ -46,17 +46,19 @@ def lock_path_for(path: str | os.PathLike, name: str = "--out") -> Path:
 
 @contextlib.contextmanager
 def output_lock(path: str | os.PathLike, *, wait: bool = False, name: str = "--out",
-                wait_hint: str = "pass --wait to queue behind it") -> Iterator[Path]:
+                wait_hint: str = "pass --wait to queue behind it", resumable: str | os.PathLike | None = None
+                ) -> Iterator[Path]:
     """Hold an exclusive lock on output `path` for the duration of the block; yields the lock file's path.
 
-    `wait_hint` is the advice in the busy message (empty for a command without a --wait option)."""
+    `wait_hint` is the advice in the busy message (empty for a command without a --wait option);
+    `resumable` is what an interrupted run names as its resume point (default: `path`)."""
     lock = lock_path_for(path, name)
     if fcntl is None:  # pragma: no cover
         yield lock
         return
     global _last_locked
     fd = _acquire(lock, path, name, wait, wait_hint)
-    _last_locked = Path(path)
+    _last_locked = Path(resumable if resumable is not None else path)
     try:
         yield lock
         _last_locked = None

@@ -378,6 +378,30 @@ def test_ctrl_c_names_where_the_run_resumes(tmp_path, capsys, monkeypatch):
     assert f"kept in {tmp_path / 't.csv'}: run the same command again to resume" in err[0]
 
 
+def test_sigint_of_a_real_run_prints_where_it_resumes(tmp_path):
+    """typer turns Ctrl-C into a silent Exit(130): a real process must still print the one line."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    out = tmp_path / "t.csv"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.Popen([sys.executable, "-m", "fgrpo_sim", "simulate", "categorical", "--out", str(out),
+                             "--group-sizes", "4,8", "--seeds", "0", "--steps", "10000000", "--num-actions", "2000",
+                             "--num-correct", "10", "--chunk-runs", "1", "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    lock = tmp_path / ".t.csv.lock"
+    deadline = time.time() + 120
+    while not lock.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == [f"fgrpo: interrupted; the finished work is kept in {out}: run the same "
+                                        "command again to resume from it"]
+
+
 def test_full_disk_names_the_output(tmp_path, monkeypatch):
     import errno
 

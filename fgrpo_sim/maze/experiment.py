@@ -150,7 +150,7 @@ def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, devi
 
     cfg_path = out / "config.json"
     # one run per folder at a time: a second one would train the same pieces again
-    with output_lock(cfg_path, name="out folder", wait_hint=""):
+    with output_lock(cfg_path, name="out folder", wait_hint="", resumable=out):
         if cfg_path.exists():
             if not same_settings(read_json(cfg_path), config):
                 raise ValueError(f"out folder {out} holds results of different settings; choose another --out")
