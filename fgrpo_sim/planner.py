@@ -257,6 +257,9 @@ def _read_csv(path: Path, text: str, column: str) -> list[float]:
             continue
         if header is None:
             header = [f.strip() for f in fields]
+            twice = next((name for i, name in enumerate(header) if name and name in header[:i]), None)
+            if twice is not None:  # which of the two would be the rates?
+                raise ValueError(f"{path} line {line_no}: column {twice!r} appears twice in the header")
             if column not in header:
                 raise ValueError(f"{path} line {line_no}: header must name a '{column}' column, got {','.join(header)}")
             index = header.index(column)
