@@ -201,7 +201,7 @@ CASES = [
      "s.jsonl line 1: not UTF-8"),
     ("plan-csv-duplicate-column", ["plan", "{tmp}/p.csv"], {"p.csv": "success_rate,success_rate\n0.5,0.7\n"},
      "p.csv line 1: column 'success_rate' appears twice"),
-    ("categorical-resume-non-utf8", CAT, {"out.csv": b"\xff\xfe"}, "out.csv exists but is not a readable result table"),
+    ("categorical-resume-non-utf8", CAT, {"out.csv": b"a,b\n\xff\xfe\n"}, "out.csv line 2: not UTF-8"),
     ("population-actions-empty-element", [*POP, "--actions", "1,,2"], {}, "--actions has an empty element"),
     ("maze-table-config-list", ["maze", "table", "{tmp}/m"], {**maze_folder(), "m/config.json": "[1]"},
      "config.json: expected a JSON object"),

@@ -120,6 +120,13 @@ def validate_table(table: pd.DataFrame, source: str | Path, hint: str = FRESH_ST
 def _read_existing(out: Path, hint: str = FRESH_START_HINT) -> pd.DataFrame:
     """The table already in `out`, for resuming, validated row by row; a file that is not one of ours is an
     error, never overwritten, and a damaged row is never carried forward."""
+    if out.suffix == ".csv":  # name the line of bytes that are not UTF-8 (pandas would name neither)
+        from fgrpo_sim.jsonl import decode_utf8
+
+        try:
+            decode_utf8(out.read_bytes(), out, "a CSV result table")
+        except ValueError as exc:
+            raise ValueError(f"out {out} exists but is not a readable result table ({exc}); {hint}") from None
     try:
         table = read_table(out)
     except Exception as exc:  # pandas/pyarrow raise many kinds for a foreign or damaged file
