@@ -312,6 +312,8 @@ VALID = [
     ("plan-csv-bom", ["plan", "{tmp}/p.csv", "--n", "4"], {"p.csv": "\ufeffsuccess_rate\n0.5\n0.2\n"}, "(2 prompts)"),
     ("plan-n-repeated-joins", ["plan", "--beta", "1,1", "--n", "4", "--n", "8", "--json"], {}, '"N": [\n      4,\n      8\n'),
     ("plan-json-no-infinity", ["plan", "--beta", "1,1", "--n", "1", "--json"], {}, '"rollouts_per_active_group": null'),
+    ("categorical-group-sizes-repeated-join", [*CAT, "--group-sizes", "2"], {}, "(6 rows of setting"),
+    ("population-n-repeated-join", [*POP, "--n", "4", "--n", "8"], {}, "wrote 36 rows"),
     ("theory-repeated-joins", ["theory", "tail-miss", "--n", "4", "--n", "8", "--mu", "0.5"], {}, "8"),
     ("maze-table-gamma-tags", ["maze", "table", "{tmp}/m"], maze_folder(), "| 4 |"),
     ("maze-compare-minus-zero", ["maze", "compare", "{tmp}/m", "{tmp}/m", "--n", "4", "--gamma-a", "1", "--gamma-b", "-0"],
