@@ -381,8 +381,11 @@ def test_eval_lines_keep_u2028_and_u0085_inside_strings(tmp_path):
 def test_maze_gamma_file_tags_are_unique():
     from fgrpo_sim.maze.experiment import run_file
 
-    names = {run_file(Path("o"), 0, 4, g).name for g in (0.1234567, 0.1234568, 0.5, 1.0, -0.0, 0.0)}
-    assert len(names) == 5  # -0 and 0 share a file; every other value has its own
+    def name(gamma):
+        return run_file(Path("o"), 0, 4, gamma).name
+
+    assert name(0.1234567) != name(0.1234568)  # both printed as 0.123457 before: one result for two settings
+    assert name(-0.0) == name(0.0) == "rl_N4_gamma0.json"  # -0 is 0
     assert run_file(Path("o"), 0, 4, 0.5).name == "rl_N4_gamma0p5.json"  # ordinary values keep their short tag
 
 
