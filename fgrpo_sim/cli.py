@@ -57,7 +57,9 @@ def _leaf_command(argv: list[str]):
 
 def _is_list_option(param) -> bool:
     """A comma-separated list option (`--n 4,8,16`): every such option says "comma" in its help."""
-    return "comma" in (getattr(param, "help", None) or "").lower()
+    import re
+
+    return re.search(r"\bcomma(-separated)?\b", (getattr(param, "help", None) or "").lower()) is not None
 
 
 def _is_path_option(param) -> bool:

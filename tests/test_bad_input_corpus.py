@@ -338,6 +338,32 @@ def test_valid_input_is_accepted(tmp_path, capsys, case_id, args, files, needle)
     assert needle in out + err
 
 
+def test_every_list_option_follows_the_join_rule():
+    """The options that parse_list reads are the ones cli.merge_repeated_options joins (their help says
+    "comma-separated"); a flag whose help says "command" is not one."""
+    import typer.main
+
+    from fgrpo_sim.cli import _is_list_option, app
+
+    found = set()
+
+    def walk(command, path):
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, [*path, name])
+        for param in getattr(command, "params", []):
+            if param.param_type_name == "option" and _is_list_option(param):
+                found.add((" ".join(path), param.opts[0]))
+
+    walk(typer.main.get_command(app), [])
+    assert found == {("passk", "--k"), ("plan", "--rho"), ("plan", "--n"), ("plan", "--gamma"),
+                     ("theory tail-miss", "--n"), ("theory peak", "--mu"), ("theory peak", "--tau"),
+                     ("theory peak", "--rho"), ("simulate categorical", "--group-sizes"),
+                     ("simulate categorical", "--gammas"), ("simulate categorical", "--seeds"),
+                     ("simulate population", "--n"), ("simulate population", "--gamma"),
+                     ("simulate population", "--method"), ("simulate population", "--pass-k"),
+                     ("maze run", "--n"), ("maze run", "--gamma")}
+
+
 def test_report_selection_json_is_standard_json(tmp_path, capsys):
     """A valid manifest without OOD benchmarks has NaN OOD averages: written as null, never bare NaN."""
     from fgrpo_sim.cli import main
