@@ -159,8 +159,9 @@ def main(argv: list[str] | None = None) -> None:
         if "unexpected extra argument" in message:  # `--n 4 8`: the space-separated list habit
             message += "; lists take commas, not spaces: write --n 4,8,16"
         _fail(message)
-    except typer.Abort:  # click turns Ctrl-C into Abort
-        _interrupted()
+    except typer.Abort:  # a declined prompt or end of input (typer reports Ctrl-C as a returned 130, below)
+        print("fgrpo: aborted", file=sys.stderr)
+        sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except ValueError as exc:
