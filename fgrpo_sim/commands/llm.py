@@ -252,7 +252,8 @@ def eval_command(
                                   "gpqa_diamond (shuffled options, letter graded), ifeval (instruction checks, "
                                   "prompt-level strict) or synlogic (needs --synlogic-repo). Schemas: docs/evaluation.md."),
     n: int = typer.Option(16, "--n", help="Samples per problem (paper: 1024), >= 1."),
-    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature >= 0; 0 = greedy (paper: 1.0)."),
+    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature: 0 = greedy, else in "
+                                      "[0.001, 1000] (smaller ones overflow the logits) (paper: 1.0)."),
     top_p: float = typer.Option(1.0, "--top-p", help="Nucleus sampling mass in (0, 1] (paper: 1.0)."),
     max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Completion length cap in tokens, >= 1. "
                                                  "Default: the family's (paper Table 8: 8192; 4096 for qwen3-base)."),
