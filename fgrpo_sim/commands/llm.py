@@ -292,7 +292,7 @@ def eval_command(
 
     if no_progress:
         _quiet_transformers_bars()
-    spec = prompt_spec(detect_family(model) if model_family is None else model_family, benchmark)  # '' is refused
+    spec = prompt_spec(model_family or detect_family(model), benchmark)
     prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else spec.system_prompt)
     settings = EvalSettings(
         model=model, data=str(data), benchmark=benchmark, n=n, temperature=temperature, top_p=top_p,
@@ -303,6 +303,11 @@ def eval_command(
         synlogic_repo=str(synlogic_repo) if synlogic_repo is not None else None,
     )
     settings.validate()
+    if model_family is not None:  # '' would have meant "detect" above
+        from fgrpo_sim.llm.prompts import FAMILIES
+        from fgrpo_sim.validation import check_choice
+
+        check_choice("model_family", model_family, FAMILIES)
     if limit is not None:
         check_integer("limit", limit, 1)
     everything = load_any_benchmark(benchmark, data)  # read once: --limit slices it

@@ -64,10 +64,10 @@ def run(
     """SFT once per seed, then GRPO / F-GRPO for every N x gamma; prints the Table 4 analogue."""
     from dataclasses import replace
 
-    from fgrpo_sim.jsonl import dumps
     from fgrpo_sim.atomic_io import check_writable, check_writable_dir, write_text_atomic
     from fgrpo_sim.figures.maze import format_table
-    from fgrpo_sim.maze.experiment import check_sft_source, run_experiment
+    from fgrpo_sim.jsonl import dumps
+    from fgrpo_sim.maze.experiment import check_sft_source, check_summary_copy, run_experiment
     from fgrpo_sim.maze.presets import get_preset
     from fgrpo_sim.sim.categorical import resolve_device
     from fgrpo_sim.validation import check_choice, check_integer, check_range, parse_list
@@ -95,7 +95,7 @@ def run(
     check_writable_dir(out, "--out")
     if summary_copy is not None:
         check_writable(summary_copy, "--summary-copy")
-        _refuse_copy_into_results(summary_copy, out)
+        check_summary_copy(summary_copy, out)
     if sft_from is not None:
         check_sft_source(sft_from, spec.to_dict(), "--sft-from")
     summary = run_experiment(spec, out, progress=progress, device=device, log=lambda m: typer.echo(m, err=True),
@@ -108,32 +108,21 @@ def run(
     typer.echo(f"results: {out}")
 
 
-def _refuse_copy_into_results(summary_copy: Path, out: Path) -> None:
-    """--summary-copy must not replace a file the run reads or resumes from (config.json, a piece)."""
-    import os
-
-    folder = os.path.realpath(out)
-    target = os.path.realpath(summary_copy)
-    inside = os.path.relpath(target, folder)
-    if not inside.startswith("..") and inside != "summary.json":
-        raise ValueError(f"--summary-copy {summary_copy} is inside the results folder {out} ({inside}), whose files "
-                         "the run reads back; choose a path outside it")
-
-
 @app.command("table", short_help="Re-summarise a results folder into the Table 4 analogue.")
 def table(
     out: Path = typer.Argument(Path("runs/figure-data/maze/cpu"), help="Results folder of a `fgrpo maze run`."),
 ) -> None:
     """Re-summarise a results folder (also a partial one) and print the Table 4 analogue."""
+    import json
+
     from fgrpo_sim.atomic_io import write_text_atomic
-    from fgrpo_sim.jsonl import dumps
     from fgrpo_sim.figures.maze import format_table
     from fgrpo_sim.maze.experiment import summarize
 
     if not (out / "config.json").exists():
         raise ValueError(f"out must be a results folder of `fgrpo maze run` (no config.json in {out})")
     summary = summarize(out)
-    write_text_atomic(out / "summary.json", dumps(summary, indent=1, sort_keys=True) + "\n")
+    write_text_atomic(out / "summary.json", json.dumps(summary, indent=1, sort_keys=True) + "\n")
     typer.echo(format_table(summary))
 
 

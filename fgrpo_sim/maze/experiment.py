@@ -14,6 +14,7 @@ import contextlib
 import copy
 import json
 import math
+import os
 import time
 from pathlib import Path
 from typing import Sequence
@@ -104,6 +105,16 @@ def check_sft_source(source: Path, config: dict, name: str = "sft_from") -> Path
         raise ValueError(f"{name} folder {source} used different SFT settings ({', '.join(differ)}); "
                          "its checkpoints cannot be reused")
     return source
+
+
+def check_summary_copy(summary_copy: Path, out: Path) -> None:
+    """--summary-copy must not replace a file the run reads or resumes from (config.json, a piece)."""
+    folder = os.path.realpath(out)
+    target = os.path.realpath(summary_copy)
+    inside = os.path.relpath(target, folder)
+    if not inside.startswith("..") and inside != "summary.json":
+        raise ValueError(f"--summary-copy {summary_copy} is inside the results folder {out} ({inside}), whose files "
+                         "the run reads back; choose a path outside it")
 
 
 def _copy_sft(source: Path, out: Path, seed: int, config: dict) -> bool:
