@@ -61,6 +61,12 @@ def output_lock(path: str | os.PathLike, *, wait: bool = False, name: str = "--o
     _last_locked = Path(resumable if resumable is not None else path)
     try:
         yield lock
+    except KeyboardInterrupt:  # keep it: the CLI names it as the place to resume from
+        raise
+    except BaseException:
+        _last_locked = None
+        raise
+    else:
         _last_locked = None
     finally:
         # Removed while still held: a run waiting on this inode then sees that the path no longer
