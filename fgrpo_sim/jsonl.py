@@ -3,8 +3,8 @@
 `read_json_objects(path)` returns (line number, object) pairs for the non-blank lines; a missing file,
 a folder, bytes that are not UTF-8, a line that is not JSON or not a JSON object, a key given twice in
 one object, or an integer too long to convert each raise ValueError ("FILE line L: ..."), which the CLI
-prints as one line. Lines are split on "\n" only: U+2028, U+0085 and a lone "\r" are legal inside a
-JSON string and `str.splitlines` would cut the record there.
+prints as one line. Lines are split on "\n" only: U+2028 and U+0085 are legal raw inside a JSON string
+and `str.splitlines` would cut the record there.
 
 `dumps(obj)` is the one JSON writer of every output file and every `--json`: standard JSON only
 (non-finite numbers become null, never the bare NaN / Infinity that other JSON readers refuse).
