@@ -393,6 +393,16 @@ def test_eval_resume_lines_name_file_and_line(tmp_path, content, needle):
     assert needle in str(exc.value)
 
 
+def test_eval_meta_file_with_a_duplicate_key_is_named(tmp_path):
+    from fgrpo_sim.llm.evaluate import EvalSettings, _check_meta
+
+    out = tmp_path / "out.jsonl"
+    out.write_text('{"problem_id": "0", "sample_index": 0, "correct": true}\n')
+    (tmp_path / "out.jsonl.meta.json").write_text('{"n": 1, "n": 2}')
+    with pytest.raises(ValueError, match="key 'n' appears twice"):
+        _check_meta(out, EvalSettings(model="tiny", data="d.jsonl", benchmark="generic"))
+
+
 def test_eval_lines_keep_u2028_and_u0085_inside_strings(tmp_path):
     """Split on "\\n" only: U+2028 / U+0085 in a completion or a problem are not line ends."""
     from fgrpo_sim.llm.evaluate import read_existing_numbered
