@@ -232,14 +232,14 @@ def _print_shared_summary(frame, k: str) -> None:
 
 
 def register_group_size(app: typer.Typer) -> None:
-    @app.command("group-size", short_help="Issue 21: pass@1, pass@256, dNLL_rare vs N (Table 2's dip?), one batched run.")
+    @app.command("group-size", short_help="pass@1, pass@256 and dNLL_rare against N (does Table 2's dip appear?), one batched run.")
     def group_size_command(
         out: Path = typer.Option(..., "--out", help="Output table (.parquet or .csv), written atomically."),
         group_sizes: str = typer.Option("2,4,8,16,32,64,128,256,512,1024", "--n", help="Group sizes, comma-separated."),
         rare_mass: str = typer.Option("0.005,0.02,0.1", "--rare-mass", help="Shared prior mass on the rare strategies "
                                       "(one rare-share setting each), comma-separated, in (0, 0.4)."),
-        gammas: str = typer.Option("0.5,1", "--gamma", help="F-GRPO exponents (> 0); GRPO and the low-LR controls always run."),
-        optimizers: str = typer.Option("adam,sgd", "--optimizers", help="adam (lr 0.01, the paper's) and/or sgd (lr 2)."),
+        gammas: str = typer.Option("0.5,1", "--gamma", help="F-GRPO exponents, comma-separated, each > 0; GRPO and the low-LR controls always run."),
+        optimizers: str = typer.Option("adam,sgd", "--optimizers", help="Optimizers, comma-separated: adam (lr 0.01, the paper's) and/or sgd (lr 2)."),
         seeds: int = typer.Option(10, "--seeds", help="Seeds per setting, in [1, 10^4]."),
         steps: int = typer.Option(200, "--steps", help="Equal-steps view: steps for every N (equal-rollouts: steps x 8 / N)."),
         prompt_batch: int = typer.Option(32, "--prompt-batch", help="Prompts per step B, in [1, 256]."),

@@ -116,5 +116,5 @@ def draw(data: dict):
     return fig
 
 
-add_figure("population-group-size", "Issue 21: pass@1, pass@256, dNLL_rare vs N in the shared population with the "
+add_figure("population-group-size", "pass@1, pass@256, dNLL_rare vs N in the shared population with the "
            "predicted dip, beside the paper's Table 2 (reads the cached/committed study)", compute, draw)
