@@ -150,6 +150,7 @@ class FocalGRPOConfig(GRPOConfig):
         if self.num_generations is not None:  # TRL divides by it before checking it
             check_integer("num_generations", self.num_generations, 2)
         self._check_success_rule()
+        self._check_optimizer_and_seed()
         preset = METHOD_PRESETS[self.method]
         if self.loss_type is None:
             self.loss_type = preset["loss_type"]
@@ -173,6 +174,19 @@ class FocalGRPOConfig(GRPOConfig):
             if hasattr(self, new) and getattr(self, new) is None and getattr(self, old, None) is not None:
                 setattr(self, new, getattr(self, old))
         super().__post_init__()
+
+    def _check_optimizer_and_seed(self) -> None:
+        """What torch's AdamW and numpy's seeding refuse only once the model is loaded, refused here (and so
+        by `fgrpo llm train --dry-run`)."""
+        check_range("learning_rate", self.learning_rate, 0.0, float("inf"), high_open=True)
+        check_range("weight_decay", self.weight_decay, 0.0, float("inf"), high_open=True)
+        check_range("adam_epsilon", self.adam_epsilon, 0.0, float("inf"), high_open=True)
+        for name in ("adam_beta1", "adam_beta2"):
+            check_range(name, getattr(self, name), 0.0, 1.0, high_open=True)
+        for name in ("seed", "data_seed"):
+            if getattr(self, name) is not None:  # numpy's legacy seeding takes 32-bit seeds
+                check_integer(name, getattr(self, name), 0, 2**32 - 1)
+        check_range("warmup_steps", self.warmup_steps, 0.0, float("inf"), high_open=True)
 
     def _check_success_rule(self) -> None:
         """R_w < R_c, the threshold in (R_w, R_c], rho in (0, 1]: all before any model is built."""
