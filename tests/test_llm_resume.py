@@ -31,6 +31,12 @@ class _KillAfterSave(TrainerCallback):
             raise _Killed
 
 
+def _metrics(folder: Path) -> list[tuple[int, float, float | None]]:
+    """(step, loss, reward) of each step logged to metrics.jsonl (reward on generation steps only)."""
+    rows = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
+    return [(r["step"], r["loss"], r.get("reward")) for r in rows if "loss" in r]
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """An uninterrupted run and two killed-and-resumed ones, each with its generation batches' prompts."""
@@ -42,7 +48,7 @@ def runs(tmp_path_factory):
     data.write_text("".join((ROOT / "recipes/tiny/arith.jsonl").read_text().splitlines(keepends=True)[:16]))
     # 16 prompts, 8 per generation batch, 2 optimizer steps per generation batch: 4 steps an epoch, 8 in all
     base = ["--train_data", str(data), "--num_train_epochs", "2", "--max_steps", "-1", "--steps_per_generation", "2",
-            "--save_strategy", "steps", "--save_steps", "1", "--logging_steps", "100", "--report_to", "none"]
+            "--save_strategy", "steps", "--save_steps", "1", "--logging_steps", "1", "--report_to", "none"]
     batches: list[tuple[int, list[str]]] = []
     original = trainer_module.FocalGRPOTrainer._generate_and_score_completions
 
@@ -60,13 +66,19 @@ def runs(tmp_path_factory):
             batches.clear()
             folder = str(tmp / f"killed-at-{kill_at}")
             with pytest.raises(_Killed):
-                train_recipe(TINY, base + ["--output_dir", folder], callbacks=[_KillAfterSave(kill_at)], no_progress=True)
+                train_recipe(TINY, base + ["--output_dir", folder, "--save_optimizer_state", "last"],
+                             callbacks=[_KillAfterSave(kill_at)], no_progress=True)
             before = [b for b in batches if b[0] < kill_at]
+            out[f"metrics-at-kill-{kill_at}"] = _metrics(Path(folder))
+            out[f"checkpoints-{kill_at}"] = sorted(p.parent.name for p in Path(folder).glob("checkpoint-*/optimizer.pt"))
             batches.clear()
             resumed = train_recipe(TINY, base + ["--output_dir", folder, "--resume_from_checkpoint", "last"],
                                    no_progress=True)
             assert resumed.summary["resumed_from"].endswith(f"checkpoint-{kill_at}")
             out[kill_at] = ([p.detach().clone() for p in resumed.trainer.model.parameters()], before + list(batches))
+            out[f"metrics-{kill_at}"] = _metrics(Path(folder))
+        out["metrics-full"] = _metrics(tmp / "full")
+        out["folder"] = tmp
     finally:
         mp.undo()
     return out
@@ -97,6 +109,30 @@ def test_resume_refuses_a_folder_that_is_not_a_checkpoint(run_cli, tmp_path):
                      "--resume_from_checkpoint", half)
     assert result.exit_code == 2 and "not a checkpoint folder" in result.stderr
     (half / "trainer_state.json").write_text(json.dumps({"global_step": 3}))
+    result = run_cli("llm", "train", "--config", TINY, "--dry-run", "--output_dir", tmp_path / "run",
+                     "--resume_from_checkpoint", "last")  # transformers would start a fresh optimizer silently
+    assert result.exit_code == 2 and "holds weights only" in result.stderr
+    (half / "optimizer.pt").write_bytes(b"")
     ok = run_cli("llm", "train", "--config", TINY, "--dry-run", "--output_dir", tmp_path / "run",
                  "--resume_from_checkpoint", "last")
     assert ok.exit_code == 0 and json.loads(ok.stdout)["config"]["resume_from_checkpoint"].endswith("checkpoint-3")
+
+
+def test_metrics_survive_the_kill_and_read_as_one_run(runs):
+    full = runs["metrics-full"]
+    assert [m[0] for m in full] == list(range(1, 9))
+    for kill_at in (4, 5):
+        assert runs[f"metrics-at-kill-{kill_at}"] == full[:kill_at]  # written as logged, before any final save
+        assert runs[f"metrics-{kill_at}"] == full  # the resumed run replaced nothing twice
+
+
+def test_only_the_newest_checkpoint_keeps_optimizer_state_and_all_load_for_eval(runs):
+    from fgrpo_sim.llm.tiny import load_model_and_tokenizer
+
+    for kill_at in (4, 5):
+        assert runs[f"checkpoints-{kill_at}"] == [f"checkpoint-{kill_at}"]
+    folder = runs["folder"] / "killed-at-5"
+    weights_only = folder / "checkpoint-2"
+    assert not list(weights_only.glob("optimizer*")) and not list(weights_only.glob("rng_state*"))
+    model, tokenizer = load_model_and_tokenizer(weights_only)  # what `fgrpo llm eval --model` calls
+    assert len(tokenizer) == model.config.vocab_size

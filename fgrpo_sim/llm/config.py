@@ -35,6 +35,7 @@ METHOD_PRESETS: dict[str, dict[str, object]] = {
     "cispo": {"loss_type": "cispo", "epsilon": 0.2, "epsilon_high": 1.0 + 5.0},
 }
 METHODS = tuple(METHOD_PRESETS)
+SAVE_OPTIMIZER_STATE = ("all", "last")
 #: TRL loss types whose clipped-surrogate formula is the PPO/GRPO one (they differ only in aggregation).
 _CLIPPED_LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo")
 
@@ -117,6 +118,19 @@ class FocalGRPOConfig(GRPOConfig):
         metadata={"help": "log pi_old(y|x) for DS-GRPO: 'sum' over completion tokens (the rule as written) or "
                           "'mean' per token (ours, length-normalised)."},
     )
+    # Disk (docs/recipes.md "Disk"): a checkpoint's weights are what evaluation needs; its optimizer state
+    # (twice the weights with AdamW) is needed only to resume.
+    save_optimizer_state: str = field(
+        default="all",
+        metadata={"help": "'all' (TRL's default): every checkpoint keeps its optimizer, scheduler and RNG state. "
+                          "'last': when a checkpoint is saved, the older ones keep only their weights (loadable by "
+                          "`fgrpo llm eval`, not resumable), so a run holds one resumable checkpoint."},
+    )
+    metrics_file: str | None = field(
+        default="metrics.jsonl",
+        metadata={"help": "JSON-lines file under output_dir receiving every logged dict (with its step) as it is "
+                          "logged, so a run that dies between checkpoints keeps its curves. None or '' = off."},
+    )
     # In-training dynamics (paper App. P; fgrpo_sim/llm/dynamics.py): pass@1 / pass@k on a held-out set.
     dynamics_eval_data: str | None = field(
         default=None,
@@ -151,6 +165,9 @@ class FocalGRPOConfig(GRPOConfig):
             check_integer("num_generations", self.num_generations, 2)
         self._check_success_rule()
         self._check_optimizer_and_seed()
+        check_choice("save_optimizer_state", self.save_optimizer_state, SAVE_OPTIMIZER_STATE)
+        if self.metrics_file is not None and not isinstance(self.metrics_file, str):
+            raise ValueError(f"metrics_file must be a file name under output_dir (or null), got {self.metrics_file!r}")
         preset = METHOD_PRESETS[self.method]
         if self.loss_type is None:
             self.loss_type = preset["loss_type"]

@@ -68,6 +68,11 @@ def resolve_checkpoint(value: str | None, output_dir: str) -> str | None:
     path = Path(value)
     if not (path / "trainer_state.json").is_file():
         raise ValueError(f"resume_from_checkpoint {value} is not a checkpoint folder (no trainer_state.json in it)")
+    if not any(any(path.glob(name)) for name in ("optimizer.pt", "optimizer.bin", "optimizer_0", "global_step*")):
+        # transformers would silently start a fresh optimizer: not the same run
+        raise ValueError(f"resume_from_checkpoint {value} holds weights only (save_optimizer_state='last' kept the "
+                         f"optimizer state in the newest checkpoint): resume from that one, or use "
+                         f"--model {value} to start a new run from these weights")
     return str(path)
 
 

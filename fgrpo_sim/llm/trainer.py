@@ -191,6 +191,23 @@ class EpochRepeatSampler(RepeatSampler):
 
 #: Per-process file in a checkpoint holding TRL's micro-step counter and buffered generation batch.
 RESUME_FILE = "fgrpo_resume_{rank}.pt"
+#: What a checkpoint holds only for resuming (plain, FSDP and DeepSpeed layouts); the weights, config and
+#: tokenizer stay, so the folder remains loadable by `fgrpo llm eval`.
+RESUME_ONLY = ("optimizer.pt", "optimizer.bin", "optimizer_0", "scheduler.pt", "scaler.pt", "rng_state*.pth",
+               "fgrpo_resume_*.pt", "global_step*", "latest")
+
+
+def prune_resume_state(checkpoint: str | os.PathLike) -> list[str]:
+    """Remove a checkpoint's resume-only files (RESUME_ONLY); returns the names removed."""
+    import shutil
+    from pathlib import Path
+
+    removed = []
+    for pattern in RESUME_ONLY:
+        for path in sorted(Path(checkpoint).glob(pattern)):
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+            removed.append(path.name)
+    return removed
 
 
 class FocalGRPOTrainer(GRPOTrainer):
@@ -210,6 +227,10 @@ class FocalGRPOTrainer(GRPOTrainer):
             )
         self._focal_gathered_rewards: torch.Tensor | None = None
         super().__init__(model, reward_funcs, args, *rest, **kwargs)
+        if args.metrics_file:
+            from fgrpo_sim.llm.metrics_log import MetricsLog
+
+            self.add_callback(MetricsLog(os.path.join(args.output_dir, args.metrics_file)))
         self._focal_success_index = self._resolve_success_rule(args)
         self._focal_warned = False
 
@@ -233,6 +254,17 @@ class FocalGRPOTrainer(GRPOTrainer):
             state = {"step": self._step, "buffered_inputs": self._buffered_inputs}
             torch.save(state, os.path.join(folder, RESUME_FILE.format(rank=self.accelerator.process_index)))
         super()._save_checkpoint(model, trial)
+        if self.args.save_optimizer_state == "last" and self.args.should_save:
+            self._prune_older_checkpoints(self._get_output_dir(trial=trial))
+
+    def _prune_older_checkpoints(self, run_dir: str) -> None:
+        """Every checkpoint but the newest keeps only what evaluation needs (save_optimizer_state='last')."""
+        from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+        newest = f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
+        for entry in os.scandir(run_dir):
+            if entry.is_dir() and entry.name.startswith(f"{PREFIX_CHECKPOINT_DIR}-") and entry.name != newest:
+                prune_resume_state(entry.path)
 
     def train(self, resume_from_checkpoint=None, *args, **kwargs):
         checkpoint = resume_from_checkpoint
