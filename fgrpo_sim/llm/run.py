@@ -150,10 +150,14 @@ def prepare_training(config: str | Path, overrides: Sequence[str] = (), *, num_p
 
 
 def resolved_trl_config(args: Any, fields: dict[str, Any]) -> dict[str, Any]:
-    """The recipe's fields plus what FocalGRPOConfig resolved (method presets, derived values) for the dry run."""
-    derived = ("loss_type", "epsilon", "epsilon_high", "focal_success_threshold", "bf16", "steps_per_generation",
-               "generation_batch_size", "gradient_accumulation_steps", "save_strategy", "save_total_limit",
-               "save_only_model", "metrics_file", "resume_from_checkpoint", "vllm_importance_sampling_correction")
+    """The recipe's fields plus what FocalGRPOConfig resolved (method presets, defaults that matter for the run).
+
+    Still valid FocalGRPOConfig keyword arguments (each resolved value passed back gives the same config);
+    TRL's derived `steps_per_generation` is left out because it may not be given with generation_batch_size.
+    """
+    derived = ("loss_type", "epsilon", "epsilon_high", "focal_success_threshold", "gradient_accumulation_steps",
+               "save_strategy", "save_total_limit", "save_only_model", "save_optimizer_state", "metrics_file",
+               "resume_from_checkpoint", "vllm_importance_sampling_correction")
     out = dict(fields)
     for name in derived:
         if hasattr(args, name):
