@@ -54,6 +54,9 @@ def test_dry_run_without_the_data_file_prints_the_resolved_config(run_cli, tmp_p
     config = out["config"]  # what the method preset resolved, not only what the recipe wrote
     assert (config["loss_type"], config["epsilon"], config["epsilon_high"]) == ("dapo", 0.2, 0.2)
     assert config["focal_success_threshold"] == 0.5 and config["save_optimizer_state"] == "last"
+    assert config["metrics_file"] == "metrics.jsonl" and config["save_strategy"] == "epoch"
+    wandb = json.loads(run_cli("llm", "train", "--config", F_GRPO, "--dry-run", "--report_to", "wandb").stdout)
+    assert wandb["config"]["report_to"] == "wandb" and wandb["config"]["metrics_file"] == "metrics.jsonl"
     cispo = json.loads(run_cli("llm", "train", "--config", ROOT / "recipes/qwen2.5-7b/cispo.yaml", "--dry-run").stdout)
     assert (cispo["config"]["loss_type"], cispo["config"]["epsilon_high"]) == ("cispo", 6.0)
     rows = run_cli("llm", "train", "--config", F_GRPO, "--dry-run", "--train-rows", "600")

@@ -68,8 +68,9 @@ def train(
                           "world_size": prepared["world_size"], "train_rows": prepared["train_rows"],
                           "data_checked": prepared["data_checked"], "launch": prepared["launch"]}, indent=2, default=str))
         if not prepared["data_checked"]:
-            print(f"note: train_data {prepared['run']['train_data']} was not read; planned for "
-                  f"{prepared['train_rows']} rows (--train-rows)", file=sys.stderr)
+            source = "--train-rows" if train_rows is not None else "the paper's, --train-rows N to change"
+            print(f"note: train_data {prepared['run']['train_data']} was not read (data not checked); planned for "
+                  f"{prepared['train_rows']} rows ({source})", file=sys.stderr)
         return
     if no_progress:
         _quiet_transformers_bars()
