@@ -106,9 +106,15 @@ def test_recipes_refuses_bad_options_and_empty_roots(run_cli, tmp_path):
     _one_line_error(run_cli("llm", "recipes", "--root", tmp_path / "empty"), "has no recipes")
     # a field inherited from the base is named with the base's file
     path = _root(tmp_path, "extends: base.yaml\n")
-    (path.parent / "base.yaml").write_text("model: Qwen/Qwen2.5-7B\nnum_generations: 1\n")
+    (path.parent / "base.yaml").write_text("model: Qwen/Qwen2.5-7B\ntrain_data: d.jsonl\nnum_generations: 1\n")
     _one_line_error(run_cli("llm", "recipes", "--root", path.parent.parent), str(path.parent / "base.yaml"),
                     "num_generations must be in [2")
+    # the train command names the file for the config's own checks too, and the option for an override
+    _one_line_error(run_cli("llm", "train", "--config", path, "--dry-run"), str(path.parent / "base.yaml"),
+                    "num_generations must be in [2")
+    bad = run_cli("llm", "train", "--config", TINY, "--dry-run", "--num_generations", "1")
+    _one_line_error(bad, "num_generations must be in [2")
+    assert "recipe " not in bad.stderr
 
 
 def test_disk_estimate_is_printed_and_follows_the_formula(run_cli):

@@ -100,22 +100,25 @@ def test_resumed_run_is_the_uninterrupted_run(runs, kill_at):
 
 
 def test_resume_refuses_a_folder_that_is_not_a_checkpoint(run_cli, tmp_path):
-    result = run_cli("llm", "train", "--config", TINY, "--dry-run", "--output_dir", tmp_path / "run",
-                     "--resume_from_checkpoint", "last")
-    assert result.exit_code == 2 and "no checkpoint-N folder under output_dir" in result.stderr
-    half = tmp_path / "run" / "checkpoint-3"
-    half.mkdir(parents=True)  # a save killed before trainer_state.json
-    result = run_cli("llm", "train", "--config", TINY, "--dry-run", "--output_dir", tmp_path / "run",
-                     "--resume_from_checkpoint", half)
+    def dry(checkpoint):
+        return run_cli("llm", "train", "--config", TINY, "--dry-run", "--output_dir", tmp_path / "run",
+                       "--resume_from_checkpoint", checkpoint)
+
+    result = dry("last")
+    assert result.exit_code == 2 and "no resumable checkpoint-N folder under output_dir" in result.stderr
+    done = tmp_path / "run" / "checkpoint-3"
+    done.mkdir(parents=True)  # a save killed before trainer_state.json
+    result = dry(done)
     assert result.exit_code == 2 and "not a checkpoint folder" in result.stderr
-    (half / "trainer_state.json").write_text(json.dumps({"global_step": 3}))
-    result = run_cli("llm", "train", "--config", TINY, "--dry-run", "--output_dir", tmp_path / "run",
-                     "--resume_from_checkpoint", "last")  # transformers would start a fresh optimizer silently
+    (done / "trainer_state.json").write_text(json.dumps({"global_step": 3}))
+    result = dry(done)  # weights only: transformers would start a fresh optimizer silently
     assert result.exit_code == 2 and "holds weights only" in result.stderr
-    (half / "optimizer.pt").write_bytes(b"")
-    ok = run_cli("llm", "train", "--config", TINY, "--dry-run", "--output_dir", tmp_path / "run",
-                 "--resume_from_checkpoint", "last")
-    assert ok.exit_code == 0 and json.loads(ok.stdout)["config"]["resume_from_checkpoint"].endswith("checkpoint-3")
+    (done / "optimizer.pt").write_bytes(b"")
+    killed_while_saving = tmp_path / "run" / "checkpoint-4"
+    killed_while_saving.mkdir()
+    (killed_while_saving / "optimizer.pt").write_bytes(b"")  # no trainer_state.json: the save did not finish
+    ok = dry("last")
+    assert ok.exit_code == 0 and json.loads(ok.stdout)["config"]["resume_from_checkpoint"] == str(done)
 
 
 def test_metrics_survive_the_kill_and_read_as_one_run(runs):

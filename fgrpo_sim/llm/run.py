@@ -50,25 +50,47 @@ def launch_world_size(num_processes: int | None) -> int:
     return 1 if env is None else env
 
 
+#: Files of which a checkpoint needs one to resume its optimizer (plain, FSDP, DeepSpeed layouts).
+_OPTIMIZER_FILES = ("optimizer.pt", "optimizer.bin", "optimizer_0", "global_step*")
+
+
+def _resumable(path: Path) -> bool:
+    return (path / "trainer_state.json").is_file() and any(any(path.glob(name)) for name in _OPTIMIZER_FILES)
+
+
+def last_resumable_checkpoint(output_dir: str | Path) -> Path | None:
+    """The newest `checkpoint-N` under output_dir that a resume can use: saved to the end (its
+    trainer_state.json is written last) and holding optimizer state. A run killed while saving leaves a
+    newer folder without trainer_state.json; it is passed over."""
+    import re
+
+    folder = Path(output_dir)
+    if not folder.is_dir():
+        return None
+    numbered = [(int(m.group(1)), p) for p in folder.iterdir()
+                if p.is_dir() and (m := re.fullmatch(r"checkpoint-(\d+)", p.name))]
+    return next((p for _, p in sorted(numbered, reverse=True) if _resumable(p)), None)
+
+
 def resolve_checkpoint(value: str | None, output_dir: str) -> str | None:
     """The checkpoint folder to resume from, checked now (before any model is loaded).
 
-    `last` (or `latest` / `true`) is the newest `checkpoint-N` under output_dir; anything else must be a
-    folder holding TRL's `trainer_state.json` (a killed save leaves a folder without it: name an older one).
+    `last` (or `latest` / `true`) is `last_resumable_checkpoint(output_dir)`; anything else must be a
+    folder holding TRL's `trainer_state.json` and optimizer state (a killed save leaves a folder without
+    the first; `save_optimizer_state: last` leaves older checkpoints without the second).
     """
     if value in (None, "", "False", "false"):
         return None
     if value in LAST_CHECKPOINT:
-        from transformers.trainer_utils import get_last_checkpoint
-
-        found = get_last_checkpoint(output_dir) if Path(output_dir).is_dir() else None
+        found = last_resumable_checkpoint(output_dir)
         if found is None:
-            raise ValueError(f"resume_from_checkpoint {value}: no checkpoint-N folder under output_dir {output_dir}")
-        value = found
+            raise ValueError(f"resume_from_checkpoint {value}: no resumable checkpoint-N folder under output_dir "
+                             f"{output_dir}")
+        return str(found)
     path = Path(value)
     if not (path / "trainer_state.json").is_file():
         raise ValueError(f"resume_from_checkpoint {value} is not a checkpoint folder (no trainer_state.json in it)")
-    if not any(any(path.glob(name)) for name in ("optimizer.pt", "optimizer.bin", "optimizer_0", "global_step*")):
+    if not _resumable(path):
         # transformers would silently start a fresh optimizer: not the same run
         raise ValueError(f"resume_from_checkpoint {value} holds weights only (save_optimizer_state='last' kept the "
                          f"optimizer state in the newest checkpoint): resume from that one, or use "
@@ -120,7 +142,13 @@ def prepare_training(config: str | Path, overrides: Sequence[str] = (), *, num_p
         fields["gradient_accumulation_steps"] = plan.gradient_accumulation_steps
         fields["generation_batch_size"] = plan.generation_batch_size
     check_trl_version()
-    args = FocalGRPOConfig(**fields)
+    try:
+        args = FocalGRPOConfig(**fields)
+    except ValueError as exc:  # "FIELD must ...": name the recipe file that set FIELD
+        field = str(exc).split(" ", 1)[0]
+        if field in sources and field not in given:
+            raise ValueError(f"recipe {sources[field]}: {exc}") from None
+        raise
     if args.focal_gamma > 0:  # the trainer checks this again; here it fails before any model is loaded
         resolve_success_func([MATH_REWARD_NAME], args.focal_reward_func)
     check_writable_dir(args.output_dir, "output_dir")
