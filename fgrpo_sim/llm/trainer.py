@@ -184,7 +184,7 @@ class EpochRepeatSampler(RepeatSampler):
     def __iter__(self):
         if self.shuffle and self.seed is not None:
             self.generator.manual_seed(self.seed)
-            for _ in range(self.epoch):  # a 39k-row permutation costs about a millisecond
+            for _ in range(self.epoch):  # the draws stock TRL made for the earlier epochs
                 torch.randperm(self.num_samples, generator=self.generator)
         return super().__iter__()
 
@@ -287,7 +287,10 @@ class FocalGRPOTrainer(GRPOTrainer):
         # per accumulation step); a buffer taken mid-generation is regenerated, so that batch differs.
         import json
 
-        with open(os.path.join(checkpoint, "trainer_state.json"), encoding="utf-8") as fh:
+        state_file = os.path.join(checkpoint, "trainer_state.json")
+        if not os.path.isfile(state_file):  # not a checkpoint: transformers' own resume reports it
+            return
+        with open(state_file, encoding="utf-8") as fh:
             global_step = int(json.load(fh).get("global_step", 0))
         self._step = global_step * self.args.gradient_accumulation_steps
         self._buffered_inputs = None
