@@ -21,23 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from transformers import TrainerCallback
-
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "recipes/tiny/f-grpo.yaml"
-
-
-class _Killed(Exception):
-    pass
-
-
-class _KillAfterSave(TrainerCallback):
-    def __init__(self, step: int):
-        self.step = step
-
-    def on_save(self, args, state, control, **kwargs):
-        if state.global_step == self.step:
-            raise _Killed
 
 
 def main() -> None:
@@ -51,7 +36,7 @@ def main() -> None:
     from trl import GRPOTrainer
 
     from fgrpo_sim.llm import trainer as trainer_module
-    from fgrpo_sim.llm.run import train_recipe
+    from fgrpo_sim.llm.run import CheckpointReached, stop_after_checkpoint, train_recipe
 
     cls = trainer_module.FocalGRPOTrainer
     if opts.stock:
@@ -79,10 +64,10 @@ def main() -> None:
         full_batches = list(batches)
         batches.clear()
         try:
-            train_recipe(TINY, base + ["--output_dir", f"{tmp}/cut"], callbacks=[_KillAfterSave(opts.kill_at)],
+            train_recipe(TINY, base + ["--output_dir", f"{tmp}/cut"], callbacks=[stop_after_checkpoint(opts.kill_at)],
                          no_progress=True)
             raise SystemExit(f"the run never saved checkpoint-{opts.kill_at}")
-        except _Killed:
+        except CheckpointReached:
             pass
         combined = [b for b in batches if b[0] < opts.kill_at]
         batches.clear()

@@ -12,23 +12,8 @@ import pytest
 
 pytest.importorskip("trl")
 
-from transformers import TrainerCallback  # noqa: E402
-
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "recipes/tiny/f-grpo.yaml"
-
-
-class _Killed(Exception):
-    """Stands in for SIGKILL: raised right after checkpoint-K is written, so nothing after it survives."""
-
-
-class _KillAfterSave(TrainerCallback):
-    def __init__(self, step: int):
-        self.step = step
-
-    def on_save(self, args, state, control, **kwargs):
-        if state.global_step == self.step:
-            raise _Killed
 
 
 def _metrics(folder: Path) -> list[tuple[int, float, float | None]]:
@@ -41,7 +26,7 @@ def _metrics(folder: Path) -> list[tuple[int, float, float | None]]:
 def runs(tmp_path_factory):
     """An uninterrupted run and two killed-and-resumed ones, each with its generation batches' prompts."""
     from fgrpo_sim.llm import trainer as trainer_module
-    from fgrpo_sim.llm.run import train_recipe
+    from fgrpo_sim.llm.run import CheckpointReached, stop_after_checkpoint, train_recipe
 
     tmp = tmp_path_factory.mktemp("resume")
     data = tmp / "arith16.jsonl"
@@ -65,9 +50,9 @@ def runs(tmp_path_factory):
         for kill_at in (4, 5):  # the epoch boundary; the middle of a generation batch in epoch 2
             batches.clear()
             folder = str(tmp / f"killed-at-{kill_at}")
-            with pytest.raises(_Killed):
+            with pytest.raises(CheckpointReached):  # stands in for SIGKILL right after checkpoint-K is written
                 train_recipe(TINY, base + ["--output_dir", folder, "--save_optimizer_state", "last"],
-                             callbacks=[_KillAfterSave(kill_at)], no_progress=True)
+                             callbacks=[stop_after_checkpoint(kill_at)], no_progress=True)
             before = [b for b in batches if b[0] < kill_at]
             out[f"metrics-at-kill-{kill_at}"] = _metrics(Path(folder))
             out[f"checkpoints-{kill_at}"] = sorted(p.parent.name for p in Path(folder).glob("checkpoint-*/optimizer.pt"))

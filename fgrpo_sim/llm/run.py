@@ -8,8 +8,8 @@
 `prepare_training` makes every check the run makes before a model is loaded (the CLI's `--dry-run`
 stops after it); `train_recipe` then builds the model, the reward and the trainer, trains (resuming
 when `resume_from_checkpoint` is set: a checkpoint folder, or `last` for the newest under output_dir)
-and saves the final model. Extra `TrainerCallback`s (e.g. one that records each generation batch or
-stops the run) go in `callbacks`.
+and saves the final model. Extra `TrainerCallback`s go in `callbacks`, e.g.
+`stop_after_checkpoint(K)`, which stops the run right after checkpoint-K as a SIGKILL would.
 """
 
 from __future__ import annotations
@@ -192,6 +192,23 @@ def resolved_trl_config(args: Any, fields: dict[str, Any]) -> dict[str, Any]:
             value = getattr(args, name)
             out[name] = getattr(value, "value", value)  # enums as their string
     return out
+
+
+class CheckpointReached(Exception):
+    """Raised by the `stop_after_checkpoint(step)` callback once checkpoint-step is saved."""
+
+
+def stop_after_checkpoint(step: int) -> Any:
+    """A TrainerCallback that raises CheckpointReached right after checkpoint-`step` is written: the run stops
+    as a SIGKILL at that moment would leave it (for resume rehearsals and tests)."""
+    from transformers import TrainerCallback
+
+    class _Stop(TrainerCallback):
+        def on_save(self, args, state, control, **kwargs):
+            if state.global_step == step:
+                raise CheckpointReached(step)
+
+    return _Stop()
 
 
 @dataclass
