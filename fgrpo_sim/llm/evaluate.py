@@ -125,12 +125,11 @@ def _check_meta(out: Path, settings: EvalSettings) -> int:
     from fgrpo_sim.jsonl import read_json_file
 
     try:
-        previous = read_json_file(meta_path, "settings file")
-        why = "" if isinstance(previous, dict) else f" ({meta_path}: not a JSON object)"
+        previous, why = read_json_file(meta_path, "settings file"), ""
     except ValueError as exc:  # damaged: the reader's reason names the line, key or bytes
         previous, why = None, f" ({exc})"
     if not isinstance(previous, dict):
-        raise ValueError(f"cannot resume {out}: its settings file {meta_path} is damaged{why}; "
+        raise ValueError(f"cannot resume {out}: its settings file {meta_path} is not a JSON object{why}; "
                          "use a new --out file, or delete both to start afresh")
     changed = [k for k in _RESUME_KEYS if previous.get(k) != current[k]]
     if changed:
