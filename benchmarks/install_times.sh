@@ -14,7 +14,7 @@ run() {  # label venv extras installer
     if [ "$tool" = pip ]; then
         python3 -m venv "$venv" && "$venv/bin/pip" install -q -c constraints.txt -e ".[$extras]"
     else
-        uv venv -q --python python3 "$venv" && uv pip install -q --python "$venv/bin/python" $uv_args -c constraints.txt -e ".[$extras]"
+        python3 -m venv "$venv" && uv pip install -q --python "$venv/bin/python" $uv_args -c constraints.txt -e ".[$extras]"
     fi
     t1=$(date +%s.%N); l1=$(cut -d' ' -f1 /proc/loadavg)
     printf '{"install": "%s", "seconds": %.0f, "load_before": %s, "load_after": %s}\n' "$label" "$(echo "$t1 - $t0" | bc)" "$l0" "$l1"
