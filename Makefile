@@ -12,7 +12,7 @@ VERL_STAMP := $(VERL_VENV)/.installed
 
 .PHONY: install install-verl test figures notebooks clean
 
-# uv installs the venvs when it is on PATH (2-2.5x faster here, benchmarks/RESULTS.md "Install times"), else pip;
+# uv installs the venvs when it is on PATH (about 5x faster here, benchmarks/RESULTS.md "Install times"), else pip;
 # `make UV=` forces pip. uv ignores pip.conf and PIP_*, so tools/uv_index_args.py hands it pip's package sources.
 UV ?= $(shell command -v uv 2>/dev/null)
 install_into = $(if $(UV),$(UV) pip install -q --python $(1)/bin/python $$($(PYTHON) tools/uv_index_args.py),$(1)/bin/pip install -q) -c constraints.txt -e ".[$(2)]"
