@@ -49,7 +49,7 @@ COMMANDS = {
               lambda tmp: _fgrpo("simulate", "categorical", "--study", "--out", f"{tmp}/study.parquet",
                                  "--no-progress")),
     "maze-cpu": ("`fgrpo maze run --preset cpu --n 4,8,16 --gamma 0,0.5,1 --seeds 3`",
-                 lambda tmp: _fgrpo("maze", "run", "--preset", "cpu", "--n", "4,8,16", "--gamma", "0,0.5,1",
+                 lambda tmp: _fgrpo("maze", "run", "--yes", "--preset", "cpu", "--n", "4,8,16", "--gamma", "0,0.5,1",
                                     "--seeds", "3", "--out", f"{tmp}/maze", "--no-progress")),
 }
 

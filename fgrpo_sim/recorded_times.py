@@ -10,12 +10,12 @@ from __future__ import annotations
 
 RECORDED_TIMES = {
     "make-figures": "0.5-12 min",
-    "make-test": "3-7 min",
+    "make-test": "3-15 min",
     "fig2-full": "1-11 min",
     "study": "about 30 min",
     "maze-cpu": "20 min to hours",
-    "check": "15-20 s",
-    "fresh-make-test": "9.2 min (one run)",
+    "check": "15-70 s",
+    "fresh-make-test": "6-19 min",
 }
 
 

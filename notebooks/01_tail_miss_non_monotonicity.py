@@ -41,14 +41,14 @@ n = np.unique(np.round(np.geomspace(1, 512, 200)).astype(int))
 fig, axes = new_figure(1, 3, width=3.6, height=3.0, sharey=True)
 for ax, mu in zip(axes, (0.8, 0.5, 0.2)):
     for rho in (0.01, 0.05, 0.1, 0.2):
-        line, = ax.plot(n, theory.tail_miss_probability(n, mu, rho * mu), label=f"rho = {rho:g}")
+        line, = ax.plot(n, theory.tail_miss_probability(n, mu, rho * mu), label=rf"$\rho$ = {rho:g}")
         peak = theory.peak_group_size(mu, rho * mu)
         ax.plot(peak.n_star, peak.probability, "*", color=line.get_color(), ms=10)
     ax.set_xscale("log", base=2)
-    ax.set_title(f"mu = {mu:g}")
+    ax.set_title(rf"$\mu$ = {mu:g}")
     ax.set_xlabel("group size N")
 axes[0].set_ylabel("tail-miss probability Pr(B)")
-axes[0].legend()
+fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right center")  # beside the panels, over no curve
 display(fig)
 plt.close(fig)
 
@@ -63,13 +63,13 @@ mu, rho = 0.5, 0.05
 tau = rho * mu
 n = np.arange(1, 257)
 fig, ax = new_figure(width=6, height=3.4)
-ax.plot(n, theory.activity_probability(n, mu), label="Pr(active) = 1 - mu^N - (1-mu)^N")
-ax.plot(n, (1 - tau) ** n, label="Pr(no rollout in E) = (1-tau)^N")
+ax.plot(n, theory.activity_probability(n, mu), label=r"Pr(active) = $1 - \mu^N - (1-\mu)^N$")
+ax.plot(n, (1 - tau) ** n, label=r"Pr(no rollout in E) = $(1-\tau)^N$")
 ax.plot(n, theory.tail_miss_probability(n, mu, tau), lw=2.5, color="black", label="Pr(B): active and E missed")
 ax.set_xscale("log", base=2)
 ax.set_xlabel("group size N")
 ax.set_ylabel("probability")
-ax.set_title(f"mu = {mu}, rho = {rho}")
+ax.set_title(rf"$\mu$ = {mu}, $\rho$ = {rho}")
 ax.legend(fontsize=8)
 display(fig)
 plt.close(fig)
@@ -98,16 +98,21 @@ for size in (2, 8, 32, 128):
 # N = 8 of LLM training: along the contour labelled 8 (middling mu, rho above about 0.01) N = 8 is the
 # peak itself; in the dark region above it (N* < 8: rare modes that are not very rare) N = 8 is already
 # past the peak; everywhere else (rarer modes, mu near 0 or 1) N = 8 is on the rising side, where a
-# larger group first makes the tail miss likelier. Panel (b): at the peak, Pr(B) exceeds 0.5 almost
-# everywhere except on easy prompts (mu near 1) with a large rare share.
+# larger group first makes the tail miss likelier. Panel (b): at the peak, Pr(B) is at least 0.5 on
+# most of the plotted plane (the share is printed below the map), not everywhere: it drops below 0.5 on
+# easy prompts (mu near 1) once rho reaches a few percent, and at every mu once the "rare" share is
+# large (rho >= 0.3, where E is hardly rare: 0.27 at mu = 0.2, rho = 0.5).
 
 # %%
 from fgrpo_sim.figures.population import compute_peak_map, draw_peak_map
 from fgrpo_sim.figures.registry import FigureOptions
 
-fig = draw_peak_map(compute_peak_map(FigureOptions()))
+peak_map = compute_peak_map(FigureOptions())
+fig = draw_peak_map(peak_map)
 display(fig)
 plt.close(fig)
+print(f"Pr(B) at N* >= 0.5 on {np.mean(peak_map['probability'] >= 0.5):.0%} of the plotted (mu, rho) grid; "
+      f"at mu = 0.2, rho = 0.5 it is {theory.peak_group_size(0.2, 0.1).probability:.2f}")
 
 # %% [markdown]
 # ## From one prompt to a data set: the planner

@@ -106,9 +106,9 @@ fig, ax = new_figure(width=5.5, height=3.4)
 ax.loglog(etas, -simulated, "o", label="simulator (one SGD step)")
 ax.loglog(etas, -exact, "-", label="exact closed form")
 ax.loglog(etas, -first, "--", label="first order (Prop. 3.2)")
-ax.set_xlabel("step size eta")
-ax.set_ylabel("loss of unsampled-correct mass, -dQ_upos")
-ax.set_title("First order is exact as eta -> 0; the exact form at any eta")
+ax.set_xlabel(r"step size $\eta$")
+ax.set_ylabel(r"loss of unsampled-correct mass, $-dQ_{upos}$")
+ax.set_title(r"First order is exact as $\eta \to 0$; the exact form at any $\eta$")
 ax.legend()
 display(fig)
 plt.close(fig)
@@ -121,13 +121,15 @@ plt.close(fig)
 # no more likely than the rare ones (left edge: a sampled correct answer then lifts its unsampled
 # peers through the normalisation), and it becomes nearly universal on easy prompts. The share is not
 # monotone in N, like the tail miss of notebook 01: at middling Q_pos, N = 8 squeezes more often than
-# N = 4 (more of its groups are active: 0.83 vs 0.68 at Q_pos = 0.26 with rewards 1 / 0), while N = 32
-# squeezes least (0.32 there) because it samples the rare answers more often.
+# N = 4 (squeeze shares 0.83 vs 0.68 at Q_pos = 0.26 with rewards 1 / 0, printed below the plot: more
+# of N = 8's groups are active, 0.91 vs 0.69), while N = 32 squeezes least (0.32 there) because it
+# samples the rare answers more often.
 
 # %%
 rng = np.random.default_rng(0)
 anchor_logits = np.linspace(-2.0, 4.0, 13)
 fig, axes = new_figure(1, 2, width=4.2, height=3.3, sharey=True)
+shares = {}  # (reward of a wrong answer, N) -> (Q_pos, squeeze share) per anchor logit
 for ax, (r_w, title) in zip(axes, ((0.0, "rewards 1 / 0"), (-1.0, "rewards +1 / -1"))):
     for size in (4, 8, 32):
         q_pos, fraction = [], []
@@ -139,12 +141,18 @@ for ax, (r_w, title) in zip(axes, ((0.0, "rewards 1 / 0"), (-1.0, "rewards +1 / 
             q_pos.append(probs[correct].sum())
             fraction.append(np.mean((dpos > 0) & (dupos < 0)))
         ax.plot(q_pos, fraction, marker="o", ms=3, label=f"N = {size}")
+        shares[r_w, size] = (q_pos, fraction)
     ax.set_title(title)
-    ax.set_xlabel("correct mass Q_pos of the prompt")
-axes[0].set_ylabel("share of groups: Q_pos up, Q_upos down")
+    ax.set_xlabel(r"correct mass $Q_{pos}$ of the prompt")
+axes[0].set_ylabel(r"share of groups: $Q_{pos}$ up, $Q_{upos}$ down")
 axes[0].legend()
 display(fig)
 plt.close(fig)
+at = int(np.argmin(np.abs(np.asarray(shares[0.0, 4][0]) - 0.26)))  # the middling Q_pos the text quotes
+for size in (4, 8, 32):
+    q, share = shares[0.0, size][0][at], shares[0.0, size][1][at]
+    print(f"rewards 1 / 0, Q_pos = {q:.2f}, N = {size:2d}: squeeze share {share:.2f} of all groups, "
+          f"active share {float(theory.activity_probability(size, q)):.2f}")
 
 # %% [markdown]
 # The squeeze is the mechanism behind the tail miss of notebook 01: every active group that misses a

@@ -33,3 +33,43 @@ def test_fig1a_legend_sits_outside_the_axes():
     legend_box = ax.get_legend().get_window_extent()
     assert legend_box.x0 >= ax.get_window_extent().x1  # right of the plotting area: no curve under it
     plt.close(fig)
+
+
+def test_fig6_maze_y_labels_stay_clear_of_the_titles():
+    import matplotlib.pyplot as plt
+
+    from fgrpo_sim.figures.maze import draw_fig6, load_summary
+
+    fig = draw_fig6(load_summary(FigureOptions()))
+    fig.canvas.draw()
+    top = fig._suptitle.get_window_extent()
+    for ax in fig.axes:
+        if ax.get_ylabel():
+            label = ax.yaxis.label.get_window_extent()
+            assert not label.overlaps(top) and not label.overlaps(ax.title.get_window_extent()), ax.get_title()
+    plt.close(fig)
+
+
+def test_population_figures_write_greek_like_the_others(monkeypatch):
+    import matplotlib.pyplot as plt
+
+    import fgrpo_sim.figures.population as population
+
+    assert population.variant_label("F-GRPO gamma=1") == r"F-GRPO $\gamma$ = 1"
+    assert population.variant_label("GRPO low-LR (x m_0.5)") == r"GRPO low-LR (x $m_{0.5}$)"
+    monkeypatch.setattr(population, "_sweep", _tiny_sweep)
+    fig = population.draw_rare_mass(population.compute_rare_mass(FigureOptions(progress=False)))
+    text = " ".join([fig._suptitle.get_text()] + [ax.get_xlabel() for ax in fig.axes]
+                    + [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()])
+    assert r"$\mu_0$" in text and r"$\rho$" in text and r"$\gamma$" in text
+    assert "gamma=" not in text and "mu0" not in text and "rho =" not in text.replace(r"$\rho$ =", "")
+    plt.close(fig)
+
+
+def _tiny_sweep(options, group_sizes, gammas, quick, full, beta=(1.0, 1.0)):
+    from fgrpo_sim.sim.population import PopulationSpec, TrainSpec, make_population, run_sweep, sweep_variants
+
+    settings = dict(quick, prompts=32, steps=20, runs=1, batch=8, eval_every=10)
+    population = make_population(PopulationSpec(num_prompts=32, beta_a=beta[0], beta_b=beta[1], seed=0))
+    base = TrainSpec(steps=20, runs=1, prompt_batch=8, eval_every=10, seed=0)
+    return run_sweep(population, sweep_variants(base, group_sizes, gammas), progress=False), settings, population

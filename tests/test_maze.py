@@ -276,3 +276,33 @@ def test_cli_compare_names_a_missing_folder_and_help_is_clean(run_cli, tmp_path)
     commands = res.stdout.split("Commands:")[1].strip().splitlines()
     assert res.exit_code == 0 and [line.split()[0] for line in commands] == ["show", "run", "table", "compare"]
     assert not any(line.rstrip().endswith("...") for line in commands), commands
+
+
+def test_table_prints_the_committed_summary_json(run_cli):
+    import json
+
+    from fgrpo_sim.figures.maze import COMMITTED, format_table
+
+    result = run_cli("maze", "table", str(COMMITTED))
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == format_table(json.loads(COMMITTED.read_text())).strip()
+    assert "| 16 |" in result.stdout
+    bad = run_cli("maze", "table", str(COMMITTED.parent / "maze.md"))
+    assert bad.exit_code == 2 and "not readable JSON" in bad.stderr
+
+
+def test_long_presets_say_the_time_and_need_yes(run_cli, tmp_path, monkeypatch):
+    from fgrpo_sim.maze import experiment
+
+    monkeypatch.setattr(experiment, "run_experiment", lambda *a, **k: pytest.fail("started without --yes"))
+    for preset in ("cpu", "paper"):
+        result = run_cli("maze", "run", "--preset", preset, "--device", "cpu", "--out", tmp_path / preset)
+        assert result.exit_code == 2, result.stderr
+        assert "expected" in result.stderr and "add --yes to start it" in result.stderr
+    assert "20 min to hours" in run_cli("maze", "run", "--preset", "cpu", "--out", tmp_path / "c").stderr
+    def started(*args, **kwargs):
+        raise ValueError("stub: training started")
+
+    monkeypatch.setattr(experiment, "run_experiment", started)
+    result = run_cli("maze", "run", "--preset", "cpu", "--yes", "--device", "cpu", "--out", tmp_path / "yes")
+    assert "stub: training started" in result.stderr and "expected" not in result.stderr

@@ -11,11 +11,22 @@ from fgrpo_sim.sim.categorical_study import claims_table, final_means, score_cla
 
 
 def test_regimes_split_around_the_low_retention_zone():
-    final = pd.DataFrame({"group_size": [2, 8, 32, 128, 512], "m_ret": [0.9, 0.3, 0.1, 0.4, 0.95]})
+    final = pd.DataFrame({"group_size": [2, 8, 32, 128, 512], "m_ret": [0.99, 0.3, 0.1, 0.4, 0.97]})
     spans = regimes(final)
     assert [s[0] for s in spans] == ["I", "II", "III"]
     assert spans[1][1] < 8 < 128 < spans[1][2] < 512
-    assert regimes(pd.DataFrame({"group_size": [2, 8], "m_ret": [0.9, 0.8]})) == []
+    assert regimes(pd.DataFrame({"group_size": [2, 8], "m_ret": [0.96, 0.99]})) == []
+
+
+def test_regimes_follow_the_rule_the_docs_state():
+    """docs/categorical.md: regime I is N <= 32, regime II runs from N = 64 to its edge at 65536, III is
+    131072 (final M_ret at gamma = 0 of the full grid, from the table there)."""
+    ns = [2, 8, 32, 64, 128, 512, 2048, 8192, 16384, 32768, 65536, 131072]
+    m_ret = [0.995, 0.966, 0.962, 0.894, 0.110, 0.033, 0.034, 0.041, 0.051, 0.112, 0.654, 0.995]
+    spans = {label: (lo, hi) for label, lo, hi in regimes(pd.DataFrame({"group_size": ns, "m_ret": m_ret}))}
+    assert spans["I"][0] < 2 and 32 < spans["I"][1] < 64
+    assert spans["II"][0] < 64 and 65536 < spans["II"][1] < 131072
+    assert spans["III"][0] < 131072 < spans["III"][1]
 
 
 def test_score_claims_on_a_hand_made_table():

@@ -86,7 +86,68 @@ def test_continuous_maximiser_against_60_digit_root(mu, tau):
             return (1 - t) ** n * mpmath.log(1 - t) - (m - t) ** n * mpmath.log(m - t) - (1 - m) ** n * mpmath.log(1 - m)
 
         root = mpmath.findroot(slope, peak.n_continuous)
-    assert abs(peak.n_continuous - root) <= 1e-12 * root
+    assert abs(peak.n_continuous - root) <= 1e-13 * root
+
+
+def _reference_peak(mu, tau, one_minus_mu=None):
+    """(true integer argmax, real maximiser) of Pr(B) at 60 digits, for the float inputs as given."""
+    import mpmath
+
+    with mpmath.workdps(60):
+        t = mpmath.mpf(tau)
+        c = mpmath.mpf(one_minus_mu) if one_minus_mu is not None else 1 - mpmath.mpf(mu)  # exact
+        m = 1 - c
+        a, b = 1 - t, m - t
+
+        def slope(n):
+            return a**n * mpmath.log(a) - b**n * mpmath.log(b) - c**n * mpmath.log(c)
+
+        lo = mpmath.mpf(1)
+        while slope(2 * lo) > 0:
+            lo *= 2
+        root = mpmath.findroot(slope, (lo, 2 * lo), solver="anderson")
+
+        def tail(n):
+            return a**n - b**n - c**n
+
+        candidates = [int(mpmath.floor(root)) + k for k in (-1, 0, 1, 2)]
+        values = [tail(n) for n in candidates]
+        return candidates[values.index(max(values))], root
+
+
+# held out: points where the float64 comparison of neighbouring Pr(B) values picked the wrong integer
+# (found by comparing against _reference_peak over random mu, tau; the last one is off by two)
+@pytest.mark.parametrize("mu, tau", [(0.9999942502993272, 6.42e-12), (4.206831223129571e-08, 2.71e-10),
+                                     (3.215577590837878e-09, 4.84e-10), (5.419759788187729e-09, 2.38e-11),
+                                     (1e-12, 1e-13)])
+def test_integer_peak_is_the_true_argmax_where_neighbours_tie_in_float64(mu, tau):
+    import mpmath
+
+    peak = peak_group_size(mu, tau)
+    n_true, root = _reference_peak(mu, tau)
+    assert peak.n_star == n_true
+    assert peak.n_star in (int(mpmath.floor(root)), int(mpmath.ceil(root)))  # next to the real maximiser
+    assert abs(peak.n_continuous - root) <= 1e-13 * root
+
+
+@pytest.mark.parametrize("mu, tau, one_minus_mu", [(0.9999999972552174, 0.470, None), (None, 0.5, 1e-12),
+                                                   (None, 1e-3, 1e-12), (None, 1e-13, 1e-12)])
+def test_continuous_root_keeps_the_digits_of_one_minus_mu(mu, tau, one_minus_mu):
+    peak = peak_group_size(mu, tau, one_minus_mu=one_minus_mu)
+    n_true, root = _reference_peak(mu, tau, one_minus_mu)
+    assert abs(peak.n_continuous - root) <= 1e-13 * root
+    assert peak.n_star == n_true
+
+
+def test_one_minus_mu_is_exclusive_with_mu():
+    with pytest.raises(ValueError, match="either mu or one_minus_mu"):
+        peak_group_size(0.5, 0.1, one_minus_mu=0.5)
+    assert peak_group_size(None, 0.05, one_minus_mu=0.5).n_star == peak_group_size(0.5, 0.05).n_star
+
+
+def test_tau_above_mu_message_shows_the_excess():
+    with pytest.raises(ValueError, match=r"got 0\.5000000001 with mu = 0\.5$"):
+        peak_group_size(0.5, 0.5000000001)
 
 
 def test_peak_beyond_exact_integers_is_a_named_error():
@@ -98,3 +159,17 @@ def test_peak_beyond_exact_integers_is_a_named_error():
 def test_clashing_shapes_are_named():
     with pytest.raises(ValueError, match=r"^mu, tau must broadcast to one shape"):
         peak_group_size([0.5, 0.4], [0.1, 0.1, 0.1])
+
+
+def test_cli_peak_takes_one_minus_mu_from_the_digits_typed(run_cli):
+    import json
+
+    result = run_cli("theory", "peak", "--mu", "0.9999999972552174", "--tau", "0.470", "--json")
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    _, root = _reference_peak(None, "0.470", "0.0000000027447826")  # 1 - 0.9999999972552174, exactly
+    assert abs(data["n_continuous"] - root) <= 1e-13 * root
+    human = run_cli("theory", "peak", "--mu", "0.9999999972552174", "--tau", "0.470")
+    assert "mu = 0.9999999972552174," in human.stdout  # not "mu = 1"
+    refused = run_cli("theory", "peak", "--mu", "0.5", "--tau", "0.5000000001")
+    assert refused.exit_code == 2 and "got 0.5000000001 with mu = 0.5" in refused.stderr

@@ -60,6 +60,8 @@ def run(
     summary_copy: Optional[Path] = typer.Option(None, "--summary-copy", help="Also write summary.json here "
                                                                               "(e.g. docs/maze-results.json)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars on stderr."),
+    yes: bool = typer.Option(False, "--yes", help="Start a cpu or paper preset run without asking (it takes "
+                                                  "minutes to days; the tiny preset never asks)."),
 ) -> None:
     """SFT once per seed, then GRPO / F-GRPO for every N x gamma; prints the Table 4 analogue."""
     from dataclasses import replace
@@ -98,6 +100,7 @@ def run(
         check_summary_copy(summary_copy, out)
     if sft_from is not None:
         check_sft_source(sft_from, spec.to_dict(), "--sft-from")
+    _confirm_long_run(spec, yes)
     summary = run_experiment(spec, out, progress=progress, device=device, log=lambda m: typer.echo(m, err=True),
                              sft_from=sft_from)
     if summary_copy is not None:
@@ -108,22 +111,58 @@ def run(
     typer.echo(f"results: {out}")
 
 
-@app.command("table", short_help="Re-summarise a results folder into the Table 4 analogue.")
+def _confirm_long_run(spec, yes: bool) -> None:
+    """Say how long the run takes before it starts; ask on a terminal, else require --yes (like figures --full)."""
+    import sys
+
+    if spec.name == "tiny" or yes:
+        return
+    expected = quoted("maze-cpu") + " for the default grid" if spec.name == "cpu" else "days on a GPU (App. K)"
+    runs = len(spec.group_sizes) * len(spec.gammas) * spec.seeds
+    typer.echo(f"fgrpo maze run --preset {spec.name}: {spec.seeds} SFT run(s) and {runs} RL runs, expected "
+               f"{expected} (benchmarks/RESULTS.md); finished runs in --out are reused.", err=True)
+    if not sys.stdin.isatty():
+        raise ValueError(f"maze run --preset {spec.name} takes {expected}: add --yes to start it "
+                         "(--preset tiny runs in seconds)")
+    if not typer.confirm("Start it?", err=True):
+        raise ValueError("not started (add --yes to start without asking)")
+
+
+@app.command("table", short_help="Table 4 analogue of a results folder or summary JSON.")
 def table(
-    out: Path = typer.Argument(Path("runs/figure-data/maze/cpu"), help="Results folder of a `fgrpo maze run`."),
+    out: Path = typer.Argument(Path("runs/figure-data/maze/cpu"), help="Results folder of a `fgrpo maze run`, or a "
+                                                                       "summary JSON it wrote (summary.json, "
+                                                                       "docs/maze-results.json)."),
 ) -> None:
-    """Re-summarise a results folder (also a partial one) and print the Table 4 analogue."""
+    """Re-summarise a results folder (also a partial one) and print the Table 4 analogue; a summary JSON
+    (e.g. the committed docs/maze-results.json) is printed as it is."""
     import json
 
     from fgrpo_sim.atomic_io import write_text_atomic
     from fgrpo_sim.figures.maze import format_table
     from fgrpo_sim.maze.experiment import summarize
 
+    if out.is_file():
+        typer.echo(format_table(_read_summary(out)))
+        return
     if not (out / "config.json").exists():
-        raise ValueError(f"out must be a results folder of `fgrpo maze run` (no config.json in {out})")
+        raise ValueError(f"out must be a results folder of `fgrpo maze run` or its summary JSON "
+                         f"(no config.json in {out})")
     summary = summarize(out)
     write_text_atomic(out / "summary.json", json.dumps(summary, indent=1, sort_keys=True) + "\n")
     typer.echo(format_table(summary))
+
+
+def _read_summary(path: Path) -> dict:
+    import json
+
+    try:
+        summary = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"out must be a summary JSON of `fgrpo maze run`; {path} is not readable JSON ({err})") from None
+    if not isinstance(summary, dict) or not {"cells", "preset"} <= set(summary):
+        raise ValueError(f"out must be a summary JSON of `fgrpo maze run` (keys cells, preset); {path} is not one")
+    return summary
 
 
 @app.command("compare", short_help="Paired difference A - B of pass@K over seeds, 95% CI.")

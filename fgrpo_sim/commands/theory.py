@@ -27,7 +27,7 @@ _RHO_HELP = "rho = tau / mu: E's share of the correct mass, in [0, 1]; an altern
 
 def _resolve_tau(mu: float, tau: Optional[float], rho: Optional[float]) -> tuple[float, float]:
     """(tau, rho) from whichever of the two the user gave."""
-    from fgrpo_sim.validation import check_range
+    from fgrpo_sim.validation import _fmt, check_range
 
     if tau is not None and rho is not None:
         raise ValueError("give either --tau or --rho, not both (rho = tau / mu)")
@@ -38,8 +38,21 @@ def _resolve_tau(mu: float, tau: Optional[float], rho: Optional[float]) -> tuple
         return min(mu * rho, mu), rho
     check_range("tau", tau, 0.0, 1.0)
     if tau > mu:
-        raise ValueError(f"tau must be in [0, mu], got {tau:g} with mu = {mu:g}")
+        raise ValueError(f"tau must be in [0, mu], got {_fmt(tau)} with mu = {_fmt(mu)}")
     return tau, (tau / mu if mu > 0 else float("nan"))
+
+
+def _one_minus(text: str, mu: float) -> Optional[float]:
+    """1 - mu computed from the decimal digits given, for mu in [0.5, 1): near 1 the float nearest mu keeps
+    only a few digits of 1 - mu (0.9999999972552174 -> 1 - mu off by 2e-8 relative); None elsewhere."""
+    import decimal
+
+    if not (math.isfinite(mu) and 0.5 <= mu < 1.0):
+        return None
+    try:
+        return float(decimal.Decimal(1) - decimal.Decimal(text))
+    except decimal.InvalidOperation:
+        return None
 
 
 def _list_option(name: str, given: List[str], kind: type) -> list:
@@ -110,16 +123,21 @@ def peak_command(
     Pr(B) rises, peaks at N*, and falls. Rarer subsets (smaller rho) peak later and higher. Lists give one
     row per (mu, tau or rho) pair."""
     from fgrpo_sim.theory import peak_group_size
+    from fgrpo_sim.validation import _fmt
 
     mus = _list_option("--mu", mu_text, float)
+    complements = [_one_minus(text, mu) for text, mu in zip(_list_option("--mu", mu_text, str), mus)]
     taus = _list_option("--tau", tau_text, float) if tau_text else [None]
     rhos = _list_option("--rho", rho_text, float) if rho_text else [None]
     rows = []
-    for mu in mus:
+    for mu, one_minus_mu in zip(mus, complements):
         for tau_given in taus:
             for rho_given in rhos:
                 tau, rho = _resolve_tau(mu, tau_given, rho_given)
-                result = peak_group_size(mu, tau)
+                if one_minus_mu is None:
+                    result = peak_group_size(mu, tau)
+                else:  # 1 - mu from the digits typed, not from the float nearest mu
+                    result = peak_group_size(None, tau, one_minus_mu=one_minus_mu)
                 rows.append({"mu": mu, "tau": tau, "rho": rho, "n_star": result.n_star,
                              "n_continuous": result.n_continuous, "probability": result.probability})
     if as_json:
@@ -131,7 +149,7 @@ def peak_command(
     for row in rows:
         typer.echo(
             f"N* = {row['n_star']} (continuous maximiser {row['n_continuous']:.10g}), Pr(B) at N* = "
-            f"{row['probability']:.10g}  [mu = {row['mu']:g}, tau = {row['tau']:.6g}, rho = {row['rho']:.6g}]"
+            f"{row['probability']:.10g}  [mu = {_fmt(row['mu'])}, tau = {row['tau']:.6g}, rho = {row['rho']:.6g}]"
         )
 
 

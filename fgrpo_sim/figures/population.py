@@ -14,12 +14,17 @@ FAMILY_STYLE = {  # variant family -> (colour, line style, marker)
 }
 
 
+def variant_label(family: str) -> str:
+    """A variant's name as the other figures write it: Greek gamma, m_gamma as a subscript."""
+    return (family.replace("gamma=", r"$\gamma$ = ").replace("m_0.5", r"$m_{0.5}$").replace("m_1", r"$m_1$"))
+
+
 def _grouped_bars(ax, values_by_family: dict, tick_labels: list, *, fontsize: int) -> float:
     """One bar per family (in FAMILY_STYLE's colours) inside each group; returns the bar width."""
     width = 0.8 / max(len(values_by_family), 1)
     for i, (family, values) in enumerate(values_by_family.items()):
         ax.bar([j + i * width for j in range(len(values))], values, width=width,
-               color=FAMILY_STYLE[family][0], label=family, alpha=0.85)
+               color=FAMILY_STYLE[family][0], label=variant_label(family), alpha=0.85)
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(tick_labels))])
     ax.set_xticklabels(tick_labels, fontsize=fontsize)
     return width
@@ -42,6 +47,9 @@ def _sweep(options: FigureOptions, group_sizes, gammas, quick: dict, full: dict,
 FRONTIER_BETA = (0.5, 1.0)  # a hard-leaning mix, so that pass@256 is not pinned at 1 from the start
 
 
+_LABEL_OFFSETS = ((-4, 3), (4, -3), (-4, -3), (4, 3), (0, 6))  # points; one per family, in FAMILY_STYLE order
+
+
 def compute_frontier(options: FigureOptions):
     from fgrpo_sim.sim.population import final_summary
 
@@ -62,14 +70,18 @@ def draw_frontier(data):
     fig, axes = new_figure(1, 2, width=4.8, height=3.8)
     for ax, metric, label in ((axes[0], "pass@256", "pass@256 (exact, from correct mass)"),
                               (axes[1], "rare_mass_retained", "rare-correct mass / initial")):
-        for family, (colour, ls, marker) in FAMILY_STYLE.items():
+        for i, (family, (colour, ls, marker)) in enumerate(FAMILY_STYLE.items()):
             rows = summary[summary["variant"] == family].sort_values("N")
             if rows.empty:
                 continue
-            ax.plot(rows["pass@1"], rows[metric], ls=ls, marker=marker, color=colour, label=family, ms=4, zorder=2)
-            for _, r in rows.iterrows():  # every point names its N; a white box keeps the lines off the label
+            ax.plot(rows["pass@1"], rows[metric], ls=ls, marker=marker, color=colour, label=variant_label(family), ms=4, zorder=2)
+            # every point names its N; each family puts its labels on its own side of the point, so the labels
+            # of neighbouring points of different families do not land on one another
+            dx, dy = _LABEL_OFFSETS[i % len(_LABEL_OFFSETS)]
+            for _, r in rows.iterrows():
                 ax.annotate(f"{int(r['N'])}", (r["pass@1"], r[metric]), textcoords="offset points",
-                            xytext=(-5, 3), ha="right", fontsize=6.5, color=colour, zorder=3,
+                            xytext=(dx, dy), ha="right" if dx < 0 else "left", va="bottom" if dy > 0 else "top",
+                            fontsize=6.5, color=colour, zorder=3,
                             bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.8))
         ax.plot([data["initial"]["pass@1"]], [data["initial"][metric] if metric in data["initial"] else 1.0],
                 marker="*", color="green", ms=10, ls="none", label="initial policy")
@@ -109,8 +121,8 @@ def draw_rare_mass(data):
         if rows.empty:
             continue
         mean = rows.groupby("step")[["rare_mass_retained", "pass@1"]].mean()
-        axes[0].plot(mean.index, mean["rare_mass_retained"], color=colour, ls=ls, label=family)
-        axes[1].plot(mean["pass@1"], mean["rare_mass_retained"], color=colour, ls=ls, label=family)
+        axes[0].plot(mean.index, mean["rare_mass_retained"], color=colour, ls=ls, label=variant_label(family))
+        axes[1].plot(mean["pass@1"], mean["rare_mass_retained"], color=colour, ls=ls, label=variant_label(family))
     last = frame[frame["step"] == frame["step"].max()]
     buckets = [b for b in dict.fromkeys(frame["bucket"]) if b != "all"]
     families = [f for f in FAMILY_STYLE if f in set(frame["variant"])]
@@ -118,7 +130,7 @@ def draw_rare_mass(data):
         family: [last[(last["variant"] == family) & (last["bucket"] == b)]["rare_mass_retained"].mean() for b in buckets]
         for family in families
     }, [b.replace("mu0 ", "") for b in buckets], fontsize=8)
-    axes[2].set_xlabel("initial success rate mu0 (bucket)")
+    axes[2].set_xlabel(r"initial success rate $\mu_0$ (bucket)")
     axes[2].set_ylabel("rare-correct mass / initial, at the end")
     axes[2].axhline(1.0, color="gray", lw=0.8)
     axes[0].set_ylabel("rare-correct mass / initial")
@@ -129,7 +141,7 @@ def draw_rare_mass(data):
     axes[1].set_title("(b) the same at equal pass@1")
     axes[2].set_title("(c) by difficulty")
     axes[0].legend(fontsize=7)
-    fig.suptitle(f"GRPO vs F-GRPO vs low-LR control at N = 8: {s['prompts']} prompts, mu0 ~ Beta(1, 1), rho = 0.1, "
+    fig.suptitle(f"GRPO vs F-GRPO vs low-LR control at N = 8: {s['prompts']} prompts, $\\mu_0$ ~ Beta(1, 1), $\\rho$ = 0.1, "
                  f"Adam lr 0.05, {s['batch']} prompts/step, mean of {s['runs']} runs", fontsize=8)
     return fig
 
@@ -228,8 +240,8 @@ def draw_shared(data):
     for family in families:
         colour, ls, marker = FAMILY_STYLE[family]
         mean = held[held["variant"] == family].groupby("step")[["pass@1", "pass@256"]].mean()
-        axes[0].plot(mean.index, mean["pass@256"], color=colour, ls=ls, label=family)
-        axes[1].plot(mean["pass@1"], mean["pass@256"], color=colour, ls=ls, label=family)
+        axes[0].plot(mean.index, mean["pass@256"], color=colour, ls=ls, label=variant_label(family))
+        axes[1].plot(mean["pass@1"], mean["pass@256"], color=colour, ls=ls, label=variant_label(family))
         axes[1].plot(mean["pass@1"].iloc[-1:], mean["pass@256"].iloc[-1:], color=colour, marker=marker, ls="none")
     start = held[held["step"] == 0][["pass@1", "pass@256"]].mean()
     axes[0].axhline(start["pass@256"], color="green", lw=0.8, ls=":", label="initial policy")

@@ -71,8 +71,9 @@ def save_figure(fig, out_dir: str | Path, name: str, dpi: int = 150) -> list[Pat
     for ext in ("png", "pdf"):
         target = out_dir / f"{name}.{ext}"
         with atomic_path(target) as tmp:
-            # no creation date in the PDF: regenerating an unchanged figure leaves the file unchanged
-            metadata = {"CreationDate": None} if ext == "pdf" else None
+            # no creation date and no matplotlib version in the file: regenerating an unchanged figure leaves
+            # the file byte for byte unchanged (tests/test_figure_determinism.py)
+            metadata = {"CreationDate": None, "Creator": None, "Producer": None} if ext == "pdf" else {"Software": None}
             fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format=ext, metadata=metadata)
         paths.append(target)
     return paths

@@ -9,8 +9,10 @@ For 0 < tau < mu < 1 both x and y lie in (0, 1) and both logs are negative, so h
 in N, positive at N = 1 (h(1) = [b log(a/b) + c log(a/c)] / a with a = b + c) and tends to log(1 - tau) < 0.
 Pr(B) is therefore strictly unimodal in real N: the continuous maximiser is the single root of h (found by
 bracketing and bisection, vectorised), and the integer argmax is one of its two neighbouring integers.
-A few integers around it are compared with the same `tail_miss_probability` a brute-force scan uses,
-smallest N winning ties, so the answer equals the brute-force argmax without scanning all N.
+They are told apart by the sign of Pr(B)(n + 1) - Pr(B)(n), computed as a sum of positive terms (never as
+the difference of two nearly equal probabilities, which float64 cannot resolve once N* passes ~1e6); where
+that sign is within its error bound of 0, 60-digit mpmath decides. h is evaluated in the log rates of x and
+y with expm1, so that no two of its terms cancel; near mu = 1, `one_minus_mu` carries the digits of 1 - mu.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from functools import cache
 import numpy as np
 
 from fgrpo_sim.theory.tail_miss import tail_miss_probability
-from fgrpo_sim.validation import broadcast_named, check_range
+from fgrpo_sim.validation import _fmt, broadcast_named, check_range
 
 
 MAX_PEAK_GROUP_SIZE = 2.0**53  # integers above this are not exact in float64, and N* must be one
@@ -33,8 +35,8 @@ class PeakGroupSize:
 
     n_star: the integer group size maximising Pr(B) (smallest one on ties); probability: Pr(B) there;
     n_continuous: the maximiser over real N >= 1 (nan where Pr(B) is identically 0: tau = mu or mu = 1).
-    "Exact" means equal to a float64 brute-force scan; where the peak is so flat that neighbouring N differ
-    by less than float64 resolution (e.g. N* ~ 1e10), n_star is within one of the true argmax.
+    n_star is the true argmax for the given float inputs: neighbouring integers are compared by the sign of
+    their difference, in float64 where its error bound decides it and in 60-digit mpmath where it does not.
     """
 
     mu: float | np.ndarray
@@ -63,8 +65,8 @@ def symbolic_slope():
 def _log_rate_symbols():
     import sympy as sp
 
-    # log x, log y, log(mu - tau): evaluated apart so that each keeps full precision
-    return sp.symbols("L_x L_y L_b", negative=True)
+    # log(1 - tau), log x, log y: evaluated apart (log1p where the argument is near 1) so each keeps its digits
+    return sp.symbols("L_a L_x L_y", negative=True)
 
 
 @cache
@@ -84,84 +86,178 @@ def symbolic_scaled_slope():
     return scaled
 
 
-@cache
-def _numeric_scaled_slope_in_log_rates():
+def _agree_at_rational_points(expr, reference, subs_of_point) -> None:
+    """expr == reference to 40 digits at a few exact points (0 < tau < mu < 1, real N): a numeric identity
+    check where sympy's simplify would have to prove a log identity."""
     import sympy as sp
 
     from fgrpo_sim.theory.symbols import N_real, mu, tau
 
-    log_x, log_y, log_b = _log_rate_symbols()
-    x = (mu - tau) / (1 - tau)
-    y = (1 - mu) / (1 - tau)
-    logs = {sp.log(x): log_x, sp.log(y): log_y, sp.log(mu - tau): log_b}
-    expr = symbolic_scaled_slope().subs(logs)
-    assert expr.subs({v: k for k, v in logs.items()}) == symbolic_scaled_slope()
-    return sp.lambdify((N_real, mu, tau, log_x, log_y, log_b), expr, modules="numpy")
+    for n, m, t in [(sp.Rational(7, 2), sp.Rational(1, 2), sp.Rational(1, 20)), (sp.Integer(13), sp.Rational(3, 10),
+                    sp.Rational(3, 1000)), (sp.Rational(101, 10), sp.Rational(9, 10), sp.Rational(2, 5))]:
+        point = {N_real: n, mu: m, tau: t}
+        diff = sp.N(expr.subs(subs_of_point(point)).subs(point) - reference.subs(point), 50)
+        assert abs(diff) < sp.Float("1e-40"), "rearranged expression does not match its derivation"
+
+
+def _log_rate_values(point):
+    import sympy as sp
+    from sympy.codegen.cfunctions import log1p
+
+    from fgrpo_sim.theory.symbols import mu, tau
+
+    log_a, log_x, log_y = _log_rate_symbols()
+    return {log_a: sp.expand_func(log1p(-tau)), log_x: sp.log((mu - tau) / (1 - tau)),
+            log_y: sp.log((1 - mu) / (1 - tau))}
+
+
+@cache
+def _numeric_scaled_slope_in_log_rates():
+    """h rearranged so no term cancels against another: with log(mu - tau) = L_a + L_x and
+    log(1 - mu) = L_a + L_y, h = -L_a expm1(N L_x) - x^N L_x - y^N (L_a + L_y). The plain form subtracts
+    log(1 - tau) from x^N log(mu - tau), two numbers that agree to ~9 digits when 1 - mu ~ 1e-9."""
+    import sympy as sp
+    from sympy.codegen.cfunctions import expm1
+
+    from fgrpo_sim.theory.symbols import N_real
+
+    log_a, log_x, log_y = _log_rate_symbols()
+    expr = -log_a * expm1(N_real * log_x) - sp.exp(N_real * log_x) * log_x - sp.exp(N_real * log_y) * (log_a + log_y)
+    _agree_at_rational_points(sp.expand_func(expr), sp.expand_func(symbolic_scaled_slope()), _log_rate_values)
+    return sp.lambdify((N_real, log_a, log_x, log_y), expr, modules="numpy")
+
+
+@cache
+def _numeric_step_sign_in_log_rates():
+    """g(N) = [Pr(B)(N + 1) - Pr(B)(N)] / (1 - tau)^N = -tau + (1 - mu + tau) x^N + mu y^N; its sign says
+    whether N + 1 beats N. Each term is positive or exact, so its error is a few ulp of the largest term."""
+    import sympy as sp
+
+    from fgrpo_sim.theory.symbols import N_real, mu, tau
+    from fgrpo_sim.theory.tail_miss import symbolic_tail_miss
+    from fgrpo_sim.theory.symbols import N
+
+    log_a, log_x, log_y = _log_rate_symbols()
+    # 1 - mu as a symbol of its own: mu and 1 - mu each come in with full digits (neither is 1 minus the other)
+    comp = sp.Symbol("c", positive=True)
+    expr = -tau + (comp + tau) * sp.exp(N_real * log_x) + mu * sp.exp(N_real * log_y)
+    tail = symbolic_tail_miss().subs(N, N_real)
+    reference = (tail.subs(N_real, N_real + 1) - tail) / (1 - tau) ** N_real
+    _agree_at_rational_points(expr, reference, lambda point: {**_log_rate_values(point), comp: 1 - mu})
+    return sp.lambdify((N_real, mu, tau, comp, log_x, log_y), expr, modules="numpy")
+
+
+def _log_rates(mu, tau, comp):
+    """log(1 - tau), log x, log y with x = (mu - tau)/(1 - tau) and y = (1 - mu)/(1 - tau) = 1 - x, where
+    comp = 1 - mu is given apart (exact near mu = 1): log of the smaller of x, y and log1p(-smaller) of the
+    larger, so x^N keeps its precision even when N ~ 1e9 and x is within 1e-9 of 1."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        keep = 1.0 - tau
+        x, y = (mu - tau) / keep, comp / keep
+        log_x = np.where(x <= 0.5, np.log(x), np.log1p(-y))
+        log_y = np.where(y <= 0.5, np.log(y), np.log1p(-x))
+        return np.log1p(-tau), log_x, log_y
 
 
 @cache
 def _numeric_scaled_slope():
-    """h(N, mu, tau) in numpy. log x and log y are taken as log(.) of the smaller of x, y = 1 - x and as
-    log1p(-other) of the larger (likewise log(mu - tau) = log1p(-(1 - mu + tau)) near 1), so x^N keeps its
-    precision even when N ~ 1e9 and x is within 1e-9 of 1."""
+    """h(N, mu, tau[, 1 - mu]) in numpy (see `_numeric_scaled_slope_in_log_rates`)."""
     h = _numeric_scaled_slope_in_log_rates()
 
-    def slope(n, mu, tau):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            keep = 1.0 - tau
-            x, y = (mu - tau) / keep, (1.0 - mu) / keep
-            log_x = np.where(x <= 0.5, np.log(x), np.log1p(-y))
-            log_y = np.where(y <= 0.5, np.log(y), np.log1p(-x))
-            b = mu - tau
-            log_b = np.where(b <= 0.5, np.log(b), np.log1p(-((1.0 - mu) + tau)))
-            return h(n, mu, tau, log_x, log_y, log_b)
+    def slope(n, mu, tau, comp=None):
+        comp = 1.0 - np.asarray(mu, dtype=float) if comp is None else comp
+        with np.errstate(invalid="ignore"):
+            return h(n, *_log_rates(mu, tau, comp))
 
     return slope
 
 
-def _continuous_peak(mu, tau):
-    """Root of the scaled slope for non-degenerate 1-D arrays mu, tau (0 < tau < mu < 1)."""
-    slope = _numeric_scaled_slope()
+def _continuous_peak(mu, tau, comp):
+    """Root of the scaled slope for non-degenerate 1-D arrays mu, tau, comp = 1 - mu (0 < tau < mu < 1)."""
+    h = _numeric_scaled_slope_in_log_rates()
+    rates = _log_rates(mu, tau, comp)
     lo = np.ones_like(mu)
     hi = np.full_like(mu, 2.0)
-    with np.errstate(under="ignore"):
+    with np.errstate(under="ignore", over="ignore"):
         for _ in range(1100):  # doubling: the root lies below 2^1100 for any tau >= 1e-300
-            rising = slope(hi, mu, tau) > 0
+            rising = h(hi, *rates) > 0
             if not rising.any():
                 break
             lo = np.where(rising, hi, lo)
             hi = np.where(rising, 2.0 * hi, hi)
         for _ in range(64):  # bisection: [lo, hi] spans a factor <= 2, so 64 halvings reach float precision
             mid = 0.5 * (lo + hi)
-            rising = slope(mid, mu, tau) > 0
+            rising = h(mid, *rates) > 0
             lo = np.where(rising, mid, lo)
             hi = np.where(rising, hi, mid)
     return 0.5 * (lo + hi)
 
 
-def peak_group_size(mu, tau) -> PeakGroupSize:
+def _step_gains(n, mu, tau, comp, comp_given):
+    """sign of Pr(B)(n + 1) - Pr(B)(n) for 1-D arrays: float64 where its error bound leaves no doubt,
+    60-digit mpmath (of the same float inputs) where the two values are too close to call."""
+    g = _numeric_step_sign_in_log_rates()
+    _, log_x, log_y = _log_rates(mu, tau, comp)
+    with np.errstate(under="ignore"):
+        xn, yn = np.exp(n * log_x), np.exp(n * log_y)
+        value = g(n, mu, tau, comp, log_x, log_y)
+        # exp(n L) is off by about |n L| + 1 ulp (L itself carries a relative ulp); 64x that is a safe margin
+        bound = 64 * np.finfo(float).eps * (tau + (comp + tau) * xn * (2 + np.abs(n * log_x))
+                                            + mu * yn * (2 + np.abs(n * log_y)))
+    sign = np.sign(value)
+    for i in np.flatnonzero(np.abs(value) <= bound):
+        sign[i] = _exact_step_sign(int(n[i]), float(mu[i]), float(tau[i]), float(comp[i]), bool(comp_given[i]))
+    return sign
+
+
+def _exact_step_sign(n: int, mu: float, tau: float, comp: float, comp_given: bool) -> int:
+    import mpmath
+
+    with mpmath.workdps(60):
+        t = mpmath.mpf(tau)
+        c = mpmath.mpf(comp) if comp_given else 1 - mpmath.mpf(mu)
+        m = 1 - c
+        a = 1 - t
+        return int(mpmath.sign(-t + (c + t) * ((m - t) / a) ** n + m * (c / a) ** n))
+
+
+def peak_group_size(mu, tau, *, one_minus_mu=None) -> PeakGroupSize:
     """The group size N* maximising Pr(B) = (1-tau)^N - (mu-tau)^N - (1-mu)^N, exactly, plus the real maximiser.
 
-    mu in (0, 1], tau in (0, mu] (arrays broadcast). tau = 0 has no peak (Pr(B) = Pr(A_N) rises to 1), so
-    it is rejected. Where Pr(B) is identically 0 (tau = mu, or mu = 1) the result is N* = 1, probability 0,
+    mu in (0, 1], tau in (0, mu] (arrays broadcast). Near mu = 1 a float mu keeps only the digits of 1 - mu
+    that fit beside 1 (mu = 1 - 1e-12 is stored as 1 - 1.000089e-12): pass `one_minus_mu` instead (mu = None)
+    to give 1 - mu to full precision. tau = 0 has no peak (Pr(B) = Pr(A_N) rises to 1), so it is rejected.
+    Where Pr(B) is identically 0 (tau = mu, or mu = 1) the result is N* = 1, probability 0,
     n_continuous = nan. Where N* would exceed 2^53 (mu and tau below about 1e-15) it raises ValueError.
     """
+    comp_given = one_minus_mu is not None
+    if comp_given:
+        if mu is not None:
+            raise ValueError("give either mu or one_minus_mu, not both")
+        comp = check_range("one_minus_mu", one_minus_mu, 0.0, 1.0, high_open=True)
+        mu = 1.0 - comp
     mu = check_range("mu", mu, 0.0, 1.0, low_open=True)
     tau = check_range("tau", tau, 0.0, 1.0)
-    mu, tau = broadcast_named(mu=mu, tau=tau)
+    if comp_given:
+        mu, tau, comp = broadcast_named(mu=mu, tau=tau, one_minus_mu=comp)
+    else:
+        mu, tau = broadcast_named(mu=mu, tau=tau)
+        comp = 1.0 - mu  # exact for mu >= 0.5 (Sterbenz) and within half an ulp of 1 below
     if np.any(tau == 0):
         raise ValueError("tau must be in (0, mu], got 0 (with tau = 0, Pr(B) = Pr(A_N) rises to 1 and never peaks)")
-    above = tau > mu
+    above = (tau > mu) | ((1.0 - tau) < comp)
     if np.any(above):
-        raise ValueError(f"tau must be in (0, mu], got {tau[above].flat[0]:g} with mu = {mu[above].flat[0]:g}")
-    flat_mu, flat_tau = mu.ravel(), tau.ravel()
-    degenerate = (flat_tau >= flat_mu) | (flat_mu >= 1.0)
+        raise ValueError(f"tau must be in (0, mu], got {_fmt(float(tau[above].flat[0]))} with mu = "
+                         f"{_fmt(float(mu[above].flat[0]))}")
+    flat_mu, flat_tau, flat_comp = mu.ravel(), tau.ravel(), comp.ravel()
+    degenerate = (flat_tau >= flat_mu) | (flat_comp <= 0.0)
     live = ~degenerate
     n_cont = np.full(flat_mu.shape, np.nan)
     n_star = np.ones(flat_mu.shape, dtype=np.int64)
     prob = np.zeros(flat_mu.shape)
     if live.any():
-        n_cont[live] = _continuous_peak(flat_mu[live], flat_tau[live])
+        m, t, c = flat_mu[live], flat_tau[live], flat_comp[live]
+        n_cont[live] = _continuous_peak(m, t, c)
         too_far = live & (n_cont > MAX_PEAK_GROUP_SIZE)
         if too_far.any():
             i = int(np.flatnonzero(too_far)[0])
@@ -169,12 +265,19 @@ def peak_group_size(mu, tau) -> PeakGroupSize:
                 f"mu and tau too small: Pr(B) peaks near N = {n_cont[i]:.3g}, beyond the largest group size handled "
                 f"exactly (2^53); got mu = {flat_mu[i]:g}, tau = {flat_tau[i]:g}"
             )
-        candidates = np.floor(n_cont[live])[:, None] + np.arange(-1, 3)[None, :]
-        candidates = np.maximum(candidates, 1.0)
-        values = tail_miss_probability(candidates, flat_mu[live][:, None], flat_tau[live][:, None])
-        best = np.argmax(values, axis=1)  # candidates ascend, so ties go to the smallest N, like a scan
-        n_star[live] = candidates[np.arange(len(best)), best].astype(np.int64)
-        prob[live] = values[np.arange(len(best)), best]
+        # Pr(B) is unimodal in real N, so Pr(B)(n + 1) - Pr(B)(n) changes sign once: N* is the smallest n where
+        # it is <= 0 (ties go to the smaller N, like a scan). It lies next to the real maximiser; the loop
+        # only moves when the root sits within rounding of an integer.
+        given = np.full(m.shape, comp_given)
+        best = np.maximum(np.floor(n_cont[live]), 1.0)
+        for _ in range(8):
+            down = (best > 1) & (_step_gains(np.maximum(best - 1, 1.0), m, t, c, given) <= 0)
+            up = ~down & (_step_gains(best, m, t, c, given) > 0)
+            if not (down.any() or up.any()):
+                break
+            best = best - down + up
+        n_star[live] = best.astype(np.int64)
+        prob[live] = tail_miss_probability(best, m, t)
     shape = mu.shape
     if shape == ():
         return PeakGroupSize(float(mu), float(tau), int(n_star[0]), float(prob[0]), float(n_cont[0]))

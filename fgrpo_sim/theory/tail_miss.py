@@ -30,7 +30,7 @@ from functools import cache
 
 import numpy as np
 
-from fgrpo_sim.validation import broadcast_named, check_integer, check_range
+from fgrpo_sim.validation import _fmt, broadcast_named, check_integer, check_range
 
 # Regions of one rollout's outcome, as (name, is_correct); masses are filled in from sympy symbols.
 _REGIONS = ("E", "C", "W")  # E: rare correct subset, C: other correct outcomes, W: incorrect
@@ -128,7 +128,8 @@ def _check_inputs(n, mu, tau):
     n, mu_b, tau_b = broadcast_named(n=n, mu=mu, tau=tau)
     above = tau_b > mu_b
     if np.any(above):
-        raise ValueError(f"tau must be in [0, mu], got {tau_b[above].flat[0]:g} with mu = {mu_b[above].flat[0]:g}")
+        raise ValueError(f"tau must be in [0, mu], got {_fmt(float(tau_b[above].flat[0]))} with mu = "
+                         f"{_fmt(float(mu_b[above].flat[0]))}")
     return n, mu_b, tau_b
 
 

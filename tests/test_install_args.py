@@ -1,0 +1,37 @@
+"""tools/uv_index_args.py: uv gets the package sources pip is configured with (uv ignores pip.conf)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("uv_index_args", ROOT / "tools" / "uv_index_args.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_pip_sources_become_uv_flags_environment_first():
+    tool = _module()
+    listing = """:env:.default-timeout='180'
+:env:.find-links='/opt/wheels'
+global.constraint='/etc/xdg/pip/constraints.txt'
+global.extra-index-url='file:///opt/pypi/simple file:///opt/pypi-more/simple'
+global.find-links='/elsewhere'
+global.index-url='https://mirror.example/simple'"""
+    args = tool.uv_args(tool.pip_settings(listing))
+    assert args == ["--index-url", "https://mirror.example/simple",
+                    "--extra-index-url", "file:///opt/pypi/simple", "--extra-index-url", "file:///opt/pypi-more/simple",
+                    "--find-links", "/opt/wheels", "--constraint", "/etc/xdg/pip/constraints.txt",
+                    "--index-strategy", "unsafe-best-match"]
+    assert tool.uv_args(tool.pip_settings("")) == ["--index-strategy", "unsafe-best-match"]
+
+
+def test_makefile_installs_with_uv_when_present_else_pip():
+    makefile = (ROOT / "Makefile").read_text()
+    assert "tools/uv_index_args.py" in makefile and "$(1)/bin/pip install -q" in makefile
+    assert makefile.count("$(call install_into,") == 2
