@@ -93,7 +93,7 @@ def test_gpu_cost_in_the_docs_is_the_recipe_index_estimate(run_cli):
     assert f"({n8['generation_gpu_h']:.0f} generating, {n8['training_gpu_h']:.0f} training)" in text
     assert f"about {n8['wall_h_on_16']:.0f} hours on 16 H100s" in text and f"(about {n32['gpu_h']:,.0f})" in text
     assert f"about {round(6 * n8['gpu_h'], -2):,.0f} H100-hours for the six runs" in text
-    assert f"(~{n8['gpu_h']:.0f} GPU-h)" in run_cli("llm", "recipes").stdout
+    assert f"(~{n8['gpu_h']:.0f} GPU-h, " in run_cli("llm", "recipes").stdout
 
 
 def test_readme_evaluates_the_folder_the_recipe_trains_into():
@@ -104,5 +104,7 @@ def test_readme_evaluates_the_folder_the_recipe_trains_into():
     output_dir = yaml.safe_load((ROOT / train).read_text())["output_dir"]
     assert f"fgrpo llm eval --model {output_dir} " in readme
     llm = (ROOT / "docs" / "llm.md").read_text()
-    trained = re.search(r"fgrpo llm train --config recipes/tiny/f-grpo.yaml .*--output_dir (\S+)", llm).group(1)
+    train = re.search(r"fgrpo llm train --config (recipes/tiny/f-grpo.yaml)(.*)", llm)
+    override = re.search(r"--output_dir (\S+)", train.group(2))
+    trained = override.group(1) if override else yaml.safe_load((ROOT / train.group(1)).read_text())["output_dir"]
     assert f"fgrpo llm eval --model {trained} " in llm
