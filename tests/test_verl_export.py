@@ -115,5 +115,8 @@ def test_main_venv_runs_the_merger_in_the_verl_venv(verl_run, tmp_path):
     copy = tmp_path / "clone"
     shutil.copytree(ROOT / "fgrpo_sim", copy / "fgrpo_sim", ignore=shutil.ignore_patterns("__pycache__"))
     env = {k: v for k, v in env.items() if k != "FGRPO_VERL_PYTHON"} | {"PYTHONPATH": str(copy)}
-    proc = subprocess.run(cmd[:-1] + [str(tmp_path / "hf2")], env=env, capture_output=True, text=True, timeout=300)
+    # run from tmp_path: `python -m` puts the working directory first on sys.path, and the repository root
+    # (where a real .venv-verl may sit) would shadow the copy
+    proc = subprocess.run(cmd[:-1] + [str(tmp_path / "hf2")], env=env, capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "make install-verl" in proc.stderr
