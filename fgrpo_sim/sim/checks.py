@@ -41,7 +41,7 @@ def _normal_check(name: str, closed_form: float, mean: float, se: float, **extra
 
 
 def tail_miss_checks(quick: bool, seed: int, device: str) -> list[dict]:
-    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+    from fgrpo_sim.sim.categorical.config import CategoricalConfig
     from fgrpo_sim.theory import tail_miss_probability
 
     # Fig 5's point: the categorical simulator's exact start (the paper's caption rounds it to 0.64, 6.3e-5)
@@ -90,8 +90,8 @@ def lemma_h1_checks(quick: bool, seed: int, device: str) -> list[dict]:
 
 
 def unsampled_square_checks(quick: bool, seed: int, device: str) -> list[dict]:
-    from fgrpo_sim.sim.categorical import initial_logits
-    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+    from fgrpo_sim.sim.categorical.engine import initial_logits
+    from fgrpo_sim.sim.categorical.config import CategoricalConfig
     from fgrpo_sim.theory import expected_unsampled_square_mass
 
     out = []
@@ -111,8 +111,8 @@ def unsampled_square_checks(quick: bool, seed: int, device: str) -> list[dict]:
 def _simulator_one_step(p: np.ndarray, num_correct: int, counts: np.ndarray, eta: float,
                         reward_correct: float, reward_wrong: float) -> tuple[float, float]:
     """(dQ_pos, dQ_upos) of one step of the categorical simulator (SGD, distinct surrogate, float64)."""
-    from fgrpo_sim.sim.categorical import CategoricalBatch
-    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+    from fgrpo_sim.sim.categorical.engine import CategoricalBatch
+    from fgrpo_sim.sim.categorical.config import CategoricalConfig
 
     cfg = CategoricalConfig(num_actions=len(p), num_correct=num_correct, surrogate="distinct", optimizer="sgd",
                             lr=eta, dtype="float64", device="cpu", reward_correct=reward_correct,
@@ -160,7 +160,7 @@ def run_checks(quick: bool = False, seed: int = 0, device: str = "cpu", progress
     """Every check; `quick` uses a reduced grid and fewer trials (for the test suite)."""
     from tqdm.auto import tqdm
 
-    from fgrpo_sim.sim.categorical import resolve_device
+    from fgrpo_sim.sim.categorical.engine import resolve_device
 
     resolve_device(device)  # a bad device fails here, before the progress bar is drawn
     groups = (tail_miss_checks, lemma_h1_checks, unsampled_square_checks, first_order_checks)

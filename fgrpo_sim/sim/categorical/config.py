@@ -122,8 +122,8 @@ class CategoricalConfig:
         """The backend `sampler` resolves to on `device` here: native or torch."""
         import warnings
 
-        from fgrpo_sim.sim.categorical import resolve_device
-        from fgrpo_sim.sim.sampling import resolve_sampler
+        from fgrpo_sim.sim.categorical.engine import resolve_device
+        from fgrpo_sim.sim.categorical.sampling import resolve_sampler
 
         with warnings.catch_warnings():  # the fallback warning belongs to the run, not to every id lookup
             warnings.simplefilter("ignore")

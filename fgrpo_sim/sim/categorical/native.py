@@ -19,7 +19,7 @@ import math
 
 import torch
 
-from fgrpo_sim.sim.sampling import (
+from fgrpo_sim.sim.categorical.sampling import (
     OPTIMIZER_CODES,
     STAT_NAMES,
     SURROGATE_CODES,

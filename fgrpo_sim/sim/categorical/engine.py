@@ -19,9 +19,9 @@ import math
 import torch
 
 from fgrpo_sim.core import focal_weight, success_rate_from_counts
-from fgrpo_sim.sim.categorical_config import CategoricalConfig
-from fgrpo_sim.sim.categorical_native import NativeState
-from fgrpo_sim.sim.sampling import (
+from fgrpo_sim.sim.categorical.config import CategoricalConfig
+from fgrpo_sim.sim.categorical.native import NativeState
+from fgrpo_sim.sim.categorical.sampling import (
     STAT_NAMES,
     resolve_sampler,
     run_keys,
