@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
         from fgrpo_sim.validation import check_integer
 
         check_integer("--seed", seed, 0, 2**32 - 1)
-        from fgrpo_sim.sim.categorical.engine import resolve_device
+        from fgrpo_sim.sim.categorical import resolve_device
 
         resolve_device(device)  # mps / meta / a missing GPU: one line now, not a traceback inside a figure
         check_writable_dir(out, "--out")  # before any figure is computed

@@ -69,7 +69,7 @@ def run(
     from fgrpo_sim.figures.maze import format_table
     from fgrpo_sim.maze.experiment import check_sft_source, run_experiment
     from fgrpo_sim.maze.presets import get_preset
-    from fgrpo_sim.sim.categorical.engine import resolve_device
+    from fgrpo_sim.sim.categorical import resolve_device
     from fgrpo_sim.validation import check_choice, check_integer, check_range, parse_list
 
     spec = get_preset(preset)

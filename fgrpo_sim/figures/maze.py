@@ -61,7 +61,7 @@ def load_summary(options: FigureOptions) -> dict:
     from fgrpo_sim.maze.experiment import run_experiment
     from fgrpo_sim.maze.presets import get_preset
 
-    from fgrpo_sim.sim.categorical.engine import resolve_device
+    from fgrpo_sim.sim.categorical import resolve_device
 
     preset_name, folder = _results_folder(options)
     device = resolve_device(options.device).type  # cuda without CUDA: one-line error before training

@@ -160,7 +160,7 @@ def run_checks(quick: bool = False, seed: int = 0, device: str = "cpu", progress
     """Every check; `quick` uses a reduced grid and fewer trials (for the test suite)."""
     from tqdm.auto import tqdm
 
-    from fgrpo_sim.sim.categorical.engine import resolve_device
+    from fgrpo_sim.sim.categorical import resolve_device
 
     resolve_device(device)  # a bad device fails here, before the progress bar is drawn
     groups = (tail_miss_checks, lemma_h1_checks, unsampled_square_checks, first_order_checks)

@@ -17,7 +17,7 @@ Z_999 = 3.2905267314918945  # two-sided 99.9% normal quantile
 
 
 def _device(device: str | torch.device) -> torch.device:
-    from fgrpo_sim.sim.categorical.engine import resolve_device
+    from fgrpo_sim.sim.categorical import resolve_device
 
     return device if isinstance(device, torch.device) else resolve_device(str(device))
 

@@ -1,14 +1,19 @@
-"""The categorical-policy simulator of paper Sec. 5.1 / App. J, one room per stage of a run.
+"""The categorical-policy simulator of paper Sec. 5.1 / App. J, one room per stage of a grid run.
 
-Read in this order, each module importing only the ones before it:
-  config    `CategoricalConfig`: one setting, validated; its `config_id` keys resumed tables
-  run       `run_grid`: a grid of runs in chunks into a tidy table (parquet/CSV), resumable
-  engine    `CategoricalBatch`: many runs advancing as one [runs, actions] program (torch backend)
-  kernel    the native CPU backend: `native` (fused step driven from Python), `sampling` (exact
-            multinomial counts, backend choice, compiled `kernel.c`)
-and beside them `study` (which open settings reproduce Fig 2's claims; uses run).
+A config travels top to bottom:
+  config    `CategoricalConfig`: one setting, validated (its `config_id` keys resumed tables);
+            `resolve_device`
+  run       `run_grid`: the config's runs in chunks into a tidy table (parquet/CSV), resumable
+  engine    `CategoricalBatch`: a chunk of runs advancing as one [runs, actions] program (torch backend
+            in place; the native backend through the kernel)
+  kernel    `native` (the fused CPU step driven from Python) and `sampling` (exact multinomial counts,
+            which backend runs where, compiling and loading `kernel.c` on first use)
+`study` sits beside `run`: which open settings reproduce Fig 2's claims, one run_grid per setting.
 
-Names load lazily, so `from fgrpo_sim.sim.categorical import CategoricalConfig` does not import torch.
+Imports point down only: run -> config, engine; engine -> config, kernel; study -> config, run; config
+-> kernel once, inside `backend()` (a config's id says whether this machine runs it natively).
+tests/test_import_graph.py keeps it so. Names load lazily: `from fgrpo_sim.sim.categorical import
+CategoricalConfig` does not import torch.
 """
 
 from __future__ import annotations
@@ -17,14 +22,15 @@ import importlib
 
 _EXPORTS = {
     "CategoricalConfig": "config",
+    "resolve_device": "config",
     "run_grid": "run",
     "CategoricalBatch": "engine",
     "METRICS": "engine",
     "run_study": "study",
     "claims_table": "study",
 }
-# Names this path held when it was one module (sim/categorical.py); kept importable, not the public face.
-_FORMER_MODULE_NAMES = {"initial_logits": "engine", "resolve_device": "engine"}
+# A name this path held when it was one module (sim/categorical.py); kept importable, not the public face.
+_FORMER_MODULE_NAMES = {"initial_logits": "engine"}
 
 __all__ = sorted(_EXPORTS)
 
