@@ -61,7 +61,7 @@ class CategoricalBatch:
 
     `group_sizes`, `gammas`, `seeds` are per-run sequences of equal length R. Two backends compute the
     same update: `torch` (any device; a few in-place tensor passes) and `native` (CPU; the C kernels of
-    `sampling`, which fuse sampling statistics, gradient and optimizer into about two passes over memory).
+    `kernel.c`, which fuse sampling statistics, gradient and optimizer into about two passes over memory).
     """
 
     def __init__(self, config: CategoricalConfig, group_sizes, gammas, seeds, device: str | None = None):

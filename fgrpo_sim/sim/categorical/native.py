@@ -1,4 +1,4 @@
-"""CPU fast path of the categorical simulator: the fused C kernels of `sampling`, driven from Python.
+"""CPU fast path of the categorical simulator: the fused C kernels of `kernel.c`, driven from Python.
 
 Per run the state keeps, besides logits and optimizer moments, the current policy weights
 w = exp(z - shift) and their block sums (float64, blocks of 32 actions). One step is then
