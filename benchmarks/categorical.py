@@ -71,8 +71,7 @@ def main(argv=None) -> int:
 
     import torch
 
-    from fgrpo_sim.sim.categorical.config import CategoricalConfig
-    from fgrpo_sim.sim.categorical.run import run_grid
+    from fgrpo_sim.sim.categorical import CategoricalConfig, run_grid
 
     config = CategoricalConfig(steps=args.steps, device=args.device, sampler=args.backend)
     run_grid(config.with_(steps=2, group_sizes=(2,), gammas=(0.0,), seeds=(0,)), None, progress=False)  # compile/warm

@@ -26,8 +26,7 @@ def main(argv=None) -> int:
 
     import torch
 
-    from fgrpo_sim.sim.categorical.engine import CategoricalBatch
-    from fgrpo_sim.sim.categorical.config import CategoricalConfig
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
 
     config = CategoricalConfig(device=args.device, sampler="torch")
     chunk = config.runs()[: config.chunk_runs]

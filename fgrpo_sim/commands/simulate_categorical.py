@@ -57,8 +57,7 @@ def register(app: typer.Typer) -> None:
             table = run_study(out, steps=steps, progress=progress, device=device, wait_for_lock=wait)
             typer.echo(format_claims_markdown(claims_table(table)))
             return
-        from fgrpo_sim.sim.categorical.config import CategoricalConfig
-        from fgrpo_sim.sim.categorical.run import run_grid
+        from fgrpo_sim.sim.categorical import CategoricalConfig, run_grid
 
         config = CategoricalConfig(
             num_actions=num_actions, num_correct=num_correct, anchor_logit=anchor_logit,
