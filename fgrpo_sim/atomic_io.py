@@ -16,6 +16,7 @@ later run can tell a leftover of a killed run (unlocked) from a concurrent run's
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import stat
@@ -79,6 +80,12 @@ def check_writable(path: str | os.PathLike, name: str = "output") -> Path:
     folder) is refused. Returns `path` as given (not the link's target).
     """
     given = Path(path)
+    if str(given) == "":
+        raise ValueError(f"{name} is empty; give a file path")
+    long = next((part for part in given.parts if len(part.encode()) > NAME_MAX), None)
+    if long is not None:  # found now, not when the result is written after the run
+        raise ValueError(f"{name} {given}: the name {long[:40]}... is {len(long.encode())} bytes; "
+                         f"file names are limited to {NAME_MAX}")
     path = resolve_output(given, name)
     parent = path.parent
     while not parent.exists():  # the first existing ancestor must be a writable folder
@@ -94,6 +101,8 @@ def check_writable(path: str | os.PathLike, name: str = "output") -> Path:
 
 def check_writable_dir(path: str | os.PathLike, name: str = "output folder") -> Path:
     """Raise ValueError unless `path` is (or can be created as) a writable folder; nothing is created."""
+    if str(path) == "":  # Path("") is ".": an empty --out would write into the current folder
+        raise ValueError(f"{name} is empty; give a folder path")
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise ValueError(f"{name} {path} is a file; give a folder")
@@ -104,8 +113,34 @@ def check_writable_dir(path: str | os.PathLike, name: str = "output folder") -> 
     return path
 
 
+#: Write errors that mean "no room": reported with the output's path (the OSError of a write has none).
+_SPACE_ERRORS = {getattr(errno, n) for n in ("ENOSPC", "EDQUOT", "EFBIG") if hasattr(errno, n)}
+
+#: Longest file name (bytes) on the file systems we write to (ext4, xfs, btrfs, APFS, tmpfs).
+NAME_MAX = 255
+
+
+def hidden_name(name: str, suffix: str, reserve: int = 0) -> str:
+    """`.NAME` + `suffix` for a hidden sidecar of file NAME, kept within NAME_MAX bytes (with `reserve`
+    bytes left for a random part): a long NAME is cut and a hash of the whole name appended, so a legal
+    output name never fails because of its temp or lock file."""
+    whole = f".{name}{suffix}"
+    if len(whole.encode()) + reserve <= NAME_MAX:
+        return whole
+    import hashlib
+
+    tag = "~" + hashlib.sha256(name.encode()).hexdigest()[:16]
+    room = NAME_MAX - reserve - len(f".{tag}{suffix}".encode())
+    head = name.encode()[:room].decode("utf-8", errors="ignore")  # never half a character
+    return f".{head}{tag}{suffix}"
+
+
 def _temp_prefix_suffix(target: Path) -> tuple[str, str]:
-    return f".{target.name}.", ".tmp" + target.suffix
+    suffix = ".tmp" + target.suffix
+    if len(suffix.encode()) > 40:  # an odd, very long extension: the temp file need not keep it
+        suffix = ".tmp"
+    prefix = hidden_name(target.name, ".", reserve=8 + len(suffix.encode()))
+    return prefix, suffix
 
 
 def _is_our_temp_name(filename: str) -> bool:
@@ -196,7 +231,12 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         fd = -1
     tmp_path = Path(tmp)
     try:
-        yield tmp_path
+        try:
+            yield tmp_path
+        except OSError as exc:
+            if exc.errno not in _SPACE_ERRORS:
+                raise
+            raise ValueError(f"cannot write {given}: {exc.strerror or exc}") from None  # not only "[Errno 28]"
         try:
             mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else _default_file_mode()
             os.chmod(tmp_path, mode)
@@ -212,6 +252,18 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if fd >= 0:
             os.close(fd)
+
+
+def check_not_input(out: str | os.PathLike | None, name: str, *inputs: str | os.PathLike | None) -> None:
+    """Refuse an output that is one of the command's own inputs (also through a link or a relative path):
+    it would be replaced by the result before, or while, it is read."""
+    if out is None:
+        return
+    target = os.path.realpath(out)
+    for given in inputs:
+        if given is not None and os.path.realpath(given) == target:
+            raise ValueError(f"{name} {out} is the input file {given}; choose another output path "
+                             "(writing it would replace the data being read)")
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 import typer
+import typer.main
 from typer._click import exceptions as click_exceptions  # typer >= 0.20 vendors click
 
 from fgrpo_sim.commands import check, figures, llm, maze, passk, plan, simulate, theory
@@ -44,9 +45,111 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
+def _leaf_command(argv: list[str]):
+    """The click command that `argv` names and the index of its first own argument."""
+    command = typer.main.get_command(app)
+    i = 0
+    while hasattr(command, "commands") and i < len(argv) and argv[i] in command.commands:
+        command = command.commands[argv[i]]
+        i += 1
+    return command, i
+
+
+def _is_list_option(param) -> bool:
+    """A comma-separated list option (`--n 4,8,16`): every such option says "comma" in its help."""
+    import re
+
+    return re.search(r"\bcomma(-separated)?\b", (getattr(param, "help", None) or "").lower()) is not None
+
+
+def _is_path_option(param) -> bool:
+    import typing
+    from pathlib import Path
+
+    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    return annotation is Path or Path in typing.get_args(annotation)
+
+
+def merge_repeated_options(argv: list[str]) -> list[str]:
+    """One rule for a list option given twice: its values join (`--n 4 --n 8` is `--n 4,8`, so a value
+    repeated across them is refused like `4,4`), in every command, as `theory` always did; click would
+    keep only the last. A single-value option given twice keeps the last (the usual override of a
+    script's default); options declared repeatable (`llm dnll-rare --model`) are left to click."""
+    command, start = _leaf_command(argv)
+    if hasattr(command, "commands"):
+        return argv
+    by_name = {opt: p for p in command.params if p.param_type_name == "option"
+               for opt in [*p.opts, *getattr(p, "secondary_opts", [])]}
+    seen: dict[str, list[tuple[int, int, str, str]]] = {}  # param name -> (first index, count, spelling, value)
+    i = start
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":
+            break
+        name, eq, value = token.partition("=") if token.startswith("--") else (token, "", "")
+        param = by_name.get(name) if token.startswith("-") and token != "-" else None
+        if param is None or getattr(param, "is_flag", False) or getattr(param, "count", False):
+            i += 1
+            continue
+        width = 1 if eq else 2
+        if not eq:
+            if i + 1 >= len(argv):
+                break  # click reports the missing value
+            value = argv[i + 1]
+        if value == "" and _is_path_option(param):  # Path("") is ".": it would write into the current folder
+            raise ValueError(f"{name} is empty; give a path")
+        if not param.multiple:
+            seen.setdefault(param.name, []).append((i, width, name, value))
+        i += width
+    drop: set[int] = set()
+    replace: dict[int, list[str]] = {}
+    for uses in seen.values():
+        if len(uses) < 2:
+            continue
+        values = [u[3] for u in uses]
+        if _is_list_option(by_name[uses[0][2]]):
+            first = uses[0]
+            replace[first[0]] = [first[2], ",".join(values)]
+            drop.update(j for u in uses[1:] for j in range(u[0], u[0] + u[1]))
+            drop.update(range(first[0], first[0] + first[1]))
+    if not drop:
+        return argv
+    merged: list[str] = []
+    for j, token in enumerate(argv):
+        if j in replace:
+            merged.extend(replace[j])
+        elif j not in drop:
+            merged.append(token)
+    return merged
+
+
+def _interrupted() -> None:
+    from fgrpo_sim.output_lock import last_locked_output
+
+    resumable = last_locked_output()
+    if resumable is not None:
+        where = f"the finished work is kept in {resumable}: run the same command again to resume from it"
+    else:
+        where = "outputs are replaced only when complete, so none is half-written: run the command again"
+    print(f"fgrpo: interrupted; {where}", file=sys.stderr)
+    sys.exit(130)
+
+
+def _os_error(exc: OSError) -> str:
+    """An OSError as one line that names the file (a full disk's write error carries no file name)."""
+    import errno
+
+    text = str(exc)
+    if exc.errno == errno.ENOSPC and not exc.filename:
+        text = f"no space left on device while writing an output ({exc.strerror})"
+    return text
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `fgrpo` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        argv = merge_repeated_options(argv)
         result = app(args=argv, prog_name="fgrpo", standalone_mode=False)
     except click_exceptions.NoArgsIsHelpError as exc:  # `fgrpo theory` alone: show that group's help
         print(exc.format_message())
@@ -56,18 +159,21 @@ def main(argv: list[str] | None = None) -> None:
         if "unexpected extra argument" in message:  # `--n 4 8`: the space-separated list habit
             message += "; lists take commas, not spaces: write --n 4,8,16"
         _fail(message)
-    except typer.Abort:
+    except typer.Abort:  # a declined prompt or end of input (typer reports Ctrl-C as a returned 130, below)
         print("fgrpo: aborted", file=sys.stderr)
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except (ValueError, OSError) as exc:  # OSError: a missing, unreadable or unwritable file or folder
+    except ValueError as exc:
         _fail(str(exc))
+    except OSError as exc:  # a missing, unreadable or unwritable file or folder
+        _fail(_os_error(exc))
     except MemoryError as exc:  # e.g. a huge --bootstrap: say so in one line, not numpy's traceback
         _fail(f"out of memory ({exc or 'MemoryError'}); use smaller settings")
     except KeyboardInterrupt:
-        print("fgrpo: interrupted", file=sys.stderr)
-        sys.exit(130)
+        _interrupted()
+    if result == 130:  # typer's core catches Ctrl-C and *returns* 130 (standalone_mode=False): say so
+        _interrupted()
     sys.exit(result if isinstance(result, int) else 0)
 
 

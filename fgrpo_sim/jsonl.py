@@ -1,43 +1,99 @@
-"""Reading JSON-lines input files with errors that name the file and line (shared by every reader).
+"""Reading and writing JSON with errors that name the file and line (shared by every reader and writer).
 
 `read_json_objects(path)` returns (line number, object) pairs for the non-blank lines; a missing file,
-a folder, bytes that are not UTF-8, a line that is not JSON or not a JSON object each raise ValueError
-("FILE line L: ..."), which the CLI prints as one line.
+a folder, bytes that are not UTF-8, a line that is not JSON or not a JSON object, a key given twice in
+one object, or an integer too long to convert each raise ValueError ("FILE line L: ..."), which the CLI
+prints as one line. Lines are split on "\n" only: U+2028 and U+0085 are legal raw inside a JSON string
+and `str.splitlines` would cut the record there.
+
+`dumps(obj)` is the one JSON writer of every output file and every `--json`: standard JSON only
+(non-finite numbers become null, never the bare NaN / Infinity that other JSON readers refuse).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
 
 
-def read_text_file(path: str | os.PathLike, what: str = "file") -> str:
-    """The UTF-8 text of `path`; ValueError naming `what` and the path when it is missing, a folder or binary."""
+def read_text_file(path: str | os.PathLike, what: str = "file", expected: str = "JSON lines") -> str:
+    """The UTF-8 text of `path` (a leading BOM dropped); ValueError naming `what`, the path and the line
+    when it is missing, a folder or not UTF-8."""
     path = Path(path)
     if not path.exists():
         raise ValueError(f"{what} not found: {path}")
     if path.is_dir():
         raise ValueError(f"{what} is a folder, not a file: {path}")
     try:
-        return path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{what} {path}: cannot read it ({exc.strerror or exc})") from None
+    return decode_utf8(raw, path, expected)
+
+
+def decode_utf8(raw: bytes, path: str | os.PathLike, expected: str = "text") -> str:
+    """`raw` as UTF-8 without a leading BOM; ValueError naming `path`, the line and the byte otherwise."""
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text (byte {exc.start}); expected JSON lines") from None
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"{path} line {line}: not UTF-8 text (byte {exc.start}); expected {expected}") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _refuse_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    record: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in record:  # json.loads would keep the last silently
+            raise _DuplicateKey(key)
+        record[key] = value
+    return record
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def loads(text: str, where: str) -> Any:
+    """json.loads of `text` (read from `where`, e.g. "FILE line 3"), refusing keys given twice in an object;
+    every failure is a ValueError that starts with `where`."""
+    try:
+        return json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
+    except _DuplicateKey as exc:
+        raise ValueError(f"{where}: key {exc.key!r} appears twice in one object; give each key once") from None
+    except json.JSONDecodeError as exc:
+        at = f"line {exc.lineno} column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
+        raise ValueError(f"{where}: not valid JSON ({exc.msg} at {at})") from None
+    except RecursionError:  # e.g. 100,000 nested brackets: Python's parser recurses once per level
+        raise ValueError(f"{where}: JSON nested too deeply to read (expected a flat record)") from None
+    except ValueError as exc:  # an integer of more than 4300 digits (Python's int conversion limit)
+        raise ValueError(f"{where}: number out of range ({' '.join(str(exc).split()[:8])} ...)") from None
+
+
+def read_json_file(path: str | os.PathLike, what: str = "file") -> Any:
+    """The JSON document in `path` (e.g. a config.json or trainer_state.json), errors naming the file."""
+    path = Path(path)
+    return loads(read_text_file(path, what, expected="JSON"), str(path))
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines of a JSON-lines text: split on "\n" only (a trailing "\r" is JSON whitespace and harmless)."""
+    lines = text.split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
 
 
 def parse_json_objects(path: str | os.PathLike, text: str) -> list[tuple[int, dict[str, Any]]]:
     """(line number from 1, object) for each non-blank line of `text`, read from `path`."""
     rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(split_lines(text), start=1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path} line {number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-        except RecursionError:  # e.g. 100,000 nested brackets: Python's parser recurses once per level
-            raise ValueError(f"{path} line {number}: JSON nested too deeply to read (expected a flat record)") from None
+        record = loads(line, f"{path} line {number}")
         if not isinstance(record, dict):
             raise ValueError(f"{path} line {number}: expected a JSON object, got {type(record).__name__}")
         rows.append((number, record))
@@ -49,4 +105,23 @@ def read_json_objects(path: str | os.PathLike, what: str = "file") -> list[tuple
     return parse_json_objects(path, read_text_file(path, what))
 
 
-__all__ = ["read_text_file", "parse_json_objects", "read_json_objects"]
+def finite_or_none(value: Any) -> Any:
+    """`value` with every non-finite float (also numpy's) replaced by None, through dicts, lists and tuples."""
+    if isinstance(value, dict):
+        return {k: finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_or_none(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "dtype") and hasattr(value, "item") and getattr(value, "ndim", 1) == 0:  # numpy scalar
+        return finite_or_none(value.item())
+    return value
+
+
+def dumps(obj: Any, **kwargs: Any) -> str:
+    """json.dumps as standard JSON: NaN and +-inf written as null (allow_nan=False guards the rest)."""
+    return json.dumps(finite_or_none(obj), allow_nan=False, **kwargs)
+
+
+__all__ = ["read_text_file", "decode_utf8", "loads", "read_json_file", "split_lines", "parse_json_objects",
+           "read_json_objects", "finite_or_none", "dumps"]

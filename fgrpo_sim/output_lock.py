@@ -26,27 +26,48 @@ except ImportError:  # pragma: no cover - Windows: no lock (documented in docs/r
     fcntl = None  # type: ignore[assignment]
 
 
+#: The output whose lock this process took last and did not release normally: where an interrupted
+#: run can be resumed from (the CLI names it on Ctrl-C).
+_last_locked: Path | None = None
+
+
+def last_locked_output() -> Path | None:
+    return _last_locked
+
+
 def lock_path_for(path: str | os.PathLike, name: str = "--out") -> Path:
-    """The sidecar lock file of output `path`: `.NAME.lock` next to the file that is really written."""
-    from fgrpo_sim.atomic_io import resolve_output
+    """The sidecar lock file of output `path`: `.NAME.lock` next to the file that is really written
+    (NAME shortened with a hash when the whole name would pass the 255-byte file-name limit)."""
+    from fgrpo_sim.atomic_io import hidden_name, resolve_output
 
     target = resolve_output(path, name)
-    return target.with_name(f".{target.name}.lock")
+    return target.with_name(hidden_name(target.name, ".lock"))
 
 
 @contextlib.contextmanager
 def output_lock(path: str | os.PathLike, *, wait: bool = False, name: str = "--out",
-                wait_hint: str = "pass --wait to queue behind it") -> Iterator[Path]:
+                wait_hint: str = "pass --wait to queue behind it", resumable: str | os.PathLike | None = None
+                ) -> Iterator[Path]:
     """Hold an exclusive lock on output `path` for the duration of the block; yields the lock file's path.
 
-    `wait_hint` is the advice in the busy message (empty for a command without a --wait option)."""
+    `wait_hint` is the advice in the busy message (empty for a command without a --wait option);
+    `resumable` is what an interrupted run names as its resume point (default: `path`)."""
     lock = lock_path_for(path, name)
     if fcntl is None:  # pragma: no cover
         yield lock
         return
+    global _last_locked
     fd = _acquire(lock, path, name, wait, wait_hint)
+    _last_locked = Path(resumable if resumable is not None else path)
     try:
         yield lock
+    except KeyboardInterrupt:  # keep it: the CLI names it as the place to resume from
+        raise
+    except BaseException:
+        _last_locked = None
+        raise
+    else:
+        _last_locked = None
     finally:
         # Removed while still held: a run waiting on this inode then sees that the path no longer
         # names it and starts over on a fresh file (see _acquire), so no two runs ever hold the lock.

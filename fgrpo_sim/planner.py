@@ -18,7 +18,6 @@ A pilot run's rates are averaged as they are (each prompt counts once).
 from __future__ import annotations
 
 import csv
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
-from fgrpo_sim.validation import check_beta_shapes, check_integer, check_range
+from fgrpo_sim.validation import BETA_SHAPE_MAX, check_beta_shapes, check_integer, check_range
 
 MAX_GROUP_SIZE = 16384  # the focal-weight expectation sums N + 1 binomial terms per prompt
 MAX_QUADRATURE_NODES = 4096
@@ -48,11 +47,19 @@ class Difficulty:
         return float(np.dot(self.weights, values))
 
 
+#: Smallest Beta shape the quadrature can take: the Jacobi exponent A - 1 must stay above -1 in float64.
+QUADRATURE_SHAPE_MIN = 1e-15
+
+
 def beta_difficulty(a: float, b: float, max_group_size: int = 256) -> Difficulty:
     """Gauss-Jacobi nodes for mu ~ Beta(a, b), exact for polynomials of degree <= max_group_size."""
     from scipy.special import roots_jacobi
 
     a, b = check_beta_shapes("--beta", a, b)
+    if min(a, b) < QUADRATURE_SHAPE_MIN:  # scipy would say "alpha and beta must be greater than -1"
+        name, value = ("--beta A", a) if a < QUADRATURE_SHAPE_MIN else ("--beta B", b)
+        raise ValueError(f"{name} must be in [{QUADRATURE_SHAPE_MIN:g}, {BETA_SHAPE_MAX:g}] for the Gauss-Jacobi "
+                         f"quadrature (below, A - 1 rounds to -1), got {value:g}")
     max_group_size = int(check_integer("max_group_size", max_group_size, 1))
     nodes_count = int(min(max(max_group_size // 2 + 8, 32), MAX_QUADRATURE_NODES))
     # Jacobi weight (1 - x)^alpha (1 + x)^beta on [-1, 1]; mu = (1 + x) / 2 gives mu^(a-1) (1-mu)^(b-1).
@@ -108,7 +115,9 @@ class Plan:
         return pd.DataFrame(self.rows)
 
     def to_json(self) -> str:
-        return json.dumps({"difficulty": self.difficulty, "settings": self.settings,
+        from fgrpo_sim.jsonl import dumps
+
+        return dumps({"difficulty": self.difficulty, "settings": self.settings,
                            "rows": self.rows, "recommendation": self.recommendation}, indent=2)
 
 
@@ -248,6 +257,9 @@ def _read_csv(path: Path, text: str, column: str) -> list[float]:
             continue
         if header is None:
             header = [f.strip() for f in fields]
+            twice = next((name for i, name in enumerate(header) if name and name in header[:i]), None)
+            if twice is not None:  # which of the two would be the rates?
+                raise ValueError(f"{path} line {line_no}: column {twice!r} appears twice in the header")
             if column not in header:
                 raise ValueError(f"{path} line {line_no}: header must name a '{column}' column, got {','.join(header)}")
             index = header.index(column)

@@ -96,27 +96,47 @@ def check_integer(name: str, value: Any, low: int | None = None, high: int | Non
     return arr
 
 
+def shorten(value: Any, limit: int = 80) -> str:
+    """repr of `value` cut to about `limit` characters, for messages that echo user input."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
 def check_choice(name: str, value: str, choices: tuple[str, ...] | list[str]) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(str, choices))}, got {value!r}")
     return value
 
 
+#: Longest integer literal any option or input field accepts (Python's int() refuses longer ones, and
+#: every range in this package is far below it).
+MAX_INT_DIGITS = 4300
+
+
 def parse_list(name: str, text: str, kind: type = float, *, unique: bool = True) -> list:
     """Values of a comma-separated command-line list such as "2,4,8": kind int, float or str.
 
-    Integers may be written as integral floats ("1e3"); blanks between commas are skipped. Ranges are
+    Integers may be written as integral floats ("1e3"); spaces around a value are ignored, but an empty
+    element ("4,,16", "4,16,") is an error: it is almost always a typo for a missing value. Ranges are
     checked by the caller (with check_range / check_integer), so this only guarantees the type.
     A list of choices (seeds, group sizes, gammas, ...) must not repeat a value ("0,0" or "1,1.0"):
     a repeat would silently run or count the same thing twice. `unique=False` is for fixed-field
     tuples such as Beta(A, B), whose fields may be equal.
     """
     what = {int: "integers", float: "numbers", str: "names"}[kind]
-    parts = [part.strip() for part in str(text).split(",") if part.strip()]
-    if not parts:
+    parts = [part.strip() for part in str(text).split(",")]
+    if not any(parts):
         raise ValueError(f"{name} must list at least one value, got {text!r}")
+    if not all(parts):
+        raise ValueError(f"{name} has an empty element (two commas in a row, or one at an end); "
+                         f"give one value between commas, got {text!r}")
     values = []
     for part in parts:
+        digits = part.lstrip("+-")
+        if kind is int and len(digits) > MAX_INT_DIGITS and digits.isdigit():
+            # int() would refuse it with Python's conversion-limit message; say which option and range
+            raise ValueError(f"{name} values must be integers of at most {MAX_INT_DIGITS} digits, "
+                             f"got one of {len(digits)} digits")
         try:
             if kind is str:
                 values.append(part)
@@ -131,7 +151,7 @@ def parse_list(name: str, text: str, kind: type = float, *, unique: bool = True)
                         raise ValueError(part) from None
                     values.append(int(number))
         except ValueError:
-            raise ValueError(f"{name} must be a comma-separated list of {what}, got {text!r}") from None
+            raise ValueError(f"{name} must be a comma-separated list of {what}, got {shorten(text)}") from None
     if unique:
         seen = set()
         for value in values:

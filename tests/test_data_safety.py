@@ -283,7 +283,7 @@ def categorical_csv(run_cli, tmp_path):
     (lambda t: t.assign(group_size=t["group_size"].astype(object).where(t.index != 4, "abc")),
      "row 5: group_size = 'abc' is not an integer"),
     (lambda t: t.assign(seed=t["seed"].astype(float).where(t.index != 2, 0.5)), "row 3: seed = 0.5 is not an integer"),
-    (lambda t: t.assign(q_pos=t["q_pos"].astype(object).where(t.index != 7, "lots")), "row 8: q_pos = 'lots' is not a number"),
+    (lambda t: t.assign(q_pos=t["q_pos"].astype(object).where(t.index != 7, "lots")), "row 8: q_pos = 'lots' is not a finite number"),
     (lambda t: t.assign(config_id=t["config_id"].where(t.index != 1, None)), "row 2: config_id is empty"),
     (lambda t: pd.concat([t, t.iloc[[6]]], ignore_index=True), "row 13: it repeats an earlier row's"),
 ])
@@ -460,7 +460,9 @@ def test_maze_resume_refuses_damaged_or_foreign_pieces(tmp_path, lock_holder):
     (out / "seed0").mkdir(parents=True)
     (out / "config.json").write_text(json.dumps(preset.to_dict()))
     piece = run_file(out, 0, 4, 1.0)
-    good = {"seed": 0, "N": 4, "gamma": 1.0, "curve": [], "heldout": {"pass_at_k": {"1": 0.5}}}
+    scores = {"1": 0.5, "128": 0.6, "256": 0.7}
+    good = {"seed": 0, "N": 4, "gamma": 1.0, "seconds": 1.0, "curve": [],
+            "heldout": {"pass_at_k": scores, "exact_pass_at_k": scores}}
     for damaged, needle in (({**good, "N": 8}, "N 8 / gamma 1.0 do not match the file name"),
                             ({**good, "seed": 3}, "seed 3 does not match its folder seed0"),
                             ({**good, "heldout": {"pass_at_k": {"1": "high"}}}, "not a table of probabilities"),
@@ -499,3 +501,26 @@ def test_lock_file_is_removed_on_release_and_a_killed_holders_file_is_reused(tmp
     with output_lock(out):  # ... which the next run locks at once
         pass
     assert not lock.exists()
+
+
+def test_a_native_run_alone_has_the_same_metrics_as_inside_a_batch():
+    """docs/reliability.md: same seed, same bytes, whatever else is in the batch (native backend), the
+    entropy column included (it was formed by a batched product whose blocking followed the batch shape)."""
+    from fgrpo_sim.sim.categorical import CategoricalBatch
+    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+    from fgrpo_sim.sim.sampling import native_available
+
+    if not native_available():
+        pytest.skip("no C compiler: the native backend is what guarantees batch independence")
+    for dtype in ("float32", "float64"):
+        config = CategoricalConfig(num_actions=128_000, num_correct=10_000, dtype=dtype, device="cpu", sampler="native")
+
+        def metrics(sizes, gammas, seeds):
+            batch = CategoricalBatch(config, sizes, gammas, seeds)
+            for _ in range(3):
+                batch.step()
+            return {name: values[0].item() for name, values in batch.metrics().items()}
+
+        alone = metrics([8], [0.0], [0])
+        among = metrics([8] + [16] * 30, [0.0] + [1.0] * 30, [0] + list(range(1, 31)))
+        assert alone == among, dtype

@@ -126,14 +126,14 @@ def test_figure_reads_both_log_formats_and_smooths_with_ema(tmp_path):
     run_a = tmp_path / "runs" / "grpo"
     run_a.mkdir(parents=True)
     (run_a / "dynamics.jsonl").write_text("".join(
-        json.dumps({"step": s, "dynamics/pass@1": 0.1 * s, "dynamics/pass@64": 0.5}) + "\n" for s in (0, 25, 50)))
+        json.dumps({"step": s, "dynamics/pass@1": 0.01 * s, "dynamics/pass@64": 0.5}) + "\n" for s in (0, 25, 50)))
     ckpt = tmp_path / "runs" / "f-grpo" / "checkpoint-50"
     ckpt.mkdir(parents=True)
     history = [{"step": 1, "loss": 0.3}] + [{"step": s, "dynamics/pass@1": 0.2, "dynamics/pass@64": 0.6} for s in (0, 25, 50)]
     (ckpt / "trainer_state.json").write_text(json.dumps({"log_history": history}))
     assert set(find_runs(tmp_path / "runs")) == {"grpo", "f-grpo"}
     data = compute(FigureOptions(data_dir=tmp_path / "runs"))
-    assert data["grpo"]["pass"][1].tolist() == pytest.approx([0.0, 2.5, 5.0])
+    assert data["grpo"]["pass"][1].tolist() == pytest.approx([0.0, 0.25, 0.5])
     assert data["f-grpo"]["steps"].tolist() == [0, 25, 50]
     fig = draw(data)
     assert [ax.get_title() for ax in fig.axes] == ["held-out pass@1", "held-out pass@64"]

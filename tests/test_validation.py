@@ -73,12 +73,15 @@ def test_check_writable_creates_nothing(tmp_path):
 
 
 def test_parse_list_types_and_messages():
-    assert parse_list("--n", "2, 4,8,", int) == [2, 4, 8]
+    assert parse_list("--n", "2, 4,8", int) == [2, 4, 8]
+    for text in ("4,,16", "4,16,", ",4"):  # an empty element is a typo for a missing value
+        with pytest.raises(ValueError, match="--n has an empty element"):
+            parse_list("--n", text, int)
     assert parse_list("--n", "1e3,16.0", int) == [1000, 16]
     assert parse_list("--gamma", "0,0.5", float) == [0.0, 0.5]
     assert parse_list("--method", "grpo,dapo", str) == ["grpo", "dapo"]
     for text, kind, message in (("4.5", int, "list of integers"), ("inf", int, "list of integers"),
-                                ("1,x", float, "list of numbers"), (" , ", int, "at least one value")):
+                                ("1,x", float, "list of numbers"), (" , ", int, "list at least one value")):
         with pytest.raises(ValueError, match=f"^--n must .*{message}"):
             parse_list("--n", text, kind)
 

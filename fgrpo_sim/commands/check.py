@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import typer
+
+from fgrpo_sim import jsonl as json  # standard JSON out: non-finite numbers as null, never bare NaN
 
 
 def register(app: typer.Typer) -> None:

@@ -5,7 +5,6 @@ Heavy libraries (trl, transformers, datasets, math-verify) are imported inside t
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import warnings
@@ -13,6 +12,8 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+
+from fgrpo_sim import jsonl as json  # standard JSON out: non-finite numbers as null, never bare NaN
 
 app = typer.Typer(
     help=(
@@ -211,11 +212,12 @@ def prepare_data(
     system_prompt: str = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
 ) -> None:
-    from fgrpo_sim.atomic_io import check_writable
+    from fgrpo_sim.atomic_io import check_not_input, check_writable
     from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
     from fgrpo_sim.llm.data import prepare_deepscaler, write_jsonl
 
     check_writable(out, "--out")
+    check_not_input(out, "--out", source if Path(source).exists() else None)
     prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else PAPER_SYSTEM_PROMPT)
     tok = None
     if tokenizer is not None:
@@ -250,7 +252,8 @@ def eval_command(
                                   "gpqa_diamond (shuffled options, letter graded), ifeval (instruction checks, "
                                   "prompt-level strict) or synlogic (needs --synlogic-repo). Schemas: docs/evaluation.md."),
     n: int = typer.Option(16, "--n", help="Samples per problem (paper: 1024), >= 1."),
-    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature >= 0; 0 = greedy (paper: 1.0)."),
+    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature: 0 = greedy, else in "
+                                      "[0.001, 1000] (smaller ones overflow the logits) (paper: 1.0)."),
     top_p: float = typer.Option(1.0, "--top-p", help="Nucleus sampling mass in (0, 1] (paper: 1.0)."),
     max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="Completion length cap in tokens, >= 1. "
                                                  "Default: the family's (paper Table 8: 8192; 4096 for qwen3-base)."),
@@ -301,6 +304,11 @@ def eval_command(
         synlogic_repo=str(synlogic_repo) if synlogic_repo is not None else None,
     )
     settings.validate()
+    if model_family is not None:  # '' would have meant "detect" above
+        from fgrpo_sim.llm.prompts import FAMILIES
+        from fgrpo_sim.validation import check_choice
+
+        check_choice("model_family", model_family, FAMILIES)
     if limit is not None:
         check_integer("limit", limit, 1)
     everything = load_any_benchmark(benchmark, data)  # read once: --limit slices it
@@ -360,6 +368,10 @@ def dnll_rare_command(
             record = {**record, "problem": problems[pid]}
         if not isinstance(record.get("completion"), str):
             raise ValueError(f"{trajectories}: line {number} has no completion text (run eval with --save-completions)")
+        if record.get("correct") not in (True, False) or isinstance(record.get("correct"), float):
+            # "yes" and "false" are truthy strings: only true/false (or 0/1) say whether a sample was correct
+            raise ValueError(f"{trajectories}: line {number}: field 'correct' must be true or false, "
+                             f"got {record.get('correct')!r}")
         rows.append(record)
     if no_progress:
         _quiet_transformers_bars()

@@ -62,12 +62,12 @@ def run(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars on stderr."),
 ) -> None:
     """SFT once per seed, then GRPO / F-GRPO for every N x gamma; prints the Table 4 analogue."""
-    import json
     from dataclasses import replace
 
     from fgrpo_sim.atomic_io import check_writable, check_writable_dir, write_text_atomic
     from fgrpo_sim.figures.maze import format_table
-    from fgrpo_sim.maze.experiment import check_sft_source, run_experiment
+    from fgrpo_sim.jsonl import dumps
+    from fgrpo_sim.maze.experiment import check_sft_source, check_summary_copy, run_experiment
     from fgrpo_sim.maze.presets import get_preset
     from fgrpo_sim.sim.categorical import resolve_device
     from fgrpo_sim.validation import check_choice, check_integer, check_range, parse_list
@@ -95,12 +95,13 @@ def run(
     check_writable_dir(out, "--out")
     if summary_copy is not None:
         check_writable(summary_copy, "--summary-copy")
+        check_summary_copy(summary_copy, out)
     if sft_from is not None:
         check_sft_source(sft_from, spec.to_dict(), "--sft-from")
     summary = run_experiment(spec, out, progress=progress, device=device, log=lambda m: typer.echo(m, err=True),
                              sft_from=sft_from)
     if summary_copy is not None:
-        write_text_atomic(summary_copy, json.dumps(summary, sort_keys=True, separators=(",", ":")) + "\n")
+        write_text_atomic(summary_copy, dumps(summary, sort_keys=True, separators=(",", ":")) + "\n")
     typer.echo(f"Held-out pass@K in % (unbiased estimator, {spec.eval_samples} samples per maze, "
                f"{spec.n_heldout} mazes), mean ± 95% t-interval half-width over {spec.seeds} seed(s):")
     typer.echo(format_table(summary))
@@ -140,6 +141,7 @@ def compare(
     check_integer("n", n, 2, 4096)
     check_range("gamma_a", gamma_a, 0.0, 100.0)
     check_range("gamma_b", gamma_b, 0.0, 100.0)
+    gamma_a, gamma_b = gamma_a + 0.0, gamma_b + 0.0  # -0 is 0 (and prints as 0)
     result = paired_difference(a, gamma_a, b, gamma_b, n)
     typer.echo(f"N={n}: A = gamma {gamma_a:g} in {a}; B = gamma {gamma_b:g} in {b}; seeds {result['seeds']}")
     typer.echo("| K | A (%) | B (%) | A - B (points), 95% CI | per seed |")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -32,14 +31,15 @@ def _parse_ks(text: str, n_min: int) -> list[int]:
         return ks
     if text == "all":
         return list(range(1, n_min + 1))
-    ks = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part.isdigit() or int(part) < 1:
-            raise ValueError(f"--k must be 'auto', 'all' or a comma-separated list of integers >= 1, got {text!r}")
-        if int(part) in ks:  # the same rule as every list option (validation.parse_list)
-            raise ValueError(f"--k lists {int(part)} twice; give each value once, got {text!r}")
-        ks.append(int(part))
+    from fgrpo_sim.validation import check_integer, parse_list
+
+    try:
+        ks = parse_list("--k", text, int)  # the same rule as every list option: no repeats, no empty element
+    except ValueError as exc:
+        if "twice" in str(exc) or "digits" in str(exc) or "empty element" in str(exc):
+            raise
+        raise ValueError(f"--k must be 'auto', 'all' or a comma-separated list of integers >= 1, got {text!r}") from None
+    check_integer("--k", ks, 1, 2**62)
     return sorted(ks)
 
 
@@ -71,7 +71,7 @@ def passk_command(
     k: str = typer.Option(
         "auto", "--k",
         help="Which k to report: 'auto' = powers of two up to the smallest n of any problem (1,2,4,...); "
-        "'all' = 1..smallest n; or a list like 1,8,64,256. Every k must be <= every problem's n.",
+        "'all' = 1..smallest n; or a comma-separated list like 1,8,64,256. Every k must be <= every problem's n.",
     ),
     compare: Optional[Path] = typer.Option(
         None, "--compare",
@@ -96,7 +96,8 @@ def passk_command(
     """Unbiased pass@k (Chen et al. 2021) per k, averaged over problems, with bootstrap intervals; with --compare, the paired subsampling test of the difference per k."""
     import numpy as np
 
-    from fgrpo_sim.atomic_io import check_writable, write_text_atomic
+    from fgrpo_sim.atomic_io import check_not_input, check_writable, write_text_atomic
+    from fgrpo_sim.jsonl import dumps
     from fgrpo_sim.metrics import paired_subsampling_test, pass_at_k_curve
     from fgrpo_sim.metrics.results_io import align_problems, read_results_jsonl
     from fgrpo_sim.validation import check_integer, check_range
@@ -106,6 +107,7 @@ def passk_command(
     check_integer("--bootstrap", bootstrap, 0, MAX_BOOTSTRAP)
     if out is not None:
         check_writable(out, "--out")  # before any reading or resampling
+        check_not_input(out, "--out", results, compare)
     data = read_results_jsonl(results)
     other = read_results_jsonl(compare) if compare is not None else None
     n_min = int(data.n.min()) if other is None else int(min(data.n.min(), other.n.min()))
@@ -142,7 +144,7 @@ def passk_command(
             "per_k": [rows.get(kk, {"k": kk, "skipped": f"k > m = {m_used}"}) for kk in ks],
         }
 
-    text = json.dumps(report)
+    text = dumps(report)
     if out is not None:
         write_text_atomic(out, text + "\n")
     if as_json:

@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
                                            "correct gets 1)."),
         runs: int = typer.Option(4, "--runs", help="Independent runs (seeds), simulated as one batch, in [1, 10^5]."),
         eval_every: int = typer.Option(10, "--eval-every", help="Evaluate every this many steps, >= 1."),
-        pass_k: str = typer.Option("1,8,64,256", "--pass-k", help="k values (integers >= 1) for exact pass@k = 1-(1-Q_pos)^k."),
+        pass_k: str = typer.Option("1,8,64,256", "--pass-k", help="k values (integers >= 1, comma-separated) for exact pass@k = 1-(1-Q_pos)^k."),
         seed: int = typer.Option(0, "--seed", help="Seed of the training randomness and of the population, >= 0."),
         device: str = typer.Option("auto", "--device", help="auto (CUDA when present), cpu or cuda."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show tqdm progress bars on stderr."),

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import math
 from typing import List, Optional
 
 import typer
+
+from fgrpo_sim import jsonl as json  # standard JSON out: non-finite numbers as null, never bare NaN
 
 app = typer.Typer(
     help=(

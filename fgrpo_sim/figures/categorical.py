@@ -162,7 +162,13 @@ def load_study(options: FigureOptions):
 
     cached = Path(options.data_dir or "runs/figure-data") / "categorical-study.parquet"
     if cached.exists():
-        return final_means(pd.read_parquet(cached))
+        from fgrpo_sim.sim.categorical_run import _read_existing
+
+        hint = "delete it (a cache of figure data) or pass another --data-dir"
+        table = _read_existing(cached, hint)  # a foreign or damaged cache: one line naming it and the row
+        if "setting" not in table.columns:
+            raise ValueError(f"{cached} is not a sensitivity-study table (no column 'setting'); {hint}")
+        return final_means(table)
     if COMMITTED_STUDY.exists():
         return pd.read_csv(COMMITTED_STUDY)
     from fgrpo_sim.sim.categorical.study import run_study

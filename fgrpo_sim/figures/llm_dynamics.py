@@ -9,7 +9,6 @@ point, s_t = 0.08 x_t + 0.92 s_(t-1), s_0 = x_0 (the paper does not spell out it
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -33,22 +32,55 @@ def ema(values: Sequence[float], alpha: float = PAPER_EMA) -> np.ndarray:
     return out
 
 
-def read_dynamics_log(path: str | Path) -> dict[str, Any]:
-    """{"steps": array, "pass": {k: array}} from a dynamics.jsonl or a trainer_state.json."""
-    path = Path(path)
-    if path.suffix == ".json":
-        records = json.loads(path.read_text()).get("log_history", [])
-    else:
-        from fgrpo_sim.jsonl import read_json_objects
+def _log_records(path: Path) -> list[tuple[str, Any]]:
+    """(where, record) of a dynamics.jsonl (one per line) or a trainer_state.json (its log_history)."""
+    from fgrpo_sim.jsonl import read_json_file, read_json_objects
 
-        records = [r for _, r in read_json_objects(path, "dynamics log")]
-    records = [r for r in records if isinstance(r, dict) and any(str(k).startswith(_PREFIX) for k in r)]
+    if path.suffix == ".json":
+        state = read_json_file(path, "trainer state")
+        history = state.get("log_history", []) if isinstance(state, dict) else None
+        if not isinstance(history, list):
+            raise ValueError(f"{path}: expected a JSON object whose log_history is a list (a trainer_state.json), "
+                             f"got {type(state if history is None else history).__name__}")
+        return [(f"{path} log_history[{i}]", r) for i, r in enumerate(history)]
+    return [(f"{path} line {number}", r) for number, r in read_json_objects(path, "dynamics log")]
+
+
+def _pass_k(where: str, key: str) -> int:
+    text = key[len(_PREFIX):]
+    if not (text.isascii() and text.isdigit() and int(text) >= 1):
+        raise ValueError(f"{where}: field {key!r}: k must be an integer >= 1")
+    return int(text)
+
+
+def _is_dynamics(record: Any) -> bool:
+    return isinstance(record, dict) and any(str(k).startswith(_PREFIX) for k in record)
+
+
+def read_dynamics_log(path: str | Path) -> dict[str, Any]:
+    """{"steps": array, "pass": {k: array}} from a dynamics.jsonl or a trainer_state.json; a record without
+    an integer step, a pass@k with k < 1 or a value outside [0, 1] is a ValueError naming file and field."""
+    import math
+
+    path = Path(path)
+    records = [(where, r) for where, r in _log_records(path) if _is_dynamics(r)]
     if not records:
         raise ValueError(f"{path}: no dynamics records (keys {_PREFIX}k; enable dynamics_eval_data when training)")
-    by_step = {int(r["step"]): r for r in records}  # a resumed run may log a step twice: keep the last
+    by_step: dict[int, dict] = {}
+    ks: set[int] = set()
+    for where, r in records:
+        step = r.get("step")
+        if not (isinstance(step, int) and not isinstance(step, bool) and step >= 0):
+            raise ValueError(f"{where}: field 'step' must be an integer >= 0, got {step!r}")
+        for key, value in r.items():
+            if str(key).startswith(_PREFIX):
+                ks.add(_pass_k(where, str(key)))
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                        math.isfinite(value) and 0.0 <= value <= 1.0):
+                    raise ValueError(f"{where}: field {key!r} must be a probability in [0, 1], got {value!r}")
+        by_step[step] = r  # a resumed run may log a step twice: keep the last
     steps = np.array(sorted(by_step))
-    ks = sorted({int(str(key)[len(_PREFIX):]) for r in records for key in r if str(key).startswith(_PREFIX)})
-    curves = {k: np.array([by_step[s].get(f"{_PREFIX}{k}", np.nan) for s in steps], dtype=float) for k in ks}
+    curves = {k: np.array([by_step[s].get(f"{_PREFIX}{k}", np.nan) for s in steps], dtype=float) for k in sorted(ks)}
     return {"steps": steps, "pass": curves, "source": str(path)}
 
 
@@ -66,11 +98,8 @@ def find_runs(folder: str | Path) -> dict[str, Path]:
 
 
 def _has_dynamics(path: Path) -> bool:
-    try:
-        read_dynamics_log(path)
-    except (ValueError, OSError, json.JSONDecodeError):
-        return False
-    return True
+    """Whether a trainer_state.json logged dynamics records (a damaged one is an error naming it)."""
+    return any(_is_dynamics(r) for _, r in _log_records(path))
 
 
 def compute(options: FigureOptions) -> dict[str, Any]:

@@ -8,7 +8,6 @@ experiment there (times of the cpu preset: benchmarks/RESULTS.md, "Command times
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -34,10 +33,12 @@ def _existing_summary(options: FigureOptions) -> dict | None:
     from fgrpo_sim.maze.presets import get_preset
 
     preset_name, folder = _results_folder(options)
+    from fgrpo_sim.jsonl import read_json_file
+
     if (folder / "summary.json").exists():
-        return json.loads((folder / "summary.json").read_text())
+        return read_json_file(folder / "summary.json", "maze summary")
     if COMMITTED.exists():
-        committed = json.loads(COMMITTED.read_text())
+        committed = read_json_file(COMMITTED, "maze summary")
         if same_settings(committed.get("preset", {}), get_preset(preset_name).to_dict()):
             return committed
     return None

@@ -12,13 +12,13 @@ Normalised schema of every loader (one dict per problem):
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from fgrpo_sim.jsonl import dumps
 from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
 from fgrpo_sim.validation import check_choice, check_integer
 
@@ -59,12 +59,14 @@ def read_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
     text = read_text_file(path, "data file")
     if suffix == ".jsonl" or (suffix != ".json" and not text.lstrip().startswith(("[", "{\n"))):
         return parse_json_objects(path, text)
+    from fgrpo_sim.jsonl import loads
+
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        if exc.msg == "Extra data" and text.lstrip().startswith("{"):  # JSON lines saved as .json
+        data = loads(text, str(path))  # duplicate keys and over-long integers named with the file
+    except ValueError as exc:
+        if "(Extra data at" in str(exc) and text.lstrip().startswith("{"):  # JSON lines saved as .json
             return parse_json_objects(path, text)
-        raise ValueError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        raise
     if isinstance(data, dict):
         for key in ("data", "rows", "train", "test", "examples"):
             if isinstance(data.get(key), list):
@@ -296,7 +298,7 @@ def write_jsonl(rows: Iterable[dict[str, Any]], path: str | Path) -> Path:
 
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            fh.write(dumps(row, ensure_ascii=False) + "\n")
     return Path(path)
 
 

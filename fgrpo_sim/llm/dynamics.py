@@ -16,13 +16,13 @@ that matters.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 from transformers import TrainerCallback
 
+from fgrpo_sim.jsonl import dumps
 from fgrpo_sim.metrics import pass_at_k
 
 #: A sampler: (model, tokenizer, problems, n) -> number of correct samples per problem.
@@ -132,7 +132,7 @@ class HeldOutPassAtK(TrainerCallback):
         if self.log_file is not None and (state is None or state.is_world_process_zero):
             self.log_file.parent.mkdir(parents=True, exist_ok=True)
             with open(self.log_file, "a", encoding="utf-8") as fh:  # one line per evaluation, appended as it comes
-                fh.write(json.dumps(record) + "\n")
+                fh.write(dumps(record) + "\n")
         return record
 
     def _tokenizer(self, kwargs):

@@ -30,14 +30,19 @@ samples).
 
 from __future__ import annotations
 
-import json
 import os
 import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from fgrpo_sim.jsonl import dumps
 from fgrpo_sim.validation import check_choice, check_integer, check_range
+
+#: Smallest positive sampling temperature: below it logits / T overflow (inf/nan probabilities), and
+#: sampling is greedy in all but name; 0 means greedy. Largest: beyond it sampling is uniform noise.
+MIN_TEMPERATURE = 1e-3
+MAX_TEMPERATURE = 1e3
 
 BACKENDS = ("auto", "transformers", "vllm")
 #: Settings that must match between a run and its resumption.
@@ -69,7 +74,10 @@ class EvalSettings:
 
     def validate(self) -> None:
         check_integer("n", self.n, 1)
-        check_range("temperature", self.temperature, 0.0)
+        check_range("temperature", self.temperature, 0.0, MAX_TEMPERATURE)
+        if 0.0 < self.temperature < MIN_TEMPERATURE:
+            raise ValueError(f"temperature must be 0 (greedy) or in [{MIN_TEMPERATURE:g}, {MAX_TEMPERATURE:g}], "
+                             f"got {self.temperature:g}")
         check_range("top_p", self.top_p, 0.0, 1.0, low_open=True)
         check_integer("max_new_tokens", self.max_new_tokens, 1)
         check_integer("batch_size", self.batch_size, 1)
@@ -89,14 +97,15 @@ def read_existing_numbered(path: Path) -> list[tuple[int, Any]]:
         return []
     raw = path.read_bytes()
     keep = raw if raw.endswith(b"\n") or not raw else raw[: raw.rfind(b"\n") + 1]
+    from fgrpo_sim.jsonl import decode_utf8, loads, split_lines
+
     records = []
-    for number, line in enumerate(keep.decode("utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append((number, json.loads(line)))
-        except (json.JSONDecodeError, RecursionError):
-            raise ValueError(f"{path}: line {number} is not valid JSON; cannot resume from a corrupted file") from None
+    try:  # split on "\n" only: a completion may hold U+2028 or U+0085, which splitlines would cut at
+        for number, line in enumerate(split_lines(decode_utf8(keep, path, "JSON lines")), start=1):
+            if line.strip():
+                records.append((number, loads(line, f"{path}: line {number}")))
+    except ValueError as exc:
+        raise ValueError(f"cannot resume from a damaged file: {exc}") from None
     if len(keep) != len(raw):
         with open(path, "r+b") as fh:
             fh.truncate(len(keep))
@@ -113,12 +122,15 @@ def _check_meta(out: Path, settings: EvalSettings) -> int:
     if not meta_path.exists():
         raise ValueError(f"cannot resume {out}: it has no {meta_path.name}, so it was not written by "
                          "`fgrpo llm eval` (use a new --out file)")
+    from fgrpo_sim.jsonl import read_json_file
+
     try:
-        previous = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        previous = None
+        previous = read_json_file(meta_path, "settings file")
+        why = "" if isinstance(previous, dict) else f" ({meta_path}: not a JSON object)"
+    except ValueError as exc:  # damaged: the reader's reason names the line, key or bytes
+        previous, why = None, f" ({exc})"
     if not isinstance(previous, dict):
-        raise ValueError(f"cannot resume {out}: its settings file {meta_path} is not a JSON object (damaged?); "
+        raise ValueError(f"cannot resume {out}: its settings file {meta_path} is damaged{why}; "
                          "use a new --out file, or delete both to start afresh")
     changed = [k for k in _RESUME_KEYS if previous.get(k) != current[k]]
     if changed:
@@ -135,7 +147,7 @@ def _write_meta(out: Path, settings: EvalSettings, n_max: int | None = None) -> 
 
     meta = asdict(settings)
     meta["n_max"] = max(settings.n, n_max or 0)  # the largest --n any run on this file used (resume bound)
-    write_text_atomic(out.with_name(out.name + ".meta.json"), json.dumps(meta, indent=2) + "\n")
+    write_text_atomic(out.with_name(out.name + ".meta.json"), dumps(meta, indent=2) + "\n")
 
 
 def check_resumable(numbered: list[tuple[int, Any]], out: Path, problem_ids: set[str], n_bound: int
@@ -424,10 +436,14 @@ def _run_eval_locked(
                                       extracted=score.extracted)
                     if settings.save_completions:
                         record["completion"] = text
-                    lines.append(json.dumps(record, ensure_ascii=False) + "\n")
-            fh.write("".join(lines))
-            fh.flush()
-            os.fsync(fh.fileno())
+                    lines.append(dumps(record, ensure_ascii=False) + "\n")
+            try:
+                fh.write("".join(lines))
+                fh.flush()
+                os.fsync(fh.fileno())
+            except OSError as exc:  # e.g. a full disk: name the file (earlier batches are kept, whole)
+                raise ValueError(f"cannot write {out}: {exc.strerror or exc}; the samples written so far "
+                                 "are kept and a rerun resumes after them") from None
             bar.update(len(lines))
             calls += 1
             if on_batch is not None:

@@ -58,6 +58,13 @@ def require_loadable(name: str | os.PathLike, kind: str = "model") -> None:
     """
     text = str(name)
     if Path(text).exists():
+        config = Path(text) / "config.json"
+        if config.is_file():  # transformers would fail deep inside with a TypeError on a damaged config
+            from fgrpo_sim.jsonl import read_json_file
+
+            data = read_json_file(config, f"{kind} config")
+            if not isinstance(data, dict):
+                raise ValueError(f"{config}: expected a JSON object (a {kind} config), got {type(data).__name__}")
         return
     if _in_hub_cache(text, kind):
         return

@@ -25,7 +25,6 @@ are printed; the warning is about the full tensor, the largest single buffer a n
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -136,7 +135,11 @@ def model_dimensions(model: str) -> tuple[int, int, int] | None:
         return len(build_char_tokenizer()), 32, 2  # build_tiny_qwen2 defaults
     config = Path(model) / "config.json"
     if config.is_file():
-        data = json.loads(config.read_text())
+        from fgrpo_sim.jsonl import read_json_file
+
+        data = read_json_file(config, "model config")  # damaged: an error naming the file, not a traceback
+        if not isinstance(data, dict):
+            raise ValueError(f"{config}: expected a JSON object (a model config), got {type(data).__name__}")
         data = data.get("text_config", data)
         try:
             return int(data["vocab_size"]), int(data["hidden_size"]), int(data["num_hidden_layers"])

@@ -26,7 +26,6 @@ Input schemas (first key present wins):
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import zlib
@@ -115,10 +114,9 @@ def synlogic_record(raw: dict[str, Any], row: int, source: str) -> dict[str, Any
     game = raw.get("game_data")
     text = _pick(raw, "game_data_str") or (raw.get("extra_info") or {}).get("game_data_str")
     if game is None and text is not None:
-        try:
-            game = json.loads(text)
-        except json.JSONDecodeError:
-            raise ValueError(f"{source}: row {row} has a game_data_str that is not JSON") from None
+        from fgrpo_sim.jsonl import loads
+
+        game = loads(text, f"{source}: row {row}: game_data_str")
     if task is None or not isinstance(game, dict) or "answer" not in game:
         raise ValueError(f"{source}: row {row} needs task (or data_source) and game_data with an answer "
                          "(or game_data_str / extra_info.game_data_str)")

@@ -30,7 +30,6 @@ instruction for math/GPQA, nothing else, 8192 tokens.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,10 +164,13 @@ def detect_family(model: str) -> str:
     name, model_type = str(model), ""
     config = Path(model) / "config.json"
     if config.is_file():
+        from fgrpo_sim.jsonl import read_json_file
+
         try:
-            data = json.loads(config.read_text())
-        except (OSError, json.JSONDecodeError):
+            data = read_json_file(config, "model config")
+        except ValueError:  # unreadable: the family falls back to the name (and the model load names the file)
             data = {}
+        data = data if isinstance(data, dict) else {}
         model_type = str(data.get("model_type", ""))
         name = f"{data.get('_name_or_path', '')} {Path(model).resolve().name}"
     return _family_from_text(model_type, name)

@@ -27,7 +27,7 @@ test is per benchmark).
 from __future__ import annotations
 
 import csv
-import json
+import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from fgrpo_sim import jsonl as json  # its dumps writes standard JSON (NaN averages as null, never bare NaN)
 from fgrpo_sim.llm.ood_data import OOD_NAMES
 
 OOD_BENCHMARKS = OOD_NAMES
@@ -78,8 +79,20 @@ def _read_manifest(path: Path) -> list[dict[str, str]]:
         from fgrpo_sim.jsonl import read_json_objects
 
         return [{k: "" if v is None else str(v) for k, v in row.items()} for _, row in read_json_objects(path, "manifest")]
-    with open(path, newline="", encoding="utf-8") as fh:
-        return [{k.strip(): (v or "").strip() for k, v in row.items() if k} for row in csv.DictReader(fh)]
+    return [{k.strip(): (v or "").strip() for k, v in row.items() if k} for _, row in _csv_rows(path, "manifest")]
+
+
+def _csv_rows(path: Path, what: str) -> list[tuple[int, dict[str, str]]]:
+    """(line number, row) of a CSV file with a header: UTF-8 (a BOM dropped), errors naming the file."""
+    from fgrpo_sim.jsonl import read_text_file
+
+    text = read_text_file(path, what, expected="CSV")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    header = [name.strip() for name in reader.fieldnames or []]
+    twice = next((name for i, name in enumerate(header) if name and name in header[:i]), None)
+    if twice is not None:  # DictReader would keep only the last column of that name
+        raise ValueError(f"{path} line 1: column {twice!r} appears twice in the header")
+    return [(reader.line_num, row) for row in reader]
 
 
 def _number(row: dict[str, str], key: str, where: str, default: float | None = None, integer: bool = False):
@@ -92,6 +105,8 @@ def _number(row: dict[str, str], key: str, where: str, default: float | None = N
         value = float(text)
     except ValueError:
         raise ValueError(f"{where}: {key} must be a number, got {text!r}") from None
+    if not math.isfinite(value):  # inf / nan / 1e400 would reach int() or the tables
+        raise ValueError(f"{where}: {key} must be a finite number, got {text!r}")
     if integer:
         if value != int(value) or value < 0:
             raise ValueError(f"{where}: {key} must be an integer >= 0, got {text!r}")
@@ -202,12 +217,19 @@ def significance(chosen: list[Checkpoint], k: int, m: int, iterations: int, seed
 def load_paper_results(path: str | Path = PAPER_CSV) -> dict[str, dict[str, Any]]:
     """row_id -> the paper's numbers (floats; None where the paper gives none or we did not transcribe)."""
     out = {}
-    with open(path, newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            entry: dict[str, Any] = dict(row)
-            for key in ("group_size", "gamma", "math_pass1", "math_pass256", "ood_pass1", "ood_pass256", "dnll_rare"):
-                entry[key] = float(row[key]) if row[key] else None
-            out[row["row_id"]] = entry
+    numeric = ("group_size", "gamma", "math_pass1", "math_pass256", "ood_pass1", "ood_pass256", "dnll_rare")
+    rows = _csv_rows(Path(path), "paper CSV")
+    missing = [key for key in ("row_id", *numeric) if rows and key not in rows[0][1]]
+    if not rows or missing:
+        raise ValueError(f"{path}: the paper CSV needs the columns row_id, {', '.join(numeric)}"
+                         + (f"; missing {', '.join(missing)}" if missing else "; it has no rows"))
+    for line, row in rows:
+        entry: dict[str, Any] = dict(row)
+        for key in numeric:
+            entry[key] = _number(row, key, f"{path} line {line}", default=math.nan) if (row[key] or "").strip() else None
+        if row["row_id"] in out:
+            raise ValueError(f"{path} line {line}: row_id {row['row_id']!r} appears twice")
+        out[row["row_id"]] = entry
     return out
 
 

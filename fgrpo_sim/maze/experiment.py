@@ -14,6 +14,7 @@ import contextlib
 import copy
 import json
 import math
+import os
 import time
 from pathlib import Path
 from typing import Sequence
@@ -30,7 +31,11 @@ FIG6_KS = (1, 128, 1024, 2048)
 
 
 def _gamma_tag(gamma: float) -> str:
-    return f"{gamma:g}".replace(".", "p")
+    """gamma as written in file names: short (`0p5`) unless that would merge two values (0.1234567 and
+    0.1234568 both print as 0.123457), then every digit; -0 is 0."""
+    gamma = float(gamma) + 0.0
+    short = f"{gamma:g}"
+    return (short if float(short) == gamma else repr(gamma)).replace(".", "p")
 
 
 def run_file(out: Path, seed: int, n: int, gamma: float) -> Path:
@@ -38,7 +43,9 @@ def run_file(out: Path, seed: int, n: int, gamma: float) -> Path:
 
 
 def _dump(path: Path, data) -> None:
-    write_text_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+    from fgrpo_sim.jsonl import dumps
+
+    write_text_atomic(path, dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 def evaluate_model(model, tokenizer, heldout, ks: Sequence[int], n_samples: int, seed: int) -> dict:
@@ -89,15 +96,25 @@ def check_sft_source(source: Path, config: dict, name: str = "sft_from") -> Path
     if not src_cfg.is_file():
         raise ValueError(f"{name} must be a results folder of `fgrpo maze run` (no config.json in {source})")
     try:
-        theirs = json.loads(src_cfg.read_text())
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{name}: cannot read {src_cfg} ({exc})") from None
+        theirs = read_json(src_cfg)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
     differ = [k for k in SFT_FIELDS
               if json.dumps(theirs.get(k), sort_keys=True) != json.dumps(config.get(k), sort_keys=True)]
     if differ:
         raise ValueError(f"{name} folder {source} used different SFT settings ({', '.join(differ)}); "
                          "its checkpoints cannot be reused")
     return source
+
+
+def check_summary_copy(summary_copy: Path, out: Path) -> None:
+    """--summary-copy must not replace a file the run reads or resumes from (config.json, a piece)."""
+    folder = os.path.realpath(out)
+    target = os.path.realpath(summary_copy)
+    inside = os.path.relpath(target, folder)
+    if not inside.startswith("..") and inside != "summary.json":
+        raise ValueError(f"--summary-copy {summary_copy} is inside the results folder {out} ({inside}), whose files "
+                         "the run reads back; choose a path outside it")
 
 
 def _copy_sft(source: Path, out: Path, seed: int, config: dict) -> bool:
@@ -116,12 +133,14 @@ def _copy_sft(source: Path, out: Path, seed: int, config: dict) -> bool:
 
 def read_json(path: Path) -> dict:
     """A results file of this experiment; ValueError naming it when it is missing or damaged (resume, summarise)."""
+    from fgrpo_sim.jsonl import read_json_file
+
+    if not Path(path).exists():
+        raise ValueError(f"{path} not found: not a (complete) results folder of `fgrpo maze run`")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"{path} not found: not a (complete) results folder of `fgrpo maze run`") from None
-    except (OSError, ValueError, RecursionError) as exc:
-        raise ValueError(f"cannot read {path} ({type(exc).__name__}: {exc}); delete it to redo that part") from None
+        data = read_json_file(path, "results file")
+    except ValueError as exc:
+        raise ValueError(f"cannot read {exc}; delete it to redo that part") from None
     if not isinstance(data, dict):
         raise ValueError(f"cannot read {path}: expected a JSON object, got {type(data).__name__}; delete it to redo that part")
     return data
@@ -142,7 +161,7 @@ def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, devi
 
     cfg_path = out / "config.json"
     # one run per folder at a time: a second one would train the same pieces again
-    with output_lock(cfg_path, name="out folder", wait_hint=""):
+    with output_lock(cfg_path, name="out folder", wait_hint="", resumable=out):
         if cfg_path.exists():
             if not same_settings(read_json(cfg_path), config):
                 raise ValueError(f"out folder {out} holds results of different settings; choose another --out")
@@ -152,24 +171,61 @@ def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, devi
             return _run_seeds(preset, out, config, progress=progress, device=device, log=log, sft_from=sft_from)
 
 
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _is_probability_table(scores) -> bool:
+    return isinstance(scores, dict) and bool(scores) and all(_is_number(v) and 0.0 <= v <= 1.0 for v in scores.values())
+
+
 def _piece_problem(path: Path, data: dict) -> str | None:
-    """What is wrong with a finished piece (`seed*/sft.json` or `seed*/rl_N*_gamma*.json`), or None."""
+    """What is wrong with a finished piece (`seed*/sft.json` or `seed*/rl_N*_gamma*.json`), or None: every
+    field that resume, `maze table` and `maze compare` read, so none of them meets a missing key."""
     seed_text = path.parent.name[len("seed"):]
     if not (isinstance(data.get("seed"), int) and str(data["seed"]) == seed_text):
         return f"seed {data.get('seed')!r} does not match its folder {path.parent.name}"
-    if path.name != "sft.json":
+    if path.name == "sft.json":
+        if not (isinstance(data.get("parameters"), int) and not isinstance(data["parameters"], bool)):
+            return "its 'parameters' is missing or not an integer"
+    else:
         n, gamma = data.get("N"), data.get("gamma")
-        if not isinstance(n, int) or not isinstance(gamma, (int, float)) or isinstance(gamma, bool) or \
+        if not isinstance(n, int) or isinstance(n, bool) or not _is_number(gamma) or \
                 run_file(path.parent.parent, data["seed"], n, float(gamma)).name != path.name:
             return f"N {n!r} / gamma {gamma!r} do not match the file name"
-        if not isinstance(data.get("curve"), list):
+        if not (_is_number(data.get("seconds")) and data["seconds"] >= 0):
+            return f"its 'seconds' is missing or not a number >= 0 (got {data.get('seconds')!r})"
+        curve = data.get("curve")
+        if not isinstance(curve, list):
             return "it has no training curve (a list under 'curve')"
+        for i, point in enumerate(curve):
+            if not (isinstance(point, dict) and isinstance(point.get("step"), int) and not isinstance(point["step"], bool)):
+                return f"curve[{i}] has no integer 'step'"
+            for key in ("heldout_pass_at_k", "heldout_exact_pass_at_k"):
+                if key in point and not _is_probability_table(point[key]):
+                    return f"curve[{i}].{key} is not a table of probabilities"
+            if "train_reward" in point and not _is_number(point["train_reward"]):
+                return f"curve[{i}].train_reward is not a finite number"
     heldout = data.get("heldout")
-    scores = heldout.get("pass_at_k") if isinstance(heldout, dict) else None
-    if not isinstance(scores, dict) or not scores or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0 for v in scores.values()):
-        return "its heldout.pass_at_k is not a table of probabilities"
+    for key in ("pass_at_k", "exact_pass_at_k"):
+        scores = heldout.get(key) if isinstance(heldout, dict) else None
+        if not _is_probability_table(scores):
+            return f"its heldout.{key} is not a table of probabilities"
+    missing = [k for k in TABLE_KS_STR if k not in heldout["pass_at_k"]]
+    if missing:
+        return f"its heldout.pass_at_k has no entry for k = {missing[0]}"
+    if set(heldout["exact_pass_at_k"]) != set(heldout["pass_at_k"]):
+        return "its heldout.exact_pass_at_k and pass_at_k list different k"
     return None
+
+
+def read_piece(path: Path) -> dict:
+    """A finished piece, checked field by field (`_piece_problem`); ValueError naming the file and field."""
+    data = read_json(path)
+    why = _piece_problem(Path(path), data)
+    if why is not None:
+        raise ValueError(f"{path}: {why}; delete it to redo that piece")
+    return data
 
 
 def check_results_folder(out: Path) -> None:
@@ -301,9 +357,9 @@ def summarize(out: Path) -> dict:
     config = read_json(out / "config.json")
     runs: dict[tuple[int, float], list[dict]] = {}
     for path in sorted(out.glob("seed*/rl_N*_gamma*.json")):
-        r = read_json(path)
+        r = read_piece(path)
         runs.setdefault((int(r["N"]), float(r["gamma"])), []).append(r)
-    sft = [read_json(p) for p in sorted(out.glob("seed*/sft.json"))]
+    sft = [read_piece(p) for p in sorted(out.glob("seed*/sft.json"))]
     cells = []
     for (n, gamma), rs in sorted(runs.items()):
         rs = sorted(rs, key=lambda r: r["seed"])
@@ -367,7 +423,7 @@ def paired_difference(out_a: Path, gamma_a: float, out_b: Path, gamma_b: float, 
                              f"{'is a file' if out.exists() else 'does not exist'}")
         runs[tag] = {}
         for path in sorted(out.glob(f"seed*/rl_N{n}_gamma{_gamma_tag(gamma)}.json")):
-            r = read_json(path)
+            r = read_piece(path)
             runs[tag][r["seed"]] = r["heldout"]["pass_at_k"]
     seeds = sorted(set(runs["a"]) & set(runs["b"]))
     if not seeds:

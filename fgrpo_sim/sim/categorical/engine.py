@@ -256,13 +256,19 @@ class CategoricalBatch:
         p0 = self.p0_correct
         q_pos = pc.sum(dim=1)
         lost = (p0 - pc).clamp_(min=0.0).sum(dim=1)
-        log_z = self._shift.view(-1) + total.view(-1).log()
-        expected_logit = torch.bmm(w.unsqueeze(1), self.logits.unsqueeze(2)).view(-1) / total.view(-1)
+        # Entropy = log Z - E[logit]: a difference of two large numbers, so it is formed in float64 and
+        # row by row. A batched product (bmm) picks its summation blocking from the batch shape, which made
+        # a run's entropy depend on its batch companions (3.8e-6 in float32); one row's float64 dot
+        # product does not.
+        total64 = total.view(-1).to(torch.float64)
+        log_z = self._shift.view(-1).to(torch.float64) + total64.log()
+        expected_logit = torch.stack([torch.dot(w[i].to(torch.float64), self.logits[i].to(torch.float64))
+                                      for i in range(w.shape[0])]) / total64
         return {
             "q_pos": q_pos,
             "m_ret": 1.0 - lost / p0.sum(),
             "unsampled_correct_mass": self.last_unsampled_correct.to(self.dtype),
-            "entropy": (log_z - expected_logit).clamp_(min=0.0),
+            "entropy": (log_z - expected_logit).clamp_(min=0.0).to(self.dtype),
             "anchor_prob": pc[:, 0].clone(),
             "frac_correct_above_start": (pc > p0 * self._above_factor).to(self.dtype).mean(dim=1),
             "worst_drop": (1.0 - (pc / p0).amin(dim=1)).clamp_(min=0.0),

@@ -73,7 +73,7 @@ def validate_table(table: pd.DataFrame, source: str | Path, hint: str = FRESH_ST
 
     Checked on every row (other settings' rows are rewritten too, so they must be sound): the columns
     of a result table exist; setting and run columns are non-empty, numbers where numbers belong,
-    integers where integers belong; metrics are numbers (NaN allowed); no (setting, run, step) twice.
+    integers where integers belong; metrics are finite numbers (NaN allowed); no (setting, run, step) twice.
     Rows are numbered from 1 in file order (the CSV line is one more, for the header).
     """
     needed = (*SETTING_COLUMNS, *RUN_COLUMNS, "step", *METRICS)
@@ -96,14 +96,14 @@ def validate_table(table: pd.DataFrame, source: str | Path, hint: str = FRESH_ST
         fixed[col] = values.astype(str)
     for col in (*_INT_COLUMNS, *_FLOAT_COLUMNS, *METRICS):
         numbers = pd.to_numeric(table[col], errors="coerce").astype("float64")
-        if col in METRICS:  # a metric may be NaN (e.g. no batch yet), but must not be text
-            bad = numbers.isna() & table[col].notna()
+        if col in METRICS:  # a metric may be NaN (e.g. no batch yet), but must not be text or infinite
+            bad = (numbers.isna() & table[col].notna()) | numbers.abs().eq(float("inf"))
         else:
             bad = numbers.isna() | ~numbers.abs().lt(float("inf"))
         if col in _INT_COLUMNS:
             bad |= numbers.notna() & (numbers != numbers.round())
         first(bad, lambda i, c=col: f"{c} = {_plain(table[c].iloc[i])!r} is not "
-                                    f"{'an integer' if c in _INT_COLUMNS else 'a number'}")
+                                    f"{'an integer' if c in _INT_COLUMNS else 'a finite number'}")
         fixed[col] = numbers
     if not problems:
         for col in _INT_COLUMNS:
@@ -120,6 +120,13 @@ def validate_table(table: pd.DataFrame, source: str | Path, hint: str = FRESH_ST
 def _read_existing(out: Path, hint: str = FRESH_START_HINT) -> pd.DataFrame:
     """The table already in `out`, for resuming, validated row by row; a file that is not one of ours is an
     error, never overwritten, and a damaged row is never carried forward."""
+    if out.suffix == ".csv":  # name the line of bytes that are not UTF-8 (pandas would name neither)
+        from fgrpo_sim.jsonl import decode_utf8
+
+        try:
+            decode_utf8(out.read_bytes(), out, "a CSV result table")
+        except ValueError as exc:
+            raise ValueError(f"out {out} exists but is not a readable result table ({exc}); {hint}") from None
     try:
         table = read_table(out)
     except Exception as exc:  # pandas/pyarrow raise many kinds for a foreign or damaged file

@@ -1,0 +1,526 @@
+"""A bad-input corpus over every command (issue 22): each case must end in exit 2 with exactly one line
+on stderr that names the file, option or field at fault, no traceback, and no output left behind.
+
+Cases run in-process through `fgrpo_sim.cli.main` (the real entry point). A case is
+(id, args, files, needle): `files` maps a path under the test's folder to its content (str or bytes,
+a dict/list is written as JSON); `{tmp}` in args and contents is that folder. Inputs that must be
+*accepted* (BOM, U+2028, -0, long names, repeated list options) are in VALID below.
+
+Run as a script (`python tests/test_bad_input_corpus.py`) it prints, per failure class, how many cases
+fail on the code at hand: tracebacks, wrong exit 0, and errors that do not name what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+# ---------------------------------------------------------------- input files the cases share
+
+PASSK_OK = "".join(json.dumps({"problem_id": f"p{i}", "n": 4, "c": i % 5}) + "\n" for i in range(4))
+PROBS = {"1": 0.1, "128": 0.5, "256": 0.6}
+
+
+def _piece(seed=0, n=4, gamma=0.0, **over):
+    data = {"seed": seed, "N": n, "gamma": gamma, "seconds": 1.0,
+            "curve": [{"step": 0, "train_reward": 0.1, "heldout_pass_at_k": PROBS, "heldout_exact_pass_at_k": PROBS}],
+            "heldout": {"pass_at_k": PROBS, "exact_pass_at_k": PROBS}}
+    for key, value in over.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    return data
+
+
+SFT = {"seed": 0, "parameters": 10, "heldout": {"pass_at_k": PROBS, "exact_pass_at_k": PROBS}}
+
+
+def maze_folder(rl0=None, sft=None, rl1=None) -> dict:
+    """A results folder of `maze run` (hand-made pieces, all fields resume and table read)."""
+    return {"m/config.json": {"name": "tiny", "size": 5}, "m/seed0/sft.json": SFT if sft is None else sft,
+            "m/seed0/rl_N4_gamma0.json": _piece() if rl0 is None else rl0,
+            "m/seed0/rl_N4_gamma1.json": _piece(gamma=1.0) if rl1 is None else rl1}
+
+
+EVAL_FILE = "".join(json.dumps({"problem_id": f"q{i}", "n": 2, "c": i % 3}) + "\n" for i in range(3))
+
+
+def manifest(**row) -> dict:
+    base = {"comparison": "G", "role": "baseline", "method": "GRPO", "run": "g", "epoch": "1", "step": "10",
+            "compute": "10", "benchmark": "math500", "file": "e.jsonl"}
+    focal = {**base, "role": "focal", "method": "F-GRPO", "run": "f", "file": "f.jsonl"}
+    base.update(row)
+    head = list(base)
+    lines = [",".join(head)] + [",".join(str(r.get(h, "")) for h in head) for r in (base, focal)]
+    return {"man.csv": "\n".join(lines) + "\n", "e.jsonl": EVAL_FILE, "f.jsonl": EVAL_FILE}
+
+
+REPORT = ["llm", "report", "{tmp}/man.csv", "--out-dir", "{tmp}/rep", "--k", "1", "--m", "1", "--iterations", "5",
+          "--no-figure", "--no-progress"]
+DYN = ["figures", "llm-dynamics", "--out", "{tmp}/figs", "--data-dir", "{tmp}/runs", "--no-progress"]
+EVAL = ["llm", "eval", "--model", "tiny", "--data", "{tmp}/d.jsonl", "--out", "{tmp}/out.jsonl", "--n", "1",
+        "--no-progress"]
+DATA_OK = json.dumps({"problem": "1+1?", "answer": "2"}) + "\n"
+DNLL = ["llm", "dnll-rare", "--trajectories", "{tmp}/t.jsonl", "--base", "tiny", "--model", "tiny", "--no-progress"]
+CAT = ["simulate", "categorical", "--out", "{tmp}/out.csv", "--group-sizes", "4", "--gammas", "0", "--seeds", "0",
+       "--steps", "2", "--stride", "1", "--num-actions", "20", "--num-correct", "4", "--no-progress"]
+POP = ["simulate", "population", "--out", "{tmp}/out.csv", "--prompts", "4", "--prompt-batch", "2", "--steps", "1",
+       "--runs", "1", "--no-progress"]
+LONG = "x" * 300
+
+CASES = [
+    # --- passk: files, lines, keys, integers, its own input as output
+    ("passk-non-utf8", ["passk", "{tmp}/r.jsonl"], {"r.jsonl": b'{"problem_id": "a", "n": 2, "c": 1}\n\xff\xfe\n'},
+     "r.jsonl line 2: not UTF-8"),
+    ("passk-duplicate-key", ["passk", "{tmp}/r.jsonl"], {"r.jsonl": '{"problem_id": "a", "n": 2, "n": 3, "c": 1}\n'},
+     "key 'n' appears twice"),
+    ("passk-huge-int", ["passk", "{tmp}/r.jsonl"], {"r.jsonl": '{"problem_id": "a", "n": ' + "9" * 5000 + ', "c": 1}\n'},
+     "r.jsonl line 1: number out of range"),
+    ("passk-k-huge", ["passk", "{tmp}/r.jsonl", "--k", "9" * 5000], {"r.jsonl": PASSK_OK}, "--k values must be integers of at most 4300 digits"),
+    ("passk-k-empty-element", ["passk", "{tmp}/r.jsonl", "--k", "1,,2"], {"r.jsonl": PASSK_OK}, "--k has an empty element"),
+    ("passk-out-is-input", ["passk", "{tmp}/r.jsonl", "--out", "{tmp}/r.jsonl"], {"r.jsonl": PASSK_OK},
+     "--out {tmp}/r.jsonl is the input file"),
+    ("passk-out-is-compare", ["passk", "{tmp}/r.jsonl", "--compare", "{tmp}/s.jsonl", "--out", "{tmp}/s.jsonl"],
+     {"r.jsonl": PASSK_OK, "s.jsonl": PASSK_OK}, "is the input file"),
+    ("passk-out-long-name", ["passk", "{tmp}/r.jsonl", "--out", "{tmp}/" + LONG], {"r.jsonl": PASSK_OK}, "file names are limited to 255"),
+    ("passk-out-empty", ["passk", "{tmp}/r.jsonl", "--out", ""], {"r.jsonl": PASSK_OK}, "--out is empty"),
+    # --- plan
+    ("plan-n-empty-element", ["plan", "--beta", "1,1", "--n", "4,,16"], {}, "--n has an empty element"),
+    ("plan-n-repeat-across-options", ["plan", "--beta", "1,1", "--n", "4", "--n", "4"], {}, "--n lists 4 twice"),
+    ("plan-beta-tiny", ["plan", "--beta", "1e-300,1e-300"], {}, "--beta A must be in [1e-15, 1e+15]"),
+    ("plan-beta-subnormal", ["plan", "--beta", "1e-320,1"], {}, "--beta A must be in"),
+    ("plan-n-huge", ["plan", "--beta", "1,1", "--n", "9" * 5000], {}, "--n values must be integers of at most 4300 digits"),
+    ("plan-csv-non-utf8", ["plan", "{tmp}/p.csv"], {"p.csv": b"success_rate\n0.5\n\xff\n"}, "p.csv line 3: not UTF-8"),
+    ("plan-jsonl-duplicate-key", ["plan", "{tmp}/p.jsonl"], {"p.jsonl": '{"success_rate": 0.5, "success_rate": 0.7}\n'},
+     "key 'success_rate' appears twice"),
+    ("plan-jsonl-huge-int", ["plan", "{tmp}/p.jsonl"], {"p.jsonl": '{"success_rate": ' + "1" * 5000 + "}\n"},
+     "p.jsonl line 1: number out of range"),
+    ("plan-csv-text-rate", ["plan", "{tmp}/p.csv"], {"p.csv": "success_rate\nhalf\n"}, "p.csv line 2: success_rate must be a number"),
+    # --- theory
+    ("theory-tail-miss-empty-element", ["theory", "tail-miss", "--n", "4,,8"], {}, "--n has an empty element"),
+    ("theory-tail-miss-huge-n", ["theory", "tail-miss", "--n", "9" * 5000], {}, "--n values must be integers of at most"),
+    ("theory-peak-empty-element", ["theory", "peak", "--mu", "0.5,,0.6"], {}, "--mu has an empty element"),
+    ("theory-lr-multiplier-bad", ["theory", "lr-multiplier", "--gamma", "-1"], {}, "gamma"),
+    ("theory-derive-unknown", ["theory", "derive", "--name", "nope"], {}, "nope"),
+    # --- simulate
+    ("categorical-empty-element", [*CAT, "--seeds", "0,,1"], {}, "seeds has an empty element"),
+    ("categorical-huge-seed", [*CAT, "--seeds", "9" * 5000], {}, "seeds values must be integers of at most"),
+    ("categorical-out-long-name", [*CAT, "--out", "{tmp}/" + "y" * 300 + ".csv"], {}, "file names are limited to 255"),
+    ("categorical-resume-inf-metric", CAT, {"out.csv": "INF_TABLE"}, "is not a finite number"),
+    ("population-empty-element", [*POP, "--n", "4,,8"], {}, "--n has an empty element"),
+    ("population-pass-k-empty", [*POP, "--pass-k", "1,"], {}, "--pass-k has an empty element"),
+    ("population-out-empty", [*POP, "--out", ""], {}, "--out is empty"),
+    # --- figures and check
+    ("figures-out-empty", ["figures", "fig4", "--out", ""], {}, "--out is empty"),
+    ("figures-unknown", ["figures", "nope", "--out", "{tmp}/figs"], {}, "unknown figure name(s) nope"),
+    ("dynamics-no-step", DYN, {"runs/a/dynamics.jsonl": '{"dynamics/pass@1": 0.5}\n'}, "line 1: field 'step' must be an integer"),
+    ("dynamics-step-1e400", DYN, {"runs/a/dynamics.jsonl": '{"step": 1e400, "dynamics/pass@1": 0.5}\n'}, "field 'step'"),
+    ("dynamics-pass-at-0", DYN, {"runs/a/dynamics.jsonl": '{"step": 1, "dynamics/pass@0": 0.5}\n'}, "'dynamics/pass@0': k must be"),
+    ("dynamics-pass-at-text", DYN, {"runs/a/dynamics.jsonl": '{"step": 1, "dynamics/pass@x": 0.5}\n'}, "'dynamics/pass@x'"),
+    ("dynamics-value-text", DYN, {"runs/a/dynamics.jsonl": '{"step": 1, "dynamics/pass@1": "high"}\n'}, "must be a probability"),
+    ("dynamics-state-list", DYN, {"runs/a/trainer_state.json": "[1, 2]"}, "trainer_state.json: expected a JSON object"),
+    ("dynamics-history-number", DYN, {"runs/a/trainer_state.json": '{"log_history": 5}'}, "whose log_history is a list"),
+    ("dynamics-duplicate-key", DYN, {"runs/a/dynamics.jsonl": '{"step": 1, "step": 2, "dynamics/pass@1": 0.5}\n'},
+     "key 'step' appears twice"),
+    ("dynamics-non-utf8", DYN, {"runs/a/dynamics.jsonl": b'{"step": 1, "dynamics/pass@1": 0.5}\n\xc3\x28\n'},
+     "dynamics.jsonl line 2: not UTF-8"),
+    ("fig2-sensitivity-foreign-cache", ["figures", "fig2-sensitivity", "--out", "{tmp}/figs", "--data-dir", "{tmp}/fd",
+                                        "--no-progress"], {"fd/categorical-study.parquet": "PARQUET_FOREIGN"},
+     "categorical-study.parquet"),
+    ("check-seed", ["check", "--quick", "--seed", "-1"], {}, "seed"),
+    # --- maze
+    ("maze-table-no-N", ["maze", "table", "{tmp}/m"], maze_folder(rl0=_piece(N=None)), "rl_N4_gamma0.json: N None"),
+    ("maze-table-no-seconds", ["maze", "table", "{tmp}/m"], maze_folder(rl0=_piece(seconds=None)), "'seconds'"),
+    ("maze-table-no-heldout", ["maze", "table", "{tmp}/m"], maze_folder(rl0=_piece(heldout=None)), "heldout.pass_at_k"),
+    ("maze-table-no-pass128", ["maze", "table", "{tmp}/m"],
+     maze_folder(rl0=_piece(heldout={"pass_at_k": {"1": 0.1, "256": 0.2}, "exact_pass_at_k": {"1": 0.1, "256": 0.2}})),
+     "no entry for k = 128"),
+    ("maze-table-curve-no-step", ["maze", "table", "{tmp}/m"], maze_folder(rl0=_piece(curve=[{"train_reward": 0.1}])),
+     "curve[0] has no integer 'step'"),
+    ("maze-table-sft-no-parameters", ["maze", "table", "{tmp}/m"], maze_folder(sft={**SFT, "parameters": None}),
+     "sft.json: its 'parameters'"),
+    ("maze-table-nan-pass", ["maze", "table", "{tmp}/m"],
+     maze_folder(rl0=_piece(heldout={"pass_at_k": {**PROBS, "1": float("nan")}, "exact_pass_at_k": PROBS})), "heldout.pass_at_k"),
+    ("maze-table-duplicate-key", ["maze", "table", "{tmp}/m"], {**maze_folder(), "m/seed0/sft.json": '{"seed": 0, "seed": 0}'},
+     "key 'seed' appears twice"),
+    ("maze-table-non-utf8", ["maze", "table", "{tmp}/m"], {**maze_folder(), "m/seed0/sft.json": b"\xff{}"}, "sft.json line 1: not UTF-8"),
+    ("maze-compare-no-heldout", ["maze", "compare", "{tmp}/m", "{tmp}/m", "--n", "4", "--gamma-a", "1"],
+     maze_folder(rl1=_piece(gamma=1.0, heldout=None)), "rl_N4_gamma1.json: its heldout.pass_at_k"),
+    ("maze-run-summary-copy-config", ["maze", "run", "--preset", "tiny", "--out", "{tmp}/m", "--summary-copy",
+                                      "{tmp}/m/config.json", "--no-progress"], {}, "--summary-copy {tmp}/m/config.json is inside"),
+    ("maze-run-summary-copy-long", ["maze", "run", "--preset", "tiny", "--out", "{tmp}/m", "--summary-copy",
+                                    "{tmp}/" + LONG, "--no-progress"], {}, "file names are limited to 255"),
+    ("maze-run-gamma-empty", ["maze", "run", "--preset", "tiny", "--out", "{tmp}/m", "--gamma", "0,,1"], {}, "gamma has an empty element"),
+    ("maze-show-count", ["maze", "show", "--count", "0"], {}, "count must be in [1, 100]"),
+    # --- llm report
+    ("report-step-inf", REPORT, manifest(step="inf"), "man.csv row 2: step must be a finite number"),
+    ("report-step-1e400", REPORT, manifest(step="1e400"), "man.csv row 2: step must be a finite number"),
+    ("report-step-nan", REPORT, manifest(step="nan"), "step must be a finite number"),
+    ("report-compute-nan", REPORT, manifest(compute="nan"), "compute must be a finite number"),
+    ("report-compute-inf", REPORT, manifest(compute="inf"), "compute must be a finite number"),
+    ("report-dnll-nan", REPORT, manifest(dnll_rare="nan"), "dnll_rare must be a finite number"),
+    ("report-step-text", REPORT, manifest(step="ten"), "man.csv row 2: step must be a number"),
+    ("report-jsonl-step-1e400", [*REPORT[:2], "{tmp}/man.jsonl", *REPORT[3:]],
+     {"man.jsonl": '{"comparison": "G", "role": "baseline", "method": "GRPO", "step": 1e400, "benchmark": "math500", '
+                   '"file": "e.jsonl"}\n', "e.jsonl": EVAL_FILE}, "man.jsonl row 1: step must be a finite number"),
+    ("report-jsonl-duplicate-key", [*REPORT[:2], "{tmp}/man.jsonl", *REPORT[3:]],
+     {"man.jsonl": '{"comparison": "G", "comparison": "H"}\n'}, "key 'comparison' appears twice"),
+    ("report-manifest-non-utf8", REPORT, {**manifest(), "man.csv": b"comparison,role\n\xff\n"}, "man.csv line 2: not UTF-8"),
+    ("report-manifest-duplicate-column", REPORT, {**manifest(), "man.csv": "step,step\n1,2\n"}, "column 'step' appears twice"),
+    ("report-paper-csv-columns", [*REPORT, "--paper-csv", "{tmp}/paper.csv"], {**manifest(paper_row="r1"), "paper.csv": "a,b\n1,2\n"},
+     "paper.csv: the paper CSV needs the columns"),
+    ("report-paper-csv-number", [*REPORT, "--paper-csv", "{tmp}/paper.csv"],
+     {**manifest(paper_row="r1"), "paper.csv": "row_id,group_size,gamma,math_pass1,math_pass256,ood_pass1,ood_pass256,dnll_rare\n"
+                                               "r1,8,0.5,high,1,1,1,1\n"}, "paper.csv line 2: math_pass1 must be a number"),
+    ("report-paper-csv-non-utf8", [*REPORT, "--paper-csv", "{tmp}/paper.csv"], {**manifest(paper_row="r1"), "paper.csv": b"\xff"},
+     "paper.csv line 1: not UTF-8"),
+    ("report-out-dir-empty", [*REPORT[:3], "--out-dir", ""], manifest(), "--out-dir is empty"),
+    # --- llm eval, dnll-rare, prepare-data, train, recipes
+    ("eval-temperature-underflow", [*EVAL, "--temperature", "1e-320"], {"d.jsonl": DATA_OK}, "temperature must be 0 (greedy) or in"),
+    ("eval-temperature-inf", [*EVAL, "--temperature", "inf"], {"d.jsonl": DATA_OK}, "temperature must be in [0, 1000]"),
+    ("eval-model-family-empty", [*EVAL, "--model-family", ""], {"d.jsonl": DATA_OK}, "model_family must be one of"),
+    ("eval-data-duplicate-key", EVAL, {"d.jsonl": '{"problem": "a", "problem": "b", "answer": "2"}\n'}, "key 'problem' appears twice"),
+    ("eval-data-huge-int", EVAL, {"d.jsonl": '{"problem": "a", "answer": ' + "7" * 5000 + "}\n"}, "d.jsonl line 1: number out of range"),
+    ("eval-data-non-utf8", EVAL, {"d.jsonl": b'{"problem": "a", "answer": "2"}\n\xff\n'}, "d.jsonl line 2: not UTF-8"),
+    ("dnll-correct-string", DNLL, {"t.jsonl": '{"problem": "a", "completion": "b", "correct": "yes"}\n'},
+     "t.jsonl: line 1: field 'correct' must be true or false"),
+    ("dnll-correct-false-string", DNLL, {"t.jsonl": '{"problem": "a", "completion": "b", "correct": "false"}\n'},
+     "field 'correct' must be true or false"),
+    ("prepare-data-out-is-source", ["llm", "prepare-data", "{tmp}/s.jsonl", "--out", "{tmp}/s.jsonl"], {"s.jsonl": DATA_OK},
+     "--out {tmp}/s.jsonl is the input file"),
+    ("prepare-data-non-utf8", ["llm", "prepare-data", "{tmp}/s.jsonl", "--out", "{tmp}/o.jsonl"], {"s.jsonl": b"\xff"},
+     "s.jsonl line 1: not UTF-8"),
+    ("train-missing-recipe", ["llm", "train", "--config", "{tmp}/none.yaml", "--dry-run"], {}, "none.yaml"),
+    ("recipes-bad-format", ["llm", "recipes", "--format", "xml"], {}, "format"),
+    # --- more of each class, across commands
+    ("passk-compare-non-utf8", ["passk", "{tmp}/r.jsonl", "--compare", "{tmp}/s.jsonl"], {"r.jsonl": PASSK_OK, "s.jsonl": b"\xff"},
+     "s.jsonl line 1: not UTF-8"),
+    ("plan-csv-duplicate-column", ["plan", "{tmp}/p.csv"], {"p.csv": "success_rate,success_rate\n0.5,0.7\n"},
+     "p.csv line 1: column 'success_rate' appears twice"),
+    ("categorical-resume-non-utf8", CAT, {"out.csv": b"a,b\n\xff\xfe\n"}, "out.csv line 2: not UTF-8"),
+    ("population-actions-empty-element", [*POP, "--actions", "1,,2"], {}, "--actions has an empty element"),
+    ("maze-table-config-list", ["maze", "table", "{tmp}/m"], {**maze_folder(), "m/config.json": "[1]"},
+     "config.json: expected a JSON object"),
+    ("maze-table-piece-list", ["maze", "table", "{tmp}/m"], {**maze_folder(), "m/seed0/rl_N4_gamma0.json": "[]"},
+     "rl_N4_gamma0.json: expected a JSON object"),
+    ("maze-run-config-list", ["maze", "run", "--preset", "tiny", "--out", "{tmp}/m", "--no-progress"], {"m/config.json": "[1]"},
+     "m/config.json: expected a JSON object"),
+    ("maze-run-sft-from-duplicate-key", ["maze", "run", "--preset", "tiny", "--out", "{tmp}/m", "--sft-from", "{tmp}/s"],
+     {"s/config.json": '{"size": 1, "size": 2}'}, "s/config.json: key 'size' appears twice"),
+    ("report-eval-file-non-utf8", REPORT, {**manifest(), "e.jsonl": b"\xff"}, "e.jsonl line 1: not UTF-8"),
+    ("eval-data-json-duplicate-key", [*EVAL[:4], "--data", "{tmp}/d.json", *EVAL[6:]],
+     {"d.json": '[{"problem": "a", "answer": "1", "answer": "2"}]'}, "d.json: key 'answer' appears twice"),
+    ("eval-model-config-list", [*EVAL[:2], "--model", "{tmp}/mdl", *EVAL[4:]], {"d.jsonl": DATA_OK, "mdl/config.json": "[1]"},
+     "mdl/config.json: expected a JSON object"),
+    ("dnll-duplicate-key", DNLL, {"t.jsonl": '{"problem": "a", "problem": "b", "completion": "b", "correct": true}\n'},
+     "t.jsonl line 1: key 'problem' appears twice"),
+    ("prepare-data-duplicate-key", ["llm", "prepare-data", "{tmp}/s.jsonl", "--out", "{tmp}/o.jsonl"],
+     {"s.jsonl": '{"problem": "a", "problem": "b", "answer": "1"}\n'}, "s.jsonl line 1: key 'problem' appears twice"),
+]
+
+# Outputs a failing case must not leave: any of these names under the test folder.
+OUTPUTS = ("out.csv", "out.jsonl.tmp", "figs", "rep", "o.jsonl", "m/summary.json")
+
+
+def _write_files(tmp: Path, files: dict) -> None:
+    for name, content in files.items():
+        path = tmp / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if content == "INF_TABLE":
+            _categorical_table_with_inf(path)
+        elif content == "PARQUET_FOREIGN":
+            import pandas as pd
+
+            pd.DataFrame({"a": [1, 2]}).to_parquet(path)
+        elif isinstance(content, bytes):
+            path.write_bytes(content)
+        elif isinstance(content, (dict, list)):
+            path.write_text(json.dumps(content))
+        else:
+            path.write_text(content.replace("{tmp}", str(tmp)))
+
+
+def _categorical_table_with_inf(path: Path) -> None:
+    """A sound result table of the CAT setting with one metric set to inf (resume must refuse it)."""
+    from fgrpo_sim.cli import main
+
+    try:
+        main([a.replace("{tmp}", str(path.parent)) for a in CAT])
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    text = path.read_text().splitlines()
+    head = text[0].split(",")
+    row = text[1].split(",")
+    row[head.index("m_ret")] = "inf"
+    path.write_text("\n".join([text[0], ",".join(row), *text[2:]]) + "\n")
+
+
+def run_case(tmp: Path, args, files, capsys) -> tuple[str, int, str]:
+    """(outcome, exit code, stderr): outcome 'traceback' when an exception escaped main."""
+    from fgrpo_sim.cli import main
+
+    _write_files(tmp, files)
+    capsys.readouterr()
+    outcome, code = "exit", 0
+    try:
+        main([a.replace("{tmp}", str(tmp)) for a in args])
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except Exception as exc:  # noqa: BLE001 - the point is to classify what escaped
+        outcome, code = "traceback", 1
+        print(f"Traceback: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return outcome, code, capsys.readouterr().err
+
+
+def classify(tmp: Path, outcome: str, code: int, err: str, needle: str) -> str | None:
+    """None when the case behaves, else the failure class: traceback, exit0, unnamed, other."""
+    needle = needle.replace("{tmp}", str(tmp))
+    if outcome == "traceback" or "Traceback" in err:
+        return "traceback"
+    if code == 0:
+        return "exit0"
+    lines = err.strip().splitlines()
+    if code != 2 or len(lines) != 1 or not lines[0].startswith("fgrpo: error: "):
+        return "other"
+    if needle not in lines[0]:
+        return "unnamed"
+    return None
+
+
+@pytest.mark.parametrize("case_id, args, files, needle", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_is_one_named_line_exit_2_and_leaves_no_output(tmp_path, capsys, case_id, args, files, needle):
+    outcome, code, err = run_case(tmp_path, args, files, capsys)
+    assert classify(tmp_path, outcome, code, err, needle) is None, (code, err)
+    left = [name for name in OUTPUTS if (tmp_path / name).exists()
+            and not any(str(f).startswith(name) for f in files)]
+    assert not left, f"output left behind: {left}"
+    assert not list(tmp_path.rglob(".*.tmp*")), "a temp file was left behind"
+
+
+# ---------------------------------------------------------------- inputs that must be accepted
+
+VALID = [
+    ("passk-bom", ["passk", "{tmp}/r.jsonl", "--k", "1"], {"r.jsonl": "\ufeff" + PASSK_OK}, "pass@k"),
+    ("passk-u2028-u0085", ["passk", "{tmp}/r.jsonl", "--k", "1"],
+     {"r.jsonl": PASSK_OK + json.dumps({"problem_id": "a\u2028b\x85c", "n": 4, "c": 1}, ensure_ascii=False) + "\n"}, "5 problems"),
+    ("passk-out-long-name", ["passk", "{tmp}/r.jsonl", "--k", "1", "--out", "{tmp}/" + "z" * 250 + ".json"],
+     {"r.jsonl": PASSK_OK}, "pass@k"),
+    ("plan-csv-bom", ["plan", "{tmp}/p.csv", "--n", "4"], {"p.csv": "\ufeffsuccess_rate\n0.5\n0.2\n"}, "(2 prompts)"),
+    ("plan-n-repeated-joins", ["plan", "--beta", "1,1", "--n", "4", "--n", "8", "--json"], {}, '"N": [\n      4,\n      8\n'),
+    ("plan-json-no-infinity", ["plan", "--beta", "1,1", "--n", "1", "--json"], {}, '"rollouts_per_active_group": null'),
+    ("categorical-group-sizes-repeated-join", [*CAT, "--group-sizes", "2"], {}, "(6 rows of setting"),
+    ("population-n-repeated-join", [*POP, "--n", "4", "--n", "8"], {}, "wrote 36 rows"),
+    ("theory-repeated-joins", ["theory", "tail-miss", "--n", "4", "--n", "8", "--mu", "0.5"], {}, "8"),
+    ("maze-table-gamma-tags", ["maze", "table", "{tmp}/m"], maze_folder(), "| 4 |"),
+    ("maze-compare-minus-zero", ["maze", "compare", "{tmp}/m", "{tmp}/m", "--n", "4", "--gamma-a", "1", "--gamma-b", "-0"],
+     maze_folder(), "B = gamma 0 in"),
+    ("report-bom-manifest", REPORT, {**manifest(), "man.csv": "\ufeff" + manifest()["man.csv"]}, "GRPO"),
+]
+
+
+@pytest.mark.parametrize("case_id, args, files, needle", VALID, ids=[c[0] for c in VALID])
+def test_valid_input_is_accepted(tmp_path, capsys, case_id, args, files, needle):
+    from fgrpo_sim.cli import main
+
+    _write_files(tmp_path, files)
+    capsys.readouterr()
+    try:
+        main([a.replace("{tmp}", str(tmp_path)) for a in args])
+        code = 0
+    except SystemExit as exc:
+        code = exc.code or 0
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert needle in out + err
+
+
+def test_every_list_option_follows_the_join_rule():
+    """The options that parse_list reads are the ones cli.merge_repeated_options joins (their help says
+    "comma-separated"); a flag whose help says "command" is not one."""
+    import typer.main
+
+    from fgrpo_sim.cli import _is_list_option, app
+
+    found = set()
+
+    def walk(command, path):
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, [*path, name])
+        for param in getattr(command, "params", []):
+            if param.param_type_name == "option" and _is_list_option(param):
+                assert not param.is_flag, (path, param.opts)  # e.g. --yes, whose help says "command"
+                found.add((" ".join(path), param.opts[0]))
+
+    walk(typer.main.get_command(app), [])
+    assert found >= {("passk", "--k"), ("plan", "--rho"), ("plan", "--n"), ("plan", "--gamma"),
+                     ("theory tail-miss", "--n"), ("theory peak", "--mu"), ("theory peak", "--tau"),
+                     ("theory peak", "--rho"), ("simulate categorical", "--group-sizes"),
+                     ("simulate categorical", "--gammas"), ("simulate categorical", "--seeds"),
+                     ("simulate population", "--n"), ("simulate population", "--gamma"),
+                     ("simulate population", "--method"), ("simulate population", "--pass-k"),
+                     ("maze run", "--n"), ("maze run", "--gamma")}
+
+
+def test_report_selection_json_is_standard_json(tmp_path, capsys):
+    """A valid manifest without OOD benchmarks has NaN OOD averages: written as null, never bare NaN."""
+    from fgrpo_sim.cli import main
+
+    _write_files(tmp_path, manifest())
+    with pytest.raises(SystemExit) as exc:
+        main([a.replace("{tmp}", str(tmp_path)) for a in REPORT] + ["--no-paper"])
+        raise SystemExit(0)
+    assert exc.value.code in (0, None)
+    text = (tmp_path / "rep" / "selection.json").read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    assert json.loads(text)["selected"][0]["ood_pass1"] is None
+
+
+@pytest.mark.parametrize("content, needle", [
+    (b'{"problem_id": "0"}\n\xff\n', "out.jsonl line 2: not UTF-8"),
+    (b'{"problem_id": "0", "problem_id": "1"}\n', "key 'problem_id' appears twice"),
+    (b'{"problem_id": "0", "sample_index": ' + b"1" * 5000 + b"}\n", "out.jsonl: line 1: number out of range"),
+])
+def test_eval_resume_lines_name_file_and_line(tmp_path, content, needle):
+    from fgrpo_sim.llm.evaluate import read_existing_numbered
+
+    (tmp_path / "out.jsonl").write_bytes(content)
+    with pytest.raises(ValueError, match="cannot resume from a damaged file") as exc:
+        read_existing_numbered(tmp_path / "out.jsonl")
+    assert needle in str(exc.value)
+
+
+def test_eval_meta_file_with_a_duplicate_key_is_named(tmp_path):
+    from fgrpo_sim.llm.evaluate import EvalSettings, _check_meta
+
+    out = tmp_path / "out.jsonl"
+    out.write_text('{"problem_id": "0", "sample_index": 0, "correct": true}\n')
+    (tmp_path / "out.jsonl.meta.json").write_text('{"n": 1, "n": 2}')
+    with pytest.raises(ValueError, match="key 'n' appears twice"):
+        _check_meta(out, EvalSettings(model="tiny", data="d.jsonl", benchmark="generic"))
+
+
+def test_eval_lines_keep_u2028_and_u0085_inside_strings(tmp_path):
+    """Split on "\\n" only: U+2028 / U+0085 in a completion or a problem are not line ends."""
+    from fgrpo_sim.llm.evaluate import read_existing_numbered
+    from fgrpo_sim.llm.ood_data import load_any_benchmark
+
+    odd = "a\u2028b\x85c\rd"
+    (tmp_path / "out.jsonl").write_text(json.dumps({"problem_id": "0", "completion": odd}, ensure_ascii=False) + "\n")
+    assert read_existing_numbered(tmp_path / "out.jsonl") == [(1, {"problem_id": "0", "completion": odd})]
+    (tmp_path / "d.jsonl").write_text(json.dumps({"problem": odd, "answer": "2"}, ensure_ascii=False) + "\n")
+    assert [p["problem"] for p in load_any_benchmark("generic", tmp_path / "d.jsonl")] == [odd]
+
+
+def test_maze_gamma_file_tags_are_unique():
+    from fgrpo_sim.maze.experiment import run_file
+
+    def name(gamma):
+        return run_file(Path("o"), 0, 4, gamma).name
+
+    assert name(0.1234567) != name(0.1234568)  # both printed as 0.123457 before: one result for two settings
+    assert name(-0.0) == name(0.0) == "rl_N4_gamma0.json"  # -0 is 0
+    assert run_file(Path("o"), 0, 4, 0.5).name == "rl_N4_gamma0p5.json"  # ordinary values keep their short tag
+
+
+def test_ctrl_c_names_where_the_run_resumes(tmp_path, capsys, monkeypatch):
+    """SIGINT (KeyboardInterrupt) exits 130 with one line; inside a locked output it names that output."""
+    from fgrpo_sim import cli
+    from fgrpo_sim.output_lock import output_lock
+
+    def interrupted(*args, **kwargs):
+        with output_lock(tmp_path / "t.csv"):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "app", interrupted)
+    monkeypatch.setattr(cli, "merge_repeated_options", lambda argv: argv)
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["plan"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 130 and len(err) == 1
+    assert f"kept in {tmp_path / 't.csv'}: run the same command again to resume" in err[0]
+
+
+def test_sigint_of_a_real_run_prints_where_it_resumes(tmp_path):
+    """typer turns Ctrl-C into a silent Exit(130): a real process must still print the one line."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    out = tmp_path / "t.csv"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.Popen([sys.executable, "-m", "fgrpo_sim", "simulate", "categorical", "--out", str(out),
+                             "--group-sizes", "4,8", "--seeds", "0", "--steps", "10000000", "--num-actions", "2000",
+                             "--num-correct", "10", "--chunk-runs", "1", "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    lock = tmp_path / ".t.csv.lock"
+    deadline = time.time() + 120
+    while not lock.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == [f"fgrpo: interrupted; the finished work is kept in {out}: run the same "
+                                        "command again to resume from it"]
+
+
+def test_full_disk_names_the_output(tmp_path, monkeypatch):
+    import errno
+
+    from fgrpo_sim.atomic_io import write_text_atomic
+
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(ValueError, match=f"cannot write {tmp_path / 'r.json'}: No space left on device"):
+        write_text_atomic(tmp_path / "r.json", "{}")
+    assert not list(tmp_path.iterdir())
+
+
+def test_hidden_temp_and_lock_names_stay_within_255_bytes(tmp_path):
+    from fgrpo_sim.atomic_io import atomic_path, remove_stale_temp_files
+    from fgrpo_sim.output_lock import lock_path_for, output_lock
+
+    for length in (245, 251, 255):
+        out = tmp_path / ("é" * ((length - 5) // 2) + "a" * ((length - 5) % 2) + ".json")
+        assert len(out.name.encode()) == length
+        with output_lock(out):
+            assert len(lock_path_for(out).name.encode()) <= 255
+            with atomic_path(out) as tmp:
+                assert len(tmp.name.encode()) <= 255
+                tmp.write_text("{}")
+        assert out.read_text() == "{}"
+    assert remove_stale_temp_files(tmp_path) == []
+
+
+if __name__ == "__main__":  # failure classes on the code at hand (used for the before/after counts)
+    import collections
+    import tempfile
+
+    class _Capture:
+        def readouterr(self):
+            out, err = sys.stdout.getvalue(), sys.stderr.getvalue()
+            sys.stdout.seek(0), sys.stdout.truncate(), sys.stderr.seek(0), sys.stderr.truncate()
+            return type("R", (), {"out": out, "err": err})()
+
+    import io
+
+    counts: collections.Counter = collections.Counter()
+    real_out, real_err = sys.stdout, sys.stderr
+    for case_id, args, files, needle in CASES:
+        with tempfile.TemporaryDirectory() as folder:
+            sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
+            try:
+                outcome, code, err = run_case(Path(folder), args, files, _Capture())
+            finally:
+                sys.stdout, sys.stderr = real_out, real_err
+            verdict = classify(Path(folder), outcome, code, err, needle)
+            counts[verdict or "ok"] += 1
+            if verdict:
+                print(f"{verdict:10} {case_id}: {' '.join(err.split())[:160]}")
+    print(f"{len(CASES)} cases:", dict(counts))
