@@ -162,7 +162,7 @@ def load_study(options: FigureOptions):
 
     cached = Path(options.data_dir or "runs/figure-data") / "categorical-study.parquet"
     if cached.exists():
-        from fgrpo_sim.sim.categorical_run import _read_existing
+        from fgrpo_sim.sim.categorical.run import _read_existing
 
         hint = "delete it (a cache of figure data) or pass another --data-dir"
         table = _read_existing(cached, hint)  # a foreign or damaged cache: one line naming it and the row
