@@ -28,7 +28,7 @@ def reference_step_seconds(n: int, steps: int, config) -> float:
     """Seconds per step of the straightforward per-run loop at group size n."""
     import torch
 
-    from fgrpo_sim.sim.categorical import initial_logits
+    from fgrpo_sim.sim.categorical.engine import initial_logits
 
     k, c = config.num_actions, config.num_correct
     z = initial_logits(config, torch.float32).clone().requires_grad_(True)
@@ -71,8 +71,7 @@ def main(argv=None) -> int:
 
     import torch
 
-    from fgrpo_sim.sim.categorical_config import CategoricalConfig
-    from fgrpo_sim.sim.categorical_run import run_grid
+    from fgrpo_sim.sim.categorical import CategoricalConfig, run_grid
 
     config = CategoricalConfig(steps=args.steps, device=args.device, sampler=args.backend)
     run_grid(config.with_(steps=2, group_sizes=(2,), gammas=(0.0,), seeds=(0,)), None, progress=False)  # compile/warm

@@ -26,8 +26,7 @@ def main(argv=None) -> int:
 
     import torch
 
-    from fgrpo_sim.sim.categorical import CategoricalBatch
-    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
 
     config = CategoricalConfig(device=args.device, sampler="torch")
     chunk = config.runs()[: config.chunk_runs]
@@ -48,7 +47,7 @@ def main(argv=None) -> int:
     sync()
     sample_seconds = (time.perf_counter() - start) / args.steps
     # the random numbers alone: per-run counter-based streams against one shared torch.Generator (the old way)
-    from fgrpo_sim.sim.sampling import run_keys, stream_uniforms
+    from fgrpo_sim.sim.categorical.sampling import run_keys, stream_uniforms
 
     sizes = sorted(set(r[0] for r in chunk))
     per_n = len(chunk) // len(sizes)

@@ -34,8 +34,7 @@ from IPython.display import display
 
 from fgrpo_sim import theory
 from fgrpo_sim.figures.style import new_figure
-from fgrpo_sim.sim.categorical import CategoricalBatch
-from fgrpo_sim.sim.categorical_config import CategoricalConfig
+from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
 
 # %% [markdown]
 # ## A concrete prompt

@@ -52,13 +52,12 @@ def register(app: typer.Typer) -> None:
         above their start, worst relative drop, and the latest batch's mu_hat and focal weight.
         """
         if study:
-            from fgrpo_sim.sim.categorical_study import claims_table, format_claims_markdown, run_study
+            from fgrpo_sim.sim.categorical.study import claims_table, format_claims_markdown, run_study
 
             table = run_study(out, steps=steps, progress=progress, device=device, wait_for_lock=wait)
             typer.echo(format_claims_markdown(claims_table(table)))
             return
-        from fgrpo_sim.sim.categorical_config import CategoricalConfig
-        from fgrpo_sim.sim.categorical_run import run_grid
+        from fgrpo_sim.sim.categorical import CategoricalConfig, run_grid
 
         config = CategoricalConfig(
             num_actions=num_actions, num_correct=num_correct, anchor_logit=anchor_logit,

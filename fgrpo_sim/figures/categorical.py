@@ -29,7 +29,7 @@ ZONE_THRESHOLD = 0.95
 
 
 def fig2_config(full: bool, device: str = "auto", seed: int = 0):
-    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+    from fgrpo_sim.sim.categorical.config import CategoricalConfig
 
     base = CategoricalConfig(device=device, stride=10)
     if full:
@@ -38,7 +38,7 @@ def fig2_config(full: bool, device: str = "auto", seed: int = 0):
 
 
 def compute_fig2(options: FigureOptions) -> dict:
-    from fgrpo_sim.sim.categorical_run import run_grid
+    from fgrpo_sim.sim.categorical.run import run_grid
 
     config = fig2_config(options.full, options.device, options.seed)
     cache = Path(options.data_dir or "runs/figure-data") / f"fig2-{'full' if options.full else 'quick'}.parquet"
@@ -160,11 +160,11 @@ def draw_fig2(data: dict):
 def load_study(options: FigureOptions):
     import pandas as pd
 
-    from fgrpo_sim.sim.categorical_study import final_means
+    from fgrpo_sim.sim.categorical.study import final_means
 
     cached = Path(options.data_dir or "runs/figure-data") / "categorical-study.parquet"
     if cached.exists():
-        from fgrpo_sim.sim.categorical_run import _read_existing
+        from fgrpo_sim.sim.categorical.run import _read_existing
 
         hint = "delete it (a cache of figure data) or pass another --data-dir"
         table = _read_existing(cached, hint)  # a foreign or damaged cache: one line naming it and the row
@@ -173,14 +173,14 @@ def load_study(options: FigureOptions):
         return final_means(table)
     if COMMITTED_STUDY.exists():
         return pd.read_csv(COMMITTED_STUDY)
-    from fgrpo_sim.sim.categorical_study import run_study
+    from fgrpo_sim.sim.categorical.study import run_study
 
     return final_means(run_study(cached, progress=options.progress, device=options.device,
                                  fresh_start_hint="delete it (a cache of figure data) or pass another --data-dir"))
 
 
 def compute_sensitivity(options: FigureOptions) -> dict:
-    from fgrpo_sim.sim.categorical_study import score_claims
+    from fgrpo_sim.sim.categorical.study import score_claims
 
     final = load_study(options)
     verdicts = {s: score_claims(part) for s, part in final.groupby("setting", sort=False)}
@@ -189,7 +189,7 @@ def compute_sensitivity(options: FigureOptions) -> dict:
 
 def draw_sensitivity(data: dict):
     from fgrpo_sim.figures.style import new_figure
-    from fgrpo_sim.sim.categorical_study import CLAIM_CODES, OPTIMIZER_SETTINGS, SURROGATE_ORDER, setting_label
+    from fgrpo_sim.sim.categorical.study import CLAIM_CODES, OPTIMIZER_SETTINGS, SURROGATE_ORDER, setting_label
 
     final = data["final"]
     rows, cols = len(OPTIMIZER_SETTINGS), len(SURROGATE_ORDER)

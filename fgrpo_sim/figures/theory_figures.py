@@ -117,7 +117,7 @@ def draw_fig4(data):
 
 
 def compute_fig5(options: FigureOptions) -> dict:
-    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+    from fgrpo_sim.sim.categorical.config import CategoricalConfig
     from fgrpo_sim.theory import peak_group_size, tail_miss_probability
 
     # The simulator's exact start (Q_pos = 0.630075, tau = 6.2967e-5), not the caption's 0.64 (App. J: 0.63) / 6.3e-5.
@@ -171,7 +171,7 @@ add_figure("fig3", "Tail-miss probability for mu in {0.8, 0.5, 0.2}, four rariti
            compute_fig3, draw_fig3)
 add_figure("fig4", "Focal-weighted |A+| and |A-| vs mu for gamma in {0, 0.5, 1} (paper Fig. 4)", compute_fig4, draw_fig4)
 def _fig5_description() -> str:
-    from fgrpo_sim.sim.categorical_config import CategoricalConfig  # light: no torch
+    from fgrpo_sim.sim.categorical.config import CategoricalConfig  # light: no torch
 
     start = CategoricalConfig().initial_masses()
     return (f"Tail-miss probability up to N = 2^17 at the categorical simulation's start, mu = Q_pos = "

@@ -41,7 +41,7 @@ def _normal_check(name: str, closed_form: float, mean: float, se: float, **extra
 
 
 def tail_miss_checks(quick: bool, seed: int, device: str) -> list[dict]:
-    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+    from fgrpo_sim.sim.categorical.config import CategoricalConfig
     from fgrpo_sim.theory import tail_miss_probability
 
     # Fig 5's point: the categorical simulator's exact start (the paper's caption rounds it to 0.64, 6.3e-5)
@@ -90,8 +90,8 @@ def lemma_h1_checks(quick: bool, seed: int, device: str) -> list[dict]:
 
 
 def unsampled_square_checks(quick: bool, seed: int, device: str) -> list[dict]:
-    from fgrpo_sim.sim.categorical import initial_logits
-    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+    from fgrpo_sim.sim.categorical.config import CategoricalConfig
+    from fgrpo_sim.sim.categorical.engine import initial_logits
     from fgrpo_sim.theory import expected_unsampled_square_mass
 
     out = []
@@ -111,8 +111,7 @@ def unsampled_square_checks(quick: bool, seed: int, device: str) -> list[dict]:
 def _simulator_one_step(p: np.ndarray, num_correct: int, counts: np.ndarray, eta: float,
                         reward_correct: float, reward_wrong: float) -> tuple[float, float]:
     """(dQ_pos, dQ_upos) of one step of the categorical simulator (SGD, distinct surrogate, float64)."""
-    from fgrpo_sim.sim.categorical import CategoricalBatch
-    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
 
     cfg = CategoricalConfig(num_actions=len(p), num_correct=num_correct, surrogate="distinct", optimizer="sgd",
                             lr=eta, dtype="float64", device="cpu", reward_correct=reward_correct,

@@ -81,7 +81,7 @@ def wilson_interval(successes: float, trials: int, z: float = Z_999) -> tuple[fl
 
 def sample_counts(p: torch.Tensor, n: int, groups: int, seed: int, device: str | torch.device = "cpu") -> torch.Tensor:
     """counts [groups, K] (float64), each row ~ Multinomial(n, p): the simulator's exact sampler."""
-    from fgrpo_sim.sim.sampling import native_available, run_keys, sample_counts_native, sample_counts_torch
+    from fgrpo_sim.sim.categorical.sampling import native_available, run_keys, sample_counts_native, sample_counts_torch
 
     seed = int(check_integer("seed", seed, 0, 2**62))
     check_integer("n", n, 1, 2**31 - 1)

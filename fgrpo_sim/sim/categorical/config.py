@@ -6,8 +6,12 @@ import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field, fields, replace
+from typing import TYPE_CHECKING
 
 from fgrpo_sim.validation import check_choice, check_integer, check_range
+
+if TYPE_CHECKING:
+    import torch
 
 SURROGATES = ("distinct", "draws", "logprob")
 OPTIMIZERS = ("sgd", "adam", "adamw")
@@ -23,6 +27,26 @@ PAPER_SEEDS = (0, 1, 2, 3)
 # part of the "setting", hashed into `config_id` so that resumed tables never mix settings.
 RUN_GRID_FIELDS = ("group_sizes", "gammas", "seeds")
 EXECUTION_FIELDS = ("device", "sampler", "chunk_runs")
+
+
+def resolve_device(device: str) -> torch.device:
+    """`auto` -> CUDA when available, else CPU; anything else is passed to torch.device."""
+    import torch  # here, not at the top: reading a config must not load torch
+
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except RuntimeError:
+        dev = None
+    if dev is None or dev.type not in ("cpu", "cuda"):  # mps, meta, xpu, ...: the simulators are CPU/CUDA code
+        raise ValueError(f"device must be auto, cpu, cuda or cuda:K, got {device!r}")
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device must be auto or cpu on this machine (no CUDA), got {device!r}")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ValueError(f"device must name one of the {torch.cuda.device_count()} CUDA devices here "
+                         f"(cuda:0 .. cuda:{torch.cuda.device_count() - 1}), got {device!r}")
+    return dev
 
 
 @dataclass(frozen=True)
@@ -122,8 +146,7 @@ class CategoricalConfig:
         """The backend `sampler` resolves to on `device` here: native or torch."""
         import warnings
 
-        from fgrpo_sim.sim.categorical import resolve_device
-        from fgrpo_sim.sim.sampling import resolve_sampler
+        from fgrpo_sim.sim.categorical.sampling import resolve_sampler
 
         with warnings.catch_warnings():  # the fallback warning belongs to the run, not to every id lookup
             warnings.simplefilter("ignore")

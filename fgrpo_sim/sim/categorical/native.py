@@ -1,4 +1,4 @@
-"""CPU fast path of the categorical simulator: the fused C kernels of `sampling`, driven from Python.
+"""CPU fast path of the categorical simulator: the fused C kernels of `kernel.c`, driven from Python.
 
 Per run the state keeps, besides logits and optimizer moments, the current policy weights
 w = exp(z - shift) and their block sums (float64, blocks of 32 actions). One step is then
@@ -19,7 +19,7 @@ import math
 
 import torch
 
-from fgrpo_sim.sim.sampling import (
+from fgrpo_sim.sim.categorical.sampling import (
     OPTIMIZER_CODES,
     STAT_NAMES,
     SURROGATE_CODES,

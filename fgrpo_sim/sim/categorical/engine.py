@@ -19,9 +19,9 @@ import math
 import torch
 
 from fgrpo_sim.core import focal_weight, success_rate_from_counts
-from fgrpo_sim.sim.categorical_config import CategoricalConfig
-from fgrpo_sim.sim.categorical_native import NativeState
-from fgrpo_sim.sim.sampling import (
+from fgrpo_sim.sim.categorical.config import CategoricalConfig, resolve_device
+from fgrpo_sim.sim.categorical.native import NativeState
+from fgrpo_sim.sim.categorical.sampling import (
     STAT_NAMES,
     resolve_sampler,
     run_keys,
@@ -42,22 +42,10 @@ METRICS = (
 )
 
 
-def resolve_device(device: str) -> torch.device:
-    """`auto` -> CUDA when available, else CPU; anything else is passed to torch.device."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        dev = torch.device(device)
-    except RuntimeError:
-        dev = None
-    if dev is None or dev.type not in ("cpu", "cuda"):  # mps, meta, xpu, ...: the simulators are CPU/CUDA code
-        raise ValueError(f"device must be auto, cpu, cuda or cuda:K, got {device!r}")
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device must be auto or cpu on this machine (no CUDA), got {device!r}")
-    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
-        raise ValueError(f"device must name one of the {torch.cuda.device_count()} CUDA devices here "
-                         f"(cuda:0 .. cuda:{torch.cuda.device_count() - 1}), got {device!r}")
-    return dev
+def resolve_backend(config: CategoricalConfig, device: str | None = None) -> tuple[torch.device, str]:
+    """(device, backend) that runs of `config` use here; ValueError for a device or backend this machine lacks."""
+    dev = resolve_device(device or config.device)
+    return dev, resolve_sampler(config.sampler, dev)
 
 
 def initial_logits(config: CategoricalConfig, dtype=torch.float64, device="cpu") -> torch.Tensor:
@@ -73,14 +61,13 @@ class CategoricalBatch:
 
     `group_sizes`, `gammas`, `seeds` are per-run sequences of equal length R. Two backends compute the
     same update: `torch` (any device; a few in-place tensor passes) and `native` (CPU; the C kernels of
-    `sampling`, which fuse sampling statistics, gradient and optimizer into about two passes over memory).
+    `kernel.c`, which fuse sampling statistics, gradient and optimizer into about two passes over memory).
     """
 
     def __init__(self, config: CategoricalConfig, group_sizes, gammas, seeds, device: str | None = None):
         self.config = config
-        self.device = resolve_device(device or config.device)
+        self.device, self.backend = resolve_backend(config, device)
         self.dtype = torch.float32 if config.dtype == "float32" else torch.float64
-        self.backend = resolve_sampler(config.sampler, self.device)
         self.group_sizes = torch.as_tensor(list(group_sizes), dtype=torch.int64)
         self.gammas = [float(g) for g in gammas]
         self.seeds = [int(s) for s in seeds]

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fgrpo_sim.sim.categorical_config import CategoricalConfig
-from fgrpo_sim.sim.categorical_run import run_grid
+from fgrpo_sim.sim.categorical.config import CategoricalConfig, resolve_device
+from fgrpo_sim.sim.categorical.run import run_grid
 
 STUDY_GROUP_SIZES = (2, 8, 32, 128, 512, 2048, 8192, 32768, 131072)
 STUDY_SEEDS = (0,)  # one seed per setting: the effects judged are large; Fig 2 itself uses 4
@@ -71,7 +71,6 @@ def run_study(out: str | Path, *, steps: int = 1000, progress: bool = True, devi
     from tqdm.auto import tqdm
 
     from fgrpo_sim.atomic_io import check_writable
-    from fgrpo_sim.sim.categorical import resolve_device
 
     check_writable(out, "out")  # bad paths and devices fail before the progress bar
     resolve_device(device)

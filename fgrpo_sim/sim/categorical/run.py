@@ -15,8 +15,8 @@ import pandas as pd
 import torch
 
 from fgrpo_sim.atomic_io import atomic_path
-from fgrpo_sim.sim.categorical import METRICS, CategoricalBatch
-from fgrpo_sim.sim.categorical_config import CategoricalConfig
+from fgrpo_sim.sim.categorical.config import CategoricalConfig
+from fgrpo_sim.sim.categorical.engine import METRICS, CategoricalBatch, resolve_backend
 
 RUN_COLUMNS = ("group_size", "gamma", "seed")
 #: Metrics of the policy itself (mu_hat and focal_weight are NaN at step 0 by design: no batch drawn yet).
@@ -197,10 +197,8 @@ def run_grid(config: CategoricalConfig, out: str | Path | None = None, *, resume
 
     from fgrpo_sim.atomic_io import check_writable
     from fgrpo_sim.output_lock import output_lock
-    from fgrpo_sim.sim.categorical import resolve_device
-    from fgrpo_sim.sim.sampling import resolve_sampler
 
-    resolve_sampler(config.sampler, resolve_device(config.device))  # fail before the progress bar, not inside it
+    resolve_backend(config)  # fail before the progress bar, not inside it
     if out is not None:
         out = Path(out)
         if out.suffix not in (".parquet", ".csv"):
