@@ -25,7 +25,7 @@ SAVE_PER_EPOCH = "epoch"
 
 
 def _get(config: Any, key: str, default: Any = None) -> Any:
-    from fgrpo_sim.verl.estimators import algo_setting
+    from fgrpo_sim.verl.algo_config import algo_setting
 
     return algo_setting(config, key, default)
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from fgrpo_sim.verl.estimators import algo_setting as _get
+from fgrpo_sim.verl.algo_config import algo_setting as _get
 
 DS_DEFAULTS = {"ds_gamma_correct": 0.0, "ds_gamma_incorrect": 0.0, "ds_logprob": "sum"}
 

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from fgrpo_sim.verl.algo_config import algo_setting  # noqa: F401 (re-exported: older callers import it here)
 
 #: Defaults of the focal settings; the launcher's config (config/focal_ppo_trainer.yaml) uses the same.
 DEFAULTS = {"focal_gamma": 0.0, "focal_reward_correct": 1.0, "focal_reward_wrong": 0.0, "focal_monitor_rho": 0.05}
@@ -37,14 +38,6 @@ MU_HAT_BINS = (("0", 0.0, 0.0), ("0-0.25", 0.0, 0.25), ("0.25-0.5", 0.25, 0.5), 
 # Metrics of the latest focal advantage computation in this process; the launcher's trainer moves
 # them into verl's metrics dict right after verl computed the advantages (see main_ppo.py).
 _latest_metrics: dict[str, float] = {}
-
-
-def algo_setting(config: Any, key: str, default: Any) -> Any:
-    """config.key for a DictConfig, a dict or verl's AlgoConfig dataclass; default when absent or None."""
-    if config is None:
-        return default
-    value = config.get(key, default) if hasattr(config, "get") else getattr(config, key, default)
-    return default if value is None else value
 
 
 def focal_settings(config: Any) -> dict[str, float]:
