@@ -413,3 +413,4 @@ def _register_recipes() -> None:
 
 
 _register_recipes()
+__import__("fgrpo_sim.commands.llm_rehearse", fromlist=["register"]).register(app)  # `fgrpo llm rehearse`

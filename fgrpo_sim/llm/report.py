@@ -344,7 +344,7 @@ def build_report(manifest: str | Path, *, k: int = 256, m: int = 256, iterations
     return {"k": k, "selected": [c.summary() for c in chosen], "all_checkpoints": [c.summary() for c in checkpoints],
             "significant": {f"{run}/{bench}": list(v) for (run, bench), v in marks.items()},
             "markdown": to_markdown(header, rows, k, title), "latex": to_latex(header, rows, k, title),
-            "points": points, "curves": passk_curves(chosen, paper)}
+            "points": points, "curves": passk_curves(chosen, paper), "title": title}
 
 
 def write_report(report: dict[str, Any], out_dir: str | Path, *, figure: bool = True) -> list[Path]:
@@ -371,6 +371,8 @@ def write_report(report: dict[str, Any], out_dir: str | Path, *, figure: bool = 
         if report.get("curves"):
             figures["passk_curves.png"] = draw_passk_curves(report["curves"])
         for name, fig in figures.items():
+            if report.get("title"):
+                fig.suptitle(report["title"], fontsize=9)
             with atomic_path(out / name) as tmp:
                 fig.savefig(tmp, format="png", dpi=150)
             written.append(out / name)
