@@ -10,7 +10,7 @@ VERL_VENV := .venv-verl
 VERL_EXTRAS := dev,llm,verl
 VERL_STAMP := $(VERL_VENV)/.installed
 
-.PHONY: install install-verl test figures notebooks clean
+.PHONY: install install-verl test rehearsal figures notebooks clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,11 @@ test: $(STAMP) $(VERL_STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -q tests --ignore-glob='tests/test_verl*'
 	$(VERL_VENV)/bin/python -c "import verl"
 	$(VERL_VENV)/bin/python -m pytest -n 2 --dist loadfile -q tests/test_verl*.py
+
+# The paper's LLM protocol in miniature on CPU (fgrpo llm rehearse, docs/llm.md): every stage, verl's in .venv-verl.
+rehearsal: $(STAMP) $(VERL_STAMP)
+	rm -rf build/rehearsal
+	$(BIN)/fgrpo llm rehearse --out build/rehearsal --verl-python $(VERL_VENV)/bin/python
 
 figures: $(STAMP)
 	$(BIN)/fgrpo figures --out figures

@@ -290,13 +290,20 @@ class Rehearsal:
             ("GRPO (N = 4)", [("grpo", "baseline", RUNS["grpo"][4]), ("f-grpo", "focal", RUNS["f-grpo"][4])]),
             ("GRPO low-LR", [("grpo-low-lr", "baseline", RUNS["grpo-low-lr"][4]),
                              ("f-grpo", "focal", "table3:qwen2.5-7b:F-GRPO")])])
-        shapes = []
+        from fgrpo_sim.llm.rehearsal_checks import ReportMismatch, check_report
+
+        shapes, checked = [], 0
         for manifest, folder, shape in ((table1, "table1", "Table 1 shape"), (table23, "table2-3", "Table 2/3 shape")):
             _fgrpo("llm", "report", manifest, "--out-dir", self.out / "report" / folder, "--k", REPORT_K,
                    "--m", REPORT_M, "--iterations", REPORT_ITERATIONS, "--title", f"{TITLE} ({shape})", "--no-progress")
+            try:
+                checked += check_report(self.out / "report" / folder, manifest)
+            except ReportMismatch as exc:
+                raise RehearsalFailed(f"report {folder}: {exc}") from None
             selection = json.loads((self.out / "report" / folder / "selection.json").read_text())
             shapes.append(f"{folder}: " + ", ".join(f"{s['method']} step {s['step']}" for s in selection["selected"]))
-        return "selected (App. L.4) " + "; ".join(shapes)
+        return (f"selected (App. L.4) {'; '.join(shapes)}; {checked} report numbers recomputed from the eval files "
+                "and equal")
 
     # ------------------------------------------------------------------ 6. verl
     def verl(self) -> str:
