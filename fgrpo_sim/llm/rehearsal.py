@@ -108,6 +108,8 @@ class Rehearsal:
         start = time.perf_counter()
         try:
             stage.detail = body()
+            if stage.detail.startswith("skipped"):
+                stage.status = "skipped"
         except BaseException as exc:
             stage.status, stage.detail = "FAILED", str(exc)
             raise
