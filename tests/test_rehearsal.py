@@ -85,7 +85,10 @@ def test_resume_comparison_fails_loudly_on_a_replayed_epoch_or_other_weights(tmp
     with pytest.raises(RehearsalFailed, match="RESUME IS NOT THE SAME RUN: generation batch 4 differs"):
         compare_resumed(run, ref, logs, first=8)
     _logs(logs, "run.resumed", batches)  # restarted from step 0 instead of resuming
-    with pytest.raises(RehearsalFailed, match="did not start generating at step 8"):
+    with pytest.raises(RehearsalFailed, match="generation batch 4 differs: resumed step 0"):
+        compare_resumed(run, ref, logs, first=8)
+    _logs(logs, "run.resumed", [])
+    with pytest.raises(RehearsalFailed, match="generated nothing"):
         compare_resumed(run, ref, logs, first=8)
     _logs(logs, "run.resumed", batches[4:])
     _model(run, 1.01)

@@ -364,9 +364,8 @@ def compare_resumed(resumed: Path, reference: Path, logs: Path, first: int) -> t
     after = _read_lines(logs / f"{resumed.name}.resumed.prompts.jsonl")
     combined = before + after
     expected = _read_lines(logs / f"{reference.name}.prompts.jsonl")
-    if not after or after[0]["step"] != first:
-        raise RehearsalFailed(f"the resumed run did not start generating at step {first} "
-                              f"(first logged step: {after[0]['step'] if after else 'none'})")
+    if not after:  # a batch buffered in the checkpoint may be replayed, but the rest must be generated anew
+        raise RehearsalFailed(f"the run resumed from checkpoint-{first} generated nothing")
     if combined != expected:
         bad = next(i for i, (a, b) in enumerate(zip(combined + [None] * len(expected), expected + [None] * len(combined)))
                    if a != b)
