@@ -91,6 +91,15 @@ def test_resume_comparison_fails_loudly_on_a_replayed_epoch_or_other_weights(tmp
     with pytest.raises(RehearsalFailed, match="generated nothing"):
         compare_resumed(run, ref, logs, first=8)
     _logs(logs, "run.resumed", batches[4:])
+    for folder, losses in ((ref, [0.5, 0.25]), (run, [0.5, 0.25])):
+        (folder / "metrics.jsonl").write_text("".join(json.dumps({"step": i + 1, "loss": x}) + "\n"
+                                                      for i, x in enumerate(losses)))
+    assert compare_resumed(run, ref, logs, first=8)[0] == 8
+    (run / "metrics.jsonl").write_text(json.dumps({"step": 1, "loss": 0.5}) + "\n" + json.dumps({"step": 2, "loss": 0.3}))
+    with pytest.raises(RehearsalFailed, match="metrics.jsonl steps/losses"):
+        compare_resumed(run, ref, logs, first=8)
+    (run / "metrics.jsonl").unlink()
+    (ref / "metrics.jsonl").unlink()
     _model(run, 1.01)
     with pytest.raises(RehearsalFailed, match="final parameters differ by up to 0.01"):
         compare_resumed(run, ref, logs, first=8)

@@ -72,14 +72,16 @@ def _fgrpo(*args: Any) -> str:
     """Run `fgrpo ARGS` in this process through the real entry point; its stdout, or RehearsalFailed."""
     from fgrpo_sim.cli import main
 
-    buffer = io.StringIO()
+    buffer, errors = io.StringIO(), io.StringIO()
     code = 0
-    with contextlib.redirect_stdout(buffer):
+    # stderr is kept for a failure: on success it holds only "wrote ..." lines between the stage lines
+    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(errors):
         try:
             main([str(a) for a in args])
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     if code != 0:
+        print(errors.getvalue()[-3000:], end="", file=sys.stderr)
         raise RehearsalFailed(f"`fgrpo {' '.join(str(a) for a in args[:3])} ...` exited {code} (its error is above)")
     return buffer.getvalue()
 
@@ -194,6 +196,9 @@ class Rehearsal:
         last = max(int(p.name.split("-")[1]) for p in output_dir.glob("checkpoint-*"))
         if last != first:
             raise RehearsalFailed(f"{output_dir.name} was killed too late: checkpoint-{last} exists after checkpoint-{first}")
+        metrics = output_dir / "metrics.jsonl"  # the recipes' metrics_file: a killed run must leave its curves
+        if metrics.is_file() and not any(r.get("step", -1) >= first for r in _read_lines(metrics)):
+            raise RehearsalFailed(f"{metrics} has no line for step {first} after the kill")
         self.killed_log_lines = len(_read_lines(log))
         resumed_log = self.out / "logs" / f"{output_dir.name}.resumed.prompts.jsonl"
         proc = self._spawn(self._train_command(KILLED_RUN, output_dir, resumed_log, "--resume_from_checkpoint",
@@ -375,6 +380,12 @@ def compare_resumed(resumed: Path, reference: Path, logs: Path, first: int) -> t
 
         raise RehearsalFailed(f"RESUME IS NOT THE SAME RUN: generation batch {bad} differs: resumed {show(combined)}, "
                               f"uninterrupted {show(expected)}")
+    got, want = ([(r["step"], r["loss"]) for r in _read_lines(run / "metrics.jsonl") if "loss" in r]
+                 for run in (resumed, reference))
+    if want:  # the recipes' metrics_file: the resumed run's log must read as one run, step by step
+        if [s for s, _ in got] != [s for s, _ in want] or any(abs(x - y) > PARAM_TOLERANCE for (_, x), (_, y) in zip(got, want)):
+            raise RehearsalFailed(f"RESUME IS NOT THE SAME RUN: metrics.jsonl steps/losses {got} differ from the "
+                                  f"uninterrupted run's {want}")
     a, b = load_file(str(resumed / "model.safetensors")), load_file(str(reference / "model.safetensors"))
     if set(a) != set(b):
         raise RehearsalFailed("the resumed and uninterrupted models have different parameter names")
