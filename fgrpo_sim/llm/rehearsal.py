@@ -5,7 +5,8 @@ tiny Qwen2 model saved to DIR/model (`fgrpo_sim.llm.tiny`), which every stage lo
 
 1. prepare-data  `fgrpo llm prepare-data` on a DeepScaleR-shaped file: length filter, conflicting duplicates
                  dropped, the paper's system prompt; the report must equal `rehearsal_data.PREPARE_EXPECTED`.
-2. train         `fgrpo llm train` from recipes/tiny/rehearsal/{grpo,f-grpo,grpo-low-lr}.yaml (the Qwen2.5-7B
+2. train         `fgrpo llm train --dry-run` of the three Qwen2.5-7B recipes on 16 GPUs without data, then
+                 `fgrpo llm train` from recipes/tiny/rehearsal/{grpo,f-grpo,grpo-low-lr}.yaml (the Qwen2.5-7B
                  recipes in miniature: same keys), 2 epochs, a checkpoint per epoch. The F-GRPO run is killed
                  (SIGKILL) once its first checkpoint is written, then resumed with --resume_from_checkpoint;
                  a second, uninterrupted F-GRPO run must have generated the same prompts at every step and end
@@ -208,7 +209,20 @@ class Rehearsal:
             raise RehearsalFailed(f"resuming {output_dir.name} exited {proc.returncode}; see logs/{output_dir.name}.resumed.log")
         return first
 
+    def launch_checks(self) -> str:
+        """The GPU recipes the tiny ones mirror, checked as a user would before a launch: --dry-run on 16 GPUs,
+        without the data file (a laptop has none)."""
+        plans = []
+        for recipe, *_ in RUNS.values():
+            plan = _json_tail(_fgrpo("llm", "train", "--config", ROOT / "recipes" / "qwen2.5-7b" / recipe, "--dry-run",
+                                     "--num-processes", 16))
+            if not plan.get("launch") or plan["config"].get("gradient_accumulation_steps") is None:
+                raise RehearsalFailed(f"the dry-run of recipes/qwen2.5-7b/{recipe} printed no launch arithmetic")
+            plans.append(plan["config"]["gradient_accumulation_steps"])
+        return f"dry-run of the 3 Qwen2.5-7B recipes on 16 GPUs ok (gradient_accumulation_steps {plans[0]})"
+
     def train(self) -> str:
+        dry_run = self.launch_checks()
         runs = self.out / "runs"
         reference = runs / f"{KILLED_RUN}-uninterrupted"
         jobs: list[Callable[[], Any]] = [lambda: self._train_killed_and_resumed(runs / KILLED_RUN)]
@@ -224,8 +238,8 @@ class Rehearsal:
                 raise RehearsalFailed(f"{name}: expected a checkpoint per epoch (>= 2), found {len(ckpts)}")
             self.checkpoints[name] = ckpts
         steps = ", ".join(f"{n} {[int(p.name.split('-')[1]) for p in c]}" for n, c in self.checkpoints.items())
-        return (f"checkpoints {steps}; {KILLED_RUN} killed after checkpoint-{first} and resumed: same prompts in "
-                f"{order} generation batches, max |param diff| {max_diff:.1e} vs uninterrupted")
+        return (f"{dry_run}; checkpoints {steps}; {KILLED_RUN} killed after checkpoint-{first} and resumed: same "
+                f"prompts in {order} generation batches, max |param diff| {max_diff:.1e} vs uninterrupted")
 
     # ------------------------------------------------------------------ 3. eval
     def _eval(self, model: Path, benchmark: str, out: Path, *extra: Any) -> Path:
