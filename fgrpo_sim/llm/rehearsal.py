@@ -135,10 +135,11 @@ class Rehearsal:
 
     # ------------------------------------------------------------------ 1. data
     def prepare(self) -> str:
+        from transformers.utils import logging as hf_logging
+
+        from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
         from fgrpo_sim.llm.rehearsal_data import MAX_PROMPT_TOKENS, PREPARE_EXPECTED, write_inputs
         from fgrpo_sim.llm.tiny import build_tiny, save_tiny
-
-        from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # the stage lines are the output; bars would interleave with them
         self.inputs = write_inputs(self.out / "inputs")
@@ -150,8 +151,6 @@ class Rehearsal:
         if got != PREPARE_EXPECTED:
             raise RehearsalFailed(f"prepare-data reported {got}, expected {PREPARE_EXPECTED}")
         stored = json.loads(self.prepared.read_text().splitlines()[0])["prompt"][0]
-        from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
-
         if stored != {"role": "system", "content": PAPER_SYSTEM_PROMPT}:
             raise RehearsalFailed(f"prepared prompts do not start with the paper's system prompt: {stored}")
         dropped = ", ".join(f"{v} {k}" for k, v in report["dropped"].items())
@@ -159,7 +158,7 @@ class Rehearsal:
 
     # ------------------------------------------------------------------ 2. training
     def _train_command(self, name: str, output_dir: Path, log: Path, *extra: str) -> list[str]:
-        recipe = RECIPES / RUNS[name.split("@")[0]][0]
+        recipe = RECIPES / RUNS[name][0]
         return [sys.executable, "-m", "fgrpo_sim.llm.rehearsal_probe", str(log), "llm", "train", "--config", str(recipe),
                 "--no-progress", "--model", str(self.model), "--train_data", str(self.prepared),
                 "--output_dir", str(output_dir), *extra]
@@ -200,7 +199,6 @@ class Rehearsal:
         metrics = output_dir / "metrics.jsonl"  # the recipes' metrics_file: a killed run must leave its curves
         if metrics.is_file() and not any(r.get("step", -1) >= first for r in _read_lines(metrics)):
             raise RehearsalFailed(f"{metrics} has no line for step {first} after the kill")
-        self.killed_log_lines = len(_read_lines(log))
         resumed_log = self.out / "logs" / f"{output_dir.name}.resumed.prompts.jsonl"
         proc = self._spawn(self._train_command(KILLED_RUN, output_dir, resumed_log, "--resume_from_checkpoint",
                                                str(output_dir / f"checkpoint-{first}")),
