@@ -338,16 +338,30 @@ class Rehearsal:
         if probe.returncode != 0 or probe.stdout.strip() != "True":
             raise RehearsalFailed(f"{python} cannot import fgrpo_sim.verl.rehearsal: {probe.stderr.strip()[-300:]}")
         out = self.out / "verl"
-        proc = subprocess.run([str(python), "-m", "fgrpo_sim.verl.rehearsal", "--out", str(out), "--model",
-                               str(self.model)], capture_output=True, text=True)
         (self.out / "logs").mkdir(exist_ok=True)
-        (self.out / "logs" / "verl.log").write_text(proc.stdout + proc.stderr)
-        for line in proc.stdout.splitlines():
-            if line.strip():
-                self.echo(f"      verl | {line}")
+        with open(self.out / "logs" / "verl.log", "w") as log:  # its stage lines shown as they come
+            proc = subprocess.Popen([str(python), "-m", "fgrpo_sim.verl.rehearsal", "--out", str(out), "--model",
+                                     str(self.model), "--data", str(self.prepared)],
+                                    stdout=subprocess.PIPE, stderr=log, text=True)
+            for line in proc.stdout:
+                log.write(line)
+                if line.strip():
+                    self.echo(f"      {line.rstrip()}")
+            proc.wait()
         if proc.returncode != 0:
             raise RehearsalFailed(f"fgrpo_sim.verl.rehearsal exited {proc.returncode}; see logs/verl.log")
-        return f"{python} -m fgrpo_sim.verl.rehearsal: done (its manifest is under verl/)"
+        manifest = json.loads((out / "manifest.json").read_text())
+        exported = manifest.get("exported_model")
+        if not exported:
+            return f"verl stages ok in {python}; no exported checkpoint to evaluate"
+        # the exported verl checkpoint goes through the same `fgrpo llm eval` as the TRL checkpoints
+        exported = Path(exported) if Path(exported).is_absolute() else out / exported
+        path = self._eval(exported, "math500", self.out / "eval" / "verl-exported" / "math500.jsonl")
+        from fgrpo_sim.llm.rehearsal_checks import counts_from_eval
+
+        n, c = counts_from_eval(path)
+        return (f"verl stages ok ({python}); the exported verl checkpoint evaluated by `fgrpo llm eval`: "
+                f"{int(n.sum())} samples, {int(c.sum())} correct (eval/verl-exported/math500.jsonl)")
 
     def run(self, skip_verl: bool = False) -> list[Stage]:
         import torch
