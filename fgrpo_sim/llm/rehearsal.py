@@ -364,6 +364,10 @@ class Rehearsal:
                 f"{int(n.sum())} samples, {int(c.sum())} correct (eval/verl-exported/math500.jsonl)")
 
     def run(self, skip_verl: bool = False) -> list[Stage]:
+        # Everything is local: offline mode turns any hub lookup into an error instead of a wait (before
+        # transformers is imported, which reads these once); the training subprocesses inherit it.
+        for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+            os.environ.setdefault(var, "1")
         import torch
 
         # The tiny model's matrices are far too small for intra-op threads: on 2 cores, two threads per
