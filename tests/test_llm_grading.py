@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from fgrpo_sim.llm.grading import extract_choice_letter, grade, grade_detailed
+from fgrpo_sim.llm.grading import extract_choice, extract_choice_letter, grade, grade_detailed
 from fgrpo_sim.llm.ood_data import gpqa_record, load_ood_benchmark
 
 # ---------------------------------------------------------------- GPQA-Diamond
@@ -36,12 +36,60 @@ LETTER_CASES = [  # (completion, letter the grader must extract)
     ("", None),
     ("\\boxed{B", None),  # unclosed box, no phrase
     ("Answer: Because of symmetry", None),  # a word starting with B is not the letter B
+    # one rule: the last explicit answer, box or phrase, counts
+    ("\\boxed{D} at first.\nAfter checking the units again, Answer: A", "A"),
+    ("\\boxed{C}\n\nAnswer: C", "C"),  # the same letter repeated is one answer
+    ("Answer: C or D at first; then Answer: D", "D"),  # an earlier hedge is not the last answer
+    ("The correct option is (B).", "B"),
+    ("The correct choice is C.", "C"),
+    ("so the best choice is D", "D"),
+    ("The answer is B, not C.", "B"),
+    ("Answer: B, since C ignores the spin.", "B"),  # a later letter that ends no list is prose
+    ("The answer is not B", None),
+    ("\\boxed{A = 5\\text{ m}^2}", None),  # a boxed quantity named A is not option A
+    # lower-case letters never count (options are shown as "A)"; c, a, b, d are also quantities or words)
+    ("\\boxed{d}", None),
+    ("Answer: b", None),
+    ("so v approaches \\boxed{c}", None),
+    # the article "A" in prose is not option A
+    ("A photon carries the force. Answer: B", "B"),
+    ("Answer: B. A photon is massless.", "B"),
+    ("Answer: B or A photon, which is massless", "B"),
+    ("Answer: D, A photon being massless", "D"),
+    ("Option A is wrong and option B is wrong", None),  # no answer phrase: naming options is not answering
+]
+
+HEDGES = [  # every answer naming two different letters is wrong, whatever the connective
+    "\\boxed{C or D}", "\\boxed{B and C}", "Answer: D or A", "Answer: D, A", "\\boxed{A, C}",
+    "\\boxed{C \\text{ or } D}", "\\boxed{\\text{B and C}}", "Answer: (C) or (D).", "Answer: C/D",
+    "Answer: C & D", "The answer is either C or D.", "\\boxed{C} or \\boxed{D}", "$\\boxed{D}$, $\\boxed{A}$",
+    "\\boxed{D}\n\nAnswer: D or A",  # the last explicit answer is the hedge
+    "Answer: A, B, C or D",
 ]
 
 
 @pytest.mark.parametrize("completion, letter", LETTER_CASES)
 def test_gpqa_letter_extraction(completion, letter):
     assert extract_choice_letter(completion) == letter
+
+
+@pytest.mark.parametrize("completion", HEDGES)
+def test_gpqa_hedged_answer_is_wrong_even_with_the_right_letter(completion):
+    letters = extract_choice(completion)
+    assert len(letters) == 2 or letters == list("ABCD")
+    for gold in letters:  # right whichever letter is the gold one: still wrong
+        score = grade_detailed("gpqa_diamond", {"answer": gold}, completion)
+        assert (score.correct, score.status, score.extracted) == (False, "wrong", ",".join(letters))
+    assert extract_choice_letter(completion) is None
+
+
+def test_gpqa_last_explicit_answer_decides_and_a_repeat_stays_correct():
+    early_box = "\\boxed{D}\nWait, that ignores the spin. Answer: A"
+    assert grade("gpqa_diamond", {"answer": "A"}, early_box)
+    assert not grade("gpqa_diamond", {"answer": "D"}, early_box)
+    for repeat in ("\\boxed{C} ... Answer: C", "Answer: C\n\\boxed{C}", "Answer: C or C"):
+        assert grade_detailed("gpqa_diamond", {"answer": "C"}, repeat).status == "correct"
+    assert grade_detailed("gpqa_diamond", {"answer": "D"}, "\\boxed{d}").status == "no_answer"
 
 
 def test_gpqa_grade_uses_the_recorded_shuffled_letter():
@@ -325,3 +373,43 @@ def test_ifeval_eval_needs_sentence_data(monkeypatch):
     record = _ifeval(["length_constraints:number_sentences"], [{"num_sentences": 1, "relation": "at least"}])
     monkeypatch.setattr(nltk.data, "load", missing)
     assert grade_detailed("ifeval", record, "One sentence.").status == "error"
+
+
+# ---------------------------------------------------------------- benchmark names
+
+@pytest.mark.parametrize("name", ["gpqa", "GPQA", "gpqa_diamond", "gpqa-diamond", "GPQA-Diamond", "GPQA Diamond"])
+def test_gpqa_names_use_the_gpqa_grader(name):
+    assert grade(name, {"answer": "B"}, "Answer: B")  # under math-verify the letter B is no answer
+    assert grade_detailed(name, {"answer": "B"}, "\\boxed{C or B}").status == "wrong"
+
+
+def test_benchmark_names_ignore_case_and_unknown_names_are_refused(synlogic_repo):
+    from fgrpo_sim.llm.prompts import benchmark_kind, canonical_benchmark
+
+    assert [benchmark_kind(n) for n in ("IFEval", "if-eval", "SynLogic", "syn_logic", "MATH-500", "AIME24")] == \
+        ["ifeval", "ifeval", "synlogic", "synlogic", "math", "math"]
+    assert canonical_benchmark("OlympiadBench") == "olympiadbench" and canonical_benchmark("Generic") == "generic"
+    assert grade("SynLogic", SUDOKU, "<answer>123</answer>", synlogic_repo=str(synlogic_repo))
+    pytest.importorskip("if_verifiable")
+    assert grade("IFEval", _ifeval(["punctuation:no_comma"], [{}]), "no commas")
+    pytest.importorskip("math_verify")
+    assert grade("MATH500", {"answer": "4"}, "\\boxed{4}")
+    for unknown in ("gpqa_main", "ifeval2", "mmlu", ""):
+        with pytest.raises(ValueError) as info:  # never graded as math by default
+            grade(unknown, {"answer": "B"}, "Answer: B")
+        message = str(info.value)
+        assert "\n" not in message and "gpqa_diamond" in message and "math500" in message and "ifeval" in message
+
+
+def test_loaders_and_prompts_take_the_same_spellings(tmp_path):
+    from fgrpo_sim.llm.ood_data import load_any_benchmark
+    from fgrpo_sim.llm.prompts import prompt_spec
+
+    path = tmp_path / "gpqa.jsonl"
+    path.write_text(json.dumps(GPQA_RAW) + "\n")
+    assert load_any_benchmark("GPQA-Diamond", path) == load_ood_benchmark("gpqa", path) == [gpqa_record(GPQA_RAW, 1, str(path))]
+    assert prompt_spec("qwen3-base", "IFEval").chat_template_kwargs == {"enable_thinking": False}
+    with pytest.raises(ValueError, match="benchmark must be one of"):
+        prompt_spec("qwen3-base", "gpqa-main")
+    with pytest.raises(ValueError, match="benchmark must be one of gpqa_diamond, ifeval, synlogic"):
+        load_ood_benchmark("math500", path)

@@ -22,6 +22,25 @@ TRICKY = [
     ("\\boxed{90^\\circ}", "90", True, "correct"),
     ("\\boxed{10\\%}", "10", True, "correct"),
     ("\\boxed{1,000}", "1000", True, "correct"),
+    # thousands separators: a LaTeX space or {,} before a group of exactly three digits
+    ("\\boxed{1\\,000}", "1000", True, "correct"),
+    ("\\boxed{1{,}000}", "1000", True, "correct"),
+    ("\\boxed{1\\,000\\,000}", "1000000", True, "correct"),
+    ("\\boxed{1\\ 000}", "1000", True, "correct"),
+    ("\\boxed{12\\,345.5}", "12345.5", True, "correct"),
+    ("\\boxed{1000}", "1\\,000", True, "correct"),  # the reference may carry the separator too
+    ("\\boxed{1,000}", "1{,}000", True, "correct"),
+    ("\\boxed{1\\,000}", "100", False, "wrong"),
+    # ... and not before other group sizes: tuples, intervals and lists keep their meaning
+    ("\\boxed{1,2}", "12", False, "wrong"),
+    ("\\boxed{1,2}", "1, 2", True, "correct"),
+    ("\\boxed{(1,2)}", "(1,2)", True, "correct"),
+    ("\\boxed{(1,2)}", "12", False, "wrong"),
+    ("\\boxed{[1,2]}", "[1, 2]", True, "correct"),
+    ("\\boxed{1,00}", "100", False, "wrong"),
+    ("\\boxed{1,0000}", "10000", False, "wrong"),
+    ("\\boxed{1\\,00}", "100", False, "wrong"),
+    ("\\boxed{1\\,0000}", "10000", False, "wrong"),
     ("\\boxed{2\\sqrt{2}}", "\\sqrt{8}", True, "correct"),
     ("\\boxed{x=3}", "3", True, "correct"),
     ("first \\boxed{1}, finally \\boxed{2}", "2", True, "correct"),   # the LAST box counts

@@ -284,11 +284,12 @@ def eval_command(
 ) -> None:
     from fgrpo_sim.llm.evaluate import EvalSettings, run_eval
     from fgrpo_sim.llm.ood_data import load_any_benchmark
-    from fgrpo_sim.llm.prompts import detect_family, prompt_spec
+    from fgrpo_sim.llm.prompts import canonical_benchmark, detect_family, prompt_spec
     from fgrpo_sim.validation import check_integer
 
     if no_progress:
         _quiet_transformers_bars()
+    benchmark = canonical_benchmark(benchmark)  # IFEval -> ifeval: one spelling in the meta file, so resumes match
     spec = prompt_spec(model_family or detect_family(model), benchmark)
     prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else spec.system_prompt)
     settings = EvalSettings(

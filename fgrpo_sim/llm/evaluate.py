@@ -380,7 +380,8 @@ def _run_eval_locked(
     jobs = pending_jobs(problems, settings.n, done)
     # The benchmark's grader (fgrpo_sim.llm.grading) unless a test passes its own `verifier.score(text, answer)`.
     grader = None if verifier is not None else BenchmarkGrader(
-        settings.benchmark, synlogic_repo=settings.synlogic_repo, fallback_last_number=settings.fallback_last_number)
+        settings.benchmark, synlogic_repo=settings.synlogic_repo, fallback_last_number=settings.fallback_last_number,
+        problems=problems)  # IFEval needs NLTK data only when one of these problems counts sentences
     if sampler is None and jobs:
         if backend == "vllm":
             sampler = VLLMSampler(settings)

@@ -4,16 +4,23 @@
 `fgrpo_sim.llm.ood_data.load_ood_benchmark` for the rest). `grade_detailed` returns the `Score`
 (correct, status, extracted) that `fgrpo llm eval` writes.
 
+Benchmark names are matched ignoring case, '-' and '_' (GPQA-Diamond, gpqa, IFEval, SynLogic, MATH-500:
+`fgrpo_sim.llm.prompts.canonical_benchmark`); an unknown name is a ValueError, never a math grade.
+
 * math (math500, aime24, aime25, amc23, minerva, olympiadbench, generic): math-verify on the last
   \\boxed{} through `fgrpo_sim.llm.rewards.MathVerifier` (unchanged).
-* gpqa_diamond: the option letter from the last \\boxed{} (also \\boxed{\\text{B}}, \\boxed{(B)},
-  \\boxed{B) text}), else the last "Answer: X" / "answer is (X)" / "**Answer:** X" phrase; correct when it
-  equals the record's letter. No letter -> status no_answer.
-* ifeval: the instruction checks of the `if-verifiable` package (a port of Google's IFEval checks);
+* gpqa_diamond: the last explicit answer counts, a \\boxed{} letter (also \\boxed{\\text{B}}, \\boxed{(B)},
+  \\boxed{B) text}) or an answer phrase ("Answer: X", "the answer is (X)", "**Final answer:** X", "The
+  correct option is (X)"), whichever comes last; correct when it names exactly the record's letter. An
+  answer naming two letters ("C or D", "A, C") is wrong; lower-case letters are not letters; no letter ->
+  status no_answer. Rules and reasons: `extract_choice`, docs/evaluation.md.
+* ifeval: the instruction checks of the `if-verifiable` package (a port of Google's IFEval checks) on a
+  record in the public schema (prompt, instruction_id_list, kwargs) or the loader's (problem for prompt);
   correct = every instruction passes in strict mode, i.e. prompt-level strict accuracy. A leading
-  <think>...</think> block is removed first (the package does this). Sentence-count instructions need
-  NLTK's "punkt_tab" data (`python -m nltk.downloader punkt_tab`): `grade` marks them status "error"
-  without it, and `fgrpo llm eval --benchmark ifeval` refuses to start.
+  <think>...</think> block is removed first (the package does this). The instructions of
+  `NLTK_INSTRUCTIONS` need NLTK's "punkt_tab" data (`python -m nltk.downloader punkt_tab`): `grade` marks
+  them status "error" without it, and `fgrpo llm eval --benchmark ifeval` refuses to start when its file
+  has one of them (and starts offline, with no NLTK data, when it has none).
 * synlogic: the task's verifier from a local checkout of https://github.com/MiniMax-AI/SynLogic
   (`synlogic_repo=` or the SYNLOGIC_REPO environment variable), called as that repository does:
   `task2verifier.verifier_classes[task]().verify(base.data.Data.from_json_dict(game_data), completion)`.
@@ -33,41 +40,118 @@ from pathlib import Path
 from typing import Any
 
 from fgrpo_sim.llm.prompts import benchmark_kind
-from fgrpo_sim.llm.rewards import MathVerifier, Score, extract_last_boxed
+from fgrpo_sim.llm.rewards import MathVerifier, Score, iter_boxed
 
 SYNLOGIC_HELP = ("SynLogic grading needs a local checkout of its verifiers: "
                  "git clone https://github.com/MiniMax-AI/SynLogic and pass --synlogic-repo PATH "
                  "(or set SYNLOGIC_REPO)")
 
-_LETTER_IN_BOX = re.compile(r"^\s*(?:\\text\{|\\textbf\{|\\mathrm\{)?\s*\(?\s*([A-D])\s*\)?\s*\}?\s*(?:[).:\s].*)?$",
-                            re.DOTALL)
-_ANSWER_PHRASES = re.compile(
-    r"(?:final\s+answer|answer)\s*(?:is|:)?\s*[:*\s]*(?:option\s+|choice\s+)?\(?\s*\$?\s*([A-D])\s*\$?\s*\)?(?![A-Za-z])",
-    re.IGNORECASE,
+#: LaTeX and markdown wrappers around an option letter: \text{B}, $B$, **B**, \mathrm{(B)}, C \text{ or } D.
+_MARKUP = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mathit|operatorname)\s*\{|\\(?:quad|qquad)\b|"
+                     r"\\[,;:! ]|[{}$*~]")
+_FIRST_LETTER = re.compile(r"\s*(?:(?i:either|both|option|choice)\s+)?[(\[]?\s*([A-D])\s*[)\]]?(?![A-Za-z0-9])")
+_MORE_LETTER = re.compile(r"\s*(,|/|\\?&|(?i:and/or|and|or|nor|versus|vs)\b\.?)\s*"
+                          r"(?:(?i:also|maybe|possibly|perhaps|either|both|option|choice)\s+)*"
+                          r"[(\[]?\s*([A-D])\s*[)\]]?(?![A-Za-z0-9])")
+#: After "B, C" the C must end a list element ("Answer: B, C is wrong" names only B).
+_ELEMENT_END = re.compile(r"\s*(?:$|[.,;:!?)\]/&]|(?i:and|or|nor)\b)")
+#: "A" followed by a lower-case word is the article ("B or A photon"), not option A.
+_ARTICLE = re.compile(r"\s+(?!(?i:and|or|nor)\b)[a-z]")
+#: What may follow the letters inside a box: nothing, the option's text ("A) photon", "B. text") or a word.
+_BOX_TAIL = re.compile(r"\s*(?:$|[).:\]]|[-\u2013\u2014]\s|\s[A-Za-z(])")
+#: The text between two boxes that makes them one answer: \boxed{B} or \boxed{C}.
+_BOX_JOIN = re.compile(r"\s*(?:,|/|&|,?\s*(?i:and/or|and|or|nor))\s*")
+_ANSWER_PHRASE = re.compile(
+    r"\b(?i:final\s+answer|(?:correct|right|best)\s+(?:answer|option|choice)|answer)\b\s*"
+    r"(?:\*\*\s*)?(?:(?i:is|would\s+be|should\s+be|must\s+be|will\s+be)\b\s*"
+    r"(?:(?i:therefore|thus|clearly|likely|probably|definitely)\s+)?[:=]?|[:=])"
 )
 
 
-def extract_choice_letter(completion: str) -> str | None:
-    """The multiple-choice letter A-D a completion commits to, or None.
+def _plain(text: str) -> str:
+    return _MARKUP.sub(" ", text.replace("\\&", "&"))
 
-    The last \\boxed{} wins when its content is a letter; otherwise the last answer phrase
-    ("Answer: C", "the answer is (B)", "**Final answer:** D"). Lower-case letters are not accepted
-    (too easily part of prose: "answer is a ...").
+
+def _letters_at(text: str) -> tuple[list[str], int] | None:
+    """(option letters named at the start of `text`, where they end), or None when it names none.
+
+    "B" -> [B]; "C or D", "A, C", "B and C", "D/A" -> both letters. Only upper-case A-D standing alone count.
     """
-    boxed, status = extract_last_boxed(completion)
-    if status == "ok" and boxed is not None:
-        match = _LETTER_IN_BOX.match(boxed)
-        if match:
-            return match.group(1)
-    letters = [m.group(1) for m in _ANSWER_PHRASES.finditer(completion) if m.group(1).isupper()]
-    return letters[-1] if letters else None
+    first = _FIRST_LETTER.match(text)
+    if not first:
+        return None
+    letters, end = [first.group(1)], first.end()
+    while (more := _MORE_LETTER.match(text, end)) is not None:
+        rest = text[more.end():]
+        if (more.group(1) == "," and not _ELEMENT_END.match(rest)) or (more.group(2) == "A" and _ARTICLE.match(rest)):
+            break
+        letters.append(more.group(2))
+        end = more.end()
+    return letters, end
+
+
+def _explicit_answers(completion: str) -> list[tuple[int, list[str]]]:
+    """(position, letters) of every explicit answer: each \\boxed{} whose content is option letters (boxes
+    joined by "or", "and", "," count as one answer) and each answer phrase followed by letters."""
+    answers = []
+    boxes = [(start, end, content) for start, end, content, status in iter_boxed(completion) if status == "ok"]
+    previous_end = None
+    for start, end, content in reversed(boxes):  # iter_boxed gives the last box first
+        plain = _plain(content)
+        found = _letters_at(plain)
+        if found and _BOX_TAIL.match(plain[found[1]:]):
+            if previous_end is not None and _BOX_JOIN.fullmatch(_plain(completion[previous_end:start])):
+                answers[-1][1].extend(found[0])  # \boxed{B} or \boxed{C}: one hedged answer
+            else:
+                answers.append((start, found[0]))
+            previous_end = end
+        else:
+            previous_end = None
+    for phrase in _ANSWER_PHRASE.finditer(completion):
+        line = completion[phrase.end(): phrase.end() + 300].split("\n", 1)[0]
+        found = _letters_at(_plain(line))
+        if found:
+            answers.append((phrase.start(), found[0]))
+    return sorted(answers, key=lambda answer: answer[0])
+
+
+def extract_choice(completion: str) -> list[str]:
+    """The distinct option letters of the completion's last explicit answer, in order (empty: no answer).
+
+    Explicit answers are \\boxed{} letters (\\boxed{B}, \\boxed{\\text{B}}, \\boxed{(B)}, \\boxed{B) text}) and
+    answer phrases ("Answer: C", "the answer is (B)", "**Final answer:** D", "The correct option is (B).").
+    The one written last counts, box or phrase. Two or more letters ("C or D", "A, C", "B and C") are a
+    hedge. Lower-case letters never count: the options are shown as "A)".."D)", and in a GPQA completion a
+    lone lower-case letter is usually a quantity (c, the speed of light) or the article "a".
+    """
+    answers = _explicit_answers(completion)
+    return list(dict.fromkeys(answers[-1][1])) if answers else []
+
+
+def extract_choice_letter(completion: str) -> str | None:
+    """The one option letter A-D the completion's last explicit answer commits to; None for no answer or
+    a hedge naming two letters (see `extract_choice`)."""
+    letters = extract_choice(completion)
+    return letters[0] if len(letters) == 1 else None
+
+
+def _field(record: dict[str, Any], benchmark: str, *names: str) -> Any:
+    """The first of `names` in `record`; a ValueError naming the field when none is there."""
+    for name in names:
+        if name in record and record[name] is not None:
+            return record[name]
+    raise ValueError(f"{benchmark} record has no field {' or '.join(map(repr, names))} "
+                     f"(fields: {', '.join(map(str, record)) or 'none'})")
 
 
 def grade_gpqa(record: dict[str, Any], completion: str) -> Score:
-    letter = extract_choice_letter(completion)
-    if letter is None:
+    gold = str(_field(record, "gpqa_diamond", "answer")).strip()
+    letters = extract_choice(completion)
+    if not letters:
         return Score(False, "no_answer", None)
-    return Score(letter == record["answer"], "correct" if letter == record["answer"] else "wrong", letter)
+    if len(letters) > 1:  # a hedge is wrong even when it names the right letter
+        return Score(False, "wrong", ",".join(letters))
+    return Score(letters[0] == gold, "correct" if letters[0] == gold else "wrong", letters[0])
 
 
 @lru_cache(maxsize=1)
@@ -84,28 +168,64 @@ def ifeval_registry() -> dict[str, Any]:
     return dict(INSTRUCTION_DICT)
 
 
+#: The IFEval instructions whose checks use NLTK's punkt_tab data (if-verifiable's NumberOfSentences counts
+#: sentences with the punkt tokenizer, CapitalWordFrequencyChecker splits words with nltk.word_tokenize).
+#: tests/test_llm_grading.py runs every registered check without the data to keep this list exact.
+NLTK_INSTRUCTIONS = ("length_constraints:number_sentences", "change_case:capital_word_frequency")
+
+
 def check_sentence_tokenizer() -> None:
-    """ValueError (one line) unless NLTK's punkt_tab data, used by IFEval's sentence counts, is installed."""
+    """ValueError (one line) unless NLTK's punkt_tab data, used by `NLTK_INSTRUCTIONS`, is installed."""
     import nltk
 
     try:
         nltk.data.find("tokenizers/punkt_tab/english/")
     except LookupError:
-        raise ValueError("IFEval's sentence-count checks need NLTK's punkt_tab data: "
+        raise ValueError(f"IFEval instructions {' and '.join(NLTK_INSTRUCTIONS)} need NLTK's punkt_tab data: "
                          "python -m nltk.downloader punkt_tab") from None
 
 
+def ifeval_instructions(record: dict[str, Any]) -> tuple[str, list[str], list[dict[str, Any]]]:
+    """(prompt, instruction ids, kwargs per instruction) of an IFEval record, in the public schema (key,
+    prompt, instruction_id_list, kwargs) or as `load_ood_benchmark` returns it (problem for prompt).
+
+    kwargs entries drop their None fields (the hub copy lists every field of every instruction) and read
+    integral floats as ints (a pandas export writes 3 as 3.0). A missing field, a length mismatch or an
+    instruction the checker does not know is a one-line ValueError.
+    """
+    prompt = _field(record, "ifeval", "prompt", "problem")
+    ids = _field(record, "ifeval", "instruction_id_list")
+    kwargs = _field(record, "ifeval", "kwargs")
+    if not isinstance(ids, (list, tuple)) or not ids or not all(isinstance(i, str) for i in ids):
+        raise ValueError(f"ifeval record field 'instruction_id_list' must be a non-empty list of ids, got {ids!r}")
+    if not isinstance(kwargs, (list, tuple)) or len(kwargs) != len(ids) or \
+            not all(k is None or isinstance(k, dict) for k in kwargs):
+        raise ValueError(f"ifeval record field 'kwargs' must be a list of {len(ids)} dicts (one per instruction), "
+                         f"got {kwargs!r}"[:300])
+    unknown = [i for i in ids if i not in ifeval_registry()]
+    if unknown:
+        raise ValueError(f"unknown IFEval instruction {unknown[0]!r}")
+    cleaned = [{key: int(value) if isinstance(value, float) and value.is_integer() else value
+                for key, value in (k or {}).items() if value is not None} for k in kwargs]
+    return str(prompt), list(ids), cleaned
+
+
+def _nltk_data_missing(error: LookupError) -> bool:
+    """NLTK raises a plain LookupError for missing data; KeyError and IndexError are LookupErrors too."""
+    return type(error) is LookupError
+
+
 def grade_ifeval(record: dict[str, Any], completion: str) -> Score:
-    registry = ifeval_registry()  # a clear error when the package is missing
+    prompt, ids, kwargs = ifeval_instructions(record)  # also: a clear error when the package is missing
     from if_verifiable.common import evaluate_instructions
 
-    ids = record["instruction_id_list"]
     try:
-        results, scores = evaluate_instructions(response=completion, instruction_id_list=ids,
-                                                kwargs_list=record.get("kwargs") or [{} for _ in ids],
-                                                prompt=record["problem"], instruction_registry=registry)
-    except LookupError:  # NLTK data (punkt_tab) missing for sentence-count checks
-        return Score(False, "error", None)
+        results, scores = evaluate_instructions(response=completion, instruction_id_list=ids, kwargs_list=kwargs,
+                                                prompt=prompt, instruction_registry=ifeval_registry())
+    except LookupError as error:
+        if not _nltk_data_missing(error):
+            raise
+        return Score(False, "error", None)  # punkt_tab missing (fgrpo llm eval refuses to start without it)
     if not results:
         return Score(False, "no_answer", None)
     if len(results) != len(ids):  # the package skips ids it does not know; never count that as a pass
@@ -162,7 +282,8 @@ def _math_verifier(fallback_last_number: bool) -> MathVerifier:
 
 def grade_detailed(benchmark: str, record: dict[str, Any], completion: str, *, synlogic_repo: str | None = None,
                    fallback_last_number: bool = False) -> Score:
-    """`Score(correct, status, extracted)` of one completion for one problem record of `benchmark`."""
+    """`Score(correct, status, extracted)` of one completion for one problem record of `benchmark` (any
+    spelling `fgrpo_sim.llm.prompts.canonical_benchmark` knows; an unknown name is a ValueError)."""
     kind = benchmark_kind(benchmark)
     completion = "" if completion is None else str(completion)
     if kind == "gpqa":
@@ -173,8 +294,9 @@ def grade_detailed(benchmark: str, record: dict[str, Any], completion: str, *, s
         repo = synlogic_repo or os.environ.get("SYNLOGIC_REPO")
         if not repo:
             raise ValueError(SYNLOGIC_HELP)
-        return synlogic_verifiers(str(repo)).score(record["task"], record["game_data"], completion)
-    return _math_verifier(bool(fallback_last_number)).score(completion, record["answer"])
+        return synlogic_verifiers(str(repo)).score(_field(record, "synlogic", "task"),
+                                                   _field(record, "synlogic", "game_data"), completion)
+    return _math_verifier(bool(fallback_last_number)).score(completion, _field(record, benchmark, "answer"))
 
 
 def grade(benchmark: str, record: dict[str, Any], completion: str, **options: Any) -> bool:
@@ -183,19 +305,28 @@ def grade(benchmark: str, record: dict[str, Any], completion: str, **options: An
 
 
 class BenchmarkGrader:
-    """The grader `fgrpo llm eval` uses: `score_record(record, completion) -> Score` for one benchmark."""
+    """The grader `fgrpo llm eval` uses: `score_record(record, completion) -> Score` for one benchmark.
 
-    def __init__(self, benchmark: str, *, synlogic_repo: str | None = None, fallback_last_number: bool = False):
+    Checks up front what grading will need, before any model is loaded: the SynLogic checkout; for IFEval
+    the checker package, and NLTK's punkt_tab only when one of `problems` (all when not given) has an
+    instruction in `NLTK_INSTRUCTIONS`, so a file without them evaluates offline with no NLTK data.
+    """
+
+    def __init__(self, benchmark: str, *, synlogic_repo: str | None = None, fallback_last_number: bool = False,
+                 problems: list[dict[str, Any]] | None = None):
         self.benchmark, self.options = benchmark, {"synlogic_repo": synlogic_repo,
                                                    "fallback_last_number": fallback_last_number}
-        if benchmark_kind(benchmark) == "synlogic":  # fail before any model is loaded
+        kind = benchmark_kind(benchmark)  # an unknown name fails here, not after the model loaded
+        if kind == "synlogic":
             repo = synlogic_repo or os.environ.get("SYNLOGIC_REPO")
             if not repo:
                 raise ValueError(SYNLOGIC_HELP)
             synlogic_verifiers(str(repo))
-        elif benchmark_kind(benchmark) == "ifeval":
+        elif kind == "ifeval":
             ifeval_registry()
-            check_sentence_tokenizer()
+            if problems is None or any(i in NLTK_INSTRUCTIONS for p in problems
+                                       for i in p.get("instruction_id_list") or ()):
+                check_sentence_tokenizer()
 
     def score_record(self, record: dict[str, Any], completion: str) -> Score:
         return grade_detailed(self.benchmark, record, completion, **self.options)

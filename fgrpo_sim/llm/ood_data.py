@@ -14,8 +14,9 @@ Input schemas (first key present wins):
   (choice_order[i] = index of shown option i in [correct, incorrect 1, 2, 3]), shuffle_seed.
   The order is a fixed permutation seeded by crc32("gpqa_diamond/" + problem_id): stable across runs and
   machines, and recorded in every eval line.
-* ifeval (google/IFEval): key, prompt, instruction_id_list, kwargs (list of dicts, one per instruction).
-  Output: problem = prompt, answer = "" (no reference answer), instruction_id_list, kwargs.
+* ifeval (google/IFEval): key, prompt, instruction_id_list, kwargs (list of dicts, one per instruction;
+  the hub copy lists every field with None for the unused ones). Output: problem = prompt, answer = ""
+  (no reference answer), instruction_id_list, kwargs (None fields dropped).
 * synlogic (MiniMaxAI/SynLogic): a task name under "task" or "data_source"; the SynLogic `Data` object as a
   dict under "game_data", or as a JSON string under "game_data_str" or extra_info.game_data_str
   ({question, answer, difficulty, metadata}); the prompt under "question"/"prompt" (a list of chat messages
@@ -32,7 +33,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from fgrpo_sim.llm.prompts import OOD_BENCHMARKS
+from fgrpo_sim.llm.prompts import OOD_ALIASES, OOD_BENCHMARKS, canonical_benchmark
 from fgrpo_sim.validation import check_integer
 
 OOD_NAMES = tuple(OOD_BENCHMARKS)  # prompts.py holds the one list of OOD benchmarks
@@ -94,22 +95,18 @@ def gpqa_record(raw: dict[str, Any], row: int, source: str) -> dict[str, Any]:
 
 
 def ifeval_record(raw: dict[str, Any], row: int, source: str) -> dict[str, Any]:
-    """One IFEval row; every instruction id must be known to the checker (none silently skipped)."""
-    from fgrpo_sim.llm.grading import ifeval_registry
+    """One IFEval row, checked as the grader reads it (`grading.ifeval_instructions`): every instruction id
+    known to the checker (none silently skipped), one kwargs dict per instruction."""
+    from fgrpo_sim.llm.grading import ifeval_instructions
 
-    prompt = _pick(raw, "prompt", "problem")
-    ids = raw.get("instruction_id_list")
-    kwargs = raw.get("kwargs")
-    if prompt is None or not isinstance(ids, list) or not ids:
-        raise ValueError(f"{source}: row {row} needs prompt and a non-empty instruction_id_list")
-    kwargs = [dict(k or {}) for k in kwargs] if isinstance(kwargs, list) else [{} for _ in ids]
-    if len(kwargs) != len(ids):
-        raise ValueError(f"{source}: row {row} has {len(ids)} instructions but {len(kwargs)} kwargs")
-    unknown = [i for i in ids if i not in ifeval_registry()]
-    if unknown:
-        raise ValueError(f"{source}: row {row} has unknown IFEval instruction {unknown[0]!r}")
-    return {"problem_id": str(_pick(raw, "key", "problem_id", "id") or f"ifeval-{row}"), "problem": str(prompt),
-            "answer": "", "instruction_id_list": [str(i) for i in ids], "kwargs": kwargs}
+    try:
+        prompt, ids, kwargs = ifeval_instructions(raw)
+    except ValueError as error:
+        raise ValueError(f"{source}: row {row}: {error}") from None
+    if not prompt.strip():
+        raise ValueError(f"{source}: row {row}: ifeval record field 'prompt' is empty")
+    return {"problem_id": str(_pick(raw, "key", "problem_id", "id") or f"ifeval-{row}"), "problem": prompt,
+            "answer": "", "instruction_id_list": ids, "kwargs": kwargs}
 
 
 def synlogic_record(raw: dict[str, Any], row: int, source: str) -> dict[str, Any]:
@@ -140,9 +137,13 @@ _BUILDERS = {"gpqa_diamond": gpqa_record, "ifeval": ifeval_record, "synlogic": s
 
 
 def load_ood_benchmark(name: str, source: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
-    """Problems of an OOD benchmark (see the module docstring for schemas); duplicate ids are an error."""
-    if name not in _BUILDERS:
-        raise ValueError(f"benchmark must be one of {', '.join(OOD_NAMES)}, got {name!r}")
+    """Problems of an OOD benchmark (see the module docstring for schemas); duplicate ids are an error.
+    `name` in any spelling `canonical_benchmark` knows (GPQA-Diamond, gpqa, IFEval, SynLogic)."""
+    canonical = canonical_benchmark(name)
+    if canonical not in _BUILDERS:
+        raise ValueError(f"benchmark must be one of {', '.join(OOD_NAMES)} (any case; also "
+                         f"{', '.join(OOD_ALIASES)}), got {name!r}")
+    name = canonical
     if limit is not None:
         check_integer("limit", limit, 1)
     rows = [_BUILDERS[name](raw if isinstance(raw, dict) else {}, row, str(source)) for row, raw in _rows(name, source)]
@@ -158,10 +159,9 @@ def load_ood_benchmark(name: str, source: str | Path, limit: int | None = None) 
 
 def load_any_benchmark(name: str, source: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
     """OOD benchmarks through `load_ood_benchmark`, everything else through the math `load_benchmark`."""
-    from fgrpo_sim.llm.data import BENCHMARKS, load_benchmark
-    from fgrpo_sim.validation import check_choice
+    from fgrpo_sim.llm.data import load_benchmark
 
-    check_choice("benchmark", name, tuple(BENCHMARKS) + OOD_NAMES)
+    name = canonical_benchmark(name)  # any case / '-' / alias; an unknown name is a ValueError listing them
     if name in OOD_NAMES:
         return load_ood_benchmark(name, source, limit)
 

@@ -47,6 +47,8 @@ FAMILIES = ("qwen2.5", "qwen3-base", "llama-3.2-instruct", "generic")
 #: Benchmark kinds of the paper's protocol; every benchmark name maps to one (see `benchmark_kind`).
 KINDS = ("math", "gpqa", "ifeval", "synlogic")
 OOD_BENCHMARKS = {"gpqa_diamond": "gpqa", "ifeval": "ifeval", "synlogic": "synlogic"}
+#: Names that mean an OOD benchmark beyond its own spellings (see `canonical_benchmark`).
+OOD_ALIASES = {"gpqa": "gpqa_diamond"}
 
 #: Table 8: decoding used for every family and benchmark, except the length cap.
 TEMPERATURE = 1.0
@@ -69,13 +71,38 @@ class PromptSpec:
     max_new_tokens: int = 8192
 
 
+def _name_key(name: str) -> str:
+    return "".join(ch for ch in str(name).lower() if ch.isalnum())
+
+
+def canonical_benchmark(benchmark: str) -> str:
+    """The canonical name of `benchmark`, matched ignoring case, '-', '_' and spaces (GPQA-Diamond,
+    gpqa-diamond and gpqa_diamond are gpqa_diamond; IFEval is ifeval; MATH-500 is math500), with the
+    aliases of `OOD_ALIASES` (gpqa). A name that is neither an OOD benchmark nor a math benchmark of
+    `fgrpo_sim.llm.data.BENCHMARKS` is a ValueError listing the known names: an unknown name is never
+    graded as math by default (under math-verify a correct GPQA letter is wrong)."""
+    key = _name_key(benchmark)
+    names = {_name_key(name): name for name in OOD_BENCHMARKS}
+    names.update({_name_key(alias): name for alias, name in OOD_ALIASES.items()})
+    if key in names:
+        return names[key]
+    from fgrpo_sim.llm.data import BENCHMARKS  # the math names live with their loaders (imports TRL)
+
+    names = {_name_key(name): name for name in BENCHMARKS}
+    if key not in names:
+        raise ValueError(f"benchmark must be one of {', '.join([*BENCHMARKS, *OOD_BENCHMARKS])} (any case, '-' or "
+                         f"'_'; also {', '.join(OOD_ALIASES)}), got {benchmark!r}")
+    return names[key]
+
+
 def benchmark_kind(benchmark: str) -> str:
-    """'gpqa', 'ifeval' or 'synlogic' for the OOD benchmarks; 'math' for every other name."""
-    return OOD_BENCHMARKS.get(benchmark, "math")
+    """'gpqa', 'ifeval' or 'synlogic' for the OOD benchmarks, 'math' for the math ones (see
+    `canonical_benchmark`; an unknown name is a ValueError)."""
+    return OOD_BENCHMARKS.get(canonical_benchmark(benchmark), "math")
 
 
 def prompt_spec(family: str, benchmark: str, *, llama_date: str = DEFAULT_LLAMA_DATE) -> PromptSpec:
-    """The Table 8/9 settings for `family` (one of FAMILIES) on `benchmark` (any benchmark name)."""
+    """The Table 8/9 settings for `family` (one of FAMILIES) on `benchmark` (see `canonical_benchmark`)."""
     check_choice("model_family", family, FAMILIES)
     kind = benchmark_kind(benchmark)
     reasoning = kind in ("math", "gpqa")

@@ -1,5 +1,8 @@
 """Math reward: math-verify on the last \\boxed{} answer, safe in any thread, never hangs or crashes.
 
+Before parsing, a LaTeX space or {,} followed by exactly three digits is read as a thousands separator
+in both the answer and the reference ("1\\,000" = "1{,}000" = "1,000" = 1000; "1\\,2" and "1,2" untouched).
+
 Safety layers, cheapest first:
 1. A size pre-check: completions over `max_completion_chars`, boxed answers over `max_answer_chars`
    or nested deeper than `max_brace_depth` are rejected before any parsing (sympy can take
@@ -48,6 +51,10 @@ from typing import Any
 STATUSES = ("correct", "wrong", "no_answer", "too_long", "too_deep", "unparsable", "timeout", "error")
 _BOX_RE = re.compile(r"\\(?:boxed|fbox)\s*")
 _NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
+#: A LaTeX space or braced comma between digit groups ("1\\,000", "1\\ 000", "1~000", "1{,}000"): a
+#: thousands separator only when exactly three digits follow it, so "1\\,2" and "1{,}5" keep their meaning.
+#: math-verify reads a bare comma the same way itself ("1,000" = 1000, "1,2" a tuple).
+_DIGIT_GROUP_SEP = re.compile(r"(?<=\d)(?:\\[,;: ]|\\thinspace\s*|~|\{,\})(?=\d{3}(?!\d))")
 
 
 @dataclass(frozen=True)
@@ -57,21 +64,18 @@ class Score:
     extracted: str | None = None
 
 
-def extract_last_boxed(text: str, max_depth: int = 20) -> tuple[str | None, str]:
-    """(content of the last \\boxed{...}/\\fbox{...}, status): status is "ok", "no_answer" or "too_deep".
-
-    Braces are matched (\\boxed{\\frac{1}{2}} -> \\frac{1}{2}); "\\boxed 5" (no braces) gives the next
-    token. An unclosed box counts as no answer.
-    """
-    matches = list(_BOX_RE.finditer(text))
-    for match in reversed(matches):
+def iter_boxed(text: str, max_depth: int = 20):
+    """(start, end, content, status) of each \\boxed{...}/\\fbox{...} of `text`, last first: status "ok"
+    (content = what the braces enclose, matched; "\\boxed 5" without braces gives the next token) or
+    "too_deep" (content None). Unclosed boxes are skipped."""
+    for match in reversed(list(_BOX_RE.finditer(text))):
         start = match.end()
         if start >= len(text):
             continue
         if text[start] != "{":
             token = re.match(r"[^\s$]+", text[start:])
             if token and token.group(0).rstrip(".,;"):
-                return token.group(0).rstrip(".,;"), "ok"
+                yield match.start(), start + token.end(), token.group(0).rstrip(".,;"), "ok"
             continue
         depth = 0
         for i in range(start, len(text)):
@@ -79,12 +83,25 @@ def extract_last_boxed(text: str, max_depth: int = 20) -> tuple[str | None, str]
             if ch == "{" and (i == 0 or text[i - 1] != "\\"):
                 depth += 1
                 if depth > max_depth:
-                    return None, "too_deep"
+                    yield match.start(), None, None, "too_deep"
+                    break
             elif ch == "}" and text[i - 1] != "\\":
                 depth -= 1
                 if depth == 0:
-                    return text[start + 1 : i], "ok"
+                    yield match.start(), i + 1, text[start + 1 : i], "ok"
+                    break
         # unbalanced: try an earlier box
+
+
+def extract_last_boxed(text: str, max_depth: int = 20) -> tuple[str | None, str]:
+    """(content of the last \\boxed{...}/\\fbox{...}, status): status is "ok", "no_answer" or "too_deep".
+
+    Braces are matched (\\boxed{\\frac{1}{2}} -> \\frac{1}{2}); "\\boxed 5" (no braces) gives the next
+    token. An unclosed box counts as no answer (an earlier closed box is used); a box nested deeper than
+    `max_depth` is "too_deep".
+    """
+    for _, _, content, status in iter_boxed(text, max_depth):
+        return content, status
     return None, "no_answer"
 
 
@@ -138,7 +155,8 @@ def _quiet_math_verify() -> None:
 def _parse(boxed_content: str):
     from math_verify import parse
 
-    return parse("\\boxed{" + boxed_content + "}", extraction_config=_parse_config(), parsing_timeout=None,
+    content = _DIGIT_GROUP_SEP.sub("", boxed_content)  # math-verify reads "1\\,000" as 1 times 000
+    return parse("\\boxed{" + content + "}", extraction_config=_parse_config(), parsing_timeout=None,
                  raise_on_error=True)
 
 
