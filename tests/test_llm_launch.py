@@ -143,7 +143,12 @@ BAD_VALUES = [
     (["--reward_wrong", "1"], "reward_correct must be greater than reward_wrong"),
     (["--focal_success_threshold", "0"], "focal_success_threshold must be in (0, 1]"),
     (["--focal_reward_func", "format"], "focal_reward_func must be one of 'math_reward', got 'format'"),
-    (["--train_data", "no/such/file.jsonl"], "not found"),
+    # torch's AdamW and numpy's seeding refuse these only once the model is loaded (issue 22)
+    (["--learning_rate", "-1"], "learning_rate must be in [0, inf), got -1"),
+    (["--seed", "1e30"], "seed must be in [0, 4294967295]"),
+    (["--seed", "-1"], "seed must be in [0, 4294967295]"),
+    (["--adam_beta1", "1"], "adam_beta1 must be in [0, 1)"),
+    (["--weight_decay", "-0.1"], "weight_decay must be in [0, inf)"),
 ]
 
 
@@ -152,6 +157,8 @@ def test_dry_run_refuses_what_the_real_run_refuses(run_cli, tmp_path, dry):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     cases = BAD_VALUES + [(["--output_dir", blocker], "output_dir")]
+    if not dry:  # a dry run plans without the data file (test_dry_run_without_the_data_file)
+        cases.append((["--train_data", "no/such/file.jsonl"], "not found"))
     for extra, needle in cases:
         args = ["llm", "train", "--config", TINY, "--max_steps", "1", "--no-progress", "--output_dir",
                 tmp_path / "out", *extra]

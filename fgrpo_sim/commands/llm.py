@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-import warnings
 from pathlib import Path
 from typing import Optional
 
@@ -32,91 +31,6 @@ def _quiet_transformers_bars() -> None:
     hf_logging.disable_progress_bar()
 
 
-def _resolve_data_path(value: str, recipe_path: Path) -> str:
-    """A relative train_data path is taken from the current folder, else from the recipe's folder."""
-    path = Path(value)
-    if path.is_absolute() or path.exists():
-        return str(path)
-    beside = recipe_path.parent / path
-    return str(beside) if beside.exists() else str(path)
-
-
-def _launch_world_size(num_processes: Optional[int]) -> int:
-    """The number of training processes: accelerate/torchrun's WORLD_SIZE, or --num-processes for planning."""
-    import os
-
-    from fgrpo_sim.llm.launch import world_size_from_env
-    from fgrpo_sim.validation import check_integer
-
-    env = world_size_from_env(dict(os.environ))
-    if num_processes is not None:
-        check_integer("--num-processes", num_processes, 1)
-        if env is not None and env != num_processes:
-            raise ValueError(f"--num-processes {num_processes} disagrees with the launcher's WORLD_SIZE={env}")
-        return int(num_processes)
-    return 1 if env is None else env
-
-
-def _prepare_training(config: Path, overrides: list[str], num_processes: Optional[int], no_progress: bool) -> dict:
-    """Everything the real run checks before it loads a model; `--dry-run` stops right after this.
-
-    Recipe + overrides cast to the field types, batch layout for the world size, FocalGRPOConfig
-    (gamma, N, method, success rule fields), the success function, output_dir writable, train_data read.
-    """
-    from fgrpo_sim.atomic_io import check_writable_dir
-    from fgrpo_sim.llm.config import FocalGRPOConfig
-    from fgrpo_sim.llm.data import load_prepared
-    from fgrpo_sim.llm.launch import describe, logits_memory, model_dimensions, plan_batches
-    from fgrpo_sim.llm.recipe import cast_recipe, load_recipe, parse_overrides, split_recipe
-    from fgrpo_sim.llm.trainer import check_trl_version, resolve_success_func
-
-    recipe = load_recipe(config)
-    recipe.update(parse_overrides(overrides))
-    run, fields = split_recipe(cast_recipe(recipe))
-    run["train_data"] = _resolve_data_path(str(run["train_data"]), config)
-    if no_progress:
-        fields["disable_tqdm"] = True
-    world_size = _launch_world_size(num_processes)
-    plan = None
-    if run["batch_prompts"] is not None or run["mini_batch_prompts"] is not None:
-        if run["batch_prompts"] is None or run["mini_batch_prompts"] is None:
-            raise ValueError("batch_prompts and mini_batch_prompts must be set together (paper: 256 and 64)")
-        if fields.get("steps_per_generation") is not None:
-            raise ValueError("steps_per_generation must be unset when batch_prompts/mini_batch_prompts derive the layout")
-        plan = plan_batches(
-            world_size, 8 if fields.get("num_generations") is None else fields["num_generations"],  # TRL's default N
-            fields.get("per_device_train_batch_size", 8),
-            batch_prompts=run["batch_prompts"], mini_batch_prompts=run["mini_batch_prompts"],
-            gradient_accumulation_steps=fields.get("gradient_accumulation_steps"),
-            generation_batch_size=fields.get("generation_batch_size"), num_iterations=fields.get("num_iterations", 1),
-        )
-        fields["gradient_accumulation_steps"] = plan.gradient_accumulation_steps
-        fields["generation_batch_size"] = plan.generation_batch_size
-    check_trl_version()
-    args = FocalGRPOConfig(**fields)
-    if args.focal_gamma > 0:  # the trainer checks this again; here it fails before any model is loaded
-        resolve_success_func([MATH_REWARD_NAME], args.focal_reward_func)
-    check_writable_dir(args.output_dir, "output_dir")
-    dataset = load_prepared(run["train_data"], run["system_prompt"])
-    if plan is not None and len(dataset) < plan.batch_prompts:
-        raise ValueError(f"train_data {run['train_data']} has {len(dataset)} prompts, fewer than one generation batch of "
-                         f"batch_prompts = {plan.batch_prompts}: TRL would train 0 steps")
-    memory = None
-    dims = model_dimensions(str(run["model"]))
-    if dims is not None and args.max_completion_length:
-        memory = logits_memory(args.per_device_train_batch_size, args.max_completion_length, dims[0])
-        warning = memory.warning()
-        if warning:
-            print(warning, file=sys.stderr)
-    launch = describe(plan, args.warmup_steps, len(dataset), memory) if plan is not None else None
-    return {"run": run, "fields": fields, "args": args, "dataset": dataset, "launch": launch,
-            "world_size": world_size, "memory": memory}
-
-
-#: The name TRL sees for the reward function `fgrpo llm train` builds (make_math_reward's default).
-MATH_REWARD_NAME = "math_reward"
-
-
 @app.command(
     "train",
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
@@ -132,65 +46,37 @@ def train(
     ctx: typer.Context,
     config: Path = typer.Option(..., "--config", help="Recipe YAML (see recipes/); keys documented in fgrpo_sim/llm/recipe.py."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Run every check the real run makes before loading the model "
-                                 "(values, batch layout, data file, output_dir), print the run keys, the TRL config and "
-                                 "the launch arithmetic as JSON, and stop. Default: off."),
+                                 "(values, batch layout, output_dir, checkpoint, and the data file when it exists), print "
+                                 "the run keys, the resolved TRL config and the launch arithmetic as JSON, and stop. "
+                                 "Default: off."),
     num_processes: Optional[int] = typer.Option(None, "--num-processes", help="Number of training processes (GPUs) to "
                                                 "plan for, >= 1. Default: WORLD_SIZE from accelerate/torchrun, else 1. "
                                                 "Use it with --dry-run to check a launch on 8, 16 or 32 GPUs."),
+    train_rows: Optional[int] = typer.Option(None, "--train-rows", help="With --dry-run: plan for this many training "
+                                             "prompts instead of reading train_data (>= 1). Default: the file's rows "
+                                             "when it exists, else the paper's 39,202."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide TRL's progress bar. Default: shown."),
 ) -> None:
-    prepared = _prepare_training(config, list(ctx.args), num_processes, no_progress)
-    run, fields, args = prepared["run"], prepared["fields"], prepared["args"]
+    from fgrpo_sim.llm.run import prepare_training, resolved_trl_config, train_recipe
+
+    if train_rows is not None and not dry_run:
+        raise ValueError("--train-rows plans a --dry-run; a real run counts the rows of train_data")
+    prepared = prepare_training(config, list(ctx.args), num_processes=num_processes, no_progress=no_progress,
+                                dry_run=dry_run, train_rows=train_rows)
     if dry_run:
-        print(json.dumps({"run": run, "config": fields, "world_size": prepared["world_size"],
-                          "launch": prepared["launch"]}, indent=2, default=str))
+        print(json.dumps({"run": prepared["run"], "config": resolved_trl_config(prepared["args"], prepared["fields"]),
+                          "world_size": prepared["world_size"], "train_rows": prepared["train_rows"],
+                          "data_checked": prepared["data_checked"], "launch": prepared["launch"]}, indent=2, default=str))
+        if not prepared["data_checked"]:
+            source = "--train-rows" if train_rows is not None else "the paper's, --train-rows N to change"
+            print(f"note: train_data {prepared['run']['train_data']} was not read (data not checked); planned for "
+                  f"{prepared['train_rows']} rows ({source})", file=sys.stderr)
         return
     if no_progress:
         _quiet_transformers_bars()
-
-    from fgrpo_sim.llm.rewards import MathVerifier, make_math_reward
-    from fgrpo_sim.llm.tiny import build_tiny, load_tokenizer, save_tiny
-    from fgrpo_sim.llm.trainer import FocalGRPOTrainer
-
-    dataset = prepared["dataset"]
-    if run["model"] == "tiny":
-        model, tokenizer = build_tiny(seed=int(run["model_seed"]))
-        if args.beta != 0.0:  # GRPO-KL: TRL loads the reference from a folder
-            from fgrpo_sim.llm.controls import save_reference_for_kl
-
-            save_reference_for_kl(model, tokenizer, Path(args.output_dir) / "kl-reference")
-    else:
-        model, tokenizer = str(run["model"]), load_tokenizer(str(run["model"]))
-    verifier = MathVerifier(fallback_last_number=run["reward"] == "math_last_number")
-    reward = make_math_reward(args.reward_correct, args.reward_wrong, verifier=verifier, name=MATH_REWARD_NAME)
-    trainer = FocalGRPOTrainer(
-        model=model, reward_funcs=reward, args=args, train_dataset=dataset, processing_class=tokenizer
-    )
-    from fgrpo_sim.llm.dynamics import callback_from_config
-
-    dynamics = callback_from_config(args, run["system_prompt"], fallback_last_number=run["reward"] == "math_last_number")
-    if dynamics is not None:  # paper App. P: held-out pass@k every dynamics_every steps
-        trainer.add_callback(dynamics)
-    with warnings.catch_warnings():
-        # transformers 5 renames gradient_checkpointing; TRL 1.16 still reads the old name on every step.
-        warnings.filterwarnings("ignore", message=".*gradient_checkpointing.*", category=FutureWarning)
-        trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
-    trainer.save_model(args.output_dir)
-    if trainer.accelerator.is_main_process:
-        if run["model"] == "tiny":
-            save_tiny(trainer.model, tokenizer, args.output_dir)
-        history = [h for h in trainer.state.log_history if "reward" in h]
-        last = history[-1] if history else {}
-        summary = {
-            "output_dir": args.output_dir,
-            "steps": trainer.state.global_step,
-            "last_reward": last.get("reward"),
-            "last_focal_weight_mean": last.get("focal/weight_mean"),
-            "last_frac_active_groups": last.get("focal/frac_active_groups"),
-            "last_tail_miss_mean": last.get("focal/tail_miss_mean"),
-            "reward_statuses": dict(verifier.counts),
-        }
-        print(json.dumps(summary, indent=2))
+    result = train_recipe(config, prepared=prepared)
+    if result.summary:
+        print(json.dumps(result.summary, indent=2))
 
 
 @app.command("prepare-data", short_help="Prepare DeepScaleR (dedup, conflicts, length filter, system prompt).", help=(

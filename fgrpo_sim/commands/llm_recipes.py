@@ -29,27 +29,34 @@ def recipes_command(
     from fgrpo_sim.validation import check_choice, check_range
 
     check_choice("--format", output_format, ("text", "markdown", "json"))
-    check_range("--decode-tokens-per-s", decode_rate, 0.0, low_open=True)
+    check_range("--decode-tokens-per-s", decode_rate, 0.0, float("inf"), low_open=True, high_open=True)
     if not root.is_dir():
         raise ValueError(f"--root must be a recipes folder, got {root}")
-    arms = [a for a in recipe_index(root) if model is None or a.model == model]
+    every = recipe_index(root)
+    if not every:
+        raise ValueError(f"--root {root} has no recipes (expected MODEL/ARM.yaml files, as in the repository's recipes/)")
+    arms = [a for a in every if model is None or a.model == model]
     if not arms:
-        raise ValueError(f"--model {model!r} has no recipes under {root}")
+        raise ValueError(f"--model {model!r} has no recipes under {root}; models: "
+                         f"{', '.join(sorted({a.model for a in every}))}")
     options = {"response_fraction": response_fraction, "mfu": mfu, "decode_tokens_per_s_at_7b6": decode_rate}
     rows = [arm_row(a, **options) for a in arms]
     if output_format == "json":
         print(json.dumps(rows, indent=2))
         return
     if output_format == "markdown":
-        print("| model | paper | arm | command | est. H100 GPU-h | est. wall h on 16 H100 |")
-        print("|---|---|---|---|---|---|")
+        print("| model | paper | arm | command | est. H100 GPU-h | est. wall h on 16 H100 | disk GB |")
+        print("|---|---|---|---|---|---|---|")
         for r in rows:
-            print(f"| {r['model']} | {r['paper']} | {r['what']} | `{r['command']}` | {r['est_gpu_h']} | {r['est_wall_h_on_16']} |")
+            print(f"| {r['model']} | {r['paper']} | {r['what']} | `{r['command']}` | {r['est_gpu_h']} | "
+                  f"{r['est_wall_h_on_16']} | {r['disk_gb']} |")
         return
     current = None
     for r in rows:
         if r["model"] != current:
             current = r["model"]
             print(f"\n{current}")
-        print(f"  {r['paper']:<28} {r['what']:<58} {r['command']}  (~{r['est_gpu_h']} GPU-h)")
+        print(f"  {r['paper']:<28} {r['what']:<58} {r['command']}  (~{r['est_gpu_h']} GPU-h, {r['disk_gb']} GB disk)")
     print("\nGPU-hours: our estimate from stated assumptions (fgrpo_sim/llm/recipe_index.py), not measured.")
+    print("Disk: checkpoints + final model = (S + 1) x P x b + 2 x P x b x R for S saved checkpoints of P parameters "
+          "in b bytes, R of them with AdamW state (1 with save_optimizer_state last); see docs/recipes.md.")

@@ -13,6 +13,8 @@ _EXPORTS = {
     "PAPER_SYSTEM_PROMPT": "fgrpo_sim.llm.config",
     "FocalGRPOTrainer": "fgrpo_sim.llm.trainer",
     "check_trl_version": "fgrpo_sim.llm.trainer",
+    "train_recipe": "fgrpo_sim.llm.run",
+    "prepare_training": "fgrpo_sim.llm.run",
     "math_reward": "fgrpo_sim.llm.rewards",
     "MathVerifier": "fgrpo_sim.llm.rewards",
     "prepare_deepscaler": "fgrpo_sim.llm.data",

@@ -35,6 +35,7 @@ METHOD_PRESETS: dict[str, dict[str, object]] = {
     "cispo": {"loss_type": "cispo", "epsilon": 0.2, "epsilon_high": 1.0 + 5.0},
 }
 METHODS = tuple(METHOD_PRESETS)
+SAVE_OPTIMIZER_STATE = ("all", "last")
 #: TRL loss types whose clipped-surrogate formula is the PPO/GRPO one (they differ only in aggregation).
 _CLIPPED_LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo")
 
@@ -117,6 +118,19 @@ class FocalGRPOConfig(GRPOConfig):
         metadata={"help": "log pi_old(y|x) for DS-GRPO: 'sum' over completion tokens (the rule as written) or "
                           "'mean' per token (ours, length-normalised)."},
     )
+    # Disk (docs/recipes.md "Disk"): a checkpoint's weights are what evaluation needs; its optimizer state
+    # (twice the weights with AdamW) is needed only to resume.
+    save_optimizer_state: str = field(
+        default="all",
+        metadata={"help": "'all' (TRL's default): every checkpoint keeps its optimizer, scheduler and RNG state. "
+                          "'last': when a checkpoint is saved, the older ones keep only their weights (loadable by "
+                          "`fgrpo llm eval`, not resumable), so a run holds one resumable checkpoint."},
+    )
+    metrics_file: str | None = field(
+        default="metrics.jsonl",
+        metadata={"help": "JSON-lines file under output_dir receiving every logged dict (with its step) as it is "
+                          "logged, so a run that dies between checkpoints keeps its curves. None or '' = off."},
+    )
     # In-training dynamics (paper App. P; fgrpo_sim/llm/dynamics.py): pass@1 / pass@k on a held-out set.
     dynamics_eval_data: str | None = field(
         default=None,
@@ -150,6 +164,10 @@ class FocalGRPOConfig(GRPOConfig):
         if self.num_generations is not None:  # TRL divides by it before checking it
             check_integer("num_generations", self.num_generations, 2)
         self._check_success_rule()
+        self._check_optimizer_and_seed()
+        check_choice("save_optimizer_state", self.save_optimizer_state, SAVE_OPTIMIZER_STATE)
+        if self.metrics_file is not None and not isinstance(self.metrics_file, str):
+            raise ValueError(f"metrics_file must be a file name under output_dir (or null), got {self.metrics_file!r}")
         preset = METHOD_PRESETS[self.method]
         if self.loss_type is None:
             self.loss_type = preset["loss_type"]
@@ -173,6 +191,19 @@ class FocalGRPOConfig(GRPOConfig):
             if hasattr(self, new) and getattr(self, new) is None and getattr(self, old, None) is not None:
                 setattr(self, new, getattr(self, old))
         super().__post_init__()
+
+    def _check_optimizer_and_seed(self) -> None:
+        """What torch's AdamW and numpy's seeding refuse only once the model is loaded, refused here (and so
+        by `fgrpo llm train --dry-run`)."""
+        check_range("learning_rate", self.learning_rate, 0.0, float("inf"), high_open=True)
+        check_range("weight_decay", self.weight_decay, 0.0, float("inf"), high_open=True)
+        check_range("adam_epsilon", self.adam_epsilon, 0.0, float("inf"), high_open=True)
+        for name in ("adam_beta1", "adam_beta2"):
+            check_range(name, getattr(self, name), 0.0, 1.0, high_open=True)
+        for name in ("seed", "data_seed"):
+            if getattr(self, name) is not None:  # numpy's legacy seeding takes 32-bit seeds
+                check_integer(name, getattr(self, name), 0, 2**32 - 1)
+        check_range("warmup_steps", self.warmup_steps, 0.0, float("inf"), high_open=True)
 
     def _check_success_rule(self) -> None:
         """R_w < R_c, the threshold in (R_w, R_c], rho in (0, 1]: all before any model is built."""

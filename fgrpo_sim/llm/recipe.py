@@ -19,6 +19,7 @@ field, or NaN/inf for a float field, is a one-line ValueError naming the field.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -32,31 +33,91 @@ RUN_KEY_TYPES = {"model": str, "train_data": str, "system_prompt": str | None, "
 REWARDS = ("math", "math_last_number")
 
 
-def load_recipe(path: str | Path, _chain: tuple[Path, ...] = ()) -> dict[str, Any]:
-    """The recipe's keys with `extends` resolved (parent first, child overrides)."""
+def _read_yaml(path: Path) -> Any:
+    """The YAML document in `path`: UTF-8 (a BOM is fine), no key twice in one mapping; errors name the file."""
     import yaml
 
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ValueError(f"recipe {path} line {line}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        return yaml.load(text, Loader=_unique_key_loader())
+    except yaml.YAMLError as exc:
+        raise ValueError(f"recipe {path} is not valid YAML: {exc}".replace("\n", " ")) from None
+    except _DuplicateKey as exc:
+        raise ValueError(f"recipe {path} line {exc.line}: key {exc.key!r} is given twice") from None
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: Any, line: int):
+        super().__init__(key)
+        self.key, self.line = key, line
+
+
+@functools.lru_cache(maxsize=1)
+def _unique_key_loader():
+    """Built on first use, so importing this module does not import yaml."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        """SafeLoader that refuses a key given twice in one mapping (PyYAML keeps the last silently)."""
+
+    def construct_mapping(loader, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            if isinstance(key, (str, int, float, bool)) or key is None:
+                if key in seen:
+                    raise _DuplicateKey(key, key_node.start_mark.line + 1)
+                seen.add(key)
+        return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    return Loader
+
+
+def load_recipe(path: str | Path, _chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The recipe's keys with `extends` resolved (parent first, child overrides)."""
+    return load_recipe_sources(path, _chain)[0]
+
+
+def load_recipe_sources(path: str | Path, _chain: tuple[Path, ...] = ()) -> tuple[dict[str, Any], dict[str, Path]]:
+    """(the recipe's keys with `extends` resolved, the file that set each key): errors can name the file."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"recipe not found: {path}")
     if path.resolve() in _chain:
         raise ValueError(f"recipe {path} extends itself (cycle: {' -> '.join(map(str, _chain))})")
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise ValueError(f"recipe {path} is not valid YAML: {exc}".replace("\n", " ")) from None
+    data = _read_yaml(path)
+    if data is None:
+        data = {}
     if not isinstance(data, dict):
         raise ValueError(f"recipe {path} must be a mapping of keys to values")
+    bad_key = next((k for k in data if not isinstance(k, str)), None)
+    if bad_key is not None or None in data:
+        raise ValueError(f"recipe {path}: keys must be field names, got {bad_key!r}")
     parent = data.pop("extends", None)
+    sources = {key: path for key in data}
     if parent is None:
-        return data
-    merged = load_recipe(path.parent / parent, _chain + (path.resolve(),))
+        return data, sources
+    if not isinstance(parent, str) or not parent.strip():
+        raise ValueError(f"recipe {path}: extends must be the path of a parent recipe, got {parent!r}")
+    merged, parent_sources = load_recipe_sources(path.parent / parent, _chain + (path.resolve(),))
     merged.update(data)
-    return merged
+    parent_sources.update(sources)
+    return merged, parent_sources
 
 
 def parse_overrides(args: list[str]) -> dict[str, Any]:
-    """`--key value` / `--key=value` pairs (dashes or underscores); values parsed as YAML scalars."""
+    """`--key value` / `--key=value` pairs (dashes or underscores), each value typed against its field.
+
+    A value is read as a YAML scalar (numbers, true/false, null, [lists], {maps}) unless the field takes
+    a string and YAML would read something else: `--save_strategy no` stays the string "no" (YAML reads
+    it as false), `--output_dir 2024` stays "2024".
+    """
     import yaml
 
     out: dict[str, Any] = {}
@@ -72,11 +133,54 @@ def parse_overrides(args: list[str]) -> dict[str, Any]:
             value = args[i + 1]
             i += 1
         i += 1
+        key = key.replace("-", "_")
         try:
-            out[key.replace("-", "_")] = yaml.safe_load(value) if value != "" else ""
+            parsed = yaml.safe_load(value) if value != "" else ""
         except yaml.YAMLError:
-            out[key.replace("-", "_")] = value
+            parsed = value
+        out[key] = value if _keeps_string(key, parsed) else parsed
     return out
+
+
+def _keeps_string(key: str, parsed: Any) -> bool:
+    """True when `key` takes a string and the YAML reading of its command-line value is not of its type."""
+    hint = _field_hints().get(key)
+    if hint is None or isinstance(parsed, str):
+        return False
+    members = _union_members(hint)
+    if not any(m is str or isinstance(m, type) and issubclass(m, str) for m in members):
+        return False
+    return not any(_admits(m, parsed) for m in members)
+
+
+def _union_members(hint: Any) -> tuple[Any, ...]:
+    import types
+    import typing
+
+    union = isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union
+    return typing.get_args(hint) if union else (hint,)
+
+
+def _admits(member: Any, value: Any) -> bool:
+    import typing
+
+    if value is None:
+        return member is type(None)
+    origin = typing.get_origin(member) or member
+    if not isinstance(origin, type) or isinstance(value, bool) and origin is not bool:
+        return False
+    return isinstance(value, origin)
+
+
+def _field_hints() -> dict[str, Any]:
+    import dataclasses
+    import typing
+
+    from fgrpo_sim.llm.config import FocalGRPOConfig
+
+    hints = typing.get_type_hints(FocalGRPOConfig)
+    names = {f.name for f in dataclasses.fields(FocalGRPOConfig) if f.init}
+    return {**{k: v for k, v in hints.items() if k in names}, **RUN_KEY_TYPES}
 
 
 def _scalar_kinds(hint: Any) -> tuple[set[type], bool]:
@@ -98,6 +202,11 @@ def cast_value(name: str, value: Any, hint: Any) -> Any:
     import math
 
     kinds, allows_none = _scalar_kinds(hint)
+    members = _union_members(hint)
+    if isinstance(value, bool) and bool not in members and any(
+            m is str or isinstance(m, type) and issubclass(m, str) for m in members):
+        raise ValueError(f"{name} must be a string, got {value!r}: YAML reads unquoted no/yes/on/off/true/false as "
+                         f"true or false, so quote the word (e.g. {name}: \"no\")")
     if value is None:
         if allows_none or not kinds:
             return None
@@ -147,8 +256,11 @@ def _as_number(value: Any) -> float | int | None:
     return None
 
 
-def cast_recipe(recipe: dict[str, Any]) -> dict[str, Any]:
-    """Every known key cast to its type (`cast_value`); unknown keys are left for `split_recipe` to name."""
+def cast_recipe(recipe: dict[str, Any], sources: dict[str, Path] | None = None) -> dict[str, Any]:
+    """Every known key cast to its type (`cast_value`); unknown keys are left for `split_recipe` to name.
+
+    `sources` (from `load_recipe_sources`) maps a key to the file that set it, named in the error.
+    """
     import dataclasses
     import typing
 
@@ -159,7 +271,12 @@ def cast_recipe(recipe: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for key, value in recipe.items():
         hint = RUN_KEY_TYPES.get(key, hints.get(key) if key in fields else None)
-        out[key] = value if hint is None else cast_value(key, value, hint)
+        try:
+            out[key] = value if hint is None else cast_value(key, value, hint)
+        except ValueError as exc:
+            if sources and key in sources:
+                raise ValueError(f"recipe {sources[key]}: {exc}") from None
+            raise
     return out
 
 

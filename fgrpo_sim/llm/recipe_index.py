@@ -16,6 +16,13 @@ stated assumptions (all overridable):
   x tokens FLOPs at 40% of the H100's 989 dense bf16 TFLOP/s (assumed MFU).
 
 Treat the result as an order of magnitude (a factor of 2 either way would not surprise us).
+
+Disk (`estimate_disk_gb`, exact arithmetic, not an assumption): with P parameters stored in b bytes each
+(TRL 1.16 loads float32 unless `model_init_kwargs: {dtype: ...}` says otherwise: b = 4), a checkpoint's
+weights take P x b and AdamW's two moments another 2 x P x b, so a resumable checkpoint is 3 x P x b
+(91 GB for Qwen2.5-7B in float32) and a weights-only one P x b (30 GB). A run saving S checkpoints
+(S = epochs with save_strategy epoch, at most save_total_limit kept) plus the final model needs
+    (S + 1) x P x b + 2 x P x b x (1 if save_optimizer_state == "last" else S).
 """
 
 from __future__ import annotations
@@ -61,6 +68,24 @@ def estimate_gpu_hours(
     total = (gen_s + train_s) / 3600
     return {"generation_gpu_h": gen_s / 3600, "training_gpu_h": train_s / 3600, "gpu_h": total,
             "wall_h_on_16": total / 16}
+
+
+#: Bytes per parameter of the dtypes a recipe can load the model in (TRL 1.16's default is float32).
+DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "auto": 2}
+
+
+def estimate_disk_gb(params_b: float, *, checkpoints: int, weight_bytes: int = 4, optimizer_state: str = "all",
+                     save_total_limit: int | None = None) -> dict[str, float]:
+    """Disk (GB) of one run's checkpoints and final model under the module's formula."""
+    from fgrpo_sim.validation import check_integer, check_range
+
+    check_range("params_b", params_b, 0.0, low_open=True)
+    check_integer("checkpoints", checkpoints, 0)
+    weights = params_b * weight_bytes  # GB: params_b x 1e9 x bytes / 1e9
+    kept = checkpoints if save_total_limit is None else min(checkpoints, int(save_total_limit))
+    resumable = min(kept, 1) if optimizer_state == "last" else kept
+    return {"weights_gb": weights, "checkpoint_gb": 3 * weights,
+            "run_gb": (kept + 1) * weights + 2 * weights * resumable}
 
 
 def classify(model: str, arm: str) -> tuple[str, str]:
@@ -109,18 +134,54 @@ def recipe_index(root: str | Path = "recipes") -> list[Arm]:
                                        next(i for i, t in enumerate(order) if a.paper.startswith(t)), a.arm))
 
 
+def _recipe_values(path: Path) -> dict[str, Any]:
+    """The recipe's values the index reads, cast and checked; errors name the file that set the field."""
+    from fgrpo_sim.llm.recipe import cast_recipe, load_recipe_sources
+    from fgrpo_sim.validation import check_integer, check_range
+
+    recipe, sources = load_recipe_sources(path)
+    recipe = cast_recipe(recipe, sources)
+    checks = {
+        "num_generations": (8, lambda v: check_integer("num_generations", v, 2)),
+        "max_completion_length": (8192, lambda v: check_integer("max_completion_length", v, 1)),
+        "num_train_epochs": (10, lambda v: check_range("num_train_epochs", v, 0.0, float("inf"), low_open=True,
+                                                       high_open=True)),
+        "focal_gamma": (0.0, lambda v: check_range("focal_gamma", v, 0.0, float("inf"), high_open=True)),
+        "beta": (0.0, lambda v: check_range("beta", v, 0.0, float("inf"), high_open=True)),
+        "save_total_limit": (None, lambda v: v is None or check_integer("save_total_limit", v, 1)),
+    }
+    out = {}
+    for name, (default, check) in checks.items():
+        value = recipe.get(name, default)
+        try:
+            check(value)
+        except ValueError as exc:
+            raise ValueError(f"recipe {sources.get(name, path)}: {exc}") from None
+        out[name] = value
+    init = recipe.get("model_init_kwargs") or {}
+    dtype = str(init.get("dtype", init.get("torch_dtype", "float32")) if isinstance(init, dict) else "float32")
+    out["weight_bytes"] = DTYPE_BYTES.get(dtype.replace("torch.", ""), 4)
+    out["save_strategy"] = str(recipe.get("save_strategy", "steps"))
+    out["save_optimizer_state"] = str(recipe.get("save_optimizer_state", "all"))
+    out["model"] = recipe.get("model")
+    return out
+
+
 def arm_row(arm: Arm, **estimate_options: Any) -> dict[str, Any]:
     """One index row: the arm, its recipe and command, resolved N / gamma / lengths, and the cost estimate."""
-    from fgrpo_sim.llm.recipe import load_recipe
-
-    recipe = load_recipe(arm.recipe)
-    n = int(recipe.get("num_generations", 8))
-    length = int(recipe.get("max_completion_length", 8192))
-    params = MODEL_PARAMS_B.get(str(recipe.get("model")))
-    cost = (estimate_gpu_hours(params, n, length, epochs=float(recipe.get("num_train_epochs", 10)),
-                               with_reference=float(recipe.get("beta", 0.0)) != 0.0, **estimate_options)
+    values = _recipe_values(arm.recipe)
+    n, length, epochs = int(values["num_generations"]), int(values["max_completion_length"]), values["num_train_epochs"]
+    params = MODEL_PARAMS_B.get(str(values["model"]))
+    cost = (estimate_gpu_hours(params, n, length, epochs=float(epochs), with_reference=float(values["beta"]) != 0.0,
+                               **estimate_options)
             if params is not None else None)
-    gamma = float(recipe.get("focal_gamma", 0.0))
+    disk = None
+    if params is not None and values["save_strategy"] in ("epoch", "no"):
+        saved = int(-(-float(epochs) // 1)) if values["save_strategy"] == "epoch" else 0
+        disk = estimate_disk_gb(params, checkpoints=saved, weight_bytes=values["weight_bytes"],
+                                optimizer_state=values["save_optimizer_state"],
+                                save_total_limit=values["save_total_limit"])
+    gamma = float(values["focal_gamma"])
     what = arm.what.replace("picked gamma", f"gamma = {gamma:g} (picked)")
     return {
         "model": arm.model, "arm": arm.arm, "paper": arm.paper, "what": what,
@@ -129,5 +190,7 @@ def arm_row(arm: Arm, **estimate_options: Any) -> dict[str, Any]:
         "hardware": "16 x H100 80GB (paper); recipes written for 8 per node",
         "est_gpu_h": None if cost is None else round(cost["gpu_h"]),
         "est_wall_h_on_16": None if cost is None else round(cost["wall_h_on_16"], 1),
+        "disk_gb": None if disk is None else round(disk["run_gb"]),
+        "checkpoint_gb": None if disk is None else round(disk["checkpoint_gb"], 1),
         "has_run": "not on a GPU; CPU dry-run only (tests)",
     }

@@ -23,6 +23,16 @@ bit for bit, and no reward value can stop training: the rule then only feeds the
 
 The weight and mu_hat come from `fgrpo_sim.core`, the tail-miss monitor from `fgrpo_sim.theory`
 (nothing is re-implemented here).
+
+Resume is the same run. Stock TRL 1.16 seeds its `RepeatSampler` once, so epoch e's prompt order is the
+(e+1)-th permutation drawn from that generator; transformers 5 no longer replays the finished epochs on
+resume and the sampler has no `set_epoch`, so a run resumed at an epoch boundary re-draws epoch 1's
+order (it replays the first epoch's prompts) and a run resumed later in epoch 2+ draws the wrong one.
+`EpochRepeatSampler` re-derives the permutation from (seed, epoch) in `set_epoch`, giving the stock
+uninterrupted order, bit for bit, whatever epoch training starts in. TRL's micro-step counter `_step`
+and its buffered generation batch (`steps_per_generation` > gradient_accumulation_steps) are not in a
+checkpoint either: `_save_checkpoint` writes them to `fgrpo_resume_<rank>.pt` and `train` restores
+them, so a checkpoint taken in the middle of a generation batch resumes with the same completions.
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ from typing import Any
 import torch
 import trl
 from trl import GRPOTrainer
+from trl.trainer.utils import RepeatSampler
 
 from fgrpo_sim.core import active_groups, focal_weight, group_success_rate
 from fgrpo_sim.llm.config import FocalGRPOConfig
@@ -159,6 +170,46 @@ def mean_tail_miss(mu_hat: list[float], num_generations: int, rho: float) -> flo
     return sum(table[min(max(round(m * num_generations), 0), num_generations)] for m in mu_hat) / len(mu_hat)
 
 
+class EpochRepeatSampler(RepeatSampler):
+    """TRL's RepeatSampler whose permutation is a function of (seed, epoch): epoch e uses the (e+1)-th
+    permutation of a generator seeded with `seed`, the order stock TRL gives an uninterrupted run."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = int(epoch)
+
+    def __iter__(self):
+        if self.shuffle and self.seed is not None:
+            self.generator.manual_seed(self.seed)
+            for _ in range(self.epoch):  # the draws stock TRL made for the earlier epochs
+                torch.randperm(self.num_samples, generator=self.generator)
+        return super().__iter__()
+
+
+#: Per-process file in a checkpoint holding TRL's micro-step counter and buffered generation batch.
+RESUME_FILE = "fgrpo_resume_{rank}.pt"
+#: What a checkpoint holds only for resuming (plain, FSDP and DeepSpeed layouts); the weights, config and
+#: tokenizer stay, so the folder remains loadable by `fgrpo llm eval`.
+RESUME_ONLY = ("optimizer.pt", "optimizer.bin", "optimizer_0", "scheduler.pt", "scaler.pt", "rng_state*.pth",
+               "fgrpo_resume_*.pt", "global_step*", "latest")
+
+
+def prune_resume_state(checkpoint: str | os.PathLike) -> list[str]:
+    """Remove a checkpoint's resume-only files (RESUME_ONLY); returns the names removed."""
+    import shutil
+    from pathlib import Path
+
+    removed = []
+    for pattern in RESUME_ONLY:
+        for path in sorted(Path(checkpoint).glob(pattern)):
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+            removed.append(path.name)
+    return removed
+
+
 class FocalGRPOTrainer(GRPOTrainer):
     """GRPOTrainer whose advantages are g(x) * A with g = (1 - mu_hat(x))^gamma (paper Sec. 4).
 
@@ -176,8 +227,73 @@ class FocalGRPOTrainer(GRPOTrainer):
             )
         self._focal_gathered_rewards: torch.Tensor | None = None
         super().__init__(model, reward_funcs, args, *rest, **kwargs)
+        if args.metrics_file:
+            from fgrpo_sim.llm.metrics_log import MetricsLog
+
+            self.add_callback(MetricsLog(os.path.join(args.output_dir, args.metrics_file)))
         self._focal_success_index = self._resolve_success_rule(args)
         self._focal_warned = False
+
+    def _get_train_sampler(self, dataset=None):
+        sampler = super()._get_train_sampler(dataset)
+        if type(sampler) is not RepeatSampler:  # a TRL that changed its sampler: keep it rather than guess
+            return sampler
+        return EpochRepeatSampler(
+            data_source=sampler.data_source, mini_repeat_count=sampler.mini_repeat_count,
+            batch_size=sampler.batch_size, repeat_count=sampler.repeat_count, shuffle=sampler.shuffle, seed=sampler.seed,
+        )
+
+    def _save_checkpoint(self, model, trial):
+        # Written before TRL's own files, so a checkpoint whose trainer_state.json exists (the mark of a
+        # finished save that resume looks for) always has it.
+        if not self.args.save_only_model:
+            from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+            folder = os.path.join(self._get_output_dir(trial=trial), f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}")
+            os.makedirs(folder, exist_ok=True)
+            state = {"step": self._step, "buffered_inputs": self._buffered_inputs}
+            torch.save(state, os.path.join(folder, RESUME_FILE.format(rank=self.accelerator.process_index)))
+        super()._save_checkpoint(model, trial)
+        if self.args.save_optimizer_state == "last" and self.args.should_save:
+            self._prune_older_checkpoints(self._get_output_dir(trial=trial))
+
+    def _prune_older_checkpoints(self, run_dir: str) -> None:
+        """Every checkpoint but the newest keeps only what evaluation needs (save_optimizer_state='last')."""
+        from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+        newest = f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
+        for entry in os.scandir(run_dir):
+            if entry.is_dir() and entry.name.startswith(f"{PREFIX_CHECKPOINT_DIR}-") and entry.name != newest:
+                prune_resume_state(entry.path)
+
+    def train(self, resume_from_checkpoint=None, *args, **kwargs):
+        checkpoint = resume_from_checkpoint
+        if isinstance(checkpoint, bool) and checkpoint:
+            from transformers.trainer_utils import get_last_checkpoint
+
+            checkpoint = get_last_checkpoint(self.args.output_dir)
+        if isinstance(checkpoint, (str, os.PathLike)):
+            self._restore_generation_state(str(checkpoint))
+        return super().train(resume_from_checkpoint, *args, **kwargs)
+
+    def _restore_generation_state(self, checkpoint: str) -> None:
+        """TRL's `_step` and buffered generation batch as they were when the checkpoint was saved."""
+        path = os.path.join(checkpoint, RESUME_FILE.format(rank=self.accelerator.process_index))
+        if os.path.isfile(path):
+            state = torch.load(path, map_location=self.accelerator.device, weights_only=False)
+            self._step, self._buffered_inputs = int(state["step"]), state["buffered_inputs"]
+            return
+        # A checkpoint from before this file existed: the counter follows from the step (one micro-batch
+        # per accumulation step); a buffer taken mid-generation is regenerated, so that batch differs.
+        import json
+
+        state_file = os.path.join(checkpoint, "trainer_state.json")
+        if not os.path.isfile(state_file):  # not a checkpoint: transformers' own resume reports it
+            return
+        with open(state_file, encoding="utf-8") as fh:
+            global_step = int(json.load(fh).get("global_step", 0))
+        self._step = global_step * self.args.gradient_accumulation_steps
+        self._buffered_inputs = None
 
     def _resolve_success_rule(self, args: FocalGRPOConfig) -> int | None:
         """Which reward function defines success, checked before training starts.
