@@ -57,33 +57,61 @@ PAPER = {
     "trainer.n_gpus_per_node": 8,
     "algorithm.focal_reward_correct": 1.0,
     "algorithm.focal_reward_wrong": 0.0,
+    "trainer.save_freq": "epoch",  # the launcher turns it into rows // 256 (test_save_freq_is_one_epoch_of_the_data)
+    "actor_rollout_ref.actor.optim.optimizer_impl": "fgrpo_sim.verl.optim",  # no decay on biases / norms, as TRL
+    "actor_rollout_ref.actor.optim.optimizer": "AdamW",
+    "algorithm.rollout_correction.rollout_is": None,  # no IS correction, as the TRL recipes
 }
 LOSS = {  # (loss_mode, clip_ratio_low, clip_ratio_high), paper App. B
     "grpo": ("vanilla", 0.2, 0.2), "dapo": ("vanilla", 0.2, 0.28), "cispo": ("cispo", 1.0, 5.0),
 }
-# script -> (adv_estimator, gamma, loss, N); gammas are the paper's picks for Qwen2.5-7B (Sec. 5.3)
+# Table 3 controls at N = 8 (recipes/qwen2.5-7b/*.yaml hold the TRL side; test_verl_trl_alignment.py compares)
+CONTROLS = {
+    "grpo-low-lr.sh": {"actor_rollout_ref.actor.optim.lr": 6.8e-7},
+    "grpo-entropy-1e-3.sh": {"actor_rollout_ref.actor.entropy_coeff": 1e-3},
+    "grpo-kl-1e-3.sh": {"actor_rollout_ref.actor.use_kl_loss": True, "actor_rollout_ref.actor.kl_loss_coef": 1e-3,
+                        "actor_rollout_ref.actor.kl_loss_type": "low_var_kl"},
+    "ds-grpo.sh": {"algorithm.ds_gamma_correct": 1e-3, "algorithm.ds_gamma_incorrect": 0.0,
+                   "algorithm.ds_logprob": "sum"},
+}
+# script (+ its arguments) -> (adv_estimator, gamma, loss, N); gammas are the paper's picks for Qwen2.5-7B (Sec. 5.3)
 RUNS = {
     "grpo.sh": ("grpo", 0.0, "grpo", 8), "f-grpo.sh": ("focal_grpo", 0.5, "grpo", 8),
     "dapo.sh": ("grpo", 0.0, "dapo", 8), "f-dapo.sh": ("focal_grpo", 0.5, "dapo", 8),
     "cispo.sh": ("grpo", 0.0, "cispo", 8), "f-cispo.sh": ("focal_grpo", 1.0, "cispo", 8),
-    **{f"group-size/grpo-n{n}.sh": ("grpo", 0.0, "grpo", n) for n in (2, 4, 8, 16, 32)},
+    "grpo-low-lr.sh": ("grpo", 0.0, "grpo", 8), "grpo-entropy-1e-3.sh": ("grpo", 0.0, "grpo", 8),
+    "grpo-kl-1e-3.sh": ("grpo", 0.0, "grpo", 8), "ds-grpo.sh": ("ds_grpo", 0.0, "grpo", 8),
+    **{f"group-size.sh {n}": ("grpo", 0.0, "grpo", n) for n in (2, 4, 8, 16, 32)},
 }
 
 
 def test_every_launch_script_is_listed():
-    scripts = {str(p.relative_to(RECIPES)) for p in RECIPES.rglob("*.sh")} - {"common.sh", "prepare-data.sh"}
-    assert scripts == set(RUNS)
+    scripts = {str(p.relative_to(RECIPES)) for p in RECIPES.rglob("*.sh")} - {"common.sh", "prepare-data.sh", "python.sh"}
+    assert scripts == {run.split()[0] for run in RUNS}
+
+
+def write_stub(tmp_path: Path) -> tuple[Path, Path]:
+    """A stand-in interpreter that records the launcher's argv (and passes python.sh's import check)."""
+    out = tmp_path / "argv.json"
+    stub = tmp_path / "python"
+    stub.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                    f"if sys.argv[1:3] == ['-m', 'fgrpo_sim.verl.main_ppo']: json.dump(sys.argv[1:], open({str(out)!r}, 'w'))\n")
+    stub.chmod(0o755)
+    return stub, out
+
+
+def clean_env(**extra) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MODEL", "DATA_DIR", "NNODES", "GPUS_PER_NODE", "N", "SAVE_FREQ", "PYTHON")}
+    return {**env, **extra}
 
 
 def launcher_argv(script: str, tmp_path: Path) -> list[str]:
     """Run the script with a stub interpreter; return the Hydra overrides it hands the launcher."""
-    out = tmp_path / "argv.json"
-    stub = tmp_path / "python"
-    stub.write_text(f"#!{sys.executable}\nimport json, sys\njson.dump(sys.argv[1:], open({str(out)!r}, 'w'))\n")
-    stub.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if k not in ("MODEL", "DATA_DIR", "NNODES", "GPUS_PER_NODE", "N")}
-    subprocess.run(["bash", str(RECIPES / script), "trainer.logger=[console]"], check=True,
-                   env={**env, "PYTHON": str(stub)}, cwd=tmp_path)
+    stub, out = write_stub(tmp_path)
+    name, *args = script.split()
+    subprocess.run(["bash", str(RECIPES / name), *args, "trainer.logger=[console]"], check=True,
+                   env=clean_env(PYTHON=str(stub)), cwd=tmp_path)
     argv = json.loads(out.read_text())
     assert argv[:2] == ["-m", "fgrpo_sim.verl.main_ppo"]
     return argv[2:]
@@ -93,7 +121,7 @@ def launcher_argv(script: str, tmp_path: Path) -> list[str]:
 def test_script_composes_the_papers_config(script, tmp_path):
     cfg = compose_config(launcher_argv(script, tmp_path))
     estimator, gamma, loss, n = RUNS[script]
-    expected = {**PAPER, "algorithm.adv_estimator": estimator, "algorithm.focal_gamma": gamma,
+    expected = {**PAPER, **CONTROLS.get(script, {}), "algorithm.adv_estimator": estimator, "algorithm.focal_gamma": gamma,
                 "actor_rollout_ref.rollout.n": n,
                 "actor_rollout_ref.actor.policy_loss.loss_mode": LOSS[loss][0],
                 "actor_rollout_ref.actor.clip_ratio_low": LOSS[loss][1],
@@ -102,12 +130,15 @@ def test_script_composes_the_papers_config(script, tmp_path):
     got = {k: list(v) if OmegaConf.is_list(v) else v for k, v in got.items()}
     assert got == expected
     assert cfg.data.train_files == "data/verl/train.parquet"
-    # verl's own checks (batch divisibility over 16 GPUs etc.); no KL, so no reference model; no critic
+    # verl's own checks (batch divisibility over 16 GPUs etc.); a reference model for the KL control only; no critic
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import validate_config
 
-    assert not need_reference_policy(cfg) and not need_critic(cfg)
-    validate_config(config=cfg, use_reference_policy=False, use_critic=False)
+    from fgrpo_sim.verl.checks import check_launch
+
+    check_launch(cfg)
+    assert need_reference_policy(cfg) == (script == "grpo-kl-1e-3.sh") and not need_critic(cfg)
+    validate_config(config=cfg, use_reference_policy=need_reference_policy(cfg), use_critic=False)
 
 
 def test_launcher_cfg_job_composes_without_starting_ray(tmp_path):

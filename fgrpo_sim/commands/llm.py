@@ -301,3 +301,4 @@ def _register_recipes() -> None:
 
 _register_recipes()
 __import__("fgrpo_sim.commands.llm_rehearse", fromlist=["register"]).register(app)  # `fgrpo llm rehearse`
+__import__("fgrpo_sim.commands.llm_export", fromlist=["register"]).register(app)  # `fgrpo llm export-verl`

@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from fgrpo_sim.verl import FOCAL_ESTIMATORS
 
 #: Defaults of the focal settings; the launcher's config (config/focal_ppo_trainer.yaml) uses the same.
 DEFAULTS = {"focal_gamma": 0.0, "focal_reward_correct": 1.0, "focal_reward_wrong": 0.0, "focal_monitor_rho": 0.05}
@@ -40,7 +39,7 @@ MU_HAT_BINS = (("0", 0.0, 0.0), ("0-0.25", 0.0, 0.25), ("0.25-0.5", 0.25, 0.5), 
 _latest_metrics: dict[str, float] = {}
 
 
-def _setting(config: Any, key: str, default: Any) -> Any:
+def algo_setting(config: Any, key: str, default: Any) -> Any:
     """config.key for a DictConfig, a dict or verl's AlgoConfig dataclass; default when absent or None."""
     if config is None:
         return default
@@ -54,10 +53,10 @@ def focal_settings(config: Any) -> dict[str, float]:
 
     # gamma has no silent default: a config that lost the key (e.g. converted to verl's AlgoConfig
     # dataclass, which has no such field) would otherwise quietly train plain GRPO.
-    if _setting(config, "focal_gamma", None) is None:
+    if algo_setting(config, "focal_gamma", None) is None:
         raise ValueError("algorithm.focal_gamma is missing from the algorithm config: launch with "
                          "`python -m fgrpo_sim.verl.main_ppo` (its config has it) or add +algorithm.focal_gamma=...")
-    out = {key: _setting(config, key, default) for key, default in DEFAULTS.items()}
+    out = {key: algo_setting(config, key, default) for key, default in DEFAULTS.items()}
     check_range("algorithm.focal_gamma", out["focal_gamma"], 0.0)
     check_range("algorithm.focal_monitor_rho", out["focal_monitor_rho"], 0.0, 1.0)
     check_range("algorithm.focal_reward_correct", out["focal_reward_correct"])
@@ -65,7 +64,7 @@ def focal_settings(config: Any) -> dict[str, float]:
     if float(out["focal_reward_correct"]) == float(out["focal_reward_wrong"]):
         raise ValueError("algorithm.focal_reward_correct must differ from algorithm.focal_reward_wrong, "
                          f"both are {float(out['focal_reward_correct']):g}")
-    if bool(_setting(config, "use_kl_in_reward", False)):
+    if bool(algo_setting(config, "use_kl_in_reward", False)):
         raise ValueError("focal estimators need outcome rewards to compute mu_hat, but "
                          "algorithm.use_kl_in_reward=True adds the KL penalty to token_level_rewards; "
                          "set it to False (the paper uses no KL) or use actor.use_kl_loss instead")
@@ -177,7 +176,7 @@ def compute_focal_grpo_outcome_advantage(
     variants, it is read from the config (default True) unless given explicitly.
     """
     if norm_adv_by_std_in_grpo is None:
-        norm_adv_by_std_in_grpo = bool(_setting(config, "norm_adv_by_std_in_grpo", True))
+        norm_adv_by_std_in_grpo = bool(algo_setting(config, "norm_adv_by_std_in_grpo", True))
     return _weighted("grpo", token_level_rewards, response_mask, index, config,
                      {"epsilon": epsilon, "norm_adv_by_std_in_grpo": norm_adv_by_std_in_grpo})
 
@@ -194,25 +193,28 @@ def compute_focal_rloo_outcome_advantage(
     return _weighted("rloo", token_level_rewards, response_mask, index, config, {"epsilon": epsilon})
 
 
-_FUNCTIONS = {"focal_grpo": compute_focal_grpo_outcome_advantage, "focal_rloo": compute_focal_rloo_outcome_advantage}
+def _functions() -> dict[str, Any]:
+    from fgrpo_sim.verl.ds_grpo import compute_ds_grpo_outcome_advantage
+
+    return {"focal_grpo": compute_focal_grpo_outcome_advantage, "focal_rloo": compute_focal_rloo_outcome_advantage,
+            "ds_grpo": compute_ds_grpo_outcome_advantage}
 
 
 def register_focal_estimators() -> list[str]:
-    """Register the focal estimators with verl's registry (idempotent); returns their names.
+    """Register the focal estimators and ds_grpo with verl's registry (idempotent); returns their names.
 
     Call it in every process that computes advantages: the launcher does so inside verl's TaskRunner
     actor. A different function already registered under one of our names is an error, as in verl.
     """
     from verl.trainer.ppo.core_algos import ADV_ESTIMATOR_REGISTRY, register_adv_est
 
-    for name in FOCAL_ESTIMATORS:
-        fn = _FUNCTIONS[name]
+    for name, fn in _functions().items():
         existing = ADV_ESTIMATOR_REGISTRY.get(name)
         if existing is None:
             register_adv_est(name)(fn)
         elif getattr(existing, "__qualname__", None) != fn.__qualname__ or existing.__module__ != fn.__module__:
             raise ValueError(f"verl already has an advantage estimator named {name!r}: {existing!r}")
-    return list(FOCAL_ESTIMATORS)
+    return list(_functions())
 
 
 __all__ = [

@@ -8,12 +8,23 @@ The differences are inside verl's TaskRunner Ray actor, the process that compute
 - with a focal estimator, the trainer (verl's v1 trainer of the configured `trainer.v1.trainer_mode`,
   subclassed) moves the focal metrics into verl's metrics dict right after computing advantages.
 
-Hydra's own flags work: `--cfg job` prints the composed config and starts nothing (no Ray).
+Before Ray starts, the launcher checks the focal / DS-GRPO settings (`fgrpo_sim.verl.checks`: one line on
+stderr, exit 2) and turns `trainer.save_freq=epoch` into the steps of one epoch of `data.train_files`.
+
+`--help` prints the focal keys and the usual overrides; Hydra's own flags work: `--cfg job` prints the
+composed config (over 1,000 lines) and starts nothing (no Ray), `--hydra-help` is Hydra's help.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+
+if __name__ == "__main__" and any(arg in ("--help", "-h") for arg in sys.argv[1:]):
+    from fgrpo_sim.verl.launcher_help import short_help  # before verl's imports: help in a second, not 20
+
+    print(short_help())
+    sys.exit(0)
 
 import hydra
 import ray
@@ -21,7 +32,7 @@ from omegaconf import DictConfig
 from verl.trainer.main_ppo import TaskRunnerV1
 from verl.trainer.main_ppo_v0 import TaskRunner
 
-from fgrpo_sim.verl import FOCAL_ESTIMATORS
+from fgrpo_sim.verl import DS_ESTIMATORS, FOCAL_ESTIMATORS
 from fgrpo_sim.verl.estimators import pop_focal_metrics, register_focal_estimators
 
 CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "config")
@@ -48,7 +59,15 @@ def with_focal_metrics(trainer_cls: type) -> type:
 
 
 def install_focal_trainer(config: DictConfig) -> None:
-    """Swap the trainer verl will build for its focal-metrics subclass (this process only)."""
+    """Swap the trainer verl will build for its focal-metrics subclass (this process only).
+
+    With ds_grpo, verl's v1 advantage call is wrapped to hand the estimator the rollouts' old_log_probs.
+    """
+    if config.algorithm.adv_estimator in DS_ESTIMATORS:
+        from fgrpo_sim.verl.ds_grpo import install_old_log_probs_passing
+
+        install_old_log_probs_passing()
+        return
     if config.algorithm.adv_estimator not in FOCAL_ESTIMATORS:
         return
     from verl.trainer.ppo.v1 import trainer_base
@@ -108,7 +127,15 @@ def main(config: DictConfig) -> None:
     from verl.utils.config import validate_config
     from verl.utils.device import auto_set_device
 
+    from fgrpo_sim.verl.checks import check_launch, resolve_save_freq
+
     register_focal_estimators()  # the driver too, so driver-side checks know the names
+    try:
+        check_launch(config)
+        resolve_save_freq(config)
+    except ValueError as exc:  # before Ray and any model: one line, exit 2 (the project's CLI convention)
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     auto_set_device(config)
     validate_config(config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
     run_ppo(config, task_runner_class=FocalTaskRunnerV1 if config.trainer.use_v1 else FocalTaskRunner)

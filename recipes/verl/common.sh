@@ -6,15 +6,16 @@
 #
 # Environment knobs (defaults = the paper): MODEL, DATA_DIR (from `python -m fgrpo_sim.verl.prepare_data`),
 # NNODES x GPUS_PER_NODE = 2 x 8 (16 H100), N rollouts per prompt, SAVE_FREQ (steps between checkpoints;
-# the paper saves once per epoch: 39,202 prompts / 256 = 153 steps, verl drops the last partial batch),
-# PYTHON (the interpreter with fgrpo-sim[verl] installed).
+# default `epoch`: the launcher reads the row count of the train parquet and saves every rows // 256 steps,
+# verl dropping the last partial batch: 153 for the paper's 39,202 rows), PYTHON (the interpreter with
+# fgrpo-sim[verl]; default: the repository's .venv-verl, built by `make install-verl`).
 MODEL=${MODEL:-Qwen/Qwen2.5-7B}
 DATA_DIR=${DATA_DIR:-data/verl}
 NNODES=${NNODES:-2}
 GPUS_PER_NODE=${GPUS_PER_NODE:-8}
 N=${N:-8}
-SAVE_FREQ=${SAVE_FREQ:-153}
-PYTHON=${PYTHON:-python3}
+SAVE_FREQ=${SAVE_FREQ:-epoch}
+source "$(dirname "${BASH_SOURCE[0]}")/python.sh"
 
 PAPER_ARGS=(
   # data: DeepScaleR prepared by `fgrpo llm prepare-data` (prompts <= 1024 tokens), 256 prompts a step
@@ -25,7 +26,8 @@ PAPER_ARGS=(
   data.max_response_length=8192
   data.filter_overlong_prompts=True
   data.truncation=error
-  # policy: FSDP2, AdamW(0.9, 0.999), wd 0.01, grad clip 1.0, lr 1e-6 constant after 15 warmup steps
+  # policy: FSDP2, AdamW(0.9, 0.999), wd 0.01, grad clip 1.0, lr 1e-6 constant after 15 warmup steps.
+  # fgrpo_sim.verl.optim.AdamW exempts biases and norm weights from weight decay, as the TRL recipes do.
   "actor_rollout_ref.model.path=${MODEL}"
   actor_rollout_ref.model.enable_gradient_checkpointing=True
   actor_rollout_ref.model.use_remove_padding=True
@@ -35,6 +37,8 @@ PAPER_ARGS=(
   actor_rollout_ref.actor.optim.lr_warmup_steps=15
   actor_rollout_ref.actor.optim.weight_decay=0.01
   "actor_rollout_ref.actor.optim.betas=[0.9,0.999]"
+  actor_rollout_ref.actor.optim.optimizer_impl=fgrpo_sim.verl.optim
+  actor_rollout_ref.actor.optim.optimizer=AdamW
   actor_rollout_ref.actor.optim.clip_grad=1.0
   # PPO: mini-batch 64 prompts (verl multiplies by n), 1 epoch over each batch, token-mean, no KL
   actor_rollout_ref.actor.ppo_mini_batch_size=64
@@ -43,6 +47,9 @@ PAPER_ARGS=(
   actor_rollout_ref.actor.use_kl_loss=False
   actor_rollout_ref.actor.entropy_coeff=0
   algorithm.use_kl_in_reward=False
+  # no rollout/training importance-sampling correction (verl's default, and the TRL recipes'
+  # vllm_importance_sampling_correction: false); a recipe choice, docs/verl.md "Same objective as TRL"
+  algorithm.rollout_correction.rollout_is=null
   # micro-batching by tokens (memory only; the update is the same): one 1024 + 8192 sequence fits twice
   actor_rollout_ref.actor.use_dynamic_bsz=True
   actor_rollout_ref.actor.ppo_max_token_len_per_gpu=18432

@@ -8,7 +8,7 @@ set -euo pipefail
 SOURCE=${1:-agentica-org/DeepScaleR-Preview-Dataset}
 OUT_DIR=${2:-data/verl}
 MODEL=${MODEL:-Qwen/Qwen2.5-7B}
-PYTHON=${PYTHON:-python3}
+source "$(dirname "${BASH_SOURCE[0]}")/python.sh"
 mkdir -p "${OUT_DIR}"
 "${PYTHON}" -m fgrpo_sim.cli llm prepare-data "${SOURCE}" --out "${OUT_DIR}/deepscaler.jsonl" --tokenizer "${MODEL}" ${PREPARE_ARGS:-}
 "${PYTHON}" -m fgrpo_sim.verl.prepare_data "${OUT_DIR}/deepscaler.jsonl" --out-dir "${OUT_DIR}"
