@@ -52,6 +52,11 @@ def test_inputs_prepare_as_expected_and_grade_through_the_real_loaders(tmp_path)
     assert grade("synlogic", synlogic[0], "<answer>even</answer>", synlogic_repo=repo)
     assert not grade("synlogic", synlogic[0], "<answer>odd</answer>", synlogic_repo=repo)
     assert not grade("synlogic", synlogic[0], "even", synlogic_repo=repo)
+    # a record in IFEval's public schema (key, prompt, instruction_id_list, null-padded kwargs) grades as loaded
+    from fgrpo_sim.llm.rehearsal_data import ifeval_rows
+
+    public = ifeval_rows()[0]
+    assert grade("ifeval", public, "hi there") and not grade("ifeval", public, "hi, there")
     ifeval = load_ood_benchmark("ifeval", paths["ifeval"])
     assert [r["problem_id"] for r in ifeval] == ["1001", "1002", "1003", "1004"]
     assert grade("ifeval", ifeval[0], "hi there") and not grade("ifeval", ifeval[0], "hi, there")
