@@ -284,14 +284,18 @@ class Rehearsal:
 
     # ------------------------------------------------------------------ 5. report
     def _manifest(self, path: Path, comparisons: list[tuple[str, list[tuple[str, str, str | None]]]]) -> Path:
-        """comparisons: (name, [(run, role, paper_row)]) -> a report manifest CSV with every checkpoint x benchmark."""
-        rows = []
+        """comparisons: (name, [(run, role, paper_row)]) -> a report manifest CSV with every checkpoint x benchmark.
+        A run in a second comparison is labelled with that comparison's baseline, so its table rows tell apart."""
+        rows, seen = [], set()
         for comparison, members in comparisons:
+            baseline = RUNS[members[0][0]][1]
             for run, role, paper_row in members:
+                label = RUNS[run][1] if run not in seen else f"{RUNS[run][1]} (vs {baseline})"
+                seen.add(run)
                 for epoch, ckpt in enumerate(self.checkpoints[run], start=1):
                     step = int(ckpt.name.split("-")[1])
                     for bench in BENCHMARKS:
-                        rows.append({"comparison": comparison, "role": role, "method": RUNS[run][1], "run": run,
+                        rows.append({"comparison": comparison, "role": role, "method": label, "run": run,
                                      "epoch": epoch, "step": step, "compute": step, "benchmark": bench,
                                      "file": os.path.relpath(self.evals[(str(ckpt), bench)], path.parent),
                                      "dnll_rare": f"{self.dnll[str(ckpt)]:.6f}", "paper_row": paper_row or ""})
