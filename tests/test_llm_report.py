@@ -9,7 +9,7 @@ from math import comb
 
 import pytest
 
-from fgrpo_sim.llm.report import build_report, load_checkpoints, load_paper_results, select_checkpoints
+from fgrpo_sim.llm.report import PAPER_CSV, build_report, load_checkpoints, load_paper_results, select_checkpoints
 
 N = 16  # samples per problem in every synthetic file
 K = 4
@@ -121,6 +121,17 @@ def test_paper_columns_per_benchmark_and_title(manifest, tmp_path):
     focal = next(line for line in md.splitlines() if line.startswith("| F-GRPO |"))
     assert "| 75.9 / 94.4 | 15.0 / 51.0 |" in low_lr  # Table 11, GRPO low-LR
     assert "| - | - | - | 38.6 / 70.3 | 19.2 / 63.3 |" in focal
+    # a CSV of the user's own, in paper_results.csv's format, with ids outside the shipped scheme: averages only
+    own = tmp_path / "own.csv"
+    own.write_text(PAPER_CSV.read_text().splitlines()[0] + "\nmine,1,m,GRPO,8,0,1.0,2.0,3.0,4.0,,own\n")
+    mine = tmp_path / "mine.csv"
+    mine.write_text(manifest.read_text().replace("table1:qwen2.5-7b:GRPO,", "mine,").replace(
+        "table1:qwen2.5-7b:F-GRPO,", ","))
+    report = build_report(mine, k=K, m=8, iterations=10, paper_csv=own)
+    grpo = next(line for line in report["markdown"].splitlines() if line.startswith("| GRPO |"))
+    assert "| - | - | - | 1.0 / 2.0 | 3.0 / 4.0 |" in grpo and report["curves"][0]["paper"] is None
+    with pytest.raises(ValueError, match="title must be one line"):
+        build_report(manifest, k=K, m=8, iterations=10, title="two\nlines")
 
 
 def test_report_errors_are_one_line(run_cli, manifest, tmp_path):

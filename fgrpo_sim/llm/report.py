@@ -258,23 +258,16 @@ def build_table(chosen: list[Checkpoint], k: int, marks: dict | None = None,
 
 def _paper_benchmarks(row_id: str | None) -> dict[str, tuple[float, float]]:
     """The shipped tables' per-benchmark numbers of a paper row; {} for ids outside their scheme (own CSVs)."""
-    from fgrpo_sim.paper_tables import per_benchmark
+    from fgrpo_sim.paper_tables import is_table_row_id, per_benchmark
 
-    if not row_id:
-        return {}
-    try:
-        return per_benchmark(row_id)
-    except ValueError as exc:
-        if "must look like" in str(exc):
-            return {}
-        raise
+    return per_benchmark(row_id) if row_id and is_table_row_id(row_id) else {}
 
 
 def passk_curves(chosen: list[Checkpoint], paper: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Per selected checkpoint: k -> average pass@k (%) over its math and OOD benchmarks, k = 1, 2, 4, ... <= the
     smallest n; with `paper`, the paper's curve of the same run (Tables 12-14) over the same benchmarks."""
     from fgrpo_sim.metrics import pass_at_k
-    from fgrpo_sim.paper_tables import curve_source, passk_curve
+    from fgrpo_sim.paper_tables import curve_source, is_table_row_id, passk_curve
 
     out = []
     for c in chosen:
@@ -286,11 +279,8 @@ def passk_curves(chosen: list[Checkpoint], paper: dict[str, dict[str, Any]] | No
             entry[kind] = {k: float(np.mean([100 * np.mean(pass_at_k(c.counts[b].n, c.counts[b].c, k)) for b in names]))
                            for k in ks} if names else {}
         source = None
-        if paper and c.paper_row and c.paper_row in paper:
-            try:
-                source = curve_source(c.paper_row)
-            except ValueError:  # a row id of the user's own CSV
-                source = None
+        if paper and c.paper_row and c.paper_row in paper and is_table_row_id(c.paper_row):
+            source = curve_source(c.paper_row)
         if source is not None:
             entry["paper"] = {"source": f"{source[0]} {source[1]} (paper Tables 12-14)",
                               **{kind: passk_curve(*source, [b for b in c.counts
@@ -331,6 +321,8 @@ def build_report(manifest: str | Path, *, k: int = 256, m: int = 256, iterations
     check_integer("k", k, 1)
     check_integer("m", m, 1)
     check_integer("iterations", iterations, 1)
+    if title is not None and ("\n" in title or "\r" in title):
+        raise ValueError("title must be one line (it heads table.md and a LaTeX comment)")
     if m < k:
         raise ValueError(f"m must be >= k = {k} (the test subsamples m of n samples to estimate pass@k), got {m}")
     checkpoints = load_checkpoints(manifest, k)

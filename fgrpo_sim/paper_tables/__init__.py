@@ -35,6 +35,12 @@ def read_table(name: str) -> tuple[dict[str, str], ...]:
         return tuple(csv.DictReader(fh))
 
 
+def is_table_row_id(row_id: str) -> bool:
+    """True for ids of the shipped scheme, TABLE:MODEL:LABEL (paper_results.csv); a user's own CSV may use others."""
+    parts = row_id.split(":")
+    return len(parts) == 3 and parts[1] in MODELS
+
+
 def _split_row_id(row_id: str) -> tuple[str, str, str]:
     parts = row_id.split(":")
     if len(parts) != 3 or parts[1] not in MODELS:
