@@ -10,7 +10,7 @@ VERL_VENV := .venv-verl
 VERL_EXTRAS := dev,llm,verl
 VERL_STAMP := $(VERL_VENV)/.installed
 
-.PHONY: install install-verl test figures notebooks clean
+.PHONY: install install-verl test rehearsal figures notebooks clean
 
 # uv installs the venvs when it is on PATH (about 5x faster here, benchmarks/RESULTS.md "Install times"), else pip;
 # `make UV=` forces pip. uv ignores pip.conf and PIP_*, so tools/uv_index_args.py hands it pip's package sources.
@@ -36,6 +36,11 @@ test: $(STAMP) $(VERL_STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -q tests --ignore-glob='tests/test_verl*'
 	$(VERL_VENV)/bin/python -c "import verl"
 	$(VERL_VENV)/bin/python -m pytest -n 2 --dist loadfile -q tests/test_verl*.py
+
+# The paper's LLM protocol in miniature on CPU (fgrpo llm rehearse, docs/llm.md): every stage, verl's in .venv-verl.
+rehearsal: $(STAMP) $(VERL_STAMP)
+	rm -rf build/rehearsal
+	$(BIN)/fgrpo llm rehearse --out build/rehearsal --verl-python $(VERL_VENV)/bin/python
 
 figures: $(STAMP)
 	$(BIN)/fgrpo figures --out figures

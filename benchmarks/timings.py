@@ -1,6 +1,7 @@
 """Wall time of the commands whose durations the README, the docs and `--help` quote.
 
     .venv/bin/python benchmarks/timings.py make-figures make-test    # one JSON line per command
+    .venv/bin/python benchmarks/timings.py rehearsal
     .venv/bin/python benchmarks/timings.py --list
 
 Every time quoted elsewhere points to the "Command times" table of benchmarks/RESULTS.md, and that
@@ -45,6 +46,9 @@ COMMANDS = {
                   lambda tmp: _fgrpo("figures", "fig2-full", "--out", f"{tmp}/figures", "--data-dir", f"{tmp}/data",
                                      "--no-progress")),
     "check": ("`fgrpo check` (65 Monte Carlo checks)", lambda tmp: _fgrpo("check")),
+    # `make rehearsal` without make's venv check: the verl stage runs when .venv-verl exists here
+    "rehearsal": ("`make rehearsal` (fgrpo llm rehearse, verl stage in .venv-verl; venvs installed)",
+                  lambda tmp: _fgrpo("llm", "rehearse", "--out", f"{tmp}/rehearsal")),
     "study": ("`fgrpo simulate categorical --study` (24 settings)",
               lambda tmp: _fgrpo("simulate", "categorical", "--study", "--out", f"{tmp}/study.parquet",
                                  "--no-progress")),

@@ -16,6 +16,7 @@ RECORDED_TIMES = {
     "maze-cpu": "20 min to hours",
     "check": "15-70 s",
     "fresh-make-test": "6-19 min",
+    "rehearsal": "1.3-6 min",
 }
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from fgrpo_sim.llm.grading import extract_choice, extract_choice_letter, grade, grade_detailed
 from fgrpo_sim.llm.ood_data import gpqa_record, load_ood_benchmark
+from fgrpo_sim.llm.rehearsal_data import STANDIN_FILES
 
 # ---------------------------------------------------------------- GPQA-Diamond
 
@@ -191,28 +192,9 @@ def test_ifeval_loader_rejects_unknown_instructions_and_keeps_kwargs(tmp_path):
 
 # ---------------------------------------------------------------- SynLogic (fake checkout, real layout)
 
+# SynLogic's base classes as the rehearsal's stand-in checkout writes them (one copy), plus two tasks of our own.
 FAKE_FILES = {
-    "base/data.py": """
-        class Data:
-            def __init__(self, question, answer, difficulty=1, metadata=None, **kwargs):
-                self.question, self.answer, self.difficulty, self.metadata = question, answer, difficulty, metadata
-
-            @classmethod
-            def from_json_dict(cls, json_dict):
-                return cls(**json_dict)
-    """,
-    "base/verifier.py": """
-        import re
-
-        class Verifier:
-            def verify(self, data, test_answer):
-                raise NotImplementedError
-
-            def extract_answer(self, test_solution):
-                text = test_solution.split("</think>")[-1]
-                match = re.search(r"<answer>(.*?)</answer>", text, re.DOTALL)
-                return match.group(1).strip() if match else ""
-    """,
+    **{name: STANDIN_FILES[name] for name in ("base/data.py", "base/verifier.py")},
     "games/tasks/game_of_24/scripts/game_of_24_verifier.py": """
         import re
         from base.verifier import Verifier

@@ -9,7 +9,7 @@ from math import comb
 
 import pytest
 
-from fgrpo_sim.llm.report import build_report, load_checkpoints, load_paper_results, select_checkpoints
+from fgrpo_sim.llm.report import PAPER_CSV, build_report, load_checkpoints, load_paper_results, select_checkpoints
 
 N = 16  # samples per problem in every synthetic file
 K = 4
@@ -88,8 +88,50 @@ def test_report_cli_writes_tables_and_figure(run_cli, manifest, tmp_path):
     result = run_cli("llm", "report", manifest, "--out-dir", out, "--k", str(K), "--m", "8", "--iterations", "500")
     assert result.exit_code == 0, result.stderr
     assert "| method | epoch | step | math500 | aime24 | gpqa_diamond |" in result.stdout
-    assert sorted(p.name for p in out.iterdir()) == ["pass1_vs_passk.png", "selection.json", "table.md", "table.tex"]
-    assert json.loads((out / "selection.json").read_text())["selected"][1]["step"] == 10
+    assert sorted(p.name for p in out.iterdir()) == ["pass1_vs_passk.png", "passk_curves.png", "selection.json",
+                                                     "table.md", "table.tex"]
+    selection = json.loads((out / "selection.json").read_text())
+    assert selection["selected"][1]["step"] == 10
+    # the curves: the selected checkpoints' own pass@k (k = 1, 2, 4, 8, 16 <= n) and the paper's Table 12 run
+    base_curve = selection["passk_curves"][0]
+    assert list(base_curve["math"]) == ["1", "2", "4", "8", "16"]
+    assert base_curve["math"]["4"] == pytest.approx((100 * _pass(8, K) + 100 * _pass(4, K) / 4) / 2)
+    # paper: Table 12, Qwen2.5-7B GRPO, mean of MATH500 and AIME24 (k = 1: 75.8 and 15.0; k = 256: 92.8, 37.7)
+    assert base_curve["paper"]["math"]["1"] == pytest.approx((75.8 + 15.0) / 2)
+    assert base_curve["paper"]["math"]["256"] == pytest.approx((92.8 + 37.7) / 2)
+    assert base_curve["paper"]["ood"]["1"] == pytest.approx(11.3)  # GPQA alone
+
+
+def test_paper_columns_per_benchmark_and_title(manifest, tmp_path):
+    report = build_report(manifest, k=K, m=8, iterations=10, title="Pipeline test, not a result")
+    md = report["markdown"]
+    assert md.startswith("## Pipeline test, not a result\n")
+    header = md.splitlines()[2]
+    assert "| paper math500 | paper aime24 | paper gpqa_diamond | paper math avg | paper OOD avg |" in header
+    # Table 1 per benchmark, Qwen2.5-7B: GRPO MATH500 75.8 / 92.8, AIME24 15.0 / 37.7, GPQA 11.3 / 45.4
+    grpo = next(line for line in md.splitlines() if line.startswith("| GRPO |"))
+    assert "| 75.8 / 92.8 | 15.0 / 37.7 | 11.3 / " in grpo
+    # a Table 3 row takes its benchmarks from Table 11; a Table 6 row has averages only
+    text = manifest.read_text().replace("table1:qwen2.5-7b:GRPO,", "table3:qwen2.5-7b:GRPO-lowLR,")
+    text = text.replace("table1:qwen2.5-7b:F-GRPO,", "table6:qwen2.5-7b:GRPO-g0.5,")
+    other = tmp_path / "other.csv"
+    other.write_text(text)
+    md = build_report(other, k=K, m=8, iterations=10)["markdown"]
+    low_lr = next(line for line in md.splitlines() if line.startswith("| GRPO |"))
+    focal = next(line for line in md.splitlines() if line.startswith("| F-GRPO |"))
+    assert "| 75.9 / 94.4 | 15.0 / 51.0 |" in low_lr  # Table 11, GRPO low-LR
+    assert "| - | - | - | 38.6 / 70.3 | 19.2 / 63.3 |" in focal
+    # a CSV of the user's own, in paper_results.csv's format, with ids outside the shipped scheme: averages only
+    own = tmp_path / "own.csv"
+    own.write_text(PAPER_CSV.read_text().splitlines()[0] + "\nmine,1,m,GRPO,8,0,1.0,2.0,3.0,4.0,,own\n")
+    mine = tmp_path / "mine.csv"
+    mine.write_text(manifest.read_text().replace("table1:qwen2.5-7b:GRPO,", "mine,").replace(
+        "table1:qwen2.5-7b:F-GRPO,", ","))
+    report = build_report(mine, k=K, m=8, iterations=10, paper_csv=own)
+    grpo = next(line for line in report["markdown"].splitlines() if line.startswith("| GRPO |"))
+    assert "| - | - | - | 1.0 / 2.0 | 3.0 / 4.0 |" in grpo and report["curves"][0]["paper"] is None
+    with pytest.raises(ValueError, match="title must be one line"):
+        build_report(manifest, k=K, m=8, iterations=10, title="two\nlines")
 
 
 def test_report_errors_are_one_line(run_cli, manifest, tmp_path):

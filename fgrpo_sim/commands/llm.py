@@ -270,8 +270,8 @@ def dnll_rare_command(
              help=(
     "Read a manifest of eval outputs (runs x checkpoints x benchmarks), select per comparison the baseline "
     "checkpoint with the best average math pass@1 and each focal run's best checkpoint at equal or lower compute "
-    "(paper App. L.4), and write table.md, table.tex, selection.json and pass1_vs_passk.png (Fig 1b/1c style) to "
-    "--out-dir. Significant per-benchmark differences (paired subsampling test, App. Q) are marked '*'. Manifest "
+    "(paper App. L.4), and write table.md, table.tex, selection.json, pass1_vs_passk.png and passk_curves.png "
+    "(Fig 1b/1c style, the paper's Tables 12-14 curves dashed) to --out-dir. Significant per-benchmark differences (paired subsampling test, App. Q) are marked '*'. Manifest "
     "columns and an example: docs/evaluation.md."
 ))
 def report_command(
@@ -287,7 +287,8 @@ def report_command(
                                              "Default: the CSV shipped in fgrpo_sim/llm/paper_results.csv."),
     no_paper: bool = typer.Option(False, "--no-paper", help="Leave out the paper columns. Default: shown when "
                                   "the manifest has paper_row values."),
-    no_figure: bool = typer.Option(False, "--no-figure", help="Skip the PNG. Default: written."),
+    no_figure: bool = typer.Option(False, "--no-figure", help="Skip the PNGs. Default: written."),
+    title: Optional[str] = typer.Option(None, "--title", help="Title line of table.md and table.tex. Default: none."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the significance-test progress bar. "
                                      "Default: shown on stderr."),
 ) -> None:
@@ -296,7 +297,8 @@ def report_command(
 
     check_writable_dir(out_dir, "--out-dir")
     report = build_report(manifest, k=k, m=m, iterations=iterations, seed=seed,
-                          paper_csv=None if no_paper else (paper_csv or PAPER_CSV), progress=not no_progress)
+                          paper_csv=None if no_paper else (paper_csv or PAPER_CSV), progress=not no_progress,
+                          title=title)
     written = write_report(report, out_dir, figure=not no_figure)
     print(report["markdown"], end="")
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
@@ -310,4 +312,5 @@ def _register_recipes() -> None:
 
 
 _register_recipes()
+__import__("fgrpo_sim.commands.llm_rehearse", fromlist=["register"]).register(app)  # `fgrpo llm rehearse`
 __import__("fgrpo_sim.commands.llm_export", fromlist=["register"]).register(app)  # `fgrpo llm export-verl`

@@ -45,3 +45,34 @@ def draw_pass1_vs_passk(points: list[dict], k: int = 256):
     if k == 256 and any(p.get("paper") for p in points):
         axes[1].text(0.02, 0.02, "hollow: paper", transform=axes[1].transAxes, fontsize=8)
     return fig
+
+
+def draw_passk_curves(curves: list[dict]):
+    """Fig 1b/1c style: average pass@k against k (log2 axis), math and OOD panels, one line per selected run.
+
+    `curves` as `fgrpo_sim.llm.report.passk_curves` returns them: {"label", "comparison", "role",
+    "math": {k: pass@k %}, "ood": {...}, "paper": None | {"source", "math": {k: %}, "ood": {...}}}.
+    The paper's curves (Tables 12-14, k up to 256) are dashed reference lines in the run's colour.
+    """
+    fig, axes = new_figure(1, 2, width=4.2, height=3.6)
+    styles = {"baseline": "o", "focal": "*"}
+    for ax, key, title in ((axes[0], "math", "Math average"), (axes[1], "ood", "OOD average")):
+        any_paper = False
+        for i, c in enumerate(curves):
+            colour = f"C{i % 10}"
+            points = sorted((int(k), v) for k, v in (c.get(key) or {}).items())
+            if points:
+                ax.plot([k for k, _ in points], [v for _, v in points], color=colour, marker=styles.get(c["role"], "o"),
+                        markersize=4, label=c["label"])
+            ref = sorted((int(k), v) for k, v in ((c.get("paper") or {}).get(key) or {}).items())
+            if ref:
+                any_paper = True
+                ax.plot([k for k, _ in ref], [v for _, v in ref], color=colour, linestyle="--", linewidth=1,
+                        alpha=0.8, label=f"{c['label']} (paper)")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("k")
+        ax.set_ylabel("pass@k (%)")
+        ax.set_title(title + (" (dashed: paper)" if any_paper else ""))
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    return fig

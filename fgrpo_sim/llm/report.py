@@ -11,7 +11,9 @@ Input: a manifest (CSV, or JSON lines with the same keys), one row per eval file
     benchmark   math500, aime24, aime25, amc23, minerva, olympiadbench, gpqa_diamond, ifeval, synlogic, ...
     file        the `fgrpo llm eval` output (or any file `fgrpo passk` reads), relative to the manifest
     dnll_rare   optional: the run's dNLL_rare (`fgrpo llm dnll-rare`), shown in its own column
-    paper_row   optional: a row_id of the paper's numbers (PAPER_CSV) for the "paper" columns
+    paper_row   optional: a row_id of the paper's numbers (PAPER_CSV) for the "paper" columns: its averages,
+                and per benchmark the shipped tables' pass@1 / pass@256 (`fgrpo_sim.paper_tables`: Table 1 for
+                table1 rows, Table 10 for table2, Table 11 for table3; Table 6 has averages only)
 
 Selection (App. L.4): the baseline run's checkpoint with the highest average math pass@1 (ties: less
 compute); each focal run's checkpoint with the highest average math pass@1 among its checkpoints whose
@@ -248,7 +250,9 @@ def build_table(chosen: list[Checkpoint], k: int, marks: dict | None = None,
     with_dnll = any(c.dnll_rare is not None for c in chosen)
     with_paper = any(c.paper_row for c in chosen)
     header += ["dNLL_rare"] if with_dnll else []
-    header += ["paper math avg", "paper OOD avg"] + (["paper dNLL_rare"] if with_dnll else []) if with_paper else []
+    if with_paper:
+        header += [f"paper {b}" for b in benches] + ["paper math avg", "paper OOD avg"]
+        header += ["paper dNLL_rare"] if with_dnll else []
     rows = []
     for c in chosen:
         cells = [c.method, str(c.epoch), str(c.step)]
@@ -264,6 +268,8 @@ def build_table(chosen: list[Checkpoint], k: int, marks: dict | None = None,
             ref = paper.get(c.paper_row or "", {})
             if c.paper_row and not ref:
                 raise ValueError(f"paper_row {c.paper_row!r} is not in the paper CSV")
+            per_bench = _paper_benchmarks(c.paper_row)
+            cells += [" / ".join(_fmt(v) for v in per_bench[b]) if b in per_bench else "-" for b in benches]
             cells += [f"{_fmt(ref.get('math_pass1'))} / {_fmt(ref.get('math_pass256'))}",
                       f"{_fmt(ref.get('ood_pass1'))} / {_fmt(ref.get('ood_pass256'))}"]
             if with_dnll:
@@ -272,19 +278,54 @@ def build_table(chosen: list[Checkpoint], k: int, marks: dict | None = None,
     return header, rows
 
 
-def to_markdown(header: list[str], rows: list[list[str]], k: int) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+def _paper_benchmarks(row_id: str | None) -> dict[str, tuple[float, float]]:
+    """The shipped tables' per-benchmark numbers of a paper row; {} for ids outside their scheme (own CSVs)."""
+    from fgrpo_sim.paper_tables import is_table_row_id, per_benchmark
+
+    return per_benchmark(row_id) if row_id and is_table_row_id(row_id) else {}
+
+
+def passk_curves(chosen: list[Checkpoint], paper: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Per selected checkpoint: k -> average pass@k (%) over its math and OOD benchmarks, k = 1, 2, 4, ... <= the
+    smallest n; with `paper`, the paper's curve of the same run (Tables 12-14) over the same benchmarks."""
+    from fgrpo_sim.metrics import pass_at_k
+    from fgrpo_sim.paper_tables import curve_source, is_table_row_id, passk_curve
+
+    out = []
+    for c in chosen:
+        entry: dict[str, Any] = {"label": c.method, "comparison": c.comparison, "role": c.role, "paper": None}
+        n_min = min(int(counts.n.min()) for counts in c.counts.values())
+        ks = [2 ** i for i in range(n_min.bit_length()) if 2 ** i <= n_min]
+        for kind in ("math", "ood"):
+            names = [b for b in c.counts if (b in OOD_BENCHMARKS) == (kind == "ood")]
+            entry[kind] = {k: float(np.mean([100 * np.mean(pass_at_k(c.counts[b].n, c.counts[b].c, k)) for b in names]))
+                           for k in ks} if names else {}
+        source = None
+        if paper and c.paper_row and c.paper_row in paper and is_table_row_id(c.paper_row):
+            source = curve_source(c.paper_row)
+        if source is not None:
+            entry["paper"] = {"source": f"{source[0]} {source[1]} (paper Tables 12-14)",
+                              **{kind: passk_curve(*source, [b for b in c.counts
+                                                             if (b in OOD_BENCHMARKS) == (kind == "ood")])
+                                 for kind in ("math", "ood")}}
+        out.append(entry)
+    return out
+
+
+def to_markdown(header: list[str], rows: list[list[str]], k: int, title: str | None = None) -> str:
+    lines = ([f"## {title}", ""] if title else []) + ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     note = (f"\nCells: pass@1 / pass@{k} in %. * = significant difference from the comparison's baseline "
-            "(paired subsampling test, paper App. Q). Paper columns: pass@1 / pass@256 as printed in the paper.")
+            "(paired subsampling test, paper App. Q). Paper columns: pass@1 / pass@256 as printed in the paper "
+            "(per benchmark: Tables 1, 10, 11).")
     return "\n".join(lines) + "\n" + note + "\n"
 
 
-def to_latex(header: list[str], rows: list[list[str]], k: int) -> str:
+def to_latex(header: list[str], rows: list[list[str]], k: int, title: str | None = None) -> str:
     def esc(text: str) -> str:
         return text.replace("_", r"\_").replace("%", r"\%").replace("*", r"$^{*}$")
 
-    lines = [r"\begin{tabular}{l" + "c" * (len(header) - 1) + "}", r"\toprule",
+    lines = ([f"% {title}"] if title else []) + [r"\begin{tabular}{l" + "c" * (len(header) - 1) + "}", r"\toprule",
              " & ".join(esc(h) for h in header) + r" \\", r"\midrule"]
     lines += [" & ".join(esc(c) for c in r) + r" \\" for r in rows]
     lines += [r"\bottomrule", r"\end{tabular}",
@@ -294,13 +335,16 @@ def to_latex(header: list[str], rows: list[list[str]], k: int) -> str:
 
 
 def build_report(manifest: str | Path, *, k: int = 256, m: int = 256, iterations: int = 50_000, seed: int = 0,
-                 paper_csv: str | Path | None = PAPER_CSV, progress: bool = False) -> dict[str, Any]:
-    """Everything `fgrpo llm report` writes: selection, markdown and LaTeX tables, figure points."""
+                 paper_csv: str | Path | None = PAPER_CSV, progress: bool = False, title: str | None = None
+                 ) -> dict[str, Any]:
+    """Everything `fgrpo llm report` writes: selection, markdown and LaTeX tables (under `title`), figure data."""
     from fgrpo_sim.validation import check_integer
 
     check_integer("k", k, 1)
     check_integer("m", m, 1)
     check_integer("iterations", iterations, 1)
+    if title is not None and ("\n" in title or "\r" in title):
+        raise ValueError("title must be one line (it heads table.md and a LaTeX comment)")
     if m < k:
         raise ValueError(f"m must be >= k = {k} (the test subsamples m of n samples to estimate pass@k), got {m}")
     checkpoints = load_checkpoints(manifest, k)
@@ -313,11 +357,13 @@ def build_report(manifest: str | Path, *, k: int = 256, m: int = 256, iterations
                "paper": paper.get(c.paper_row or "")} for c in chosen]
     return {"k": k, "selected": [c.summary() for c in chosen], "all_checkpoints": [c.summary() for c in checkpoints],
             "significant": {f"{run}/{bench}": list(v) for (run, bench), v in marks.items()},
-            "markdown": to_markdown(header, rows, k), "latex": to_latex(header, rows, k), "points": points}
+            "markdown": to_markdown(header, rows, k, title), "latex": to_latex(header, rows, k, title),
+            "points": points, "curves": passk_curves(chosen, paper), "title": title}
 
 
 def write_report(report: dict[str, Any], out_dir: str | Path, *, figure: bool = True) -> list[Path]:
-    """table.md, table.tex, selection.json and (with figure) pass1_vs_passk.png under out_dir, atomically."""
+    """table.md, table.tex, selection.json and (with figure) pass1_vs_passk.png and passk_curves.png under
+    out_dir, atomically."""
     from fgrpo_sim.atomic_io import write_text_atomic
 
     out = Path(out_dir)
@@ -327,14 +373,21 @@ def write_report(report: dict[str, Any], out_dir: str | Path, *, figure: bool = 
         write_text_atomic(out / name, text)
         written.append(out / name)
     data = {key: report[key] for key in ("k", "selected", "all_checkpoints", "significant")}
+    if report.get("curves"):
+        data["passk_curves"] = report["curves"]
     write_text_atomic(out / "selection.json", json.dumps(data, indent=2) + "\n")
     written.append(out / "selection.json")
     if figure:
         from fgrpo_sim.atomic_io import atomic_path
-        from fgrpo_sim.figures.evaluation import draw_pass1_vs_passk
+        from fgrpo_sim.figures.evaluation import draw_pass1_vs_passk, draw_passk_curves
 
-        fig = draw_pass1_vs_passk(report["points"], k=report["k"])
-        with atomic_path(out / "pass1_vs_passk.png") as tmp:
-            fig.savefig(tmp, format="png", dpi=150)
-        written.append(out / "pass1_vs_passk.png")
+        figures = {"pass1_vs_passk.png": draw_pass1_vs_passk(report["points"], k=report["k"])}
+        if report.get("curves"):
+            figures["passk_curves.png"] = draw_passk_curves(report["curves"])
+        for name, fig in figures.items():
+            if report.get("title"):
+                fig.suptitle(report["title"], fontsize=9)
+            with atomic_path(out / name) as tmp:
+                fig.savefig(tmp, format="png", dpi=150)
+            written.append(out / name)
     return written

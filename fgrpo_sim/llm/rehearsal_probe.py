@@ -1,0 +1,43 @@
+"""`python -m fgrpo_sim.llm.rehearsal_probe LOG ARGS...`: run `fgrpo ARGS...` and log each generation batch.
+
+The rehearsal trains through this wrapper so that it can compare the prompt order of a resumed run with an
+uninterrupted one: before handing ARGS to the real CLI, it wraps `FocalGRPOTrainer._generate_and_score_completions`
+to append one JSON line per call to LOG, {"step": global step, "problem_ids": [...]}, flushed before the
+batch is generated (a SIGKILL loses no line). Nothing else changes: same command, same code, same arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+def install(log: str) -> None:
+    from fgrpo_sim.llm.trainer import FocalGRPOTrainer
+
+    original = FocalGRPOTrainer._generate_and_score_completions
+
+    def logged(self, inputs):
+        line = {"step": int(self.state.global_step), "problem_ids": [str(x.get("problem_id")) for x in inputs]}
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        return original(self, inputs)
+
+    FocalGRPOTrainer._generate_and_score_completions = logged
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) < 2:
+        sys.exit("usage: python -m fgrpo_sim.llm.rehearsal_probe LOG FGRPO_ARGS...")
+    install(argv[0])
+    from fgrpo_sim.cli import main as cli_main
+
+    cli_main(argv[1:])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,183 @@
+"""`fgrpo llm rehearse` in parts (the whole of it runs as `make rehearsal`, its own CI step): tiny recipes shaped
+like the paper's, the inputs it writes, the resume comparison, and the report-vs-eval-files check."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from fgrpo_sim.llm.recipe import load_recipe
+from fgrpo_sim.llm.rehearsal import RECIPES, RUNS, RehearsalFailed, compare_resumed
+from fgrpo_sim.llm.rehearsal_checks import ReportMismatch, check_report
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("recipe", sorted(r[0] for r in RUNS.values()))
+def test_tiny_recipes_have_the_keys_of_their_qwen_counterparts(recipe):
+    tiny, qwen = load_recipe(RECIPES / recipe), load_recipe(ROOT / "recipes" / "qwen2.5-7b" / recipe)
+    assert set(tiny) == set(qwen), f"only tiny: {set(tiny) - set(qwen)}, only Qwen2.5-7B: {set(qwen) - set(tiny)}"
+    for key in ("method", "focal_gamma", "num_train_epochs", "save_strategy"):
+        assert (tiny[key] == qwen[key]) or key == "num_train_epochs", key
+    assert tiny["num_train_epochs"] >= 2 and tiny["save_strategy"] == "epoch"
+
+
+def test_low_lr_control_scales_like_the_papers():
+    from fgrpo_sim.theory import lr_multiplier
+
+    base = load_recipe(RECIPES / "grpo.yaml")["learning_rate"]
+    assert load_recipe(RECIPES / "grpo-low-lr.yaml")["learning_rate"] == pytest.approx(base * float(lr_multiplier(0.5)),
+                                                                                      rel=2e-3)
+
+
+def test_inputs_prepare_as_expected_and_grade_through_the_real_loaders(tmp_path):
+    from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
+    from fgrpo_sim.llm.data import prepare_deepscaler
+    from fgrpo_sim.llm.grading import grade
+    from fgrpo_sim.llm.ood_data import load_ood_benchmark
+    from fgrpo_sim.llm.rehearsal_data import MAX_PROMPT_TOKENS, PREPARE_EXPECTED, write_inputs
+    from fgrpo_sim.llm.tiny import build_char_tokenizer
+
+    paths = write_inputs(tmp_path)
+    rows, report = prepare_deepscaler(paths["deepscaler"], build_char_tokenizer(), max_prompt_tokens=MAX_PROMPT_TOKENS,
+                                      system_prompt=PAPER_SYSTEM_PROMPT)
+    assert {k: report.as_dict()[k] for k in PREPARE_EXPECTED} == PREPARE_EXPECTED
+    assert len(rows) == 16 and len(rows) % 4 == 0  # whole generation batches of batch_prompts = 4
+    # the stand-in SynLogic checkout is imported and called as the real one: task2verifier.verifier_classes
+    synlogic = load_ood_benchmark("synlogic", paths["synlogic"])
+    repo = str(paths["synlogic_repo"])
+    assert grade("synlogic", synlogic[0], "<answer>even</answer>", synlogic_repo=repo)
+    assert not grade("synlogic", synlogic[0], "<answer>odd</answer>", synlogic_repo=repo)
+    assert not grade("synlogic", synlogic[0], "even", synlogic_repo=repo)
+    # a record in IFEval's public schema (key, prompt, instruction_id_list, null-padded kwargs) grades as loaded
+    from fgrpo_sim.llm.rehearsal_data import ifeval_rows
+
+    public = ifeval_rows()[0]
+    assert grade("ifeval", public, "hi there") and not grade("ifeval", public, "hi, there")
+    ifeval = load_ood_benchmark("ifeval", paths["ifeval"])
+    assert [r["problem_id"] for r in ifeval] == ["1001", "1002", "1003", "1004"]
+    assert grade("ifeval", ifeval[0], "hi there") and not grade("ifeval", ifeval[0], "hi, there")
+    gpqa = load_ood_benchmark("gpqa_diamond", paths["gpqa_diamond"])
+    assert grade("gpqa_diamond", gpqa[0], f"Answer: {gpqa[0]['answer']}")
+
+
+def _logs(folder: Path, name: str, lines: list[dict]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.prompts.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+def _model(folder: Path, value: float) -> Path:
+    import torch
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    save_file({"w": torch.full((3,), value)}, str(folder / "model.safetensors"))
+    return folder
+
+
+def test_resume_comparison_fails_loudly_on_a_replayed_epoch_or_other_weights(tmp_path):
+    logs = tmp_path / "logs"
+    batches = [{"step": s, "problem_ids": [f"p{(s * 3 + i) % 16}" for i in range(4)]} for s in range(0, 16, 2)]
+    _logs(logs, "ref", batches)
+    _logs(logs, "run", batches[:5])  # killed during epoch 2 (a batch at step 8 was generated, then SIGKILL)
+    _logs(logs, "run.resumed", batches[4:])
+    ref, run = _model(tmp_path / "ref", 1.0), _model(tmp_path / "run", 1.0 + 1e-7)
+    assert compare_resumed(run, ref, logs, first=8) == (8, pytest.approx(1e-7, rel=0.2))
+    _logs(logs, "run.resumed", [{**b, "step": b["step"] + 8} for b in batches[:4]])  # epoch 1's order again
+    with pytest.raises(RehearsalFailed, match="RESUME IS NOT THE SAME RUN: generation batch 4 differs"):
+        compare_resumed(run, ref, logs, first=8)
+    _logs(logs, "run.resumed", batches)  # restarted from step 0 instead of resuming
+    with pytest.raises(RehearsalFailed, match="generation batch 4 differs: resumed step 0"):
+        compare_resumed(run, ref, logs, first=8)
+    _logs(logs, "run.resumed", [])
+    with pytest.raises(RehearsalFailed, match="generated nothing"):
+        compare_resumed(run, ref, logs, first=8)
+    _logs(logs, "run.resumed", batches[4:])
+    for folder, losses in ((ref, [0.5, 0.25]), (run, [0.5, 0.25])):
+        (folder / "metrics.jsonl").write_text("".join(json.dumps({"step": i + 1, "loss": x}) + "\n"
+                                                      for i, x in enumerate(losses)))
+    assert compare_resumed(run, ref, logs, first=8)[0] == 8
+    (run / "metrics.jsonl").write_text(json.dumps({"step": 1, "loss": 0.5}) + "\n" + json.dumps({"step": 2, "loss": 0.3}))
+    with pytest.raises(RehearsalFailed, match="metrics.jsonl steps/losses"):
+        compare_resumed(run, ref, logs, first=8)
+    (run / "metrics.jsonl").unlink()
+    (ref / "metrics.jsonl").unlink()
+    _model(run, 1.01)
+    with pytest.raises(RehearsalFailed, match="final parameters differ by up to 0.01"):
+        compare_resumed(run, ref, logs, first=8)
+
+
+def _eval_file(path: Path, correct: list[list[bool]]) -> str:
+    path.write_text("".join(json.dumps({"problem_id": f"q{p}", "sample_index": i, "correct": ok, "status": "x"}) + "\n"
+                            for p, samples in enumerate(correct) for i, ok in enumerate(samples)))
+    return path.name
+
+
+@pytest.fixture
+def report_dir(tmp_path, run_cli):
+    rows = []
+    pattern = {"grpo": [2, 5, 0], "f-grpo": [4, 1, 8]}  # correct samples of 16 per problem, shifted per step
+    for run, role in (("grpo", "baseline"), ("f-grpo", "focal")):
+        for step in (8, 16):
+            for bench in ("math500", "ifeval"):
+                counts = [(c + step // 8 + (bench == "ifeval")) % 17 for c in pattern[run]]
+                name = _eval_file(tmp_path / f"{run}-{step}-{bench}.jsonl", [[i < c for i in range(16)] for c in counts])
+                rows.append({"comparison": "c", "role": role, "method": run.upper(), "run": run, "epoch": step // 8,
+                             "step": step, "compute": step, "benchmark": bench, "file": name,
+                             "dnll_rare": 0.1234 * step, "paper_row": f"table1:qwen2.5-7b:{run.upper()}"})
+    manifest = tmp_path / "manifest.csv"
+    with open(manifest, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    out = tmp_path / "report"
+    result = run_cli("llm", "report", manifest, "--out-dir", out, "--k", "4", "--m", "8", "--iterations", "50",
+                     "--no-progress", "--title", "pipeline test")
+    assert result.exit_code == 0, result.stderr
+    return out, manifest
+
+
+def test_report_numbers_equal_the_eval_files(report_dir):
+    out, manifest = report_dir
+    # 4 checkpoints x (2 benchmarks + 2 averages) x (pass@1, pass@4); 2 selected x 2 curves x k = 1..16;
+    # 2 table rows x (2 benchmarks x 2 + 2 averages x 2 + dNLL)
+    assert check_report(out, manifest) == 4 * 8 + 2 * 2 * 5 + 2 * 9
+
+
+@pytest.mark.parametrize("target", ["table.md", "selection.json"])
+def test_report_check_catches_a_changed_number(report_dir, target):
+    out, manifest = report_dir
+    path = out / target
+    text = path.read_text()
+    if target == "table.md":
+        line = next(x for x in text.splitlines() if x.startswith("| GRPO |"))
+        cells = line.split(" | ")
+        cells[3] = "99.9 / 99.9"  # the first benchmark's cell
+        text = text.replace(line, " | ".join(cells))
+    else:
+        data = json.loads(text)
+        data["all_checkpoints"][0]["per_benchmark"]["math500"]["pass1"] += 0.01
+        text = json.dumps(data)
+    path.write_text(text)
+    with pytest.raises(ReportMismatch):
+        check_report(out, manifest)
+
+
+def test_rehearse_refuses_a_used_folder_in_one_line(run_cli, tmp_path):
+    (tmp_path / "old.txt").write_text("x")
+    result = run_cli("llm", "rehearse", "--out", tmp_path)
+    assert result.exit_code == 2 and "exists and is not an empty folder" in result.stderr
+    assert result.stderr.strip().count("\n") == 0
+    bad_jobs = run_cli("llm", "rehearse", "--out", tmp_path / "new", "--jobs", "0")
+    assert bad_jobs.exit_code == 2 and "--jobs" in bad_jobs.stderr and not (tmp_path / "new").exists()
+
+
+def test_make_rehearsal_is_a_ci_step_the_readme_names():
+    makefile = (ROOT / "Makefile").read_text()
+    assert "\nrehearsal: $(STAMP) $(VERL_STAMP)\n" in makefile and "llm rehearse --out" in makefile
+    assert "make rehearsal" in (ROOT / ".ci" / "run").read_text()
+    assert "make rehearsal" in (ROOT / "README.md").read_text()
+    assert (ROOT / "docs" / "llm.md").read_text().split("\n## ", 2)[1].lower().startswith("rehearse")
