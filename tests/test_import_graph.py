@@ -55,6 +55,9 @@ KNOWN_CIRCLES = {
 #: Upward imports that issue 23 item 3 removes (the report returns data, the command layer draws).
 KNOWN_UPWARD = {
     ("fgrpo_sim.llm.report", "fgrpo_sim.figures"),
+    # the rehearsal drives the real commands in-process; issue 23 item 3 moves its driver up to commands/
+    ("fgrpo_sim.llm.rehearsal", "fgrpo_sim.cli"),
+    ("fgrpo_sim.llm.rehearsal_probe", "fgrpo_sim.cli"),
 }
 
 
