@@ -27,7 +27,7 @@ def run(*args, cwd):
 
 
 def test_rehearsal_runs_every_cpu_stage_and_writes_its_manifest(tmp_path):
-    proc = run("--out", tmp_path / "r", "--samples", "2", cwd=tmp_path)
+    proc = run("--out", "r", "--samples", "2", cwd=tmp_path)  # relative, as `make rehearsal` passes it
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
     assert [line.split()[1] for line in lines[:-1]] == STAGES and all(line.startswith("[verl] ") for line in lines)
@@ -38,6 +38,7 @@ def test_rehearsal_runs_every_cpu_stage_and_writes_its_manifest(tmp_path):
     assert "verl's vanilla policy loss" in manifest["stages"][STAGES.index("checkpoint")]["detail"]
     assert manifest["files"] and all(Path(f).is_file() and Path(f).is_relative_to(tmp_path / "r") for f in manifest["files"])
     exported = Path(manifest["exported_model"])
+    assert exported.is_absolute() and exported == (tmp_path / "r" / "exported").resolve()
     assert (exported / "config.json").is_file() and str(exported / "model.safetensors") in manifest["files"]
     assert any(f.endswith("train.parquet") for f in manifest["files"])
     graded = [json.loads(x) for x in (tmp_path / "r" / "verl-reward" / "graded.jsonl").read_text().splitlines()]

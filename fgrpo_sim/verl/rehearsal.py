@@ -80,7 +80,7 @@ class Rehearsal:
                 status, detail = "failed", f"{type(exc).__name__}: {exc}".replace("\n", " ")[:500]
         seconds = time.perf_counter() - start
         self.stages.append({"name": name, "status": status, "seconds": round(seconds, 2), "detail": detail,
-                            "files": [str(p) for p in files]})
+                            "files": [str(Path(p).resolve()) for p in files]})
         print(f"[verl] {name:<13} {status:<8} {seconds:6.1f} s  {detail}", flush=True)
 
     def done(self, name: str) -> bool:
@@ -361,7 +361,8 @@ def rehearse(out: Path, model: Path | None = None, data: Path | None = None, sam
         "ok": all(s["status"] != "failed" for s in r.stages),
         "stages": r.stages,
         "files": sorted({f for s in r.stages for f in s["files"]}),
-        "exported_model": str(r.state["exported"]) if "exported" in r.state else None,
+        # paths are absolute: the caller may read them from another working directory (a relative --out broke it)
+        "exported_model": str(Path(r.state["exported"]).resolve()) if "exported" in r.state else None,
     }
     write_text_atomic(out / "manifest.json", json.dumps(manifest, indent=1) + "\n")
     return manifest
