@@ -63,6 +63,23 @@ def test_selection_follows_app_l4(manifest):
     assert [(c.run, c.step) for c in select_checkpoints(load_checkpoints(as_jsonl, k=K))] == [("GRPO", 20), ("F-GRPO", 10)]
 
 
+def test_manifest_benchmark_spellings_are_the_graders(manifest):
+    """GPQA-Diamond is an OOD benchmark whatever its spelling: counted as math it would change the App. L.4
+    pick (GRPO step 10 has the better GPQA score, step 20 the better math)."""
+    with open(manifest, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    spelled = {"gpqa_diamond": "GPQA-Diamond", "math500": "MATH-500"}
+    for row in rows:
+        row["benchmark"] = spelled.get(row["benchmark"], row["benchmark"])
+    with open(manifest, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    chosen = select_checkpoints(load_checkpoints(manifest, k=K))
+    assert [(c.run, c.step) for c in chosen] == [("GRPO", 20), ("F-GRPO", 10)]
+    assert set(chosen[0].scores) == {"math500", "aime24", "gpqa_diamond"}
+
+
 def test_table_values_and_significance_marks(manifest):
     report = build_report(manifest, k=K, m=8, iterations=2000)
     base, focal = report["selected"]

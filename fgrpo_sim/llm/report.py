@@ -116,6 +116,17 @@ def _number(row: dict[str, str], key: str, where: str, default: float | None = N
     return value
 
 
+def _report_name(benchmark: str) -> str:
+    """The grader's canonical name (GPQA-Diamond -> gpqa_diamond, so it lands in the OOD columns); a name the
+    grader does not know (a user's own math set) keeps its spelling and counts as math."""
+    from fgrpo_sim.llm.prompts import canonical_benchmark
+
+    try:
+        return canonical_benchmark(benchmark)
+    except ValueError:
+        return benchmark
+
+
 def load_checkpoints(manifest: str | Path, k: int = 256) -> list[Checkpoint]:
     """Checkpoints of the manifest with their per-benchmark pass@1 and pass@k (percent)."""
     from fgrpo_sim.metrics import pass_at_k
@@ -133,6 +144,7 @@ def load_checkpoints(manifest: str | Path, k: int = 256) -> list[Checkpoint]:
                 raise ValueError(f"{where}: missing {key}")
         if row["role"] not in ROLES:
             raise ValueError(f"{where}: role must be one of {', '.join(ROLES)}, got {row['role']!r}")
+        row["benchmark"] = _report_name(row["benchmark"])
         step = _number(row, "step", where, integer=True)
         key = (row["comparison"], row.get("run") or row["method"], step)
         ckpt = checkpoints.get(key)
