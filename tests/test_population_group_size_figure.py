@@ -14,7 +14,7 @@ SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "paper-tables" 
 
 
 def test_table2_copy_matches_the_shared_paper_table():
-    from fgrpo_sim.figures._paper_table2 import table2
+    from fgrpo_sim.paper_tables import table2
 
     ours = table2()
     assert len(ours) == 30 and set(ours["group_size"]) == {2, 4, 8, 16, 32}

@@ -42,7 +42,7 @@ def load_final(options: FigureOptions):
 def compute(options: FigureOptions) -> dict:
     import pandas as pd
 
-    from fgrpo_sim.figures._paper_table2 import table2
+    from fgrpo_sim.paper_tables import table2
     from fgrpo_sim.metrics.bootstrap import bootstrap_mean_ci
     from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec, dip_report, predicted_dips
 

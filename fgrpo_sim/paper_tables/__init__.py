@@ -35,6 +35,15 @@ def read_table(name: str) -> tuple[dict[str, str], ...]:
         return tuple(csv.DictReader(fh))
 
 
+def table2():
+    """Table 2 (Qwen2.5-7B group-size sweep and F-GRPO at N = 8): the rows of main_results.csv with setting
+    group_size_sweep, as a DataFrame (value in percent for pass@k, nats for delta_nll_rare)."""
+    import pandas as pd
+
+    rows = pd.read_csv(HERE / "main_results.csv")
+    return rows[rows["setting"] == "group_size_sweep"].reset_index(drop=True)
+
+
 def is_table_row_id(row_id: str) -> bool:
     """True for ids of the shipped scheme, TABLE:MODEL:LABEL (paper_results.csv); a user's own CSV may use others."""
     parts = row_id.split(":")
