@@ -14,7 +14,7 @@ RECORDED_TIMES = {
     "fig2-full": "1-11 min",
     "study": "about 30 min",
     "maze-cpu": "20 min to hours",
-    "check": "15-70 s",
+    "check": "12-70 s",
     "fresh-make-test": "6-19 min",
     "rehearsal": "1.3-6 min",
 }
