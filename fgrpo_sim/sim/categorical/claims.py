@@ -2,8 +2,9 @@
 
     python -m fgrpo_sim.sim.categorical.claims [--out runs/categorical-claims.parquet] [--seeds 10]
 
-The paper's grid (17 N x gamma 0, 1, default setting, 1000 steps) with seeds 0..S-1; a run costs about a
-second here (340 runs in 149 s, benchmarks/RESULTS.md), so the claims get 10 seeds rather than the paper's 4 (its plot). Every interval is a 95%
+The paper's grid (17 N x gamma 0, 1, default setting, 1000 steps) with seeds 0..S-1; a run costs under a
+second here (340 runs in 149 s, benchmarks/RESULTS.md), so the claims get 10 seeds rather than the paper's 4
+(its plot). Every interval is a 95%
 percentile bootstrap over seeds (`fgrpo_sim.metrics.bootstrap`); differences are paired by seed (runs with
 equal seed share their random streams, `CategoricalConfig`). Claims:
 1. Q_pos rises at every N: final minus start, per N and gamma.
