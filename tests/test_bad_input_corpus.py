@@ -220,6 +220,17 @@ CASES = [
      "t.jsonl line 1: key 'problem' appears twice"),
     ("prepare-data-duplicate-key", ["llm", "prepare-data", "{tmp}/s.jsonl", "--out", "{tmp}/o.jsonl"],
      {"s.jsonl": '{"problem": "a", "problem": "b", "answer": "1"}\n'}, "s.jsonl line 1: key 'problem' appears twice"),
+    # commands added with the rehearsal, the verl export and the group-size study
+    ("rehearse-out-not-empty", ["llm", "rehearse", "--out", "{tmp}/full"], {"full/a": "x"}, "--out {tmp}/full"),
+    ("rehearse-jobs-zero", ["llm", "rehearse", "--out", "{tmp}/r", "--jobs", "0"], {}, "--jobs must be in"),
+    ("rehearse-verl-python-missing", ["llm", "rehearse", "--out", "{tmp}/r", "--verl-python", "{tmp}/none/python"], {},
+     "--verl-python {tmp}/none/python"),
+    ("export-verl-no-checkpoint", ["llm", "export-verl", "{tmp}/ckpt", "{tmp}/hf"], {}, "{tmp}/ckpt"),
+    ("group-size-empty-element", ["simulate", "group-size", "--out", "{tmp}/out.csv", "--n", "4,,8"], {},
+     "--n has an empty element"),
+    ("group-size-out-suffix", ["simulate", "group-size", "--out", "{tmp}/g.txt"], {}, "--out must end in"),
+    ("group-size-rare-mass-range", ["simulate", "group-size", "--out", "{tmp}/out.csv", "--rare-mass", "0.5"], {},
+     "rare_masses must be in (0, 0.4)"),
 ]
 
 # Outputs a failing case must not leave: any of these names under the test folder.
