@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from trl import GRPOConfig
 
+from fgrpo_sim.llm.prompts import MATH_INSTRUCTION as PAPER_SYSTEM_PROMPT  # the paper's prompt, defined once
 from fgrpo_sim.validation import check_choice, check_integer, check_range
 
 #: The paper's clip values per method (App. B, Table 5), already in TRL's convention.
@@ -38,8 +39,6 @@ METHODS = tuple(METHOD_PRESETS)
 SAVE_OPTIMIZER_STATE = ("all", "last")
 #: TRL loss types whose clipped-surrogate formula is the PPO/GRPO one (they differ only in aggregation).
 _CLIPPED_LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo")
-
-PAPER_SYSTEM_PROMPT = "Please reason step by step, and put your final answer within \\boxed{}."
 
 
 @dataclass
