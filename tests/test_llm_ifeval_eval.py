@@ -193,3 +193,14 @@ def test_ifeval_public_schema_file_evaluates_offline_without_nltk_data(run_cli, 
     assert refused.exit_code == 2
     assert refused.stderr.strip().count("\n") == 0 and "python -m nltk.downloader punkt_tab" in refused.stderr
     assert not (tmp_path / "with_sentences.jsonl").exists()
+
+
+def test_ood_loader_ends_like_the_math_loader(tmp_path):
+    """One tail for every loader (data.finish_benchmark): duplicate ids name both rows, --limit keeps the first."""
+    row = PUBLIC_CASES[2][0]
+    path = tmp_path / "ifeval.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in (row, PUBLIC_CASES[3][0], row)))
+    with pytest.raises(ValueError, match=r"problem_id '1002' appears twice \(rows 1 and 3\)"):
+        load_ood_benchmark("ifeval", path)
+    path.write_text("".join(json.dumps(r) + "\n" for r in (row, PUBLIC_CASES[3][0])))
+    assert [r["problem_id"] for r in load_ood_benchmark("ifeval", path, limit=1)] == ["1002"]

@@ -149,12 +149,18 @@ def load_benchmark(name: str, path: str | Path, limit: int | None = None) -> lis
         check_integer("limit", limit, 1)
     rows = [normalise_record(rec, row, str(path), f"{name}-{row}", first_of_answer_list=name == "olympiadbench")
             for row, rec in read_records(path)]
+    return finish_benchmark(rows, path, limit)
+
+
+def finish_benchmark(rows: list[dict], source: str | Path, limit: int | None) -> list[dict]:
+    """The checks every benchmark loader ends with (math and OOD alike): at least one problem, unique
+    problem ids (both rows named), then the first `limit` (checked by the caller before reading)."""
     if not rows:
-        raise ValueError(f"{path}: no problems (the file has no rows)")
+        raise ValueError(f"{source}: no problems (the file has no rows)")
     seen: dict[str, int] = {}
     for i, row in enumerate(rows):
         if row["problem_id"] in seen:
-            raise ValueError(f"{path}: problem_id {row['problem_id']!r} appears twice (rows {seen[row['problem_id']] + 1} and {i + 1})")
+            raise ValueError(f"{source}: problem_id {row['problem_id']!r} appears twice (rows {seen[row['problem_id']] + 1} and {i + 1})")
         seen[row["problem_id"]] = i
     return rows[:limit] if limit is not None else rows
 

@@ -53,6 +53,10 @@ def _rows(name: str, source: str | Path) -> list[tuple[int, dict[str, Any]]]:
     if not path.exists() and _HUB_ID.match(str(source)):
         from datasets import load_dataset
 
+        from fgrpo_sim.llm.hub import require_loadable
+
+        require_loadable(str(source), "dataset")  # offline: one line now, not a minute of retries
+
         hub_id, config, split = HUB_SOURCES[name]
         dataset = load_dataset(str(source), config if str(source) == hub_id else None, split=split)
         return list(enumerate((dict(r) for r in dataset), start=1))
@@ -144,15 +148,10 @@ def load_ood_benchmark(name: str, source: str | Path, limit: int | None = None) 
     name = canonical
     if limit is not None:
         check_integer("limit", limit, 1)
+    from fgrpo_sim.llm.data import finish_benchmark
+
     rows = [_BUILDERS[name](raw if isinstance(raw, dict) else {}, row, str(source)) for row, raw in _rows(name, source)]
-    if not rows:
-        raise ValueError(f"{source}: no problems (the file has no rows)")
-    seen: set[str] = set()
-    for row in rows:
-        if row["problem_id"] in seen:
-            raise ValueError(f"{source}: duplicate problem_id {row['problem_id']!r}")
-        seen.add(row["problem_id"])
-    return rows[:limit] if limit else rows
+    return finish_benchmark(rows, source, limit)
 
 
 def load_any_benchmark(name: str, source: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
