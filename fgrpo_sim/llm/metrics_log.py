@@ -12,15 +12,11 @@ the file always reads as one run. `fgrpo figures llm-dynamics` reads `dynamics.j
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
-from typing import Any
 
 from transformers import TrainerCallback
 
-
-def _finite(value: Any) -> Any:
-    return None if isinstance(value, float) and not math.isfinite(value) else value
+from fgrpo_sim import jsonl
 
 
 class MetricsLog(TrainerCallback):
@@ -45,7 +41,7 @@ class MetricsLog(TrainerCallback):
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or not logs:
             return
-        record = {"step": state.global_step, "epoch": _finite(state.epoch), **{k: _finite(v) for k, v in logs.items()}}
+        record = {"step": state.global_step, "epoch": state.epoch, **logs}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record, default=str) + "\n")
+            fh.write(jsonl.dumps(record, default=str) + "\n")  # non-finite numbers as null, nested too
