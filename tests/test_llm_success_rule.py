@@ -3,6 +3,7 @@ None rewards; gamma = 0 equals stock TRL on every one of them; bad rules fail be
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import pytest
@@ -12,6 +13,7 @@ pytest.importorskip("trl")
 
 from test_llm_helpers import common_args, loss_advantages_in_generation_order, record_calls, tiny_prompts  # noqa: E402
 
+from fgrpo_sim.core.focal_metrics import focal_metrics as core_focal_metrics  # noqa: E402
 from fgrpo_sim.llm.config import FocalGRPOConfig  # noqa: E402
 from fgrpo_sim.llm.tiny import build_tiny  # noqa: E402
 from fgrpo_sim.llm.trainer import FocalGRPOTrainer, mean_tail_miss  # noqa: E402
@@ -90,6 +92,10 @@ def test_gamma_zero_is_stock_trl_and_gamma_half_weights_by_the_success_rule(tmp_
     log = next(h for h in trainer.state.log_history if "focal/weight_mean" in h)
     assert log["focal/weight_mean"] == pytest.approx(g.mean().item(), abs=1e-6)
     assert log["focal/tail_miss_mean"] == pytest.approx(_tail_miss_by_hand(mu_hat.tolist(), 4, 0.05), rel=1e-9)
+    # one definition for both stacks: the logged metrics are core's on the same groups (verl's test does the same)
+    expected = core_focal_metrics(g, mu_hat, (mu_hat > 0) & (mu_hat < 1), 4, gamma=gamma, rho=0.05)
+    for key, value in expected.items():
+        assert key in log and (math.isnan(value) or log[key] == pytest.approx(value, abs=1e-6)), key
     if case == "none-rewards":
         nones = sum(_code(c) % 3 == 0 for c in seen["completions"][0])
         assert nones > 0 and log["focal/success_none_frac"] == pytest.approx(nones / len(seen["completions"][0]))

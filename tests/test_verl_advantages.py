@@ -17,7 +17,8 @@ from verl import DataProto  # noqa: E402
 from verl.trainer.ppo.core_algos import get_adv_estimator_fn  # noqa: E402
 from verl.trainer.ppo.ray_trainer import compute_advantage  # noqa: E402
 
-from fgrpo_sim.core import compute_advantages, focal_weight, group_success_rate  # noqa: E402
+from fgrpo_sim.core import active_groups, compute_advantages, focal_weight, group_success_rate  # noqa: E402
+from fgrpo_sim.core.focal_metrics import focal_metrics as core_focal_metrics  # noqa: E402
 from fgrpo_sim.theory import tail_miss_from_rho  # noqa: E402
 from fgrpo_sim.verl.estimators import pop_focal_metrics, register_focal_estimators  # noqa: E402
 
@@ -126,12 +127,16 @@ def test_metrics_reach_the_caller():
     mu = group_success_rate(REWARDS).numpy()
     assert metrics["focal/weight_mean"] == pytest.approx(float(np.mean((1 - mu) ** 0.5)))
     assert metrics["focal/frac_active_groups"] == pytest.approx(3 / 5)
-    assert metrics["focal/mu_hat_frac_0"] == pytest.approx(1 / 5)
-    assert metrics["focal/mu_hat_frac_1"] == pytest.approx(1 / 5)
+    assert metrics["focal/mu_hat_frac_zero"] == pytest.approx(1 / 5)
+    assert metrics["focal/mu_hat_frac_one"] == pytest.approx(1 / 5)
     assert metrics["focal/mu_hat_frac_0.5-0.75"] == pytest.approx(1 / 5)  # 0.5 and 0.75 fall in two bins
     assert sum(v for k, v in metrics.items() if k.startswith("focal/mu_hat_frac_")) == pytest.approx(1.0)
     assert metrics["focal/tail_miss_mean"] == pytest.approx(float(np.mean(tail_miss_from_rho(4, mu, 0.05))))
     assert pop_focal_metrics() == {}
+    # one definition for both stacks: verl's metrics are core's on the same groups
+    weight = focal_weight(torch.as_tensor(mu), 0.5).numpy()
+    active = active_groups(REWARDS).numpy()
+    assert metrics == pytest.approx(core_focal_metrics(weight, mu, active, 4, gamma=0.5, rho=0.05))
 
 
 @pytest.mark.parametrize(("extra", "message"), [

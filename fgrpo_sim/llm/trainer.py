@@ -37,8 +37,6 @@ them, so a checkpoint taken in the middle of a generation batch resumes with the
 
 from __future__ import annotations
 
-import functools
-
 import os
 import warnings
 from typing import Any
@@ -49,6 +47,7 @@ from trl import GRPOTrainer
 from trl.trainer.utils import RepeatSampler
 
 from fgrpo_sim.core import active_groups, focal_weight, group_success_rate
+from fgrpo_sim.core.focal_metrics import focal_metrics, mean_tail_miss  # noqa: F401 (mean_tail_miss: re-exported)
 from fgrpo_sim.llm.config import FocalGRPOConfig
 from fgrpo_sim.llm.controls import apply_differential_smoothing, ds_enabled
 
@@ -145,29 +144,6 @@ def group_focal_statistics(
     success = (grouped >= threshold).float()  # NaN >= t is False: None is a failure
     mu_hat = group_success_rate(success, 1.0, 0.0)
     return focal_weight(mu_hat, gamma), mu_hat, active_groups(success)
-
-
-@functools.lru_cache(maxsize=64)
-def _tail_miss_table(num_generations: int, rho: float) -> tuple[float, ...]:
-    """Lemma 3.1 at mu = k / N for k = 0..N (tau = rho * mu): every value a group's mu_hat can take."""
-    import numpy as np
-
-    from fgrpo_sim.theory import tail_miss_probability
-
-    mu = np.arange(num_generations + 1) / num_generations
-    return tuple(float(p) for p in tail_miss_probability(num_generations, mu, rho * mu))
-
-
-def mean_tail_miss(mu_hat: list[float], num_generations: int, rho: float) -> float:
-    """Mean over groups of the Lemma 3.1 tail-miss probability Pr(active and no rollout in the rare mode),
-    with each group's success rate as mu and tau = rho * mu (a plug-in estimate per group).
-
-    mu_hat is a count over N rollouts, so the theory function is evaluated once per (N, rho) and looked up:
-    the monitor runs every step, and validating a few floats through numpy each time cost more than the rest
-    of it (0.16 ms of a 0.1 s tiny-model step, measured with benchmarks/focal_overhead.py).
-    """
-    table = _tail_miss_table(int(num_generations), float(rho))
-    return sum(table[min(max(round(m * num_generations), 0), num_generations)] for m in mu_hat) / len(mu_hat)
 
 
 class EpochRepeatSampler(RepeatSampler):
@@ -382,22 +358,11 @@ class FocalGRPOTrainer(GRPOTrainer):
 
     def _log_focal_metrics(self, mode: str, weight: torch.Tensor, mu_hat: torch.Tensor, active: torch.Tensor,
                            num_generations: int, none_frac: float) -> None:
-        # One device-to-host copy, then plain Python over one value per group: on a small model a
-        # handful of tiny tensor (or numpy) reductions per step would cost more than the weighting.
+        # One device-to-host copy, then core's plain-Python metrics over one value per group: on a small
+        # model a handful of tiny tensor reductions per step would cost more than the weighting itself.
         w, mu, act = torch.stack([weight.float(), mu_hat.float(), active.float()]).tolist()
-        groups = len(w)
-        n_active = sum(act)
         metrics = self._metrics[mode]
-        metrics["focal/weight_mean"].append(sum(w) / groups)
-        metrics["focal/frac_active_groups"].append(n_active / groups)
-        # mean weight over groups that carry a gradient; NaN (skipped by TRL's log) when there are none
-        weight_active = sum(wi for wi, ai in zip(w, act) if ai) / n_active if n_active else float("nan")
-        metrics["focal/weight_mean_active"].append(weight_active)
-        metrics["focal/mu_hat_mean"].append(sum(mu) / groups)
-        metrics["focal/mu_hat_frac_zero"].append(sum(m == 0 for m in mu) / groups)
-        metrics["focal/mu_hat_frac_low"].append(sum(0 < m <= 0.5 for m in mu) / groups)
-        metrics["focal/mu_hat_frac_high"].append(sum(0.5 < m < 1 for m in mu) / groups)
-        metrics["focal/mu_hat_frac_one"].append(sum(m == 1 for m in mu) / groups)
-        # Live Lemma 3.1 monitor: how often a group is active yet misses a rare mode of share rho
-        metrics["focal/tail_miss_mean"].append(mean_tail_miss(mu, num_generations, self.args.focal_monitor_rho))
-        metrics["focal/success_none_frac"].append(none_frac)
+        for key, value in focal_metrics(w, mu, act, num_generations, gamma=self.args.focal_gamma,
+                                        rho=self.args.focal_monitor_rho).items():
+            metrics[key].append(value)
+        metrics["focal/success_none_frac"].append(none_frac)  # TRL's reward functions may return None

@@ -31,10 +31,6 @@ from fgrpo_sim.verl.algo_config import algo_setting  # noqa: F401 (re-exported: 
 #: Defaults of the focal settings; the launcher's config (config/focal_ppo_trainer.yaml) uses the same.
 DEFAULTS = {"focal_gamma": 0.0, "focal_reward_correct": 1.0, "focal_reward_wrong": 0.0, "focal_monitor_rho": 0.05}
 
-#: mu_hat histogram bins for the metrics: all wrong, four quarters of the open interval, all correct.
-MU_HAT_BINS = (("0", 0.0, 0.0), ("0-0.25", 0.0, 0.25), ("0.25-0.5", 0.25, 0.5), ("0.5-0.75", 0.5, 0.75),
-               ("0.75-1", 0.75, 1.0), ("1", 1.0, 1.0))
-
 # Metrics of the latest focal advantage computation in this process; the launcher's trainer moves
 # them into verl's metrics dict right after verl computed the advantages (see main_ppo.py).
 _latest_metrics: dict[str, float] = {}
@@ -104,29 +100,11 @@ def focal_group_weights(scores: torch.Tensor, index: Any, settings: dict[str, fl
 
 
 def focal_metrics(groups: dict[str, np.ndarray], settings: dict[str, float]) -> dict[str, float]:
-    """Scalars for verl's metrics dict: weight, activity, mu_hat histogram, Lemma 3.1 tail-miss monitor.
+    """Scalars for verl's metrics dict: `fgrpo_sim.core.focal_metrics`, the ones TRL's trainer logs too."""
+    from fgrpo_sim.core.focal_metrics import focal_metrics as core_focal_metrics
 
-    focal/tail_miss_mean is the mean over groups of Pr(B) = tail_miss_probability(N, mu_hat, rho * mu_hat):
-    the chance that a group like this one is active yet misses a rare correct subset holding a share
-    rho of its correct mass (paper Lemma 3.1), with the group's own mu_hat plugged in for mu.
-    """
-    from fgrpo_sim.theory import tail_miss_from_rho
-
-    mu_hat, weight, active = groups["mu_hat"], groups["weight"], groups["active"]
-    if len(mu_hat) == 0:
-        return {}
-    out = {
-        "focal/gamma": settings["focal_gamma"],
-        "focal/weight_mean": float(weight.mean()),
-        "focal/weight_mean_active": float(weight[active].mean()) if active.any() else 0.0,
-        "focal/frac_active_groups": float(active.mean()),
-        "focal/mu_hat_mean": float(mu_hat.mean()),
-        "focal/tail_miss_mean": float(np.mean(tail_miss_from_rho(groups["size"], mu_hat, settings["focal_monitor_rho"]))),
-    }
-    for name, low, high in MU_HAT_BINS:
-        inside = (mu_hat == low) if low == high else (mu_hat > low) & (mu_hat <= high) & (mu_hat < 1.0)
-        out[f"focal/mu_hat_frac_{name}"] = float(inside.mean())
-    return out
+    return core_focal_metrics(groups["weight"], groups["mu_hat"], groups["active"], groups["size"],
+                              gamma=settings["focal_gamma"], rho=settings["focal_monitor_rho"])
 
 
 def pop_focal_metrics() -> dict[str, float]:
