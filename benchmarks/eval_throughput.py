@@ -45,8 +45,8 @@ def main() -> None:
     import torch
     import transformers
 
-    from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
-    from fgrpo_sim.llm.evaluate import EvalSettings, TransformersSampler, pending_jobs, plan_calls
+    from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT
+    from fgrpo_sim.llm.evaluation.evaluate import EvalSettings, TransformersSampler, pending_jobs, plan_calls
     from fgrpo_sim.llm.tiny import build_tiny
 
     torch.set_num_threads(args.threads)

@@ -45,9 +45,9 @@ def _make_trainer(kind: str, steps: int, out_dir: str, batch: int, completion_le
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
-    from fgrpo_sim.llm.config import FocalGRPOConfig
+    from fgrpo_sim.llm.training.config import FocalGRPOConfig
     from fgrpo_sim.llm.tiny import build_tiny
-    from fgrpo_sim.llm.trainer import FocalGRPOTrainer
+    from fgrpo_sim.llm.training.trainer import FocalGRPOTrainer
 
     common = dict(
         output_dir=out_dir, per_device_train_batch_size=batch, num_generations=4, max_completion_length=completion_length,

@@ -5,9 +5,15 @@ Subpackages:
   core     the algorithm in pure torch (group statistics, advantages, focal weight, losses)
   metrics  unbiased pass@k and the paper's paired subsampling test
   sim      categorical and multi-prompt simulators, Monte Carlo checks
-  llm      F-GRPO / F-DAPO / F-CISPO on TRL
+  llm      F-GRPO / F-DAPO / F-CISPO on TRL (training/, evaluation/)
+  verl     the same estimators as a verl plugin
   maze     the single-solution Maze task
   figures  one function per figure (data in, matplotlib Figure out)
+  rehearsal, commands, cli   the command line, and the LLM protocol rehearsed through it
 """
 
+from fgrpo_sim import moved_modules as _moved_modules
+
 __version__ = "0.1.0"
+
+_moved_modules.install()  # old module paths (fgrpo_sim.llm.config, ...) import as the moved modules

@@ -60,3 +60,16 @@ def run_cli(capsys):
         return CliResult(code, out, err)
 
     return _run
+
+
+@pytest.fixture(autouse=True)
+def _restore_transformers_progress_bars():
+    """Commands and the rehearsal switch transformers' bars off process-wide (on purpose: their output is
+    the stage lines); a test that called them in-process must not hand that switch to the next test of its
+    worker (which test runs next depends on how pytest-xdist shares out the files)."""
+    hf_logging = sys.modules.get("transformers.utils.logging")
+    was_on = hf_logging is None or hf_logging.is_progress_bar_enabled()
+    yield
+    hf_logging = sys.modules.get("transformers.utils.logging")
+    if was_on and hf_logging is not None and not hf_logging.is_progress_bar_enabled():
+        hf_logging.enable_progress_bar()

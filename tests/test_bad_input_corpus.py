@@ -396,7 +396,7 @@ def test_report_selection_json_is_standard_json(tmp_path, capsys):
     (b'{"problem_id": "0", "sample_index": ' + b"1" * 5000 + b"}\n", "out.jsonl: line 1: number out of range"),
 ])
 def test_eval_resume_lines_name_file_and_line(tmp_path, content, needle):
-    from fgrpo_sim.llm.evaluate import read_existing_numbered
+    from fgrpo_sim.llm.evaluation.evaluate import read_existing_numbered
 
     (tmp_path / "out.jsonl").write_bytes(content)
     with pytest.raises(ValueError, match="cannot resume from a damaged file") as exc:
@@ -405,7 +405,7 @@ def test_eval_resume_lines_name_file_and_line(tmp_path, content, needle):
 
 
 def test_eval_meta_file_with_a_duplicate_key_is_named(tmp_path):
-    from fgrpo_sim.llm.evaluate import EvalSettings, _check_meta
+    from fgrpo_sim.llm.evaluation.evaluate import EvalSettings, _check_meta
 
     out = tmp_path / "out.jsonl"
     out.write_text('{"problem_id": "0", "sample_index": 0, "correct": true}\n')
@@ -416,8 +416,8 @@ def test_eval_meta_file_with_a_duplicate_key_is_named(tmp_path):
 
 def test_eval_lines_keep_u2028_and_u0085_inside_strings(tmp_path):
     """Split on "\\n" only: U+2028 / U+0085 in a completion or a problem are not line ends."""
-    from fgrpo_sim.llm.evaluate import read_existing_numbered
-    from fgrpo_sim.llm.ood_data import load_any_benchmark
+    from fgrpo_sim.llm.evaluation.evaluate import read_existing_numbered
+    from fgrpo_sim.llm.evaluation.ood_data import load_any_benchmark
 
     odd = "a\u2028b\x85c\rd"
     (tmp_path / "out.jsonl").write_text(json.dumps({"problem_id": "0", "completion": odd}, ensure_ascii=False) + "\n")

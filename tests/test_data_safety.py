@@ -315,7 +315,7 @@ class _StubSampler:
 
 
 def _eval(out: Path, n: int = 2, problems=PROBLEMS, sampler=None, **kw):
-    from fgrpo_sim.llm.evaluate import EvalSettings, run_eval
+    from fgrpo_sim.llm.evaluation.evaluate import EvalSettings, run_eval
 
     settings = EvalSettings(model="stub", data="bench.jsonl", benchmark="generic", n=n, batch_size=2)
     return run_eval(settings, problems, out, sampler=sampler or _StubSampler(), progress=False, **kw)
@@ -426,7 +426,7 @@ def test_two_eval_processes_on_one_out_write_each_sample_once(tmp_path):
 # --- llm prepare-data: non-scalar and non-finite rows ------------------------------------------------------
 
 def test_prepare_data_counts_non_scalar_and_non_finite_rows_as_bad(tmp_path):
-    from fgrpo_sim.llm.data import prepare_deepscaler
+    from fgrpo_sim.llm.training.data import prepare_deepscaler
 
     rows = [{"problem": "1+1", "answer": "2"},
             {"problem": ["1+2", "2+2"], "answer": "3"},
@@ -477,7 +477,7 @@ def test_maze_resume_refuses_damaged_or_foreign_pieces(tmp_path, lock_holder):
 
 
 def test_benchmark_answer_lists_only_olympiadbench_takes_the_first_item(tmp_path):
-    from fgrpo_sim.llm.data import load_benchmark
+    from fgrpo_sim.llm.evaluation.data import load_benchmark
 
     src = tmp_path / "bench.jsonl"
     src.write_text(json.dumps({"id": "a", "question": "x?", "final_answer": ["$3$", "$5$"]}) + "\n")

@@ -85,7 +85,7 @@ def test_doc_command_runs_as_written(run_cli, monkeypatch, doc, line, slow, comm
 
 def test_gpu_cost_in_the_docs_is_the_recipe_index_estimate(run_cli):
     """One number, one source: docs/llm.md quotes what `fgrpo llm recipes` estimates."""
-    from fgrpo_sim.llm.recipe_index import estimate_gpu_hours
+    from fgrpo_sim.llm.training.recipe_index import estimate_gpu_hours
 
     n8, n32 = estimate_gpu_hours(7.6, 8, 8192), estimate_gpu_hours(7.6, 32, 8192)
     text = " ".join((ROOT / "docs" / "llm.md").read_text().split())

@@ -5,8 +5,8 @@ function-level import is still a dependency; it only runs later). Imports made f
 (`importlib.import_module`, the lazy names of `sim/__init__.py`) are not seen. Floors are listed in
 FLOORS and in DEVELOPERS.md ("Floors").
 
-Known violations that issue 23 item 3 removes later are listed in KNOWN_CIRCLES / KNOWN_UPWARD: the test
-fails if one of them no longer exists, so the lists cannot go stale.
+Known violations would be listed in KNOWN_CIRCLES / KNOWN_UPWARD (the test fails if one of them no longer
+exists, so the lists cannot go stale); since issue 23 item 3 there are none.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ FLOORS = {
     "fgrpo_sim.jsonl": 0,
     "fgrpo_sim.output_lock": 0,
     "fgrpo_sim.recorded_times": 0,
+    "fgrpo_sim.moved_modules": 0,
     "fgrpo_sim.theory": 0,
     "fgrpo_sim.core": 0,
     "fgrpo_sim.metrics": 0,
@@ -41,24 +42,15 @@ FLOORS = {
     # 3: the command line
     "fgrpo_sim.commands": 3,
     "fgrpo_sim.cli": 3,
+    "fgrpo_sim.rehearsal": 3,  # drives the command line in process
     "fgrpo_sim.__main__": 3,
 }
 
-#: Circles (strongly connected sets of modules) that issue 23 item 3 removes (the LLM half split into
-#: training and evaluation). This one holds two loops: config -> dynamics -> data -> config
-#: (PAPER_SYSTEM_PROMPT, check_dynamics_fields, load_benchmark) and dynamics -> evaluate -> grading ->
-#: prompts -> data -> config -> dynamics.
-KNOWN_CIRCLES = {
-    frozenset({"fgrpo_sim.llm.config", "fgrpo_sim.llm.data", "fgrpo_sim.llm.dynamics", "fgrpo_sim.llm.evaluate",
-               "fgrpo_sim.llm.grading", "fgrpo_sim.llm.prompts"}),
-}
-#: Upward imports that issue 23 item 3 removes (the report returns data, the command layer draws).
-KNOWN_UPWARD = {
-    ("fgrpo_sim.llm.report", "fgrpo_sim.figures"),
-    # the rehearsal drives the real commands in-process; issue 23 item 3 moves its driver up to commands/
-    ("fgrpo_sim.llm.rehearsal", "fgrpo_sim.cli"),
-    ("fgrpo_sim.llm.rehearsal_probe", "fgrpo_sim.cli"),
-}
+#: Circles (strongly connected sets of modules) allowed for now: none (issue 23 item 3 removed the LLM knot).
+KNOWN_CIRCLES: set[frozenset[str]] = set()
+#: Upward imports allowed for now: none (the report returns data and the command layer draws; the
+#: rehearsal, which drives the command line, lives on its floor).
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
 def module_name(path: Path) -> str:
@@ -215,9 +207,92 @@ def test_the_categorical_engine_imports_point_down_its_stages():
 
 
 def test_package_code_uses_no_moved_module_path():
-    """Old paths (fgrpo_sim.sim.categorical_run, ...) are for callers outside the package only."""
-    from fgrpo_sim.sim import MOVED_MODULES
+    """Old paths (fgrpo_sim.sim.categorical_run, fgrpo_sim.llm.config, ...) are for callers outside the package only."""
+    from fgrpo_sim.moved_modules import MOVED_MODULES
 
     users = {(name, imported) for name, path in all_modules().items() for imported in imported_names(path, name)
              if any(imported == old or imported.startswith(old + ".") for old in MOVED_MODULES)}
     assert not users
+
+
+def test_llm_rooms_shared_below_evaluation_below_training():
+    """llm/: rewards, hub and tiny import neither room; evaluation never imports training."""
+    graph = import_graph()
+    llm = "fgrpo_sim.llm"
+    shared = {f"{llm}.rewards", f"{llm}.hub", f"{llm}.tiny"}
+    rooms = {f"{llm}.training", f"{llm}.evaluation"}
+    assert set(all_modules()) >= shared | rooms
+    for module in shared:
+        assert not {t for t in graph[module] if any(t.startswith(r) for r in rooms)}, module
+    for module, targets in graph.items():
+        if module.startswith(f"{llm}.evaluation"):
+            assert not {t for t in targets if t.startswith(f"{llm}.training")}, module
+    # the one bridge: training's held-out pass@k callback evaluates
+    assert any(t.startswith(f"{llm}.evaluation") for t in graph[f"{llm}.training.dynamics"])
+
+
+def test_old_module_paths_import_as_the_moved_modules():
+    """Every old path of fgrpo_sim.moved_modules imports: a moved module as the very same object, a split one
+    as a module that finds each public name of its parts."""
+    import importlib
+
+    from fgrpo_sim.moved_modules import MOVED_MODULES
+
+    for old, new in MOVED_MODULES.items():
+        module = importlib.import_module(old)
+        if isinstance(new, str):
+            assert module is importlib.import_module(new), old
+            continue
+        parts = [importlib.import_module(part) for part in new]
+        for part in parts:
+            for name in [n for n in vars(part) if not n.startswith("_")]:
+                owner = next(p for p in parts if hasattr(p, name))
+                assert getattr(module, name) is getattr(owner, name), (old, name)
+    from fgrpo_sim.llm.data import load_benchmark, prepare_deepscaler  # the split data module, both halves
+
+    assert load_benchmark.__module__.endswith("evaluation.data") and prepare_deepscaler.__module__.endswith("training.data")
+
+
+def test_package_code_uses_no_moved_module_path():
+    """Old paths (fgrpo_sim.sim.categorical_run, fgrpo_sim.llm.config, ...) are for callers outside the package only."""
+    from fgrpo_sim.moved_modules import MOVED_MODULES
+
+    users = {(name, imported) for name, path in all_modules().items() for imported in imported_names(path, name)
+             if any(imported == old or imported.startswith(old + ".") for old in MOVED_MODULES)}
+    assert not users
+
+
+def test_llm_rooms_shared_below_evaluation_below_training():
+    """llm/: rewards, hub and tiny import neither room; evaluation never imports training."""
+    graph = import_graph()
+    llm = "fgrpo_sim.llm"
+    shared = {f"{llm}.rewards", f"{llm}.hub", f"{llm}.tiny"}
+    rooms = {f"{llm}.training", f"{llm}.evaluation"}
+    assert set(all_modules()) >= shared | rooms
+    for module in shared:
+        assert not {t for t in graph[module] if any(t.startswith(r) for r in rooms)}, module
+    for module, targets in graph.items():
+        if module.startswith(f"{llm}.evaluation"):
+            assert not {t for t in targets if t.startswith(f"{llm}.training")}, module
+    # the one bridge: training's held-out pass@k callback evaluates
+    assert any(t.startswith(f"{llm}.evaluation") for t in graph[f"{llm}.training.dynamics"])
+
+
+def test_old_module_paths_import_as_the_moved_modules():
+    """Every old path of fgrpo_sim.moved_modules imports; a moved module is the very same object, a split
+    one finds each name of its parts."""
+    import importlib
+
+    from fgrpo_sim.moved_modules import MOVED_MODULES
+
+    for old, new in MOVED_MODULES.items():
+        if old.startswith(("fgrpo_sim.llm.training", "fgrpo_sim.llm.evaluation")) or "rehearsal" in old:
+            pass
+        module = importlib.import_module(old)
+        if isinstance(new, str):
+            assert module is importlib.import_module(new), old
+        else:
+            for part in new:
+                for name in importlib.import_module(part).__all__ if hasattr(importlib.import_module(part), "__all__") \
+                        else [n for n in vars(importlib.import_module(part)) if not n.startswith("_")]:
+                    assert getattr(module, name) is getattr(importlib.import_module(part), name), (old, name)

@@ -60,8 +60,8 @@ def test_eval_then_passk_then_resume_with_more_samples(run_cli, tiny_model_dir, 
 
 
 def test_interrupted_eval_resumes_without_double_counting(tiny_model_dir, tmp_path):
-    from fgrpo_sim.llm.data import load_benchmark
-    from fgrpo_sim.llm.evaluate import EvalSettings, run_eval
+    from fgrpo_sim.llm.evaluation.data import load_benchmark
+    from fgrpo_sim.llm.evaluation.evaluate import EvalSettings, run_eval
 
     problems = load_benchmark("generic", ARITH, limit=2)
     settings = EvalSettings(model=str(tiny_model_dir), data=str(ARITH), benchmark="generic", n=5,

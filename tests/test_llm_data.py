@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
-from fgrpo_sim.llm.data import load_benchmark, load_prepared, prepare_deepscaler, read_records, write_jsonl
+from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT
+from fgrpo_sim.llm.evaluation.data import load_benchmark, read_records
+from fgrpo_sim.llm.training.data import load_prepared, prepare_deepscaler, write_jsonl
 
 
 def _jsonl(path, rows):

@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from fgrpo_sim.llm import diagnostics  # noqa: E402
-from fgrpo_sim.llm.diagnostics import dnll_rare, length_normalised_nll  # noqa: E402
+from fgrpo_sim.llm.evaluation.diagnostics import dnll_rare, length_normalised_nll  # noqa: E402
 
 
 def _reference_nll(model, tokenizer, prompt: str, completion: str) -> float:
@@ -73,7 +73,7 @@ def test_dnll_rare_equals_the_float64_reference(setup, monkeypatch):
     base64 = load_model_and_tokenizer(base_dir)[0].double()
     trained64 = load_model_and_tokenizer(trained_dir)[0].double()
     tokenizer = load_model_and_tokenizer(base_dir)[1]
-    from fgrpo_sim.llm.evaluate import render_prompt
+    from fgrpo_sim.llm.evaluation.evaluate import render_prompt
 
     correct = [i for i, t in enumerate(trajectories) if t["correct"]]
     prompt = {i: render_prompt(tokenizer, trajectories[i]["problem"], None) for i in correct}
@@ -120,7 +120,7 @@ def test_one_model_in_memory_at_a_time(monkeypatch):
 
     monkeypatch.setattr(diagnostics, "_load_for_scoring", load)
     monkeypatch.setattr(diagnostics, "length_normalised_nll", lambda model, tok, prompts, *a, **k: [1.0] * len(prompts))
-    monkeypatch.setattr("fgrpo_sim.llm.evaluate.render_prompt", lambda tok, problem, system: problem)
+    monkeypatch.setattr("fgrpo_sim.llm.evaluation.evaluate.render_prompt", lambda tok, problem, system: problem)
     trajectories = [{"problem": f"p{i}", "completion": "c", "correct": True} for i in range(4)]
     diagnostics.dnll_rare(trajectories, "base", ["a", "b"], system_prompt=None, top_fraction=0.5, progress=False)
     assert seen_alive_at_load == [0, 0, 0]

@@ -12,7 +12,7 @@ pytest.importorskip("trl")
 
 from fgrpo_sim.figures.llm_dynamics import compute, draw, ema, find_runs, read_dynamics_log  # noqa: E402
 from fgrpo_sim.figures.registry import FigureOptions  # noqa: E402
-from fgrpo_sim.llm.dynamics import (  # noqa: E402
+from fgrpo_sim.llm.training.dynamics import (  # noqa: E402
     HeldOutPassAtK,
     default_ks,
     pass_at_k_record,
@@ -87,9 +87,9 @@ def test_pass_at_k_record_and_default_ks():
 def test_callback_runs_inside_a_tiny_training(tmp_path):
     from test_llm_helpers import common_args, parity_reward, tiny_prompts
 
-    from fgrpo_sim.llm.config import FocalGRPOConfig
+    from fgrpo_sim.llm.training.config import FocalGRPOConfig
     from fgrpo_sim.llm.tiny import build_tiny
-    from fgrpo_sim.llm.trainer import FocalGRPOTrainer
+    from fgrpo_sim.llm.training.trainer import FocalGRPOTrainer
 
     model, tokenizer = build_tiny(seed=0)
     config = FocalGRPOConfig(focal_gamma=0.5, **common_args(tmp_path, max_steps=2))
@@ -111,7 +111,7 @@ def test_callback_runs_inside_a_tiny_training(tmp_path):
 
 
 def test_dynamics_config_is_validated(tmp_path):
-    from fgrpo_sim.llm.config import FocalGRPOConfig
+    from fgrpo_sim.llm.training.config import FocalGRPOConfig
 
     with pytest.raises(ValueError, match="dynamics_every"):
         FocalGRPOConfig(output_dir=str(tmp_path), dynamics_every=0, use_cpu=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fgrpo_sim.llm.prompts import (MATH_INSTRUCTION, QWEN25_GENERAL_SYSTEM, build_messages, detect_family,
+from fgrpo_sim.llm.evaluation.prompts import (MATH_INSTRUCTION, QWEN25_GENERAL_SYSTEM, build_messages, detect_family,
                                    prompt_spec, render_text)
 
 GPQA_FILE = Path(__file__).resolve().parent / "data" / "gpqa_diamond_tiny.jsonl"
@@ -72,7 +72,7 @@ def test_chat_template_receives_thinking_and_date():
 
 def test_tiny_model_evaluates_gpqa_end_to_end(run_cli, tmp_path):
     pytest.importorskip("trl")
-    from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
+    from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT
     from fgrpo_sim.llm.tiny import build_tiny, save_tiny
 
     assert MATH_INSTRUCTION == PAPER_SYSTEM_PROMPT  # Table 9's math prompt is the training prompt

@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from fgrpo_sim.llm.evaluate import EvalSettings, run_eval  # noqa: E402
+from fgrpo_sim.llm.evaluation.evaluate import EvalSettings, run_eval  # noqa: E402
 
 PROBLEMS = [{"problem_id": f"p{i}", "problem": f"What is {i}+{i}?", "answer": str(2 * i)} for i in range(3)]
 
@@ -97,7 +97,7 @@ def test_vllm_one_request_per_problem_all_at_once_with_fresh_seeds_on_resume(mon
 
 
 def test_transformers_stops_on_every_eos_id_of_the_generation_config(tmp_path):
-    from fgrpo_sim.llm.evaluate import TransformersSampler, stop_token_ids
+    from fgrpo_sim.llm.evaluation.evaluate import TransformersSampler, stop_token_ids
     from fgrpo_sim.llm.tiny import build_tiny
 
     model, tokenizer = build_tiny(seed=0)

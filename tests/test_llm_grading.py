@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from fgrpo_sim.llm.grading import extract_choice, extract_choice_letter, grade, grade_detailed
-from fgrpo_sim.llm.ood_data import gpqa_record, load_ood_benchmark
-from fgrpo_sim.llm.rehearsal_data import STANDIN_FILES
+from fgrpo_sim.llm.evaluation.grading import extract_choice, extract_choice_letter, grade, grade_detailed
+from fgrpo_sim.llm.evaluation.ood_data import gpqa_record, load_ood_benchmark
+from fgrpo_sim.rehearsal.inputs import STANDIN_FILES
 
 # ---------------------------------------------------------------- GPQA-Diamond
 
@@ -327,7 +327,7 @@ def test_real_synlogic_checkout_when_given():
     repo = os.environ.get("FGRPO_TEST_SYNLOGIC_REPO")
     if not repo:
         pytest.skip("set FGRPO_TEST_SYNLOGIC_REPO to a SynLogic clone to run this check")
-    from fgrpo_sim.llm.grading import synlogic_verifiers
+    from fgrpo_sim.llm.evaluation.grading import synlogic_verifiers
 
     assert len(synlogic_verifiers(repo).classes) > 30
     game24 = {"task": "mathador", "game_data": {"question": "q", "answer": "", "metadata": {
@@ -344,7 +344,7 @@ def test_ifeval_eval_needs_sentence_data(monkeypatch):
     pytest.importorskip("if_verifiable")
     import nltk
 
-    from fgrpo_sim.llm.grading import BenchmarkGrader
+    from fgrpo_sim.llm.evaluation.grading import BenchmarkGrader
 
     def missing(*args, **kwargs):
         raise LookupError("no punkt_tab")
@@ -366,7 +366,7 @@ def test_gpqa_names_use_the_gpqa_grader(name):
 
 
 def test_benchmark_names_ignore_case_and_unknown_names_are_refused(synlogic_repo):
-    from fgrpo_sim.llm.prompts import benchmark_kind, canonical_benchmark
+    from fgrpo_sim.llm.evaluation.prompts import benchmark_kind, canonical_benchmark
 
     assert [benchmark_kind(n) for n in ("IFEval", "if-eval", "SynLogic", "syn_logic", "MATH-500", "AIME24")] == \
         ["ifeval", "ifeval", "synlogic", "synlogic", "math", "math"]
@@ -384,8 +384,8 @@ def test_benchmark_names_ignore_case_and_unknown_names_are_refused(synlogic_repo
 
 
 def test_loaders_and_prompts_take_the_same_spellings(tmp_path):
-    from fgrpo_sim.llm.ood_data import load_any_benchmark
-    from fgrpo_sim.llm.prompts import prompt_spec
+    from fgrpo_sim.llm.evaluation.ood_data import load_any_benchmark
+    from fgrpo_sim.llm.evaluation.prompts import prompt_spec
 
     path = tmp_path / "gpqa.jsonl"
     path.write_text(json.dumps(GPQA_RAW) + "\n")

@@ -127,9 +127,9 @@ def split_group_worker(rank: int, world_size: int, port: int, out_dir: str, gamm
 
 
 def run_split_group_case(out_dir: str, gamma: float, per_device_batch: int) -> dict:
-    from fgrpo_sim.llm.config import FocalGRPOConfig
+    from fgrpo_sim.llm.training.config import FocalGRPOConfig
     from fgrpo_sim.llm.tiny import build_tiny
-    from fgrpo_sim.llm.trainer import FocalGRPOTrainer
+    from fgrpo_sim.llm.training.trainer import FocalGRPOTrainer
 
     config = FocalGRPOConfig(
         method="grpo", focal_gamma=gamma, **common_args(out_dir, per_device_train_batch_size=per_device_batch)

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from fgrpo_sim.llm.grading import grade, grade_detailed
-from fgrpo_sim.llm.ood_data import load_ood_benchmark
+from fgrpo_sim.llm.evaluation.grading import grade, grade_detailed
+from fgrpo_sim.llm.evaluation.ood_data import load_ood_benchmark
 
 pytest.importorskip("if_verifiable")
 
@@ -107,7 +107,7 @@ def test_nltk_instructions_are_exactly_the_checks_that_need_nltk_data(monkeypatc
     import nltk
     from if_verifiable.ifeval import instructions_util
 
-    from fgrpo_sim.llm.grading import NLTK_INSTRUCTIONS, ifeval_registry
+    from fgrpo_sim.llm.evaluation.grading import NLTK_INSTRUCTIONS, ifeval_registry
 
     def missing(*args, **kwargs):
         raise LookupError("Resource not found (test)")
@@ -134,7 +134,7 @@ def test_nltk_instructions_are_exactly_the_checks_that_need_nltk_data(monkeypatc
 def test_ifeval_needs_punkt_only_for_files_that_count_sentences(monkeypatch):
     import nltk
 
-    from fgrpo_sim.llm.grading import BenchmarkGrader
+    from fgrpo_sim.llm.evaluation.grading import BenchmarkGrader
 
     def missing(*args, **kwargs):
         raise LookupError("no punkt_tab")

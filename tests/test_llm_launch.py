@@ -1,4 +1,4 @@
-"""Launch arithmetic (fgrpo_sim/llm/launch.py) and `fgrpo llm train --dry-run`: the paper's 256/64-prompt
+"""Launch arithmetic (fgrpo_sim/llm/training/launch.py) and `fgrpo llm train --dry-run`: the paper's 256/64-prompt
 layout on 8, 16 and 32 GPUs for every group size, warmup in optimizer steps, memory flag, and dry-run
 refusing exactly what the real run refuses (issues #10 and #14)."""
 
@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("trl")
 
-from fgrpo_sim.llm.launch import (  # noqa: E402
+from fgrpo_sim.llm.training.launch import (  # noqa: E402
     GROUP_SIZE_SWEEP,
     logits_memory,
     plan_batches,

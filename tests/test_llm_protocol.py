@@ -16,15 +16,15 @@ pytest.importorskip("trl")
 from test_llm_helpers import common_args, parity_reward, tiny_prompts  # noqa: E402
 
 from fgrpo_sim.core import focal_weight, group_success_rate  # noqa: E402
-from fgrpo_sim.llm.config import FocalGRPOConfig  # noqa: E402
-from fgrpo_sim.llm.controls import (  # noqa: E402
+from fgrpo_sim.llm.training.config import FocalGRPOConfig  # noqa: E402
+from fgrpo_sim.llm.training.controls import (  # noqa: E402
     apply_differential_smoothing,
     differential_smoothing_rewards,
     ds_grpo_advantages,
     save_reference_for_kl,
 )
 from fgrpo_sim.llm.tiny import build_tiny  # noqa: E402
-from fgrpo_sim.llm.trainer import FocalGRPOTrainer  # noqa: E402
+from fgrpo_sim.llm.training.trainer import FocalGRPOTrainer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RECIPES = sorted(p for p in (ROOT / "recipes").rglob("*.yaml")
@@ -86,7 +86,7 @@ def test_control_recipes_carry_the_paper_values(resolve):
     ("llama-3.2-3b-instruct", "meta-llama/Llama-3.2-3B-Instruct", {"grpo": 0.5, "dapo": 1.0, "cispo": 0.5}),
 ])
 def test_gamma_sweep_and_models(resolve, model, hub_id, picked):
-    from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
+    from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT
 
     sweep = {}
     for method in ("grpo", "dapo", "cispo"):
@@ -108,7 +108,7 @@ def test_gamma_sweep_and_models(resolve, model, hub_id, picked):
 
 
 def test_recipe_index_lists_every_arm(run_cli, tmp_path):
-    from fgrpo_sim.llm.recipe_index import classify, estimate_gpu_hours, recipe_index
+    from fgrpo_sim.llm.training.recipe_index import classify, estimate_gpu_hours, recipe_index
 
     arms = recipe_index(ROOT / "recipes")
     assert {a.recipe.resolve() for a in arms} == {p.resolve() for p in RECIPES if "tiny" not in p.relative_to(ROOT / "recipes").parts}

@@ -23,7 +23,7 @@ def _one_line_error(result, *needles):
 
 
 def test_string_overrides_keep_their_string(run_cli, tmp_path):
-    from fgrpo_sim.llm.recipe import parse_overrides
+    from fgrpo_sim.llm.training.recipe import parse_overrides
 
     parsed = parse_overrides(["--save_strategy", "no", "--output_dir", "2024", "--report_to", "none",
                               "--resume_from_checkpoint", "true", "--chat_template_kwargs", "{enable_thinking: true}",
@@ -118,7 +118,7 @@ def test_recipes_refuses_bad_options_and_empty_roots(run_cli, tmp_path):
 
 
 def test_disk_estimate_is_printed_and_follows_the_formula(run_cli):
-    from fgrpo_sim.llm.recipe_index import estimate_disk_gb
+    from fgrpo_sim.llm.training.recipe_index import estimate_disk_gb
 
     # 7.6B float32: 30.4 GB weights; 10 epoch checkpoints + the final model, AdamW state kept once
     last = estimate_disk_gb(7.6, checkpoints=10, optimizer_state="last")

@@ -9,7 +9,7 @@ from math import comb
 
 import pytest
 
-from fgrpo_sim.llm.report import PAPER_CSV, build_report, load_checkpoints, load_paper_results, select_checkpoints
+from fgrpo_sim.llm.evaluation.report import PAPER_CSV, build_report, load_checkpoints, load_paper_results, select_checkpoints
 
 N = 16  # samples per problem in every synthetic file
 K = 4

@@ -14,9 +14,9 @@ pytest.importorskip("trl")
 from test_llm_helpers import common_args, loss_advantages_in_generation_order, record_calls, tiny_prompts  # noqa: E402
 
 from fgrpo_sim.core.focal_metrics import focal_metrics as core_focal_metrics  # noqa: E402
-from fgrpo_sim.llm.config import FocalGRPOConfig  # noqa: E402
+from fgrpo_sim.llm.training.config import FocalGRPOConfig  # noqa: E402
 from fgrpo_sim.llm.tiny import build_tiny  # noqa: E402
-from fgrpo_sim.llm.trainer import FocalGRPOTrainer, mean_tail_miss  # noqa: E402
+from fgrpo_sim.llm.training.trainer import FocalGRPOTrainer, mean_tail_miss  # noqa: E402
 
 
 def _named(name, fn):

@@ -18,9 +18,9 @@ from test_llm_helpers import (
 )  # noqa: E402
 
 from fgrpo_sim.core import focal_weight, group_success_rate  # noqa: E402
-from fgrpo_sim.llm.config import METHOD_PRESETS, FocalGRPOConfig  # noqa: E402
+from fgrpo_sim.llm.training.config import METHOD_PRESETS, FocalGRPOConfig  # noqa: E402
 from fgrpo_sim.llm.tiny import build_tiny  # noqa: E402
-from fgrpo_sim.llm.trainer import FocalGRPOTrainer, check_trl_version  # noqa: E402
+from fgrpo_sim.llm.training.trainer import FocalGRPOTrainer, check_trl_version  # noqa: E402
 
 
 def _train(tmp_path, trainer_cls, config, steps=1):
@@ -153,7 +153,7 @@ def test_split_group_over_two_processes_matches_one_process(tmp_path):
 
 
 def test_success_function_and_group_statistics_units():
-    from fgrpo_sim.llm.trainer import group_focal_statistics, resolve_success_func
+    from fgrpo_sim.llm.training.trainer import group_focal_statistics, resolve_success_func
 
     assert resolve_success_func(["only"], None) == 0
     assert resolve_success_func(["format", "math_reward"], None) == 1

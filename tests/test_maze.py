@@ -163,7 +163,7 @@ def test_sampled_counts_match_real_generation_and_exact_pass_at_k():
 
 def test_tiny_experiment_runs_sft_and_rl_through_focal_trainer_and_resumes(tmp_path, monkeypatch, run_cli, capsys):
     """A few SFT and RL steps (FocalGRPOTrainer, gamma 0 and 1) on the tiny preset, then resume and figures."""
-    import fgrpo_sim.llm.trainer as trainer_mod
+    import fgrpo_sim.llm.training.trainer as trainer_mod
     from fgrpo_sim.figures.maze import draw_fig6, draw_fig7, format_table
     from fgrpo_sim.maze.experiment import run_experiment, run_file
     from fgrpo_sim.maze.presets import get_preset

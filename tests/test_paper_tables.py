@@ -1,5 +1,5 @@
 """The paper tables shipped in fgrpo_sim/paper_tables: the checked copy, self-consistent, and the one source of
-the report's paper averages (fgrpo_sim/llm/paper_results.csv must agree with them number for number)."""
+the report's paper averages (fgrpo_sim/llm/evaluation/paper_results.csv must agree with them number for number)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fgrpo_sim.llm.report import load_paper_results
+from fgrpo_sim.llm.evaluation.report import load_paper_results
 from fgrpo_sim.paper_tables import HERE, MODELS, curve_source, per_benchmark, passk_curve, read_table
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "paper-tables"

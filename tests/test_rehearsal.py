@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fgrpo_sim.llm.recipe import load_recipe
-from fgrpo_sim.llm.rehearsal import RECIPES, RUNS, RehearsalFailed, compare_resumed
-from fgrpo_sim.llm.rehearsal_checks import ReportMismatch, check_report
+from fgrpo_sim.llm.training.recipe import load_recipe
+from fgrpo_sim.rehearsal.driver import RECIPES, RUNS, RehearsalFailed, compare_resumed
+from fgrpo_sim.rehearsal.checks import ReportMismatch, check_report
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,11 +34,11 @@ def test_low_lr_control_scales_like_the_papers():
 
 
 def test_inputs_prepare_as_expected_and_grade_through_the_real_loaders(tmp_path):
-    from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
-    from fgrpo_sim.llm.data import prepare_deepscaler
-    from fgrpo_sim.llm.grading import grade
-    from fgrpo_sim.llm.ood_data import load_ood_benchmark
-    from fgrpo_sim.llm.rehearsal_data import MAX_PROMPT_TOKENS, PREPARE_EXPECTED, write_inputs
+    from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT
+    from fgrpo_sim.llm.training.data import prepare_deepscaler
+    from fgrpo_sim.llm.evaluation.grading import grade
+    from fgrpo_sim.llm.evaluation.ood_data import load_ood_benchmark
+    from fgrpo_sim.rehearsal.inputs import MAX_PROMPT_TOKENS, PREPARE_EXPECTED, write_inputs
     from fgrpo_sim.llm.tiny import build_char_tokenizer
 
     paths = write_inputs(tmp_path)
@@ -53,7 +53,7 @@ def test_inputs_prepare_as_expected_and_grade_through_the_real_loaders(tmp_path)
     assert not grade("synlogic", synlogic[0], "<answer>odd</answer>", synlogic_repo=repo)
     assert not grade("synlogic", synlogic[0], "even", synlogic_repo=repo)
     # a record in IFEval's public schema (key, prompt, instruction_id_list, null-padded kwargs) grades as loaded
-    from fgrpo_sim.llm.rehearsal_data import ifeval_rows
+    from fgrpo_sim.rehearsal.inputs import ifeval_rows
 
     public = ifeval_rows()[0]
     assert grade("ifeval", public, "hi there") and not grade("ifeval", public, "hi, there")

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("verl")
 
-from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT  # noqa: E402
+from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT  # noqa: E402
 from fgrpo_sim.verl import prepare_data  # noqa: E402
 from fgrpo_sim.verl.reward import compute_score  # noqa: E402
 

@@ -17,7 +17,7 @@ from verl import DataProto  # noqa: E402
 from verl.trainer.ppo.core_algos import compute_grpo_outcome_advantage  # noqa: E402
 from verl.trainer.ppo.ray_trainer import compute_advantage  # noqa: E402
 
-from fgrpo_sim.llm.controls import ds_grpo_advantages  # noqa: E402
+from fgrpo_sim.llm.training.controls import ds_grpo_advantages  # noqa: E402
 from fgrpo_sim.verl.ds_grpo import compute_advantage_with_old_log_probs, install_old_log_probs_passing  # noqa: E402
 from fgrpo_sim.verl.estimators import register_focal_estimators  # noqa: E402
 

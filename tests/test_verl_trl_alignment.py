@@ -21,8 +21,8 @@ pytest.importorskip("verl")
 from omegaconf import OmegaConf  # noqa: E402
 from test_verl_recipes import launcher_argv  # noqa: E402
 
-from fgrpo_sim.llm.config import METHOD_PRESETS, FocalGRPOConfig  # noqa: E402
-from fgrpo_sim.llm.recipe import load_recipe  # noqa: E402
+from fgrpo_sim.llm.training.config import METHOD_PRESETS, FocalGRPOConfig  # noqa: E402
+from fgrpo_sim.llm.training.recipe import load_recipe  # noqa: E402
 from fgrpo_sim.verl.main_ppo import compose_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -45,7 +45,7 @@ def _quiet_transformers_bars() -> None:
 )
 def train(
     ctx: typer.Context,
-    config: Path = typer.Option(..., "--config", help="Recipe YAML (see recipes/); keys documented in fgrpo_sim/llm/recipe.py."),
+    config: Path = typer.Option(..., "--config", help="Recipe YAML (see recipes/); keys documented in fgrpo_sim/llm/training/recipe.py."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Run every check the real run makes before loading the model "
                                  "(values, batch layout, output_dir, checkpoint, and the data file when it exists), print "
                                  "the run keys, the resolved TRL config and the launch arithmetic as JSON, and stop. "
@@ -58,7 +58,7 @@ def train(
                                              "when it exists, else the paper's 39,202."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide TRL's progress bar. Default: shown."),
 ) -> None:
-    from fgrpo_sim.llm.run import prepare_training, resolved_trl_config, train_recipe
+    from fgrpo_sim.llm.training.run import prepare_training, resolved_trl_config, train_recipe
 
     if train_rows is not None and not dry_run:
         raise ValueError("--train-rows plans a --dry-run; a real run counts the rows of train_data")
@@ -99,8 +99,8 @@ def prepare_data(
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
 ) -> None:
     from fgrpo_sim.atomic_io import check_not_input, check_writable
-    from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
-    from fgrpo_sim.llm.data import prepare_deepscaler, write_jsonl
+    from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT
+    from fgrpo_sim.llm.training.data import prepare_deepscaler, write_jsonl
 
     check_writable(out, "--out")
     check_not_input(out, "--out", source if Path(source).exists() else None)
@@ -171,9 +171,9 @@ def eval_command(
                               ".OUT.lock next to it), wait for it to finish, then add only the samples still missing. "
                               "Default: exit 2 at once with a message naming the lock."),
 ) -> None:
-    from fgrpo_sim.llm.evaluate import EvalSettings, run_eval
-    from fgrpo_sim.llm.ood_data import load_any_benchmark
-    from fgrpo_sim.llm.prompts import canonical_benchmark, detect_family, prompt_spec
+    from fgrpo_sim.llm.evaluation.evaluate import EvalSettings, run_eval
+    from fgrpo_sim.llm.evaluation.ood_data import load_any_benchmark
+    from fgrpo_sim.llm.evaluation.prompts import canonical_benchmark, detect_family, prompt_spec
     from fgrpo_sim.validation import check_integer
 
     if no_progress:
@@ -191,7 +191,7 @@ def eval_command(
     )
     settings.validate()
     if model_family is not None:  # '' would have meant "detect" above
-        from fgrpo_sim.llm.prompts import FAMILIES
+        from fgrpo_sim.llm.evaluation.prompts import FAMILIES
         from fgrpo_sim.validation import check_choice
 
         check_choice("model_family", model_family, FAMILIES)
@@ -236,9 +236,9 @@ def dnll_rare_command(
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bars. Default: shown on stderr."),
 ) -> None:
-    from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
-    from fgrpo_sim.llm.data import load_benchmark, read_records
-    from fgrpo_sim.llm.diagnostics import check_dnll_options, dnll_rare
+    from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT
+    from fgrpo_sim.llm.evaluation.data import load_benchmark, read_records
+    from fgrpo_sim.llm.evaluation.diagnostics import check_dnll_options, dnll_rare
 
     check_dnll_options(top_fraction, batch_size)
     if device not in ("auto", "cpu") and not re.fullmatch(r"cuda(:\d+)?", device):
@@ -284,7 +284,7 @@ def report_command(
     iterations: int = typer.Option(50_000, "--iterations", help="Subsampling rounds of the test, >= 1 (paper: 50,000)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the significance test, >= 0."),
     paper_csv: Optional[Path] = typer.Option(None, "--paper-csv", help="The paper's numbers for rows with a paper_row. "
-                                             "Default: the CSV shipped in fgrpo_sim/llm/paper_results.csv."),
+                                             "Default: the CSV shipped in fgrpo_sim/llm/evaluation/paper_results.csv."),
     no_paper: bool = typer.Option(False, "--no-paper", help="Leave out the paper columns. Default: shown when "
                                   "the manifest has paper_row values."),
     no_figure: bool = typer.Option(False, "--no-figure", help="Skip the PNGs. Default: written."),
@@ -293,13 +293,18 @@ def report_command(
                                      "Default: shown on stderr."),
 ) -> None:
     from fgrpo_sim.atomic_io import check_writable_dir
-    from fgrpo_sim.llm.report import PAPER_CSV, build_report, write_report
+    from fgrpo_sim.llm.evaluation.report import PAPER_CSV, build_report, write_report
 
     check_writable_dir(out_dir, "--out-dir")
     report = build_report(manifest, k=k, m=m, iterations=iterations, seed=seed,
                           paper_csv=None if no_paper else (paper_csv or PAPER_CSV), progress=not no_progress,
                           title=title)
-    written = write_report(report, out_dir, figure=not no_figure)
+    figures = {}
+    if not no_figure:
+        from fgrpo_sim.figures.evaluation import draw_report_figures
+
+        figures = draw_report_figures(report)
+    written = write_report(report, out_dir, figures=figures)
     print(report["markdown"], end="")
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
 

@@ -24,8 +24,8 @@ def recipes_command(
                                       "7.6B model (scaled by 7.6 / params for the others), > 0."),
 ) -> None:
     """List every training arm of the paper with the table it feeds, its recipe, the command that runs it and
-    an estimated cost (H100 GPU-hours; our estimate from stated assumptions, see fgrpo_sim/llm/recipe_index.py)."""
-    from fgrpo_sim.llm.recipe_index import arm_row, recipe_index
+    an estimated cost (H100 GPU-hours; our estimate from stated assumptions, see fgrpo_sim/llm/training/recipe_index.py)."""
+    from fgrpo_sim.llm.training.recipe_index import arm_row, recipe_index
     from fgrpo_sim.validation import check_choice, check_range
 
     check_choice("--format", output_format, ("text", "markdown", "json"))
@@ -57,6 +57,6 @@ def recipes_command(
             current = r["model"]
             print(f"\n{current}")
         print(f"  {r['paper']:<28} {r['what']:<58} {r['command']}  (~{r['est_gpu_h']} GPU-h, {r['disk_gb']} GB disk)")
-    print("\nGPU-hours: our estimate from stated assumptions (fgrpo_sim/llm/recipe_index.py), not measured.")
+    print("\nGPU-hours: our estimate from stated assumptions (fgrpo_sim/llm/training/recipe_index.py), not measured.")
     print("Disk: checkpoints + final model = (S + 1) x P x b + 2 x P x b x R for S saved checkpoints of P parameters "
           "in b bytes, R of them with AdamW state (1 with save_optimizer_state last); see docs/recipes.md.")

@@ -1,4 +1,4 @@
-"""`fgrpo llm rehearse`: the whole LLM protocol in miniature on CPU (fgrpo_sim/llm/rehearsal.py)."""
+"""`fgrpo llm rehearse`: the whole LLM protocol in miniature on CPU (fgrpo_sim/rehearsal/driver.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def rehearse_command(
                                  "is found."),
 ) -> None:
     from fgrpo_sim.atomic_io import check_writable_dir
-    from fgrpo_sim.llm.rehearsal import RECIPES, TITLE, Rehearsal, RehearsalFailed
+    from fgrpo_sim.rehearsal.driver import RECIPES, TITLE, Rehearsal, RehearsalFailed
     from fgrpo_sim.validation import check_integer
 
     check_integer("--jobs", jobs, 1)

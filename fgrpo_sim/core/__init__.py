@@ -1,11 +1,13 @@
 """The algorithm in pure torch: group statistics, advantages, focal weight and the policy losses.
 
 Everything takes and returns torch tensors on any device and dtype; rewards are shaped [groups, N].
+`focal_metrics` (the focal/* scalars both training stacks log) takes one value per group, returns floats.
 The simulators and the LLM trainer call this package; nothing else re-implements it.
 """
 
 from fgrpo_sim.core.advantages import dr_grpo_advantages, grpo_advantages, rloo_advantages
 from fgrpo_sim.core.focal import compute_advantages, focal_advantages, focal_weight
+from fgrpo_sim.core.focal_metrics import focal_metrics
 from fgrpo_sim.core.groups import active_groups, group_success_rate, success_rate_from_counts
 from fgrpo_sim.core.losses import DEFAULT_CLIP, policy_loss
 
@@ -19,6 +21,7 @@ __all__ = [
     "focal_weight",
     "focal_advantages",
     "compute_advantages",
+    "focal_metrics",
     "policy_loss",
     "DEFAULT_CLIP",
 ]

@@ -1,7 +1,7 @@
 """Fig 1b/1c-style plot: average pass@1 against average pass@k, math and OOD, baseline -> focal arrows.
 
 Data in, Figure out (no registry entry: the data are the user's eval files, read by
-`fgrpo_sim.llm.report`). Each point is a dict:
+`fgrpo_sim.llm.evaluation.report`). Each point is a dict:
     {"label": "F-GRPO", "comparison": "GRPO", "role": "baseline" | "focal",
      "math": (pass1, passk), "ood": (pass1, passk), "paper": None | {math_pass1, math_pass256, ood_pass1, ood_pass256}}
 in percent. Paper numbers, when given and k = 256, are drawn as hollow markers of the same colour.
@@ -50,7 +50,7 @@ def draw_pass1_vs_passk(points: list[dict], k: int = 256):
 def draw_passk_curves(curves: list[dict]):
     """Fig 1b/1c style: average pass@k against k (log2 axis), math and OOD panels, one line per selected run.
 
-    `curves` as `fgrpo_sim.llm.report.passk_curves` returns them: {"label", "comparison", "role",
+    `curves` as `fgrpo_sim.llm.evaluation.report.passk_curves` returns them: {"label", "comparison", "role",
     "math": {k: pass@k %}, "ood": {...}, "paper": None | {"source", "math": {k: %}, "ood": {...}}}.
     The paper's curves (Tables 12-14, k up to 256) are dashed reference lines in the run's colour.
     """
@@ -76,3 +76,12 @@ def draw_passk_curves(curves: list[dict]):
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
     return fig
+
+
+def draw_report_figures(report: dict) -> dict:
+    """The figures of an `fgrpo llm report` (`fgrpo_sim.llm.evaluation.report.build_report`'s dict):
+    file name -> Figure, pass1_vs_passk.png always, passk_curves.png when the report has curves."""
+    figures = {"pass1_vs_passk.png": draw_pass1_vs_passk(report["points"], k=report["k"])}
+    if report.get("curves"):
+        figures["passk_curves.png"] = draw_passk_curves(report["curves"])
+    return figures

@@ -1,6 +1,6 @@
 """Fig. 7-style in-training dynamics of LLM runs (paper App. P): held-out pass@1 and pass@k over steps.
 
-Data in: the records `fgrpo_sim.llm.dynamics.HeldOutPassAtK` logs, read from a run's `dynamics.jsonl` or
+Data in: the records `fgrpo_sim.llm.training.dynamics.HeldOutPassAtK` logs, read from a run's `dynamics.jsonl` or
 its `trainer_state.json` (`log_history`). `fgrpo figures llm-dynamics --data-dir RUNS` collects every run
 below RUNS (one curve per run folder) and draws the raw points faintly with an exponential moving
 average on top. Smoothing: the paper says "EMA smoothing 0.08"; we read 0.08 as the weight of each new

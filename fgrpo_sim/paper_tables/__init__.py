@@ -2,7 +2,7 @@
 
 The files are byte-for-byte the ones `check_tables.py` (in this folder, standard library only) checks;
 tests/test_paper_tables.py compares them with the project's shared copy when it exists. This module
-maps the row ids of `fgrpo_sim/llm/paper_results.csv` (the report's `paper_row`) to the per-benchmark
+maps the row ids of `fgrpo_sim/llm/evaluation/paper_results.csv` (the report's `paper_row`) to the per-benchmark
 numbers of Tables 1, 10 and 11 and to the pass@k curves of Tables 12-14, in the report's benchmark names.
 """
 

@@ -9,9 +9,8 @@ Theory checks: `estimate_tail_miss` and the other estimators of `montecarlo`, `r
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.util
-import sys
+
+from fgrpo_sim import moved_modules as _moved
 
 _EXPORTS = {
     "CategoricalConfig": "fgrpo_sim.sim.categorical.config",
@@ -28,37 +27,9 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-#: Module paths from before the categorical engine became a subpackage (issue 23) -> where they live now.
-MOVED_MODULES = {
-    "fgrpo_sim.sim.categorical_config": "fgrpo_sim.sim.categorical.config",
-    "fgrpo_sim.sim.categorical_native": "fgrpo_sim.sim.categorical.native",
-    "fgrpo_sim.sim.categorical_run": "fgrpo_sim.sim.categorical.run",
-    "fgrpo_sim.sim.categorical_study": "fgrpo_sim.sim.categorical.study",
-    "fgrpo_sim.sim.sampling": "fgrpo_sim.sim.categorical.sampling",
-}
-
-
-class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports an old path as the very module object of its new path, not a copy of its names: code that
-    monkeypatches `fgrpo_sim.sim.categorical_run.simulate_chunk` or imports a private helper from an old
-    path keeps working. A finder rather than stub files at the old paths, so that no file sits where the
-    moved one was and git follows the move when merging branches that edited the old file."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname in MOVED_MODULES:
-            return importlib.util.spec_from_loader(fullname, self)
-        return None
-
-    def create_module(self, spec):
-        return None  # a placeholder; exec_module swaps in the real module
-
-    def exec_module(self, module):
-        # the import system returns whatever sys.modules holds under the name once this returns
-        sys.modules[module.__name__] = importlib.import_module(MOVED_MODULES[module.__name__])
-
-
-if not any(isinstance(f, _MovedModuleFinder) for f in sys.meta_path):
-    sys.meta_path.append(_MovedModuleFinder())
+#: Module paths from before the categorical engine became a subpackage (issue 23) -> where they live now;
+#: `fgrpo_sim.moved_modules` (installed by the package's __init__) makes them import.
+MOVED_MODULES = {old: new for old, new in _moved.MOVED_MODULES.items() if old.startswith("fgrpo_sim.sim.")}
 
 
 def __getattr__(name: str):

@@ -1,7 +1,7 @@
 """DS-GRPO (the paper's Table 3 control) as a verl advantage estimator, `adv_estimator=ds_grpo`.
 
 The maths is the TRL trainer's, not a second derivation: verl's own GRPO advantage A (its epsilon, std,
-`norm_adv_by_std_in_grpo`) goes through `fgrpo_sim.llm.controls.ds_grpo_advantages` (Eq. 6 there):
+`norm_adv_by_std_in_grpo`) goes through `fgrpo_sim.llm.training.controls.ds_grpo_advantages` (Eq. 6 there):
 
     A_DS = A - ds_gamma_correct * log pi_old(y|x)     if the rollout is correct
     A_DS = A + ds_gamma_incorrect * log pi_old(y|x)   otherwise
@@ -39,7 +39,7 @@ _old_log_probs: contextvars.ContextVar[torch.Tensor | None] = contextvars.Contex
 
 def ds_settings(config: Any) -> dict[str, Any]:
     """DS-GRPO settings from verl's algorithm config, checked with the TRL control's own rules."""
-    from fgrpo_sim.llm.controls import DS_LOGPROB_MODES, _check_gammas
+    from fgrpo_sim.llm.training.controls import DS_LOGPROB_MODES, _check_gammas
 
     out = {key: _get(config, key, default) for key, default in DS_DEFAULTS.items()}
     try:
@@ -68,7 +68,7 @@ def compute_ds_grpo_outcome_advantage(
     """DS-GRPO: verl's GRPO advantage shifted by Eq. 6 per rollout (broadcast over its response tokens)."""
     from verl.trainer.ppo.core_algos import get_adv_estimator_fn
 
-    from fgrpo_sim.llm.controls import ds_grpo_advantages
+    from fgrpo_sim.llm.training.controls import ds_grpo_advantages
 
     if old_log_probs is None:
         old_log_probs = _old_log_probs.get()

@@ -22,8 +22,9 @@ DATA_SOURCE = "deepscaler"
 
 def verl_rows(path: str | Path, system_prompt: str | None = None, split: str = "train") -> list[dict[str, Any]]:
     """verl RL-dataset rows from a prepared JSONL (or any file with problem/answer columns)."""
-    from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
-    from fgrpo_sim.llm.data import build_prompt, normalise_record, read_records
+    from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT
+    from fgrpo_sim.llm.evaluation.data import normalise_record, read_records
+    from fgrpo_sim.llm.training.data import build_prompt
 
     system_prompt = PAPER_SYSTEM_PROMPT if system_prompt is None else system_prompt
     rows = []

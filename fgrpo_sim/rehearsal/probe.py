@@ -1,4 +1,4 @@
-"""`python -m fgrpo_sim.llm.rehearsal_probe LOG ARGS...`: run `fgrpo ARGS...` and log each generation batch.
+"""`python -m fgrpo_sim.rehearsal.probe LOG ARGS...`: run `fgrpo ARGS...` and log each generation batch.
 
 The rehearsal trains through this wrapper so that it can compare the prompt order of a resumed run with an
 uninterrupted one: before handing ARGS to the real CLI, it wraps `FocalGRPOTrainer._generate_and_score_completions`
@@ -14,7 +14,7 @@ import sys
 
 
 def install(log: str) -> None:
-    from fgrpo_sim.llm.trainer import FocalGRPOTrainer
+    from fgrpo_sim.llm.training.trainer import FocalGRPOTrainer
 
     original = FocalGRPOTrainer._generate_and_score_completions
 
@@ -32,7 +32,7 @@ def install(log: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) < 2:
-        sys.exit("usage: python -m fgrpo_sim.llm.rehearsal_probe LOG FGRPO_ARGS...")
+        sys.exit("usage: python -m fgrpo_sim.rehearsal.probe LOG FGRPO_ARGS...")
     install(argv[0])
     from fgrpo_sim.cli import main as cli_main
 

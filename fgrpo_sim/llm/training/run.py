@@ -1,6 +1,6 @@
 """Run a training recipe from Python: what `fgrpo llm train` does, callable as `train_recipe(...)`.
 
-    from fgrpo_sim.llm.run import train_recipe
+    from fgrpo_sim.llm.training.run import train_recipe
     result = train_recipe("recipes/tiny/f-grpo.yaml", ["--num_train_epochs", "2", "--max_steps", "-1",
                                                        "--output_dir", "runs/t", "--save_strategy", "epoch"])
     result = train_recipe("recipes/tiny/f-grpo.yaml", [..., "--resume_from_checkpoint", "last"])
@@ -38,7 +38,7 @@ def resolve_data_path(value: str, recipe_path: Path) -> str:
 
 def launch_world_size(num_processes: int | None) -> int:
     """The number of training processes: accelerate/torchrun's WORLD_SIZE, or --num-processes for planning."""
-    from fgrpo_sim.llm.launch import world_size_from_env
+    from fgrpo_sim.llm.training.launch import world_size_from_env
     from fgrpo_sim.validation import check_integer
 
     env = world_size_from_env(dict(os.environ))
@@ -109,10 +109,10 @@ def prepare_training(config: str | Path, overrides: Sequence[str] = (), *, num_p
     39,202) and `data_checked` is False.
     """
     from fgrpo_sim.atomic_io import check_writable_dir
-    from fgrpo_sim.llm.config import FocalGRPOConfig
-    from fgrpo_sim.llm.launch import PAPER_TRAIN_ROWS, describe, logits_memory, model_dimensions, plan_batches
-    from fgrpo_sim.llm.recipe import cast_recipe, load_recipe_sources, parse_overrides, split_recipe
-    from fgrpo_sim.llm.trainer import check_trl_version, resolve_success_func
+    from fgrpo_sim.llm.training.config import FocalGRPOConfig
+    from fgrpo_sim.llm.training.launch import PAPER_TRAIN_ROWS, describe, logits_memory, model_dimensions, plan_batches
+    from fgrpo_sim.llm.training.recipe import cast_recipe, load_recipe_sources, parse_overrides, split_recipe
+    from fgrpo_sim.llm.training.trainer import check_trl_version, resolve_success_func
     from fgrpo_sim.validation import check_integer
 
     config = Path(config)
@@ -156,7 +156,7 @@ def prepare_training(config: str | Path, overrides: Sequence[str] = (), *, num_p
     read_data = not dry_run or (train_rows is None and Path(run["train_data"]).is_file())
     dataset = None
     if read_data:
-        from fgrpo_sim.llm.data import load_prepared
+        from fgrpo_sim.llm.training.data import load_prepared
 
         dataset = load_prepared(run["train_data"], run["system_prompt"])
         rows = len(dataset)
@@ -227,15 +227,15 @@ def train_recipe(config: str | Path, overrides: Sequence[str] = (), *, callbacks
         prepared = prepare_training(config, overrides, num_processes=num_processes, no_progress=no_progress)
     run, args, dataset = prepared["run"], prepared["args"], prepared["dataset"]
 
-    from fgrpo_sim.llm.dynamics import callback_from_config
+    from fgrpo_sim.llm.training.dynamics import callback_from_config
     from fgrpo_sim.llm.rewards import MathVerifier, make_math_reward
     from fgrpo_sim.llm.tiny import build_tiny, load_tokenizer, save_tiny
-    from fgrpo_sim.llm.trainer import FocalGRPOTrainer
+    from fgrpo_sim.llm.training.trainer import FocalGRPOTrainer
 
     if run["model"] == "tiny":
         model, tokenizer = build_tiny(seed=int(run["model_seed"]))
         if args.beta != 0.0:  # GRPO-KL: TRL loads the reference from a folder
-            from fgrpo_sim.llm.controls import save_reference_for_kl
+            from fgrpo_sim.llm.training.controls import save_reference_for_kl
 
             save_reference_for_kl(model, tokenizer, Path(args.output_dir) / "kl-reference")
     else:

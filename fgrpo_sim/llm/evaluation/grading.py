@@ -1,11 +1,11 @@
 """One grading entry point for every benchmark of the paper: `grade(benchmark, record, completion) -> bool`.
 
-`record` is one problem as the loaders return it (`fgrpo_sim.llm.data.load_benchmark` for math,
-`fgrpo_sim.llm.ood_data.load_ood_benchmark` for the rest). `grade_detailed` returns the `Score`
+`record` is one problem as the loaders return it (`fgrpo_sim.llm.evaluation.data.load_benchmark` for math,
+`fgrpo_sim.llm.evaluation.ood_data.load_ood_benchmark` for the rest). `grade_detailed` returns the `Score`
 (correct, status, extracted) that `fgrpo llm eval` writes.
 
 Benchmark names are matched ignoring case, '-' and '_' (GPQA-Diamond, gpqa, IFEval, SynLogic, MATH-500:
-`fgrpo_sim.llm.prompts.canonical_benchmark`); an unknown name is a ValueError, never a math grade.
+`fgrpo_sim.llm.evaluation.prompts.canonical_benchmark`); an unknown name is a ValueError, never a math grade.
 
 * math (math500, aime24, aime25, amc23, minerva, olympiadbench, generic): math-verify on the last
   \\boxed{} through `fgrpo_sim.llm.rewards.MathVerifier` (unchanged).
@@ -39,7 +39,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from fgrpo_sim.llm.prompts import benchmark_kind
+from fgrpo_sim.llm.evaluation.prompts import benchmark_kind
 from fgrpo_sim.llm.rewards import MathVerifier, Score, iter_boxed
 
 SYNLOGIC_HELP = ("SynLogic grading needs a local checkout of its verifiers: "
@@ -283,7 +283,7 @@ def _math_verifier(fallback_last_number: bool) -> MathVerifier:
 def grade_detailed(benchmark: str, record: dict[str, Any], completion: str, *, synlogic_repo: str | None = None,
                    fallback_last_number: bool = False) -> Score:
     """`Score(correct, status, extracted)` of one completion for one problem record of `benchmark` (any
-    spelling `fgrpo_sim.llm.prompts.canonical_benchmark` knows; an unknown name is a ValueError)."""
+    spelling `fgrpo_sim.llm.evaluation.prompts.canonical_benchmark` knows; an unknown name is a ValueError)."""
     kind = benchmark_kind(benchmark)
     completion = "" if completion is None else str(completion)
     if kind == "gpqa":

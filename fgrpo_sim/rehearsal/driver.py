@@ -1,10 +1,10 @@
 """`fgrpo llm rehearse --out DIR`: the paper's LLM protocol end to end in miniature, on CPU, in minutes.
 
-Every stage runs the command a real run uses, on files the rehearsal writes itself (`rehearsal_data`) and a
+Every stage runs the command a real run uses, on files the rehearsal writes itself (`inputs`) and a
 tiny Qwen2 model saved to DIR/model (`fgrpo_sim.llm.tiny`), which every stage loads from disk:
 
 1. prepare-data  `fgrpo llm prepare-data` on a DeepScaleR-shaped file: length filter, conflicting duplicates
-                 dropped, the paper's system prompt; the report must equal `rehearsal_data.PREPARE_EXPECTED`.
+                 dropped, the paper's system prompt; the report must equal `inputs.PREPARE_EXPECTED`.
 2. train         `fgrpo llm train --dry-run` of the three Qwen2.5-7B recipes on 16 GPUs without data, then
                  `fgrpo llm train` from recipes/tiny/rehearsal/{grpo,f-grpo,grpo-low-lr}.yaml (the Qwen2.5-7B
                  recipes in miniature: same keys), 2 epochs, a checkpoint per epoch. The F-GRPO run is killed
@@ -20,7 +20,7 @@ tiny Qwen2 model saved to DIR/model (`fgrpo_sim.llm.tiny`), which every stage lo
 
 dNLL runs before the report (the paper's Table 2 shows it next to the pass@k columns). Each stage prints one
 line with its time; DIR/manifest.json lists every file made, by stage. Training runs go through
-`fgrpo_sim.llm.rehearsal_probe`, which only logs each generation batch's problem ids for the comparison.
+`fgrpo_sim.rehearsal.probe`, which only logs each generation batch's problem ids for the comparison.
 """
 
 from __future__ import annotations
@@ -137,8 +137,8 @@ class Rehearsal:
     def prepare(self) -> str:
         from transformers.utils import logging as hf_logging
 
-        from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
-        from fgrpo_sim.llm.rehearsal_data import MAX_PROMPT_TOKENS, PREPARE_EXPECTED, write_inputs
+        from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT
+        from fgrpo_sim.rehearsal.inputs import MAX_PROMPT_TOKENS, PREPARE_EXPECTED, write_inputs
         from fgrpo_sim.llm.tiny import build_tiny, save_tiny
 
         hf_logging.disable_progress_bar()  # the stage lines are the output; bars would interleave with them
@@ -159,7 +159,7 @@ class Rehearsal:
     # ------------------------------------------------------------------ 2. training
     def _train_command(self, name: str, output_dir: Path, log: Path, *extra: str) -> list[str]:
         recipe = RECIPES / RUNS[name][0]
-        return [sys.executable, "-m", "fgrpo_sim.llm.rehearsal_probe", str(log), "llm", "train", "--config", str(recipe),
+        return [sys.executable, "-m", "fgrpo_sim.rehearsal.probe", str(log), "llm", "train", "--config", str(recipe),
                 "--no-progress", "--model", str(self.model), "--train_data", str(self.prepared),
                 "--output_dir", str(output_dir), *extra]
 
@@ -313,7 +313,7 @@ class Rehearsal:
             ("GRPO (N = 4)", [("grpo", "baseline", RUNS["grpo"][4]), ("f-grpo", "focal", RUNS["f-grpo"][4])]),
             ("GRPO low-LR", [("grpo-low-lr", "baseline", RUNS["grpo-low-lr"][4]),
                              ("f-grpo", "focal", "table3:qwen2.5-7b:F-GRPO")])])
-        from fgrpo_sim.llm.rehearsal_checks import ReportMismatch, check_report
+        from fgrpo_sim.rehearsal.checks import ReportMismatch, check_report
 
         shapes, checked = [], 0
         for manifest, folder, shape in ((table1, "table1", "Table 1 shape"), (table23, "table2-3", "Table 2/3 shape")):
@@ -361,7 +361,7 @@ class Rehearsal:
         # the exported verl checkpoint goes through the same `fgrpo llm eval` as the TRL checkpoints
         exported = Path(exported) if Path(exported).is_absolute() else out / exported
         path = self._eval(exported, "math500", self.out / "eval" / "verl-exported" / "math500.jsonl")
-        from fgrpo_sim.llm.rehearsal_checks import counts_from_eval
+        from fgrpo_sim.rehearsal.checks import counts_from_eval
 
         n, c = counts_from_eval(path)
         return (f"verl stages ok ({python}); the exported verl checkpoint evaluated by `fgrpo llm eval`: "

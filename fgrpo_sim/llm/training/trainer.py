@@ -48,8 +48,8 @@ from trl.trainer.utils import RepeatSampler
 
 from fgrpo_sim.core import active_groups, focal_weight, group_success_rate
 from fgrpo_sim.core.focal_metrics import focal_metrics, mean_tail_miss  # noqa: F401 (mean_tail_miss: re-exported)
-from fgrpo_sim.llm.config import FocalGRPOConfig
-from fgrpo_sim.llm.controls import apply_differential_smoothing, ds_enabled
+from fgrpo_sim.llm.training.config import FocalGRPOConfig
+from fgrpo_sim.llm.training.controls import apply_differential_smoothing, ds_enabled
 
 #: TRL minor versions whose private methods (`_calculate_rewards`, `_generate_and_score_completions`,
 #: `_logs["advantages"]`) this module was read against and tested with.
@@ -204,7 +204,7 @@ class FocalGRPOTrainer(GRPOTrainer):
         self._focal_gathered_rewards: torch.Tensor | None = None
         super().__init__(model, reward_funcs, args, *rest, **kwargs)
         if args.metrics_file:
-            from fgrpo_sim.llm.metrics_log import MetricsLog
+            from fgrpo_sim.llm.training.metrics_log import MetricsLog
 
             self.add_callback(MetricsLog(os.path.join(args.output_dir, args.metrics_file)))
         self._focal_success_index = self._resolve_success_rule(args)

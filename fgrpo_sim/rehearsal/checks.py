@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fgrpo_sim.llm.ood_data import OOD_NAMES
+from fgrpo_sim.llm.evaluation.ood_data import OOD_NAMES
 
 
 class ReportMismatch(ValueError):

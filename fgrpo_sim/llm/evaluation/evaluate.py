@@ -3,7 +3,7 @@
 Output (JSON lines, one per generated sample; `fgrpo passk` reads `problem_id` and `correct`):
     {"problem_id": str, "sample_index": int, "correct": bool, "status": str, "num_tokens": int,
      "finished": bool, ["completion": str]}
-`status` is the grader's outcome (`fgrpo_sim.llm.grading`: correct, wrong, no_answer, too_long, ...);
+`status` is the grader's outcome (`fgrpo_sim.llm.evaluation.grading`: correct, wrong, no_answer, too_long, ...);
 `finished` is False when generation hit `max_new_tokens`. GPQA-Diamond lines also carry `choice_order`,
 `gold` and `extracted` (the shown option order, the correct and the chosen letter).
 
@@ -66,7 +66,7 @@ class EvalSettings:
     problems_per_call: int = 0
     save_completions: bool = False
     fallback_last_number: bool = False
-    #: Paper Table 9 prompt family (fgrpo_sim.llm.prompts) and its chat-template keywords (Qwen3 thinking,
+    #: Paper Table 9 prompt family (fgrpo_sim.llm.evaluation.prompts) and its chat-template keywords (Qwen3 thinking,
     #: Llama date); recorded in the meta file. synlogic_repo: SynLogic checkout for its verifiers.
     model_family: str = "generic"
     chat_template_kwargs: dict | None = None
@@ -235,7 +235,7 @@ def stop_token_ids(model, tokenizer) -> list[int]:
 
 def render_prompt(tokenizer, problem: str, system_prompt: str | None, chat_template_kwargs: dict | None = None) -> str:
     """The prompt text the model sees: chat template with generation prompt (plain lines without one)."""
-    from fgrpo_sim.llm.prompts import render_text
+    from fgrpo_sim.llm.evaluation.prompts import render_text
 
     return render_text(tokenizer, problem, system_prompt, chat_template_kwargs)
 
@@ -380,7 +380,7 @@ def _run_eval_locked(
     """Generate and verify every missing sample, appending records to `out`; returns a summary dict."""
     from tqdm import tqdm
 
-    from fgrpo_sim.llm.grading import BenchmarkGrader
+    from fgrpo_sim.llm.evaluation.grading import BenchmarkGrader
 
     out.parent.mkdir(parents=True, exist_ok=True)  # run_eval validated settings and resolved `out`
     n_max = _check_meta(out, settings)
@@ -389,7 +389,7 @@ def _run_eval_locked(
     existing = check_resumable(read_existing_numbered(out), out, known_problem_ids, max(settings.n, n_max))
     done = {(str(r["problem_id"]), int(r["sample_index"])) for r in existing}
     jobs = pending_jobs(problems, settings.n, done)
-    # The benchmark's grader (fgrpo_sim.llm.grading) unless a test passes its own `verifier.score(text, answer)`.
+    # The benchmark's grader (fgrpo_sim.llm.evaluation.grading) unless a test passes its own `verifier.score(text, answer)`.
     grader = None if verifier is not None else BenchmarkGrader(
         settings.benchmark, synlogic_repo=settings.synlogic_repo, fallback_last_number=settings.fallback_last_number,
         problems=problems)  # IFEval needs NLTK data only when one of these problems counts sentences

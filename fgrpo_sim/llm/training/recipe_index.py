@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fgrpo_sim.llm.launch import PAPER_TRAIN_ROWS
+from fgrpo_sim.llm.training.launch import PAPER_TRAIN_ROWS
 
 #: Parameters (billions) of the paper's models, for the cost estimate.
 MODEL_PARAMS_B = {"Qwen/Qwen2.5-7B": 7.6, "Qwen/Qwen3-4B-Base": 4.0, "meta-llama/Llama-3.2-3B-Instruct": 3.2}
@@ -136,7 +136,7 @@ def recipe_index(root: str | Path = "recipes") -> list[Arm]:
 
 def _recipe_values(path: Path) -> dict[str, Any]:
     """The recipe's values the index reads, cast and checked; errors name the file that set the field."""
-    from fgrpo_sim.llm.recipe import cast_recipe, load_recipe_sources
+    from fgrpo_sim.llm.training.recipe import cast_recipe, load_recipe_sources
     from fgrpo_sim.validation import check_integer, check_range
 
     recipe, sources = load_recipe_sources(path)

@@ -10,7 +10,7 @@ Recipe keys (everything else must be a `FocalGRPOConfig` / `GRPOConfig` / `Train
     model_seed    seed of the tiny model's initialisation (tiny only)
     batch_prompts       prompts per generation step (paper: 256); with mini_batch_prompts, `fgrpo llm train`
     mini_batch_prompts  prompts per optimizer update (paper: 64) derives generation_batch_size and
-                        gradient_accumulation_steps from the world size (fgrpo_sim/llm/launch.py)
+                        gradient_accumulation_steps from the world size (fgrpo_sim/llm/training/launch.py)
 
 Every value (recipe or override) is cast to its field's type before anything runs: "abc" for an int
 field, or NaN/inf for a float field, is a one-line ValueError naming the field.
@@ -23,7 +23,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from fgrpo_sim.llm.config import PAPER_SYSTEM_PROMPT
+from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT
 
 RUN_KEYS = {"model": None, "train_data": None, "system_prompt": PAPER_SYSTEM_PROMPT, "reward": "math", "model_seed": 0,
             "batch_prompts": None, "mini_batch_prompts": None}
@@ -176,7 +176,7 @@ def _field_hints() -> dict[str, Any]:
     import dataclasses
     import typing
 
-    from fgrpo_sim.llm.config import FocalGRPOConfig
+    from fgrpo_sim.llm.training.config import FocalGRPOConfig
 
     hints = typing.get_type_hints(FocalGRPOConfig)
     names = {f.name for f in dataclasses.fields(FocalGRPOConfig) if f.init}
@@ -264,7 +264,7 @@ def cast_recipe(recipe: dict[str, Any], sources: dict[str, Path] | None = None) 
     import dataclasses
     import typing
 
-    from fgrpo_sim.llm.config import FocalGRPOConfig
+    from fgrpo_sim.llm.training.config import FocalGRPOConfig
 
     hints = typing.get_type_hints(FocalGRPOConfig)
     fields = {f.name for f in dataclasses.fields(FocalGRPOConfig) if f.init}
@@ -281,7 +281,7 @@ def cast_recipe(recipe: dict[str, Any], sources: dict[str, Path] | None = None) 
 
 
 def config_field_names() -> set[str]:
-    from fgrpo_sim.llm.config import FocalGRPOConfig
+    from fgrpo_sim.llm.training.config import FocalGRPOConfig
 
     return {f.name for f in dataclasses.fields(FocalGRPOConfig) if f.init}
 

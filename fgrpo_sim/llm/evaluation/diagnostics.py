@@ -158,7 +158,7 @@ def dnll_rare(
     The base model scores only the correct trajectories; each trained model only the selected ones.
     `device`: "auto" (a GPU in bf16 when present, else CPU in float32), "cpu" or a CUDA device.
     """
-    from fgrpo_sim.llm.evaluate import render_prompt
+    from fgrpo_sim.llm.evaluation.evaluate import render_prompt
 
     check_dnll_options(top_fraction, batch_size)
     correct = [i for i, r in enumerate(trajectories) if r.get("correct")]

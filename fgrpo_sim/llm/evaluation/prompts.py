@@ -4,7 +4,7 @@ One place that knows, for each model family of the paper and each benchmark kind
 the model sees, which chat-template keyword arguments are passed (Qwen3's `enable_thinking`, Llama's
 `date_string`) and the decoding settings. `fgrpo llm eval` uses it; training code can use it too:
 
-    from fgrpo_sim.llm.prompts import prompt_spec, detect_family, build_messages
+    from fgrpo_sim.llm.evaluation.prompts import prompt_spec, detect_family, build_messages
     spec = prompt_spec(detect_family("Qwen/Qwen3-4B-Base"), "math500")
     messages = build_messages("What is 1+1?", spec)
     text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False,
@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fgrpo_sim.llm.evaluation.data import BENCHMARKS  # the math benchmarks, named with their loaders
 from fgrpo_sim.validation import check_choice
 
 #: The paper's math / GPQA instruction (also its training system prompt, App. L).
@@ -78,15 +79,13 @@ def canonical_benchmark(benchmark: str) -> str:
     """The canonical name of `benchmark`, matched ignoring case, '-', '_' and spaces (GPQA-Diamond,
     gpqa-diamond and gpqa_diamond are gpqa_diamond; IFEval is ifeval; MATH-500 is math500), with the
     aliases of `OOD_ALIASES` (gpqa). A name that is neither an OOD benchmark nor a math benchmark of
-    `fgrpo_sim.llm.data.BENCHMARKS` is a ValueError listing the known names: an unknown name is never
+    `fgrpo_sim.llm.evaluation.data.BENCHMARKS` is a ValueError listing the known names: an unknown name is never
     graded as math by default (under math-verify a correct GPQA letter is wrong)."""
     key = _name_key(benchmark)
     names = {_name_key(name): name for name in OOD_BENCHMARKS}
     names.update({_name_key(alias): name for alias, name in OOD_ALIASES.items()})
     if key in names:
         return names[key]
-    from fgrpo_sim.llm.data import BENCHMARKS  # the math names live with their loaders (imports TRL)
-
     names = {_name_key(name): name for name in BENCHMARKS}
     if key not in names:
         raise ValueError(f"benchmark must be one of {', '.join([*BENCHMARKS, *OOD_BENCHMARKS])} (any case, '-' or "

@@ -2,7 +2,7 @@
 
 `HeldOutPassAtK` is a `transformers.TrainerCallback`. Every `every` optimizer steps (paper: 25; also at
 step 0) it samples `n` completions (paper: 64) for each held-out problem (paper: AIME25), grades them
-with the same sampler and verifier as `fgrpo llm eval` (`fgrpo_sim.llm.evaluate.TransformersSampler`,
+with the same sampler and verifier as `fgrpo llm eval` (`fgrpo_sim.llm.evaluation.evaluate.TransformersSampler`,
 `fgrpo_sim.llm.rewards.MathVerifier`), and logs the unbiased pass@k of Chen et al. 2021
 (`fgrpo_sim.metrics.pass_at_k`, averaged over problems). Each record goes to the trainer's
 `log_history` (so `trainer_state.json` holds it) and, on the main process, to
@@ -73,7 +73,7 @@ def transformers_count_correct(
     """The default sampler: `fgrpo llm eval`'s transformers sampler and math-verify grading on the live model."""
 
     def count(model, tokenizer, problems, n):
-        from fgrpo_sim.llm.evaluate import EvalSettings, TransformersSampler
+        from fgrpo_sim.llm.evaluation.evaluate import EvalSettings, TransformersSampler
         from fgrpo_sim.llm.rewards import MathVerifier
 
         settings = EvalSettings(model="<in training>", data="<held-out>", benchmark="generic", n=n,
@@ -152,7 +152,7 @@ def callback_from_config(config: Any, system_prompt: str | None, *, fallback_las
     """The callback a FocalGRPOConfig asks for (None when dynamics_eval_data is unset)."""
     if not config.dynamics_eval_data:
         return None
-    from fgrpo_sim.llm.data import load_benchmark
+    from fgrpo_sim.llm.evaluation.data import load_benchmark
 
     problems = load_benchmark(config.dynamics_benchmark, config.dynamics_eval_data)
     count = transformers_count_correct(

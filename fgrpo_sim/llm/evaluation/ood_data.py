@@ -1,9 +1,9 @@
 """Loaders for the paper's out-of-domain benchmarks: GPQA-Diamond, IFEval, SynLogic.
 
 Each returns one dict per problem with the math loaders' keys (problem_id, problem, answer) plus what
-its grader needs. Sources: a local .json/.jsonl/.parquet file (read by `fgrpo_sim.llm.data.read_records`)
+its grader needs. Sources: a local .json/.jsonl/.parquet file (read by `fgrpo_sim.llm.evaluation.data.read_records`)
 or, when online, a hub dataset id (`HUB_SOURCES`). `load_any_benchmark` picks the loader by name and
-leaves the six math loaders (`fgrpo_sim.llm.data.load_benchmark`) unchanged.
+leaves the six math loaders (`fgrpo_sim.llm.evaluation.data.load_benchmark`) unchanged.
 
 Input schemas (first key present wins):
 
@@ -32,7 +32,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from fgrpo_sim.llm.prompts import OOD_ALIASES, OOD_BENCHMARKS, canonical_benchmark
+from fgrpo_sim.llm.evaluation.data import finish_benchmark, load_benchmark, read_records
+from fgrpo_sim.llm.evaluation.prompts import OOD_ALIASES, OOD_BENCHMARKS, canonical_benchmark
 from fgrpo_sim.validation import check_integer
 
 OOD_NAMES = tuple(OOD_BENCHMARKS)  # prompts.py holds the one list of OOD benchmarks
@@ -47,8 +48,6 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 def _rows(name: str, source: str | Path) -> list[tuple[int, dict[str, Any]]]:
-    from fgrpo_sim.llm.data import read_records
-
     path = Path(source)
     if not path.exists() and _HUB_ID.match(str(source)):
         from datasets import load_dataset
@@ -100,7 +99,7 @@ def gpqa_record(raw: dict[str, Any], row: int, source: str) -> dict[str, Any]:
 def ifeval_record(raw: dict[str, Any], row: int, source: str) -> dict[str, Any]:
     """One IFEval row, checked as the grader reads it (`grading.ifeval_instructions`): every instruction id
     known to the checker (none silently skipped), one kwargs dict per instruction."""
-    from fgrpo_sim.llm.grading import ifeval_instructions
+    from fgrpo_sim.llm.evaluation.grading import ifeval_instructions
 
     try:
         prompt, ids, kwargs = ifeval_instructions(raw)
@@ -148,18 +147,13 @@ def load_ood_benchmark(name: str, source: str | Path, limit: int | None = None) 
     name = canonical
     if limit is not None:
         check_integer("limit", limit, 1)
-    from fgrpo_sim.llm.data import finish_benchmark
-
     rows = [_BUILDERS[name](raw if isinstance(raw, dict) else {}, row, str(source)) for row, raw in _rows(name, source)]
     return finish_benchmark(rows, source, limit)
 
 
 def load_any_benchmark(name: str, source: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
     """OOD benchmarks through `load_ood_benchmark`, everything else through the math `load_benchmark`."""
-    from fgrpo_sim.llm.data import load_benchmark
-
     name = canonical_benchmark(name)  # any case / '-' / alias; an unknown name is a ValueError listing them
     if name in OOD_NAMES:
         return load_ood_benchmark(name, source, limit)
-
     return load_benchmark(name, source, limit=limit)

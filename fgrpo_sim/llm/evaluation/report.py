@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from fgrpo_sim import jsonl as json  # its dumps writes standard JSON (NaN averages as null, never bare NaN)
-from fgrpo_sim.llm.ood_data import OOD_NAMES
+from fgrpo_sim.llm.evaluation.ood_data import OOD_NAMES
 
 OOD_BENCHMARKS = OOD_NAMES
 MATH_ORDER = ("math500", "aime24", "aime25", "amc23", "minerva", "olympiadbench")
@@ -119,7 +119,7 @@ def _number(row: dict[str, str], key: str, where: str, default: float | None = N
 def _report_name(benchmark: str) -> str:
     """The grader's canonical name (GPQA-Diamond -> gpqa_diamond, so it lands in the OOD columns); a name the
     grader does not know (a user's own math set) keeps its spelling and counts as math."""
-    from fgrpo_sim.llm.prompts import canonical_benchmark
+    from fgrpo_sim.llm.evaluation.prompts import canonical_benchmark
 
     try:
         return canonical_benchmark(benchmark)
@@ -373,10 +373,12 @@ def build_report(manifest: str | Path, *, k: int = 256, m: int = 256, iterations
             "points": points, "curves": passk_curves(chosen, paper), "title": title}
 
 
-def write_report(report: dict[str, Any], out_dir: str | Path, *, figure: bool = True) -> list[Path]:
-    """table.md, table.tex, selection.json and (with figure) pass1_vs_passk.png and passk_curves.png under
-    out_dir, atomically."""
-    from fgrpo_sim.atomic_io import write_text_atomic
+def write_report(report: dict[str, Any], out_dir: str | Path, *, figures: dict[str, Any] | None = None
+                 ) -> list[Path]:
+    """table.md, table.tex and selection.json under out_dir, plus each of `figures` (file name -> drawn
+    matplotlib Figure, e.g. from `fgrpo_sim.figures.evaluation.draw_report_figures(report)`) as PNG,
+    titled with the report's title; all atomically. The report is data: drawing is the caller's."""
+    from fgrpo_sim.atomic_io import atomic_path, write_text_atomic
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -389,17 +391,10 @@ def write_report(report: dict[str, Any], out_dir: str | Path, *, figure: bool = 
         data["passk_curves"] = report["curves"]
     write_text_atomic(out / "selection.json", json.dumps(data, indent=2) + "\n")
     written.append(out / "selection.json")
-    if figure:
-        from fgrpo_sim.atomic_io import atomic_path
-        from fgrpo_sim.figures.evaluation import draw_pass1_vs_passk, draw_passk_curves
-
-        figures = {"pass1_vs_passk.png": draw_pass1_vs_passk(report["points"], k=report["k"])}
-        if report.get("curves"):
-            figures["passk_curves.png"] = draw_passk_curves(report["curves"])
-        for name, fig in figures.items():
-            if report.get("title"):
-                fig.suptitle(report["title"], fontsize=9)
-            with atomic_path(out / name) as tmp:
-                fig.savefig(tmp, format="png", dpi=150)
-            written.append(out / name)
+    for name, fig in (figures or {}).items():
+        if report.get("title"):
+            fig.suptitle(report["title"], fontsize=9)
+        with atomic_path(out / name) as tmp:
+            fig.savefig(tmp, format="png", dpi=150)
+        written.append(out / name)
     return written

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from trl import GRPOConfig
 
-from fgrpo_sim.llm.prompts import MATH_INSTRUCTION as PAPER_SYSTEM_PROMPT  # the paper's prompt, defined once
+from fgrpo_sim.llm.evaluation.prompts import MATH_INSTRUCTION as PAPER_SYSTEM_PROMPT  # the paper's prompt, defined once
 from fgrpo_sim.validation import check_choice, check_integer, check_range
 
 #: The paper's clip values per method (App. B, Table 5), already in TRL's convention.
@@ -100,12 +100,12 @@ class FocalGRPOConfig(GRPOConfig):
     bf16: bool | None = field(
         default=None, metadata={"help": "bf16 mixed precision; None = on when a CUDA GPU is present, off on CPU."}
     )
-    # Controls of paper Table 3 / App. L.2 (fgrpo_sim/llm/controls.py). GRPO-H and GRPO-KL use TRL's own
+    # Controls of paper Table 3 / App. L.2 (fgrpo_sim/llm/training/controls.py). GRPO-H and GRPO-KL use TRL's own
     # `entropy_coef` and `beta`; differential smoothing (DS-GRPO) is ours.
     ds_gamma_correct: float = field(
         default=0.0,
         metadata={"help": "DS-GRPO (Gai et al. 2025) gamma_p >= 0: a correct completion's advantage gets "
-                          "- gamma_p * log pi_old(y|x). 0 = off (see fgrpo_sim/llm/controls.py)."},
+                          "- gamma_p * log pi_old(y|x). 0 = off (see fgrpo_sim/llm/training/controls.py)."},
     )
     ds_gamma_incorrect: float = field(
         default=0.0,
@@ -130,7 +130,7 @@ class FocalGRPOConfig(GRPOConfig):
         metadata={"help": "JSON-lines file under output_dir receiving every logged dict (with its step) as it is "
                           "logged, so a run that dies between checkpoints keeps its curves. None or '' = off."},
     )
-    # In-training dynamics (paper App. P; fgrpo_sim/llm/dynamics.py): pass@1 / pass@k on a held-out set.
+    # In-training dynamics (paper App. P; fgrpo_sim/llm/training/dynamics.py): pass@1 / pass@k on a held-out set.
     dynamics_eval_data: str | None = field(
         default=None,
         metadata={"help": "Held-out benchmark file sampled every `dynamics_every` steps (paper: AIME25). "
@@ -155,8 +155,8 @@ class FocalGRPOConfig(GRPOConfig):
         if not isinstance(self.focal_gamma, (int, float)) or not (0.0 <= float(self.focal_gamma) < float("inf")):
             raise ValueError(f"focal_gamma must be in [0, inf), got {self.focal_gamma!r}")
         self.focal_gamma = float(self.focal_gamma)
-        from fgrpo_sim.llm.controls import check_control_fields
-        from fgrpo_sim.llm.dynamics import check_dynamics_fields
+        from fgrpo_sim.llm.training.controls import check_control_fields
+        from fgrpo_sim.llm.training.dynamics import check_dynamics_fields
 
         check_control_fields(self)
         check_dynamics_fields(self)
