@@ -108,3 +108,22 @@ def test_readme_evaluates_the_folder_the_recipe_trains_into():
     override = re.search(r"--output_dir (\S+)", train.group(2))
     trained = override.group(1) if override else yaml.safe_load((ROOT / train.group(1)).read_text())["output_dir"]
     assert f"fgrpo llm eval --model {trained} " in llm
+
+
+def test_population_planner_table_is_the_command_output(run_cli):
+    """docs/population.md shows `fgrpo plan --beta 1,1 --rho 0.05,0.2` as a compact table (too wide to show
+    verbatim): every cell must still be what the command prints."""
+    result = run_cli("plan", "--beta", "1,1", "--rho", "0.05,0.2")
+    assert result.exit_code == 0
+    printed = {}  # (rho, N) -> row of the command's table
+    for line in result.stdout.splitlines():
+        cells = line.split()
+        if len(cells) == 10 and re.fullmatch(r"0\.\d{4}", cells[0]):
+            printed[(cells[0], cells[1])] = cells
+    doc = (ROOT / "docs" / "population.md").read_text()
+    rows = re.findall(r"^\|(\d+)\|(0\.\d{4})\|([\d.]+)\|(0\.\d{4})\|(0\.\d{4})\|(0\.\d{4})\|(0\.\d{4})\|(0\.\d{4})\|$", doc, re.M)
+    assert len(rows) == 8, "the Beta(1, 1) planner table of docs/population.md changed shape"
+    for n, active, per_active, weight, tail05, given05, tail2, given2 in rows:
+        for rho, tail, given in (("0.0500", tail05, given05), ("0.2000", tail2, given2)):
+            row = printed[(rho, n)]
+            assert [active, tail, given, per_active, weight] == [row[2], row[3], row[4], row[6], row[8]], (rho, n)
