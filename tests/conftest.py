@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -31,6 +32,19 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+@contextlib.contextmanager
+def transformers_bars_restored():
+    """Turn transformers' progress bars back on afterwards if they were on before (not imported yet: on)."""
+    before = sys.modules.get("transformers.utils.logging")
+    was_on = before is None or before.is_progress_bar_enabled()
+    try:
+        yield
+    finally:
+        hf_logging = sys.modules.get("transformers.utils.logging")
+        if was_on and hf_logging is not None and not hf_logging.is_progress_bar_enabled():
+            hf_logging.enable_progress_bar()
+
+
 @dataclass
 class CliResult:
     exit_code: int
@@ -45,17 +59,13 @@ def run_cli(capsys):
 
     def _run(*args: str) -> CliResult:
         capsys.readouterr()
-        before = sys.modules.get("transformers.utils.logging")  # not imported yet: transformers' default, on
-        bars_were_on = before is None or before.is_progress_bar_enabled()
-        try:
-            main([str(a) for a in args])
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        finally:  # `llm ... --no-progress` switches transformers' bars off process-wide: undo it for later tests
-            hf_logging = sys.modules.get("transformers.utils.logging")
-            if bars_were_on and hf_logging is not None and not hf_logging.is_progress_bar_enabled():
-                hf_logging.enable_progress_bar()
+        # `llm ... --no-progress` switches transformers' bars off process-wide: undo it for the next call
+        with transformers_bars_restored():
+            try:
+                main([str(a) for a in args])
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         out, err = capsys.readouterr()
         return CliResult(code, out, err)
 
@@ -67,9 +77,5 @@ def _restore_transformers_progress_bars():
     """Commands and the rehearsal switch transformers' bars off process-wide (on purpose: their output is
     the stage lines); a test that called them in-process must not hand that switch to the next test of its
     worker (which test runs next depends on how pytest-xdist shares out the files)."""
-    hf_logging = sys.modules.get("transformers.utils.logging")
-    was_on = hf_logging is None or hf_logging.is_progress_bar_enabled()
-    yield
-    hf_logging = sys.modules.get("transformers.utils.logging")
-    if was_on and hf_logging is not None and not hf_logging.is_progress_bar_enabled():
-        hf_logging.enable_progress_bar()
+    with transformers_bars_restored():
+        yield

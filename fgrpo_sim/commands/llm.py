@@ -236,9 +236,9 @@ def dnll_rare_command(
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bars. Default: shown on stderr."),
 ) -> None:
-    from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT
     from fgrpo_sim.llm.evaluation.data import load_benchmark, read_records
     from fgrpo_sim.llm.evaluation.diagnostics import check_dnll_options, dnll_rare
+    from fgrpo_sim.llm.evaluation.prompts import MATH_INSTRUCTION as PAPER_SYSTEM_PROMPT  # no TRL import
 
     check_dnll_options(top_fraction, batch_size)
     if device not in ("auto", "cpu") and not re.fullmatch(r"cuda(:\d+)?", device):

@@ -42,20 +42,29 @@ def _tail_miss_table(group_size: int, rho: float) -> tuple[float, ...]:
     return tuple(float(p) for p in tail_miss_from_rho(group_size, np.arange(group_size + 1) / group_size, rho))
 
 
-def _tail_miss(mu: float, group_size: int, rho: float) -> float:
-    k = round(mu * group_size)
-    if abs(mu * group_size - k) < 1e-9:
-        return _tail_miss_table(group_size, rho)[k]
-    from fgrpo_sim.theory import tail_miss_from_rho  # partial-credit rewards: mu_hat off the k / N grid
-
-    return float(tail_miss_from_rho(group_size, mu, rho))
+def _group_sizes(group_size: int | Sequence[int], groups: int) -> list[int]:
+    """N of each group from one N for all, or one per group (verl's batches may mix sizes)."""
+    if isinstance(group_size, (int, float)):
+        return [int(group_size)] * groups
+    return [int(n) for n in group_size]
 
 
 def mean_tail_miss(mu_hat: Sequence[float], group_size: int | Sequence[int], rho: float) -> float:
-    """Mean over groups of the Lemma 3.1 tail-miss probability, each group's mu_hat as mu, tau = rho * mu."""
-    mu = list(mu_hat)
-    sizes = [int(group_size)] * len(mu) if isinstance(group_size, (int, float)) else [int(n) for n in group_size]
-    return sum(_tail_miss(m, n, float(rho)) for m, n in zip(mu, sizes)) / len(mu)
+    """Mean over groups of the Lemma 3.1 tail-miss probability, each group's mu_hat as mu, tau = rho * mu.
+
+    A mu_hat on the k / N grid (binary rewards) is looked up in the (N, rho) table, fetched once per batch;
+    one off the grid (partial credit) is evaluated exactly.
+    """
+    from fgrpo_sim.theory import tail_miss_from_rho
+
+    mu, rho = list(mu_hat), float(rho)
+    sizes = _group_sizes(group_size, len(mu))
+    tables = {n: _tail_miss_table(n, rho) for n in set(sizes)}
+    total = 0.0
+    for m, n in zip(mu, sizes):
+        k = round(m * n)
+        total += tables[n][k] if abs(m * n - k) < 1e-9 else float(tail_miss_from_rho(n, m, rho))
+    return total / len(mu)
 
 
 def _as_list(name: str, values: Any) -> list:
@@ -79,7 +88,7 @@ def focal_metrics(weight: Any, mu_hat: Any, active: Any, group_size: int | Seque
         raise ValueError(f"weight, mu_hat and active must have one value per group, got {len(w)}, {groups}, {len(act)}")
     if not 0.0 <= rho <= 1.0:
         raise ValueError(f"rho must be in [0, 1], got {rho}")
-    sizes = [int(group_size)] * groups if isinstance(group_size, (int, float)) else [int(n) for n in group_size]
+    sizes = _group_sizes(group_size, groups)
     if len(sizes) != groups or any(n < 1 for n in sizes):
         raise ValueError(f"group_size must be >= 1, one number or one per group ({groups}), got {group_size!r}")
     if groups == 0:

@@ -137,9 +137,9 @@ class Rehearsal:
     def prepare(self) -> str:
         from transformers.utils import logging as hf_logging
 
+        from fgrpo_sim.llm.tiny import build_tiny, save_tiny
         from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT
         from fgrpo_sim.rehearsal.inputs import MAX_PROMPT_TOKENS, PREPARE_EXPECTED, write_inputs
-        from fgrpo_sim.llm.tiny import build_tiny, save_tiny
 
         hf_logging.disable_progress_bar()  # the stage lines are the output; bars would interleave with them
         self.inputs = write_inputs(self.out / "inputs")

@@ -21,8 +21,8 @@ ValueError (never clipped); a reward function that returned None for a rollout (
 that rollout a failure, still counted in the group's N. At focal_gamma = 0 the advantages are TRL's,
 bit for bit, and no reward value can stop training: the rule then only feeds the logged metrics.
 
-The weight and mu_hat come from `fgrpo_sim.core`, the tail-miss monitor from `fgrpo_sim.theory`
-(nothing is re-implemented here).
+The weight, mu_hat and the logged focal metrics (tail-miss monitor included) come from `fgrpo_sim.core`,
+the same functions verl's estimators call (nothing is re-implemented here).
 
 Resume is the same run. Stock TRL 1.16 seeds its `RepeatSampler` once, so epoch e's prompt order is the
 (e+1)-th permutation drawn from that generator; transformers 5 no longer replays the finished epochs on
