@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -446,7 +447,7 @@ def test_ctrl_c_names_where_the_run_resumes(tmp_path, capsys, monkeypatch):
         with output_lock(tmp_path / "t.csv"):
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "app", interrupted)
+    monkeypatch.setattr(cli, "_command", lambda: SimpleNamespace(main=interrupted))
     monkeypatch.setattr(cli, "merge_repeated_options", lambda argv: argv)
     with pytest.raises(SystemExit) as exc:
         cli.main(["plan"])

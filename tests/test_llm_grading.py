@@ -6,6 +6,7 @@ import json
 import textwrap
 
 import pytest
+from extras import require
 
 from fgrpo_sim.llm.evaluation.grading import extract_choice, extract_choice_letter, grade, grade_detailed
 from fgrpo_sim.llm.evaluation.ood_data import gpqa_record, load_ood_benchmark
@@ -172,12 +173,12 @@ IFEVAL_CASES = [  # (instruction ids, kwargs, completion, prompt-level strict re
 
 @pytest.mark.parametrize("ids, kwargs, completion, expected", IFEVAL_CASES)
 def test_ifeval_prompt_level_strict(ids, kwargs, completion, expected):
-    pytest.importorskip("if_verifiable")
+    require("if_verifiable")
     assert grade("ifeval", _ifeval(ids, kwargs), completion) is expected
 
 
 def test_ifeval_loader_rejects_unknown_instructions_and_keeps_kwargs(tmp_path):
-    pytest.importorskip("if_verifiable")
+    require("if_verifiable")
     path = tmp_path / "ifeval.jsonl"
     rows = [{"key": 1000, "prompt": "Write in lowercase.", "instruction_id_list": ["change_case:english_lowercase"],
              "kwargs": [{"num_words": None}]}]
@@ -315,7 +316,7 @@ def test_synlogic_loader_reads_game_data_forms(tmp_path):
     ("no box", "4", False),
 ])
 def test_math_benchmarks_use_math_verify(completion, answer, expected):
-    pytest.importorskip("math_verify")
+    require("math_verify")
     for benchmark in ("math500", "aime24", "generic"):
         assert grade(benchmark, {"answer": answer}, completion) is expected
 
@@ -341,7 +342,7 @@ def test_real_synlogic_checkout_when_given():
 
 def test_ifeval_eval_needs_sentence_data(monkeypatch):
     """Without NLTK's punkt_tab an IFEval run would grade sentence counts as errors: refuse up front."""
-    pytest.importorskip("if_verifiable")
+    require("if_verifiable")
     import nltk
 
     from fgrpo_sim.llm.evaluation.grading import BenchmarkGrader
@@ -372,9 +373,9 @@ def test_benchmark_names_ignore_case_and_unknown_names_are_refused(synlogic_repo
         ["ifeval", "ifeval", "synlogic", "synlogic", "math", "math"]
     assert canonical_benchmark("OlympiadBench") == "olympiadbench" and canonical_benchmark("Generic") == "generic"
     assert grade("SynLogic", SUDOKU, "<answer>123</answer>", synlogic_repo=str(synlogic_repo))
-    pytest.importorskip("if_verifiable")
+    require("if_verifiable")
     assert grade("IFEval", _ifeval(["punctuation:no_comma"], [{}]), "no commas")
-    pytest.importorskip("math_verify")
+    require("math_verify")
     assert grade("MATH500", {"answer": "4"}, "\\boxed{4}")
     for unknown in ("gpqa_main", "ifeval2", "mmlu", ""):
         with pytest.raises(ValueError) as info:  # never graded as math by default

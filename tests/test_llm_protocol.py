@@ -10,8 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from extras import require
 
-pytest.importorskip("trl")
+require("trl")
 
 from test_llm_helpers import common_args, parity_reward, tiny_prompts  # noqa: E402
 

@@ -6,8 +6,9 @@ import math
 
 import pytest
 import torch
+from extras import require
 
-pytest.importorskip("trl")
+require("trl")
 
 from test_llm_helpers import (
     common_args,
