@@ -114,10 +114,10 @@ def test_compare_identical_and_planted(run_cli, tmp_path):
 def test_compare_requires_same_problems(run_cli, tmp_path):
     a = _write(tmp_path / "a.jsonl", [{"problem_id": "x", "n": 8, "c": 1}, {"problem_id": "y", "n": 8, "c": 1}])
     b = _write(tmp_path / "b.jsonl", [{"problem_id": "x", "n": 8, "c": 1}])
-    res = run_cli("passk", a, "--compare", b, "--iterations", "10", "--no-progress")
+    res = run_cli("passk", a, "--compare", b, "--iterations", "100", "--no-progress")
     assert res.exit_code == 2 and "lacks 1 problem(s)" in res.stderr and "'y'" in res.stderr
     res = run_cli("passk", a, "--compare", a, "--m", "9")
-    assert res.exit_code == 2 and "--m must be in [1, 8]" in res.stderr
+    assert res.exit_code == 2 and "--m must be in [1, 7]" in res.stderr
 
 
 def test_passk_unreadable_inputs_are_named(run_cli, tmp_path):
@@ -151,3 +151,19 @@ def test_passk_caps_memory_hungry_settings_and_reports_memory_errors(run_cli, tm
     result = run_cli("passk", good)
     assert result.exit_code == 2 and "out of memory" in result.stderr and "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0
+
+
+def test_degenerate_statistics_are_refused_or_said(run_cli, tmp_path):
+    """Issue 29: m = n (zero-width interval), fewer rounds than 2 / alpha, and a bootstrap over one problem."""
+    a = _write(tmp_path / "a.jsonl", _sample_rows({"x": 3, "y": 5}, 8))
+    b = _write(tmp_path / "b.jsonl", _sample_rows({"x": 4, "y": 5}, 8))
+    res = run_cli("passk", a, "--compare", b, "--m", "8", "--no-progress")
+    assert res.exit_code == 2 and "--m must be in [1, 7], got 8" in res.stderr and "Traceback" not in res.stderr
+    res = run_cli("passk", a, "--compare", b, "--iterations", "39", "--no-progress")
+    assert res.exit_code == 2 and "--iterations must be >= 2 / --alpha = 40" in res.stderr
+    one = _write(tmp_path / "one.jsonl", _sample_rows({"x": 3}, 8))
+    res = run_cli("passk", one, "--k", "1")
+    assert res.exit_code == 0, res.stderr
+    assert "(one problem: no bootstrap interval over problems)" in res.stdout
+    res = run_cli("passk", one, "--k", "1", "--json")
+    assert json.loads(res.stdout)["n_bootstrap"] == 0 and "one problem" in json.loads(res.stdout)["note"]

@@ -80,10 +80,11 @@ def passk_command(
     ),
     m: Optional[int] = typer.Option(
         None, "--m",
-        help="Subsample size per problem for --compare; default min(256, smallest n / 4), i.e. the paper's "
-        "256 of 1024. Must be <= every n; k > m gets no test.",
+        help="Subsample size per problem for --compare; default min(256, smallest n / 4), at least 1, i.e. the "
+        "paper's 256 of 1024. Must be < every n (m = n has a zero-width interval); k > m gets no test.",
     ),
-    iterations: int = typer.Option(50_000, "--iterations", help="Subsampling rounds for --compare (paper: 50,000), in [1, 10^7]."),
+    iterations: int = typer.Option(50_000, "--iterations", help="Subsampling rounds for --compare (paper: 50,000), in "
+                                   "[2 / alpha, 10^7] (40 at alpha = 0.05)."),
     alpha: float = typer.Option(0.05, "--alpha", help="Two-sided significance level for --compare, in (0, 1)."),
     bootstrap: int = typer.Option(
         1000, "--bootstrap", help="Bootstrap resamples of the problems for the pass@k intervals (0 = none), in [0, 10^6]."
@@ -98,12 +99,16 @@ def passk_command(
 
     from fgrpo_sim.atomic_io import check_not_input, check_writable, write_text_atomic
     from fgrpo_sim.jsonl import dumps
-    from fgrpo_sim.metrics import paired_subsampling_test, pass_at_k_curve
+    from fgrpo_sim.metrics import paired_subsampling_test, pass_at_k_curve, subsample_size
+    from fgrpo_sim.metrics.subsampling import min_iterations
     from fgrpo_sim.metrics.results_io import align_problems, read_results_jsonl
     from fgrpo_sim.validation import check_integer, check_range
 
     check_integer("--iterations", iterations, 1, MAX_ITERATIONS)
     check_range("--alpha", alpha, 0.0, 1.0, low_open=True, high_open=True)
+    if compare is not None and iterations < min_iterations(alpha):
+        raise ValueError(f"--iterations must be >= 2 / --alpha = {min_iterations(alpha)} for --compare (fewer rounds "
+                         f"cannot give p < alpha), got {iterations}")
     check_integer("--bootstrap", bootstrap, 0, MAX_BOOTSTRAP)
     if out is not None:
         check_writable(out, "--out")  # before any reading or resampling
@@ -113,15 +118,21 @@ def passk_command(
     n_min = int(data.n.min()) if other is None else int(min(data.n.min(), other.n.min()))
     ks = _parse_ks(k, n_min)
     _check_ks_fit(ks, data, str(results))
+    if bootstrap and (len(data.problem_ids) < 2):  # said in the output: a one-problem bootstrap has zero width
+        bootstrap, no_interval = 0, "one problem: no bootstrap interval over problems"
+    else:
+        no_interval = None
     curve = pass_at_k_curve(data.n, data.c, ks=ks, n_bootstrap=bootstrap, seed=seed)
     report = {"results": data.summary(), **curve.as_dict()}
+    if no_interval:
+        report["note"] = no_interval
 
     test = None
     if other is not None:
         _check_ks_fit(ks, other, str(compare))
         order = align_problems(data, other)
         n_b, c_b = other.n[order], other.c[order]
-        m_used = max(1, min(256, n_min // 4)) if m is None else int(check_integer("--m", m, 1, n_min))
+        m_used = subsample_size(n_min, m, "--m")
         tested = [kk for kk in ks if kk <= m_used]
         if not tested:
             raise ValueError(f"no k is <= m = {m_used}; the subsampling test needs k <= m (use a larger --m or smaller --k)")
@@ -154,7 +165,8 @@ def passk_command(
     level = round(100 * curve.confidence)
     typer.echo(_describe(data))
     if other is None:
-        ci_head = f"{level}% CI (bootstrap, {bootstrap} resamples of problems)" if bootstrap else "(no bootstrap)"
+        ci_head = (f"{level}% CI (bootstrap, {bootstrap} resamples of problems)" if bootstrap
+                   else f"({no_interval or 'no bootstrap'})")
         typer.echo(f"{'k':>6}  {'pass@k':>8}  {ci_head}")
         for j, kk in enumerate(ks):
             ci = f"[{curve.lower[j]:.4f}, {curve.upper[j]:.4f}]" if bootstrap else ""
