@@ -124,9 +124,10 @@ def _report_name(benchmark: str) -> str:
     from fgrpo_sim.llm.evaluation.prompts import canonical_benchmark
 
     try:
-        return canonical_benchmark(benchmark)
+        name = canonical_benchmark(benchmark)
     except ValueError:
         return benchmark
+    return benchmark if name == "generic" else name  # "math" or the user's own set keeps its column name
 
 
 def load_checkpoints(manifest: str | Path, k: int = 256) -> list[Checkpoint]:
