@@ -242,3 +242,51 @@ def test_report_says_which_passk_went_untested(tmp_path):
     assert "100.0* / 100.0 |" in report["markdown"]
     assert "pass@8 untested (k > m) for: F-GRPO/math500" in report["markdown"]
     assert "pass@8 untested" in report["latex"]
+
+
+def _drawn(fig):
+    fig.canvas.draw()
+    return fig.axes
+
+
+def test_report_plot_has_no_offset_axis_and_a_minimum_span():
+    """Issue 29: a 7e-6 difference read "1e-6+2.499999e1" and filled the panel as a full-height arrow."""
+    from fgrpo_sim.figures.evaluation import draw_pass1_vs_passk
+
+    points = [{"label": "GRPO", "comparison": "c", "role": "baseline", "math": (25.0, 24.999993), "ood": (10.0, 20.0),
+               "paper": None},
+              {"label": "F-GRPO", "comparison": "c", "role": "focal", "math": (25.0, 25.0), "ood": (11.0, 20.5),
+               "paper": None}]
+    for ax in _drawn(draw_pass1_vs_passk(points, k=8)):
+        for axis, (low, high) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+            assert axis.get_offset_text().get_text() == ""
+            assert high - low >= 1.0  # percentage points: the 7e-6 difference is a dot, not a full-height arrow
+        assert all("e" not in t.get_text() for t in ax.get_yticklabels())
+
+
+def test_report_plots_draw_a_shared_checkpoint_once_and_skip_empty_panels(tmp_path):
+    """Two comparisons share the baseline's eval file under two labels: one marker, both names; no OOD file:
+    no OOD panel."""
+    from fgrpo_sim.figures.evaluation import draw_report_figures
+
+    rows = []
+    for comparison, label in (("G1", "GRPO"), ("G2", "GRPO (N=8)")):
+        rows.append({"comparison": comparison, "role": "baseline", "method": label, "run": "grpo", "epoch": 1,
+                     "step": 10, "compute": 10, "benchmark": "math500",
+                     "file": _eval_writer_file(tmp_path / "grpo.jsonl", [2] * 10, 8)})
+        rows.append({"comparison": comparison, "role": "focal", "method": f"F-{comparison}", "run": f"f-{comparison}",
+                     "epoch": 1, "step": 10, "compute": 10, "benchmark": "math500",
+                     "file": _eval_writer_file(tmp_path / f"f-{comparison}.jsonl", [4 if comparison == "G1" else 6] * 10, 8)})
+    manifest = tmp_path / "manifest.csv"
+    with open(manifest, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    report = build_report(manifest, k=2, iterations=100, paper_csv=None)
+    figures = draw_report_figures(report)
+    (ax,) = _drawn(figures["pass1_vs_passk.png"])  # math only: the empty OOD panel is not drawn
+    labels = sorted(t.get_text() for t in ax.texts if t.get_text())
+    assert labels == ["F-G1", "F-G2", "GRPO / GRPO (N=8)"]
+    assert len(ax.collections) == 3  # three checkpoints, three markers
+    (curves_ax,) = _drawn(figures["passk_curves.png"])
+    assert sorted(line.get_label() for line in curves_ax.get_lines()) == ["F-G1", "F-G2", "GRPO / GRPO (N=8)"]

@@ -40,8 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from fgrpo_sim.llm.evaluation.ood_data import LETTERS
-from fgrpo_sim.llm.evaluation.prompts import benchmark_kind
+from fgrpo_sim.llm.evaluation.prompts import GPQA_LETTERS as LETTERS, benchmark_kind
 from fgrpo_sim.llm.rewards import MathVerifier, Score, iter_boxed
 
 SYNLOGIC_HELP = ("SynLogic grading needs a local checkout of its verifiers: "

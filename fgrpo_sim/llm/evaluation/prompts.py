@@ -47,6 +47,8 @@ FAMILIES = ("qwen2.5", "qwen3-base", "llama-3.2-instruct", "generic")
 #: Benchmark kinds of the paper's protocol; every benchmark name maps to one (see `benchmark_kind`).
 KINDS = ("math", "gpqa", "ifeval", "synlogic")
 OOD_BENCHMARKS = {"gpqa_diamond": "gpqa", "ifeval": "ifeval", "synlogic": "synlogic"}
+#: GPQA's option labels, as the loader shows the options ("A) text") and the grader reads them.
+GPQA_LETTERS = "ABCD"
 #: Names that mean an OOD benchmark beyond its own spellings (see `canonical_benchmark`).
 OOD_ALIASES = {"gpqa": "gpqa_diamond"}
 #: "math", the first name a user tries, is the math grader (math-verify), with the loader of any math file.

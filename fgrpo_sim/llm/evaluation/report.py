@@ -308,6 +308,12 @@ def _paper_benchmarks(row_id: str | None) -> dict[str, tuple[float, float]]:
     return per_benchmark(row_id) if row_id and is_table_row_id(row_id) else {}
 
 
+def checkpoint_key(c: Checkpoint) -> str:
+    """A checkpoint's identity for the figures: its eval files (the same files under two labels or in two
+    comparisons are one checkpoint, drawn once)."""
+    return "|".join(sorted(str(Path(f).resolve()) for f in c.files.values()))
+
+
 def passk_curves(chosen: list[Checkpoint], paper: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Per selected checkpoint: k -> average pass@k (%) over its math and OOD benchmarks, k = 1, 2, 4, ... <= the
     smallest n; with `paper`, the paper's curve of the same run (Tables 12-14) over the same benchmarks."""
@@ -316,7 +322,8 @@ def passk_curves(chosen: list[Checkpoint], paper: dict[str, dict[str, Any]] | No
 
     out = []
     for c in chosen:
-        entry: dict[str, Any] = {"label": c.method, "comparison": c.comparison, "role": c.role, "paper": None}
+        entry: dict[str, Any] = {"label": c.method, "comparison": c.comparison, "role": c.role, "paper": None,
+                                 "key": checkpoint_key(c)}
         n_min = min(int(counts.n.min()) for counts in c.counts.values())
         ks = [2 ** i for i in range(n_min.bit_length()) if 2 ** i <= n_min]
         for kind in ("math", "ood"):
@@ -390,7 +397,7 @@ def build_report(manifest: str | Path, *, k: int = 256, m: int | None = None, it
     marks = significance(chosen, k, m, iterations, seed, progress=progress)
     paper = load_paper_results(paper_csv) if paper_csv else {}
     header, rows = build_table(chosen, k, marks, paper)
-    points = [{"label": c.method, "comparison": c.comparison, "role": c.role,
+    points = [{"label": c.method, "comparison": c.comparison, "role": c.role, "key": checkpoint_key(c),
                "math": (c.average("math", 0), c.average("math", 1)), "ood": (c.average("ood", 0), c.average("ood", 1)),
                "paper": paper.get(c.paper_row or "")} for c in chosen]
     return {"k": k, "selected": [c.summary() for c in chosen], "all_checkpoints": [c.summary() for c in checkpoints],
@@ -416,7 +423,7 @@ def write_report(report: dict[str, Any], out_dir: str | Path, *, figures: dict[s
     data = {key: report[key] for key in ("k", "selected", "all_checkpoints", "significant", "subsample_m")
             if key in report}
     if report.get("curves"):
-        data["passk_curves"] = report["curves"]
+        data["passk_curves"] = [{k: v for k, v in c.items() if k != "key"} for c in report["curves"]]
     write_text_atomic(out / "selection.json", json.dumps(data, indent=2) + "\n")
     written.append(out / "selection.json")
     for name, fig in (figures or {}).items():
