@@ -447,7 +447,7 @@ def test_gpqa_value_matching_two_options_is_no_answer():
 
 def test_math_empty_box_is_not_an_answer():
     """A trailing empty box used to hide the answer before it (graded no_answer)."""
-    pytest.importorskip("math_verify")
+    require("math_verify")
     assert grade_detailed("math500", {"answer": "4"}, "\\boxed{4}\\boxed{}").status == "correct"
     assert grade_detailed("math500", {"answer": "4"}, "so \\boxed{4}. \\boxed{ }").status == "correct"
     assert grade_detailed("math500", {"answer": "4"}, "\\boxed{}").status == "no_answer"
@@ -458,7 +458,7 @@ def test_math_names_are_aliases_of_the_math_grader(name):
     from fgrpo_sim.llm.evaluation.prompts import benchmark_kind
 
     assert benchmark_kind(name) == "math"
-    pytest.importorskip("math_verify")
+    require("math_verify")
     assert grade(name, {"answer": "4"}, "\\boxed{4}") and not grade(name, {"answer": "4"}, "\\boxed{5}")
 
 
@@ -477,5 +477,5 @@ def test_math_alias_keeps_unknown_names_errors():
 def test_math_verify_equivalences_documented(completion, answer, expected):
     """docs/evaluation.md names these misses; the project keeps math-verify's verdict (the training reward is
     the same function, so eval and reward agree). A math-verify upgrade that changes one fails here."""
-    pytest.importorskip("math_verify")
+    require("math_verify")
     assert grade("math500", {"answer": answer}, completion) is expected
