@@ -34,4 +34,6 @@ global.index-url='https://mirror.example/simple'"""
 def test_makefile_installs_with_uv_when_present_else_pip():
     makefile = (ROOT / "Makefile").read_text()
     assert "tools/uv_index_args.py" in makefile and "$(1)/bin/pip install -q" in makefile
-    assert makefile.count("$(call install_into,") == 2
+    # every venv (.venv, .venv-verl, .venv-oldest) goes through the one macro, and each pins its constraints
+    assert makefile.count("$(call install_into,") == 3
+    assert "-c $(or $(3),constraints.txt)" in makefile and "$(call install_into,$(OLDEST_VENV),$(EXTRAS),constraints-oldest.txt)" in makefile
