@@ -10,7 +10,7 @@ VERL_VENV := .venv-verl
 VERL_EXTRAS := dev,llm,verl
 VERL_STAMP := $(VERL_VENV)/.installed
 
-.PHONY: install install-verl test rehearsal figures notebooks clean
+.PHONY: install install-verl test rehearsal figures notebooks gpu-check clean
 
 # uv installs the venvs when it is on PATH (about 5x faster here, benchmarks/RESULTS.md "Install times"), else pip;
 # `make UV=` forces pip. uv ignores pip.conf and PIP_*, so tools/uv_index_args.py hands it pip's package sources.
@@ -48,6 +48,12 @@ figures: $(STAMP)
 # executes notebooks/NN_*.py into build/notebooks/NN_*.ipynb with their outputs (see notebooks/execute.py)
 notebooks: $(STAMP)
 	$(BIN)/python notebooks/execute.py --out build/notebooks
+
+# On a GPU machine, offline: every CUDA path verified and timed in <= 5 minutes, one JSON summary in
+# build/gpu-check/summary.json. Uses the image's Python (GPU_PYTHON=...), not .venv (whose torch is the CPU wheel);
+# missing pure-Python packages come from a wheel folder (how to fill it: benchmarks/gpu_check.sh's header).
+gpu-check:
+	PYTHON=$${GPU_PYTHON:-python3} bash benchmarks/gpu_check.sh build/gpu-check
 
 clean:
 	rm -rf $(VENV) $(VERL_VENV) build *.egg-info .pytest_cache
