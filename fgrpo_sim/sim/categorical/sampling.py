@@ -381,6 +381,9 @@ def sample_counts_torch(weights: torch.Tensor, n_draws, keys, stream: int,
     total = weights.sum(1, dtype=torch.float64)
     if not bool(torch.all((total > 0) & torch.isfinite(total))):
         raise ValueError("weights must have a positive finite sum in every run")
+    n_list = torch.as_tensor(n_draws).reshape(-1).tolist()
+    if len(n_list) == runs and len(set(n_list)) == 1 and 0 < int(n_list[0]) <= 2**31 - 1:
+        return _sample_equal_n(weights.contiguous(), int(n_list[0]), keys, stream, out)
     plan = DrawPlan(n_draws, keys, actions, weights.device, weights.dtype)
     if plan.runs != runs:
         raise ValueError(f"n_draws and keys must be shaped [{runs}]")
@@ -388,3 +391,20 @@ def sample_counts_torch(weights: torch.Tensor, n_draws, keys, stream: int,
     plan.sample_into(weights.contiguous(), torch.tensor(stream_mix(stream), device=weights.device), flat)
     counts = flat[:-1].view(runs, actions)
     return counts if out is None else out.copy_(counts)
+
+
+def _sample_equal_n(weights: torch.Tensor, n: int, keys, stream: int, out: torch.Tensor | None) -> torch.Tensor:
+    """`sample_counts_torch` when every run draws the same N: a batched search per row ([R, N] uniforms against
+    [R, K] integer CDFs), no per-draw bookkeeping and no 1023-row blocks. Same integers, same comparisons as
+    `DrawPlan`, hence the same counts (tests/test_sim_torch_step.py)."""
+    runs, actions = weights.shape
+    keys = torch.as_tensor(keys, dtype=torch.int64).reshape(-1).to(weights.device)
+    if keys.numel() != runs:
+        raise ValueError(f"n_draws and keys must be shaped [{runs}]")
+    cdf = integer_cdf_(torch.cumsum(weights, 1, dtype=torch.float64),
+                       torch.empty((runs, actions), dtype=torch.int64, device=weights.device))
+    counter = torch.arange(1, n + 1, dtype=torch.int64, device=weights.device).mul_(_as_int64(_GOLDEN))
+    z = (keys.unsqueeze(1) ^ stream_mix(stream)) + counter
+    idx = torch.searchsorted(cdf, _splitmix_top53_(z, torch.empty_like(z)), right=True)
+    counts = torch.zeros_like(weights) if out is None else out.zero_()
+    return counts.scatter_add_(1, idx, torch.ones_like(idx, dtype=weights.dtype))
