@@ -81,7 +81,7 @@ def main(argv=None) -> int:
         forward()
         with count_syncs() as sites:
             fn()
-        counts[name] = {"ops": ops, "syncs": sum(sites.values())}
+        counts[name] = {"ops": ops, "syncs": sum(sites.values()), "sync_sites": dict(sites.most_common(4))}
 
     from torch.profiler import ProfilerActivity, profile
 

@@ -3,8 +3,9 @@
 A GPU step of a small simulator is bound by kernel launches and by the host waiting on the device, not by
 arithmetic. Both can be counted on a CPU:
 
-* ops: torch.profiler's top-level aten events (an event with no parent op; views such as `narrow` count,
-  the kernels a fused op runs internally do not). Each is at least one launch on a GPU.
+* ops: torch.profiler's top-level aten events (an aten event with no aten op above it; views such as `narrow`
+  count, the ops a fused op runs internally do not, autograd's backward ops do). Each is a launch or more on a
+  GPU, views excepted.
 * syncs: the calls that make the host wait for a GPU (or copy to it from pageable memory, which waits too):
   `Tensor.item/tolist/numpy/cpu`, `bool/int/float(tensor)`, `torch.tensor/as_tensor` of Python data, and
   the aten ops whose output size depends on the data (`nonzero`, `masked_select`, `unique`, boolean-mask
@@ -103,7 +104,12 @@ def count_top_level_ops(fn) -> tuple[int, collections.Counter]:
         fn()
     names: collections.Counter = collections.Counter()
     for evt in prof.events():
-        if evt.cpu_parent is None and evt.name.startswith("aten::"):
+        if not evt.name.startswith("aten::"):
+            continue
+        parent = evt.cpu_parent  # wrappers that are not ops (autograd's evaluate_function, record_function) do
+        while parent is not None and not parent.name.startswith("aten::"):  # not hide the ops inside them
+            parent = parent.cpu_parent
+        if parent is None:
             names[evt.name] += 1
     return sum(names.values()), names
 
