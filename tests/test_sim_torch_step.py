@@ -131,3 +131,18 @@ def test_equal_n_batches_take_the_batched_search_and_draw_the_same_counts():
     flat = torch.zeros(5 * 30 + 1, dtype=torch.float64)
     DrawPlan([40] * 5, keys, 30, "cpu", torch.float64).sample_into(w, torch.tensor(stream_mix(3)), flat)
     assert torch.equal(sample_counts_torch(w, [40] * 5, keys, stream=3), flat[:-1].view(5, 30))
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "adamw"])
+def test_the_reference_adam_without_fused_kernels_matches_the_fused_one(optimizer):
+    """Old torch builds lack torch._fused_adam(w)_: the fallback must step the same way, still without syncs."""
+    fused = mixed_batch(dtype="float64", optimizer=optimizer, weight_decay=0.1)
+    plain = mixed_batch(dtype="float64", optimizer=optimizer, weight_decay=0.1)
+    plain.torch_step.fused_adam = None
+    for _ in range(4):
+        fused.step()
+        plain.step()
+    assert audit(plain.step)["syncs"] == 0
+    fused.step()
+    fused.step()
+    assert torch.allclose(fused.logits, plain.logits, atol=1e-9, rtol=0)
