@@ -88,6 +88,9 @@ PY
   "$PYTHON" -c "import fgrpo_sim, torch; assert torch.cuda.is_available(), 'no CUDA device'; print('ready')"
 }
 
+stage env 20 bash -c "nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; lscpu | head -20; \
+  uptime; $PYTHON -c 'import sys, torch; print(sys.version); print(torch.__version__, torch.version.cuda, \
+  torch.cuda.is_available() and torch.cuda.get_device_name())'"
 export -f install_missing
 export PYTHON WHEELS
 stage install 40 bash -c install_missing
@@ -130,47 +133,4 @@ stage llm_eval 40 "${FGRPO[@]}" llm eval --model "$OUT/tiny-f-grpo" --data recip
 stage tests 600 "$PYTHON" -m pytest -q -p no:cacheprovider -n "$(nproc)" --dist loadfile tests \
   --ignore-glob='tests/test_verl*'
 
-"$PYTHON" - "$OUT" "$START" <<'EOF'
-# one JSON summary: each stage's status and seconds, plus the last JSON object its log printed
-import json, os, re, sys, time
-out, start = sys.argv[1], int(sys.argv[2])
-summary = {"seconds": round(time.time() - start), "stages": {}}
-for line in open(os.path.join(out, "stages.tsv")):
-    name, status, secs, note = (line.rstrip("\n").split("\t") + [""] * 4)[:4]
-    entry = {"status": status, "seconds": int(secs)}
-    if note:
-        entry["note"] = note
-    log = os.path.join(out, f"{name}.log")
-    if os.path.exists(log):
-        text = open(log, errors="replace").read()
-        found = []
-        for raw in text.splitlines():
-            raw = raw.strip()
-            if raw.startswith(("{", "[")):
-                try:
-                    found.append(json.loads(raw))
-                except ValueError:
-                    pass
-        if not found:  # a pretty-printed document (fgrpo check --json): from its first line on
-            m = re.search(r"^[\[{]", text, re.M)
-            try:
-                found = [json.loads(text[m.start():])] if m else []
-            except ValueError:
-                found = []
-        if found:
-            entry["result"] = found if name == "population" else found[-1]
-        tail = re.findall(r"^=*\s*(\d+ passed.*?)\s*=*$", text, re.M)
-        if tail:
-            entry["pytest"] = tail[-1]
-        if entry["status"] != "ok" and "result" not in entry:
-            entry["log_tail"] = text.strip().splitlines()[-5:]
-    summary["stages"][name] = entry
-if isinstance(summary["stages"].get("check", {}).get("result"), list):
-    checks = summary["stages"]["check"]["result"]
-    summary["stages"]["check"]["result"] = {"checks": len(checks),
-                                            "passed": sum(1 for c in checks if c.get("passed"))}
-summary["ok"] = all(s["status"] in ("ok", "skipped") for s in summary["stages"].values())
-text = json.dumps(summary, indent=1)
-open(os.path.join(out, "summary.json"), "w").write(text + "\n")
-print(text)
-EOF
+"$PYTHON" benchmarks/gpu_check_summary.py "$OUT" "$START"
