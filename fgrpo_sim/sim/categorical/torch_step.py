@@ -84,21 +84,19 @@ class TorchStep:
 
     def _probability_surrogate_gradient(self, p, counts, mu, g):
         cfg = self.config
-        hit = counts.clamp(max=1.0)  # counts are integers >= 0
-        # [2, R, 2]: segment sums of (a_i without its coefficients) * p_i, and of p_i
-        sums = torch.stack([(hit if cfg.surrogate == "distinct" else counts) * p, p]) @ self.segments
+        # a_i without its per-run coefficients: 1[c_i > 0] (counts are integers >= 0) or c_i
+        a = counts.clamp(max=1.0) if cfg.surrogate == "distinct" else counts
+        sums = torch.stack([a * p, p]) @ self.segments  # [2, R, 2]: (correct, wrong) sums of a_i p_i and of p_i
         total = sums[1].sum(1, keepdim=True)
         gs = g * self.inv_n / total
         if cfg.surrogate == "distinct":
             # a_i = h_i (R_w + span corr_i); B = (R_c P_pos + R_w P_neg) / T
             alpha, beta = -gs * self.span, -gs * cfg.reward_wrong
             b = (sums[0] @ self.rewards).unsqueeze(1) / total
-            a = hit
         else:
             # a_i = c_i span (corr_i - mu); B = span (S_c (1 - mu) - S_w mu) / T
             alpha, beta = -gs * self.span, gs * self.span * mu
             b = self.span * (sums[0].narrow(1, 0, 1) - sums[0].sum(1, keepdim=True) * mu) / total
-            a = counts
         # -dL/dz = p (a (alpha corr + beta) + gs B)
         return torch.addcmul(beta, self.correct, alpha).mul_(a).add_(gs * b).mul_(p)
 
