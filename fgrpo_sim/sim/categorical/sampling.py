@@ -16,10 +16,11 @@ Two exact samplers share one interface:
   Each run has its own random stream derived from (its key, the step), so a run's draws do not
   depend on which other runs share the batch. The same C source holds the sparse sampler and the
   fused update step of the categorical engine (driven by `native`).
-* `torch` (any device, e.g. CUDA): inverse CDF with `torch.searchsorted` on a float64 cumulative
-  sum, runs grouped by N. Its uniforms are counter-based (`stream_uniforms`: splitmix64 of the run's
-  key, the step and the draw index), so here too a run's draws depend only on (its key, the step),
-  never on its batch companions; they are other numbers than the native generator's (same law).
+* `torch` (any device, e.g. CUDA): inverse CDF in integers, one `torch.searchsorted` for all runs of a
+  batch whatever their N (`DrawPlan`, below), against a float64 cumulative sum. Its uniforms are
+  counter-based (`stream_uniforms`: splitmix64 of the run's key, the step and the draw index), so here
+  too a run's draws depend only on (its key, the step), never on its batch companions; they are other
+  numbers than the native generator's (same law).
 
 Float64 running sums matter: a float32 cumsum over 128,000 actions carries absolute errors around
 1e-5, larger than the probability of a single rare action (about 6e-5 at the start, far less later).
