@@ -8,7 +8,8 @@
 #   env          python, torch, CUDA device, the packages found
 #   install      what `import` says is missing, from the wheel folder (below); the project itself, editable
 #   torch_step   benchmarks/categorical_torch_backend.py: ops/syncs of a mixed-N step, graph and eager step
-#                times on CUDA, the same chunk on this machine's CPU, graph-vs-eager equality of a short run
+#                times on CUDA, the same chunk on this machine's CPU
+#   graph_equal  a 12-step mixed-N run with and without the CUDA graph: equal bit for bit, counts sum to N
 #   grid         benchmarks/categorical.py: the full Fig 2 grid on CUDA, beside 20 CPU steps scaled
 #   check        fgrpo check --device cuda --json (65 Monte Carlo checks of the theory)
 #   population   benchmarks/population.py on CUDA and on CPU
