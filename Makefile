@@ -19,7 +19,7 @@ OLDEST_TESTS := tests/test_bad_input_corpus.py tests/test_cli_*.py tests/test_va
 	tests/test_doc_commands.py tests/test_llm_grading.py tests/test_llm_rewards.py tests/test_llm_trainer.py \
 	tests/test_notebooks.py
 
-.PHONY: install install-verl test test-oldest rehearsal figures notebooks clean
+.PHONY: install install-verl test test-oldest rehearsal figures notebooks gpu-check clean
 
 # uv installs the venvs when it is on PATH (about 5x faster here, benchmarks/RESULTS.md "Install times"), else pip;
 # `make UV=` forces pip. uv ignores pip.conf and PIP_*, so tools/uv_index_args.py hands it pip's package sources.
@@ -66,6 +66,12 @@ figures: $(STAMP)
 # executes notebooks/NN_*.py into build/notebooks/NN_*.ipynb with their outputs (see notebooks/execute.py)
 notebooks: $(STAMP)
 	$(BIN)/python notebooks/execute.py --out build/notebooks
+
+# On a GPU machine, offline: every CUDA path verified and timed in <= 5 minutes, one JSON summary in
+# build/gpu-check/summary.json. Uses the image's Python (GPU_PYTHON=...), not .venv (whose torch is the CPU wheel);
+# missing pure-Python packages come from a wheel folder (how to fill it: benchmarks/gpu_check.sh's header).
+gpu-check:
+	PYTHON=$${GPU_PYTHON:-python3} bash benchmarks/gpu_check.sh build/gpu-check
 
 clean:
 	rm -rf $(VENV) $(VERL_VENV) $(OLDEST_VENV) build *.egg-info .pytest_cache

@@ -10,8 +10,12 @@ reference_seconds: a straightforward implementation for comparison -- one run at
   then scaled to the grid (x 8 runs per N x 1000 / reference-steps). Only the timed subset is run. It
   is timed with torch's default thread count and with one thread; the faster is kept per N.
 speedup = reference_seconds / grid_seconds. peak_rss_gib: peak resident memory of this process.
+ops_per_step, syncs_per_step: top-level torch ops and host syncs of one torch-backend step of a mixed-N chunk,
+  counted on the CPU (benchmarks/categorical_torch_backend.py): what a GPU step pays in launches and waits.
+device_name; with --cpu-steps S on a GPU: cpu_grid_seconds, the grid on this machine's CPU (default CPU
+  backend, S steps timed, scaled to 1000), and speedup_vs_cpu = cpu_grid_seconds / grid_seconds.
 
-Usage: python benchmarks/categorical.py --json [--steps 1000] [--reference-steps 5] [--device auto]
+Usage: python benchmarks/categorical.py --json [--steps 1000] [--reference-steps 5] [--device auto] [--cpu-steps 20]
 """
 
 from __future__ import annotations
@@ -65,6 +69,9 @@ def main(argv=None) -> int:
     parser.add_argument("--reference-steps", type=int, default=5, help="steps per N timed for the reference")
     parser.add_argument("--device", default="auto", help="auto, cpu or cuda for the engine")
     parser.add_argument("--backend", default="auto", help="engine backend: auto, native, torch")
+    parser.add_argument("--cpu-steps", type=int, default=0, help="on a GPU: also time this many grid steps on the "
+                        "CPU (0: no CPU comparison)")
+    parser.add_argument("--no-audit", action="store_true", help="skip counting ops and syncs (one CPU step)")
     args = parser.parse_args(argv)
     if not 1 <= args.steps <= 1000:
         parser.error("--steps must be in [1, 1000]")
@@ -80,11 +87,26 @@ def main(argv=None) -> int:
     timed = time.perf_counter() - start
     grid_seconds = timed * 1000 / args.steps
 
+    from categorical_torch_backend import audit_chunk, device_name  # this folder's sibling script
+
+    from fgrpo_sim.sim.categorical import resolve_device
+
+    device = resolve_device(args.device)
+    extra = {"device_name": device_name(device)}
+    if not args.no_audit:
+        found = audit_chunk(config)
+        extra.update(ops_per_step=found["ops_per_step"], syncs_per_step=found["syncs_per_step"])
+    if args.cpu_steps > 0 and device.type != "cpu":
+        start = time.perf_counter()
+        run_grid(config.with_(device="cpu", sampler="auto", steps=args.cpu_steps), None, progress=False)
+        extra["cpu_grid_seconds"] = round((time.perf_counter() - start) * 1000 / args.cpu_steps, 2)
+        extra["speedup_vs_cpu"] = round(extra["cpu_grid_seconds"] / grid_seconds, 2)
+
     # the reference's many small ops suffer from thread wake-ups on a busy machine: time it with torch's
     # default threads and with one thread, and keep the faster per N (the honest, harder comparison)
     threads = torch.get_num_threads()
     per_step = {}
-    for n in config.group_sizes:
+    for n in config.group_sizes if args.reference_steps > 0 else ():
         timings = [reference_step_seconds(n, args.reference_steps, config)]
         torch.set_num_threads(1)
         timings.append(reference_step_seconds(n, args.reference_steps, config))
@@ -102,11 +124,12 @@ def main(argv=None) -> int:
         "reference_seconds": round(reference_seconds, 1),
         "reference_steps_per_n": args.reference_steps,
         "reference_ms_per_step": {str(n): round(t * 1000, 2) for n, t in per_step.items()},
-        "speedup": round(reference_seconds / grid_seconds, 2),
+        "speedup": round(reference_seconds / grid_seconds, 2) if reference_seconds else None,
         "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 3),
         "device": str(torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else
                                    ("cpu" if args.device == "auto" else args.device))),
         "backend": args.backend,
+        **extra,
         "torch_threads": torch.get_num_threads(),
         "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
     }

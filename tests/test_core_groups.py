@@ -141,3 +141,13 @@ def test_non_numeric_rewards_are_a_named_value_error(bad):
         group_success_rate(bad)
     with pytest.raises(ValueError, match=r"^rewards must be a tensor or an array of numbers"):
         grpo_advantages(bad)
+
+
+def test_focal_weight_per_group_is_focal_weight_with_a_gamma_per_group():
+    from fgrpo_sim.core import focal_weight_per_group
+
+    mu = torch.tensor([0.0, 0.25, 0.5, 1.0, 1.0], dtype=torch.float64)
+    gamma = torch.tensor([0.5, 2.0, 1.0, 0.0, 1.0], dtype=torch.float64)
+    expected = torch.stack([focal_weight(mu[i:i + 1], float(g))[0] for i, g in enumerate(gamma)])
+    assert torch.allclose(focal_weight_per_group(mu, gamma), expected, rtol=1e-12, atol=0)
+    assert focal_weight_per_group(mu, gamma)[3] == 1.0  # gamma 0 at mu_hat 1: 0^0 = 1, as focal_weight

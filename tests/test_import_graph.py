@@ -200,8 +200,9 @@ def test_the_categorical_engine_imports_point_down_its_stages():
 
     assert inside("sampling") == set()
     assert inside("native") == {"sampling"}
+    assert inside("torch_step") == {"sampling"}
     assert inside("config") == {"sampling"}  # backend(): whether this machine runs it natively
-    assert inside("engine") == {"config", "native", "sampling"}
+    assert inside("engine") == {"config", "native", "sampling", "torch_step"}
     assert inside("run") == {"config", "engine"}
     assert inside("study") == {"config", "run"}
 

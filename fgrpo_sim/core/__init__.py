@@ -6,7 +6,7 @@ The simulators and the LLM trainer call this package; nothing else re-implements
 """
 
 from fgrpo_sim.core.advantages import dr_grpo_advantages, grpo_advantages, rloo_advantages
-from fgrpo_sim.core.focal import compute_advantages, focal_advantages, focal_weight
+from fgrpo_sim.core.focal import compute_advantages, focal_advantages, focal_weight, focal_weight_per_group
 from fgrpo_sim.core.focal_metrics import focal_metrics
 from fgrpo_sim.core.groups import active_groups, group_success_rate, success_rate_from_counts
 from fgrpo_sim.core.losses import DEFAULT_CLIP, policy_loss
@@ -19,6 +19,7 @@ __all__ = [
     "dr_grpo_advantages",
     "rloo_advantages",
     "focal_weight",
+    "focal_weight_per_group",
     "focal_advantages",
     "compute_advantages",
     "focal_metrics",

@@ -6,6 +6,10 @@ the chosen surrogate, and one optimizer step on the logits. Nothing loops over r
 Python. The draws enter only through counts, and the surrogates only through a few per-run sums of
 them (STAT_NAMES), so the dense per-action work is: exp, one sampling pass, one fused update pass.
 
+The torch backend (any device) runs `torch_step.TorchStep`: one sampling pass for all runs whatever their N,
+no host sync inside a step, and on CUDA one graph replay per step; the native backend (CPU) runs the C
+kernels through `native.NativeState`.
+
 Gradient of each surrogate (ascent direction on L; the optimizer minimises -L), with a_i from the counts:
   distinct  a_i = R_i 1[c_i > 0]          dL/dz_i = (g/N) p_i (a_i - sum_k a_k p_k)
   draws     a_i = c_i (R_i - mean R)      dL/dz_i = (g/N) p_i (a_i - sum_k a_k p_k)
@@ -21,12 +25,8 @@ import torch
 from fgrpo_sim.core import focal_weight, success_rate_from_counts
 from fgrpo_sim.sim.categorical.config import CategoricalConfig, resolve_device
 from fgrpo_sim.sim.categorical.native import NativeState
-from fgrpo_sim.sim.categorical.sampling import (
-    STAT_NAMES,
-    resolve_sampler,
-    run_keys,
-    sample_counts_torch,
-)
+from fgrpo_sim.sim.categorical.sampling import resolve_sampler, run_keys
+from fgrpo_sim.sim.categorical.torch_step import CudaGraphStep, TorchStep
 from fgrpo_sim.validation import check_integer
 
 METRICS = (
@@ -62,9 +62,11 @@ class CategoricalBatch:
     `group_sizes`, `gammas`, `seeds` are per-run sequences of equal length R. Two backends compute the
     same update: `torch` (any device; a few in-place tensor passes) and `native` (CPU; the C kernels of
     `kernel.c`, which fuse sampling statistics, gradient and optimizer into about two passes over memory).
+    `cuda_graph` (torch backend on CUDA; default: on unless FGRPO_CUDA_GRAPH=0) replays each step as a graph.
     """
 
-    def __init__(self, config: CategoricalConfig, group_sizes, gammas, seeds, device: str | None = None):
+    def __init__(self, config: CategoricalConfig, group_sizes, gammas, seeds, device: str | None = None,
+                 cuda_graph: bool | None = None):
         self.config = config
         self.device, self.backend = resolve_backend(config, device)
         self.dtype = torch.float32 if config.dtype == "float32" else torch.float64
@@ -84,62 +86,70 @@ class CategoricalBatch:
         self.exp_avg = torch.zeros_like(self.logits) if config.optimizer != "sgd" else None
         self.exp_avg_sq = torch.zeros_like(self.logits) if config.optimizer != "sgd" else None
         self.step_count = 0
-        self._n64 = self.group_sizes.to(device=dev, dtype=torch.float64)
-        self._gamma_masks = {g: torch.tensor([x == g for x in self.gammas], device=dev) for g in set(self.gammas)}
         self._keys = run_keys(self.seeds, salt=0)  # both backends: run r's draws at step t depend on (seed, t) only
         self.native = None  # work buffers are reused every step: allocating 100 MB per step costs more than the maths
+        self.torch_step = None
         if self.backend == "native":
+            self._n64 = self.group_sizes.to(device=dev, dtype=torch.float64)
+            self._gamma_masks = {g: torch.tensor([x == g for x in self.gammas], device=dev) for g in set(self.gammas)}
             self.native = NativeState(self.logits, c, self.group_sizes)
             self.native.refresh(self.logits)
         else:
-            self._weights = torch.empty_like(self.logits)
-            self._counts = torch.empty_like(self.logits)
+            self.torch_step = TorchStep(config, self.logits, self.exp_avg, self.exp_avg_sq, self.group_sizes.tolist(),
+                                        self.gammas, self._keys)
+            if cuda_graph is None:
+                import os
+
+                cuda_graph = os.environ.get("FGRPO_CUDA_GRAPH", "1") != "0"
+            self._run_step = (CudaGraphStep(self.torch_step) if cuda_graph and dev.type == "cuda"
+                              else self.torch_step.step)
         # "above its start" means by more than the rounding of the state's dtype
         self._above_factor = 1.0 + (1e-6 if dt == torch.float32 else 1e-12)
         nan = torch.full((runs,), float("nan"), dtype=torch.float64, device=dev)
-        self.last_mu_hat, self.last_focal, self.last_unsampled_correct = nan, nan.clone(), nan.clone()
+        self._last = {"mu_hat": nan, "focal": nan.clone(), "unsampled": nan.clone()}  # native backend's
+
+    # -- the latest batch ---------------------------------------------------------------------------
+    @property
+    def last_mu_hat(self) -> torch.Tensor:
+        """[R] float64: success rate X / N of each run's latest batch (NaN before the first step)."""
+        ts = self.torch_step
+        return ts.mu_hat.view(-1).to(torch.float64) if ts is not None and ts.mu_hat is not None else self._last["mu_hat"]
+
+    @property
+    def last_focal(self) -> torch.Tensor:
+        """[R] float64: focal weight g of each run's latest batch."""
+        ts = self.torch_step
+        return ts.focal.view(-1).to(torch.float64) if ts is not None and ts.focal is not None else self._last["focal"]
+
+    @property
+    def last_unsampled_correct(self) -> torch.Tensor:
+        """[R] float64: correct mass (of the policy that drew it) on actions the latest batch missed."""
+        ts = self.torch_step
+        if ts is not None and ts.p is not None:
+            return ts.unsampled_correct_mass()
+        return self._last["unsampled"]
 
     # -- policy ---------------------------------------------------------------------------------
     def unnormalised_probs(self) -> torch.Tensor:
-        """w = exp(z - shift) per run (into a reused buffer), so p = w / w.sum(). The shift is the
-        row maximum for rows whose maximum is large (0 otherwise); one pass less while every row is small.
-        The native backend keeps w up to date itself (its update writes the next step's weights)."""
+        """w = exp(z - shift) per run, so p = w / w.sum(). The shift is the
+        row maximum for rows whose maximum is large (0 otherwise). The native backend keeps w up to date itself
+        (its update writes the next step's weights); the torch backend's step samples from softmax(z) and
+        computes w only for the metric records."""
         if self.native is not None:
             self._shift = self.native.shift.to(self.dtype).unsqueeze(1)
             return self.native.weights
-        out = self._weights
         zmax = self.logits.amax(dim=1, keepdim=True)
-        small = zmax.abs() <= 40.0
-        if bool(small.all()):
-            torch.exp(self.logits, out=out)
-            self._shift = torch.zeros_like(zmax)
-        else:  # the shift is decided per run, so a run's weights never depend on its batch companions
-            self._shift = torch.where(small, torch.zeros_like(zmax), zmax)
-            torch.sub(self.logits, self._shift, out=out)
-            out.exp_()
-        return out
+        # the shift is decided per run, so a run's weights never depend on its batch companions
+        self._shift = torch.where(zmax.abs() <= 40.0, torch.zeros_like(zmax), zmax)
+        return torch.sub(self.logits, self._shift).exp_()
 
     def probs(self) -> torch.Tensor:
         """p = softmax(z) per run, as a new tensor."""
         return torch.softmax(self.logits, dim=1)
 
     # -- one step ------------------------------------------------------------------------------
-    def count_stats(self, counts: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-        """The per-run sums STAT_NAMES [R, 8] (float64) that the update needs, from dense counts."""
-        c = self.num_correct
-        f64 = torch.float64
-
-        def dot(x, y):
-            return torch.bmm(x.unsqueeze(1), y.unsqueeze(2)).view(-1).to(f64)
-
-        hit = (counts > 0).to(weights.dtype)
-        cols = [weights.to(f64).sum(1), weights[:, :c].to(f64).sum(1), counts[:, :c].to(f64).sum(1),
-                dot(hit[:, :c], weights[:, :c]), dot(hit[:, c:], weights[:, c:]),
-                dot(counts[:, :c], weights[:, :c]), dot(counts[:, c:], weights[:, c:]), hit.to(f64).sum(1)]
-        return torch.stack(cols, dim=1).cpu()
-
     def update_coefficients(self, stats: torch.Tensor) -> torch.Tensor:
-        """coef [R, 4] = (gs, S, a_correct, a_wrong) of `native_update` from the count statistics.
+        """coef [R, 4] = (gs, S, a_correct, a_wrong) of the native `fused_step` from the count statistics.
 
         mu_hat = X / N and g = (1 - mu_hat)^gamma come from `fgrpo_sim.core`; the advantages
         R - mean R of a correct / wrong draw are span (1 - mu_hat) and -span mu_hat (Dr. GRPO centring).
@@ -152,8 +162,7 @@ class CategoricalBatch:
         g = torch.empty_like(mu_hat)
         for gamma, mask in self._gamma_masks.items():
             g[mask] = focal_weight(mu_hat[mask], gamma).to(torch.float64)
-        self.last_mu_hat, self.last_focal = mu_hat, g
-        self.last_unsampled_correct = ((wc - d_c) / total).clamp(min=0.0)
+        self._last.update(mu_hat=mu_hat, focal=g, unsampled=((wc - d_c) / total).clamp(min=0.0))
         span = cfg.reward_correct - cfg.reward_wrong
         if cfg.surrogate == "distinct":
             a_c = torch.full_like(mu_hat, cfg.reward_correct)
@@ -168,85 +177,37 @@ class CategoricalBatch:
             gs = g / (n * total)  # p_i = w_i / total
         return torch.stack([gs, baseline, a_c, a_w], dim=1)
 
-    def sample_counts(self, weights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(counts [R, K] ~ Multinomial(N_r, p_r) in the state's float dtype, stats [R, 8]) -- torch backend."""
-        counts = sample_counts_torch(weights, self.group_sizes, self._keys, self.step_count, out=self._counts)
-        return counts, self.count_stats(counts, weights)
-
-    def _apply(self, weights: torch.Tensor, counts: torch.Tensor | None, coef: torch.Tensor,
-               counts_writable: bool) -> None:
-        """Gradient of the surrogate from counts + one optimizer step (minimising -L)."""
+    def _apply(self, coef: torch.Tensor) -> None:
+        """Native backend: gradient of the surrogate from the loaded counts + one optimizer step (minimising -L)."""
         cfg = self.config
         self.step_count += 1
-        if self.native is not None:  # counts already loaded into the sparse batch
-            self.native.fused_step(self.logits, self.exp_avg, self.exp_avg_sq, coef, cfg.surrogate, cfg.optimizer,
-                                   lr=cfg.lr, beta1=cfg.beta1, beta2=cfg.beta2, eps=cfg.eps,
-                                   weight_decay=cfg.weight_decay, step=self.step_count)
-            return
-        grad = self.descent_gradient(weights, counts if counts_writable else counts.clone(), coef)
-        if cfg.optimizer == "sgd":
-            if cfg.weight_decay:
-                grad.add_(self.logits, alpha=cfg.weight_decay)
-            self.logits.add_(grad, alpha=-cfg.lr)
-            return
-        fused = getattr(torch, "_fused_adamw_" if cfg.optimizer == "adamw" else "_fused_adam_", None)
-        if fused is not None:
-            step = torch.tensor(float(self.step_count), dtype=torch.float32, device=self.device)
-            fused([self.logits], [grad], [self.exp_avg], [self.exp_avg_sq], [], [step], lr=cfg.lr,
-                  beta1=cfg.beta1, beta2=cfg.beta2, weight_decay=cfg.weight_decay, eps=cfg.eps,
-                  amsgrad=False, maximize=False)
-        else:
-            self._adam_reference(grad)
-
-    def descent_gradient(self, weights: torch.Tensor, counts: torch.Tensor, coef: torch.Tensor) -> torch.Tensor:
-        """-dL/dz [R, K] in torch, computed in place in `counts`."""
-        c = self.num_correct
-        coef = coef.to(self.dtype)
-        gs, baseline, a_c, a_w = (x.unsqueeze(1) for x in coef.unbind(1))
-        a = counts
-        if self.config.surrogate == "distinct":
-            a.clamp_(max=1.0)  # counts are integers >= 0: this is 1[c > 0]
-        a[:, :c] *= a_c
-        a[:, c:] *= a_w
-        if self.config.surrogate == "logprob":
-            return a.mul_(-gs)
-        return a.sub_(baseline).mul_(weights).mul_(-gs)
-
-    def _adam_reference(self, grad: torch.Tensor) -> None:
-        """Adam/AdamW exactly as torch.optim (used when the fused kernels are missing)."""
-        cfg, t = self.config, self.step_count
-        if cfg.weight_decay:
-            if cfg.optimizer == "adamw":
-                self.logits.mul_(1.0 - cfg.lr * cfg.weight_decay)
-            else:
-                grad.add_(self.logits, alpha=cfg.weight_decay)
-        self.exp_avg.lerp_(grad, 1.0 - cfg.beta1)
-        self.exp_avg_sq.mul_(cfg.beta2).addcmul_(grad, grad, value=1.0 - cfg.beta2)
-        bc1, bc2 = 1.0 - cfg.beta1**t, 1.0 - cfg.beta2**t
-        denom = (self.exp_avg_sq.sqrt() / math.sqrt(bc2)).add_(cfg.eps)
-        self.logits.addcdiv_(self.exp_avg, denom, value=-cfg.lr / bc1)
+        self.native.fused_step(self.logits, self.exp_avg, self.exp_avg_sq, coef, cfg.surrogate, cfg.optimizer,
+                               lr=cfg.lr, beta1=cfg.beta1, beta2=cfg.beta2, eps=cfg.eps,
+                               weight_decay=cfg.weight_decay, step=self.step_count)
 
     def step(self) -> None:
         """Sample a batch for every run and update every run once."""
-        weights = self.unnormalised_probs()
-        if self.native is not None:
-            stats = self.native.sample(self._keys, self.step_count)
-            self._apply(weights, None, self.update_coefficients(stats), counts_writable=True)
+        if self.native is None:
+            self._run_step()  # no host sync: a diverged run shows at the next metric record
+            self.step_count += 1
             return
-        counts, stats = self.sample_counts(weights)
-        self._apply(weights, counts, self.update_coefficients(stats), counts_writable=True)
+        stats = self.native.sample(self._keys, self.step_count)
+        self._apply(self.update_coefficients(stats))
 
     def step_with_counts(self, counts: torch.Tensor) -> None:
         """One update of every run from given counts [R, K] (not modified), e.g. to compare implementations."""
         counts = counts.to(device=self.device, dtype=self.dtype).contiguous()
-        weights = self.unnormalised_probs()
-        stats = self.native.set_counts(counts) if self.native is not None else self.count_stats(counts, weights)
-        self._apply(weights, counts, self.update_coefficients(stats), counts_writable=False)
+        if self.native is None:
+            self.torch_step.step_with_counts(counts)
+            self.step_count += 1
+            return
+        self._apply(self.update_coefficients(self.native.set_counts(counts)))
 
     # -- metrics -------------------------------------------------------------------------------
     def metrics(self) -> dict[str, torch.Tensor]:
         """State metrics of every run (tensors shaped [R]); see METRICS."""
         c = self.num_correct
+        unsampled = self.last_unsampled_correct  # first: it reads the policy that drew the latest batch
         w = self.unnormalised_probs()
         if self.native is not None:  # float64 sum kept by the kernels
             total = self.native.totals.to(self.dtype).unsqueeze(1)
@@ -267,7 +228,7 @@ class CategoricalBatch:
         return {
             "q_pos": q_pos,
             "m_ret": 1.0 - lost / p0.sum(),
-            "unsampled_correct_mass": self.last_unsampled_correct.to(self.dtype),
+            "unsampled_correct_mass": unsampled.to(self.dtype),
             "entropy": (log_z - expected_logit).clamp_(min=0.0).to(self.dtype),
             "anchor_prob": pc[:, 0].clone(),
             "frac_correct_above_start": (pc > p0 * self._above_factor).to(self.dtype).mean(dim=1),

@@ -16,10 +16,11 @@ Two exact samplers share one interface:
   Each run has its own random stream derived from (its key, the step), so a run's draws do not
   depend on which other runs share the batch. The same C source holds the sparse sampler and the
   fused update step of the categorical engine (driven by `native`).
-* `torch` (any device, e.g. CUDA): inverse CDF with `torch.searchsorted` on a float64 cumulative
-  sum, runs grouped by N. Its uniforms are counter-based (`stream_uniforms`: splitmix64 of the run's
-  key, the step and the draw index), so here too a run's draws depend only on (its key, the step),
-  never on its batch companions; they are other numbers than the native generator's (same law).
+* `torch` (any device, e.g. CUDA): inverse CDF in integers, one `torch.searchsorted` for all runs of a
+  batch whatever their N (`DrawPlan`, below), against a float64 cumulative sum. Its uniforms are
+  counter-based (`stream_uniforms`: splitmix64 of the run's key, the step and the draw index), so here
+  too a run's draws depend only on (its key, the step), never on its batch companions; they are other
+  numbers than the native generator's (same law).
 
 Float64 running sums matter: a float32 cumsum over 128,000 actions carries absolute errors around
 1e-5, larger than the probability of a single rare action (about 6e-5 at the start, far less later).
@@ -247,6 +248,7 @@ def _thread_pool(n: int):
 
 
 _GOLDEN = 0x9E3779B97F4A7C15  # splitmix64's increment
+UNIFORM_BITS = 53  # a uniform is the top 53 bits of one splitmix64 output
 _STREAM_MIX = 0xD1B54A32D192ED03  # the C kernel's seed_rng: key ^ (this * (stream + 1))
 
 
@@ -262,6 +264,14 @@ def _xor_shift_right_(z: torch.Tensor, k: int, scratch: torch.Tensor) -> torch.T
     return z.bitwise_xor_(scratch.bitwise_and_((1 << (64 - k)) - 1))
 
 
+def _splitmix_top53_(z: torch.Tensor, scratch: torch.Tensor) -> torch.Tensor:
+    """The splitmix64 finaliser of every z (in place), then its top 53 bits as int64 in `scratch`: 13 passes."""
+    _xor_shift_right_(z, 30, scratch).mul_(_as_int64(0xBF58476D1CE4E5B9))
+    _xor_shift_right_(z, 27, scratch).mul_(_as_int64(0x94D049BB133111EB))
+    _xor_shift_right_(z, 31, scratch)
+    return torch.bitwise_right_shift(z, 11, out=scratch).bitwise_and_((1 << UNIFORM_BITS) - 1)
+
+
 def stream_uniforms(keys: torch.Tensor, stream: int, n: int, device=None) -> torch.Tensor:
     """[R, n] float64 uniforms in [0, 1): draw j of run r is a pure function of (keys[r], stream, j).
 
@@ -274,42 +284,128 @@ def stream_uniforms(keys: torch.Tensor, stream: int, n: int, device=None) -> tor
     keys = torch.as_tensor(keys, dtype=torch.int64).reshape(-1, 1).to(device)
     seeds = keys ^ _as_int64(_STREAM_MIX * (int(stream) + 1))
     z = torch.arange(1, n + 1, dtype=torch.int64, device=keys.device).mul_(_as_int64(_GOLDEN)) + seeds
-    scratch = torch.empty_like(z)
-    _xor_shift_right_(z, 30, scratch).mul_(_as_int64(0xBF58476D1CE4E5B9))
-    _xor_shift_right_(z, 27, scratch).mul_(_as_int64(0x94D049BB133111EB))
-    _xor_shift_right_(z, 31, scratch)
-    torch.bitwise_right_shift(z, 11, out=scratch).bitwise_and_((1 << 53) - 1)  # the top 53 bits
-    return scratch.to(torch.float64).mul_(2.0**-53)
+    return _splitmix_top53_(z, torch.empty_like(z)).to(torch.float64).mul_(2.0**-UNIFORM_BITS)
+
+
+# -- the torch sampler: inverse CDF in integers, all runs of a batch in one pass ----------------------------
+#
+# A draw's uniform is an integer m in [0, 2^53) (`_splitmix_top53_`), and a run's CDF is stored as the integers
+# q_i = trunc(2^53 cumsum(w)_i / sum(w)) (float64 running sum; q_{K-1} = 2^53 exactly). The draw picks the
+# first action with q_i > m, so action i has probability (q_i - q_{i-1}) / 2^53: the categorical law up to
+# 2^-53 per action, the resolution of the uniforms themselves (the float version compared u * sum(w) with
+# the running sum, to the same resolution). Integers allow one search for all runs whatever their N: row r's
+# CDF is shifted by r * 2^53, so the rows of a batch form ONE sorted sequence, and draw (r, m) searches for
+# r * 2^53 + m in it; that lands in row r (row r - 1 ends at r * 2^53 <= the value, row r at (r + 1) * 2^53 >
+# it). With 64-bit integers that holds 1023 rows per sequence (MAX_SEARCH_ROWS); larger batches are searched
+# in blocks of 1023 rows. One extra entry (int64 max) after the last row catches the draws of a row whose
+# weights are not finite (they count in a spare slot, never out of bounds); the engine reports such a run
+# at its next metric record.
+MAX_SEARCH_ROWS = (1 << (63 - UNIFORM_BITS)) - 1
+_INT64_MAX = (1 << 63) - 1
+
+
+def integer_cdf_(cdf: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """`out` (int64 [R, K]) = trunc(2^53 cdf / cdf[:, -1]) from a float64 running sum `cdf` (overwritten)."""
+    scale = cdf.narrow(1, cdf.shape[1] - 1, 1) * 2.0**-UNIFORM_BITS  # exact: a power of two
+    return out.copy_(cdf.div_(scale))  # float -> int64 truncates; q_{K-1} = 2^53 exactly (x / x = 1)
+
+
+class DrawPlan:
+    """What stays fixed while a batch of runs draws N_r actions each per step: per-draw keys, counters, offsets.
+
+    The D = sum_r N_r draws of a step lie in one flat vector, run by run. Built once (host work); each step
+    then costs the same few whole-tensor passes whatever the mix of N (`sample_into`).
+    """
+
+    def __init__(self, n_draws, keys, actions: int, device, dtype):
+        n_list = [int(v) for v in torch.as_tensor(n_draws).reshape(-1).tolist()]
+        keys = torch.as_tensor(keys, dtype=torch.int64).reshape(-1)
+        if len(n_list) != keys.numel():
+            raise ValueError(f"n_draws and keys must be shaped [{keys.numel()}]")
+        if any(n < 0 or n > 2**31 - 1 for n in n_list):
+            raise ValueError("n_draws must be in [0, 2147483647]")
+        self.runs, self.actions, self.device = len(n_list), int(actions), torch.device(device)
+        self.blocks = []
+        for r0 in range(0, self.runs, MAX_SEARCH_ROWS):
+            n = torch.tensor(n_list[r0:r0 + MAX_SEARCH_ROWS], dtype=torch.int64)
+            rows = n.numel()
+            row = torch.repeat_interleave(torch.arange(rows), n)
+            index = torch.arange(row.numel()) - torch.repeat_interleave(n.cumsum(0) - n, n)  # j within its run
+            sorted_rows = torch.full((rows * self.actions + 1,), _INT64_MAX, dtype=torch.int64, device=device)
+            self.blocks.append({
+                "first_row": r0, "rows": rows,
+                "key": keys[r0:r0 + rows][row].to(device),
+                "counter": (index + 1).mul_(_as_int64(_GOLDEN)).to(device),  # (j + 1) * golden, mod 2^64
+                "offset": (row << UNIFORM_BITS).to(device),
+                "row_offset": (torch.arange(rows) << UNIFORM_BITS).unsqueeze(1).to(device),
+                "ones": torch.ones(row.numel(), dtype=dtype, device=device),
+                "scratch": torch.empty(row.numel(), dtype=torch.int64, device=device),
+                "sorted": sorted_rows,  # rows' integer CDFs + offsets, then the int64-max sentinel
+                "sorted_rows": sorted_rows[:-1].view(rows, self.actions),
+            })
+
+    def sample_into(self, weights: torch.Tensor, stream_mix: torch.Tensor, counts_flat: torch.Tensor) -> None:
+        """counts_flat[:R * K] (zeroed here) += Multinomial(N_r, weights[r] / sum) draws; counts_flat has R * K + 1
+        entries (the last one the spare slot). `stream_mix` (int64 scalar tensor) = 0xD1B54A32D192ED03 *
+        (stream + 1) mod 2^64, kept on the device so no step value is baked into a captured graph."""
+        counts_flat.zero_()
+        k = self.actions
+        single = len(self.blocks) == 1  # one block unless a batch has more than 1023 runs: no slicing then
+        for b in self.blocks:
+            r0, rows = b["first_row"], b["rows"]
+            rows_w = weights if single else weights.narrow(0, r0, rows)
+            integer_cdf_(torch.cumsum(rows_w, 1, dtype=torch.float64), b["sorted_rows"])
+            b["sorted_rows"].add_(b["row_offset"])
+            z = torch.bitwise_xor(b["key"], stream_mix).add_(b["counter"])  # splitmix64 state of each draw
+            m = _splitmix_top53_(z, b["scratch"]).add_(b["offset"])
+            idx = torch.searchsorted(b["sorted"], m, right=True)
+            (counts_flat if single else counts_flat.narrow(0, r0 * k, rows * k + 1)).index_add_(0, idx, b["ones"])
+
+
+def stream_mix(stream: int) -> int:
+    """The int64 that `DrawPlan.sample_into` takes for step/stream `stream`."""
+    return _as_int64(_STREAM_MIX * (int(stream) + 1))
 
 
 def sample_counts_torch(weights: torch.Tensor, n_draws, keys, stream: int,
                         out: torch.Tensor | None = None) -> torch.Tensor:
-    """Same law as `sample_counts_native`, in torch on any device: inverse CDF, runs grouped by N.
+    """Same law as `sample_counts_native`, in torch on any device: integer inverse CDF, all runs at once.
 
-    Run r's uniforms come from `stream_uniforms(keys[r], stream, N_r)`, so equal (key, stream) pairs give
-    equal draws whatever the batch (as in the native sampler, whose generator differs: the two backends
-    draw different numbers from the same law).
+    Run r's uniforms are `stream_uniforms(keys[r], stream, N_r)`'s integers, so equal (key, stream, weights)
+    give equal counts whatever the batch (as in the native sampler, whose generator differs: the two backends
+    draw different numbers from the same law). This entry point checks its input (one host sync); the
+    engine calls `DrawPlan.sample_into`, which does not.
     """
+    if weights.dim() != 2 or weights.dtype not in (torch.float32, torch.float64):
+        raise ValueError("weights must be a 2-D float32/float64 tensor")
     runs, actions = weights.shape
-    if out is None:
-        out = torch.empty_like(weights)
-    out.zero_()
-    keys = torch.as_tensor(keys, dtype=torch.int64).reshape(-1)
+    total = weights.sum(1, dtype=torch.float64)
+    if not bool(torch.all((total > 0) & torch.isfinite(total))):
+        raise ValueError("weights must have a positive finite sum in every run")
     n_list = torch.as_tensor(n_draws).reshape(-1).tolist()
-    if len(n_list) != runs or keys.numel() != runs:
+    if len(n_list) == runs and len(set(n_list)) == 1 and 0 < int(n_list[0]) <= 2**31 - 1:
+        return _sample_equal_n(weights.contiguous(), int(n_list[0]), keys, stream, out)
+    plan = DrawPlan(n_draws, keys, actions, weights.device, weights.dtype)
+    if plan.runs != runs:
         raise ValueError(f"n_draws and keys must be shaped [{runs}]")
-    for n in sorted(set(int(v) for v in n_list)):
-        if n <= 0:
-            continue
-        members = [i for i, v in enumerate(n_list) if int(v) == n]
-        rows = torch.tensor(members, device=weights.device)
-        cdf = torch.cumsum(weights.index_select(0, rows).to(torch.float64), dim=1)
-        total = cdf[:, -1:]
-        if not bool(torch.all((total > 0) & torch.isfinite(total))):
-            raise ValueError("weights must have a positive finite sum in every run")
-        u = stream_uniforms(keys[members], stream, n, weights.device).mul_(total)
-        idx = torch.searchsorted(cdf, u, right=True).clamp_(max=actions - 1)
-        counts = torch.zeros((rows.numel(), actions), device=weights.device, dtype=weights.dtype)
-        counts.scatter_add_(1, idx, torch.ones_like(u, dtype=weights.dtype))
-        out.index_copy_(0, rows, counts)
-    return out
+    flat = torch.empty(runs * actions + 1, dtype=weights.dtype, device=weights.device)
+    plan.sample_into(weights.contiguous(), torch.tensor(stream_mix(stream), device=weights.device), flat)
+    counts = flat[:-1].view(runs, actions)
+    return counts if out is None else out.copy_(counts)
+
+
+def _sample_equal_n(weights: torch.Tensor, n: int, keys, stream: int, out: torch.Tensor | None) -> torch.Tensor:
+    """`sample_counts_torch` when every run draws the same N: a batched search per row ([R, N] uniforms against
+    [R, K] integer CDFs), no per-draw bookkeeping and no 1023-row blocks. Same integers, same comparisons as
+    `DrawPlan`, hence the same counts (tests/test_sim_torch_step.py)."""
+    runs, actions = weights.shape
+    keys = torch.as_tensor(keys, dtype=torch.int64).reshape(-1).to(weights.device)
+    if keys.numel() != runs:
+        raise ValueError(f"n_draws and keys must be shaped [{runs}]")
+    cdf = integer_cdf_(torch.cumsum(weights, 1, dtype=torch.float64),
+                       torch.empty((runs, actions), dtype=torch.int64, device=weights.device))
+    counter = torch.arange(1, n + 1, dtype=torch.int64, device=weights.device).mul_(_as_int64(_GOLDEN))
+    z = (keys.unsqueeze(1) ^ stream_mix(stream)) + counter
+    idx = torch.searchsorted(cdf, _splitmix_top53_(z, torch.empty_like(z)), right=True)
+    counts = torch.zeros_like(weights) if out is None else out.zero_()
+    return counts.scatter_add_(1, idx, torch.ones_like(idx, dtype=weights.dtype))
