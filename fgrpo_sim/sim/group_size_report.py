@@ -14,7 +14,8 @@ bootstrap over populations carries both the population's (and its map's) varianc
   and at equal pass@1 (each arm's pass@1 curve interpolated to the lowest final pass@1 of the three, per
   population);
 * best checkpoint by held-out pass@1 (paper App. L.4) beside equal steps: the lowest N and its share when
-  each (population, N) is read at the evaluation where its pass@1 is highest.
+  each (population, N) is read at the evaluation where its pass@1 is highest;
+* `curves`: every arm against N (pass@256 with its interval, pass@1, dNLL_rare), what the figure draws.
 """
 
 from __future__ import annotations
@@ -175,6 +176,15 @@ def setting_reports(frame, population=None) -> list[dict]:
                 if control in eq:
                     entry["equal pass@1: minus control"] = diff(eq[variant], eq[control])
             report[f"{variant} at lowest"] = entry
+        report["curves"] = {}  # every arm against N: pass@256 [mean, low, high], pass@1 and dNLL_rare means
+        for variant in sorted(set(final["variant"])):
+            p256 = unit_matrix(final, variant, METRIC, unit)[0]
+            report["curves"][variant] = {
+                "pass@256": [_interval(p256[:, j]) if p256.shape[0] > 1 else [round(float(p256[0, j]), 5)] * 3
+                             for j in range(p256.shape[1])],
+                "pass@1": [round(float(x), 4) for x in unit_matrix(final, variant, "heldout_pass@1", unit)[0].mean(0)],
+                "dnll_rare": [round(float(x), 4) for x in unit_matrix(final, variant, "train_dnll_rare", unit)[0].mean(0)],
+            }
         best, best_ns = best_checkpoint_matrix(curves, "GRPO", unit)
         best_low = int(best.mean(0).argmin())
         report["best checkpoint"] = {
