@@ -1,11 +1,11 @@
-"""Wall time of the issue-21 group-size study at its defaults; prints one JSON object.
+"""Wall time of the group-size study (issues 21, 28) at its defaults; prints one JSON object.
 
 Runs `run_study(GroupSizeStudySpec())` (the same rows as `fgrpo simulate group-size` with its defaults:
-2 optimizers x 2 views x 3 rare shares x 10 N x 5 variants x 10 seeds = 6,000 trained models in one
-batched loop, CPU) and records the load average before and after, because the shared 2-core machine
-is rarely quiet.
+2 optimizers x 3 parametrisations x 3 rare shares x 2 learning rates x 10 populations x 10 N x 5 variants x
+2 batch seeds = 36,000 trained models, one batched loop per optimizer x parametrisation, CPU) and records the
+load average before and after, because the shared 2-core machine is rarely quiet.
 
-Usage: python benchmarks/population_group_size.py [--seeds 10] [--steps 200]
+Usage: python benchmarks/population_group_size.py [--seeds 2] [--steps 200]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import replace
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--steps", type=int, default=200)
     args = parser.parse_args()
 

@@ -18,9 +18,9 @@
 # 75.0, 71.1, **64.1**, 67.5, 70.1 and dNLL_rare 0.19, 0.44, **0.68**, 0.66, 0.52, while pass@1 rises.
 # Lemma 3.1 explains a dip by the tail-miss probability Pr(B), which peaks at an intermediate N.
 # This notebook (1) turns the lemma into a prediction of *where* pass@k should dip, (2) reads the
-# group-size study of the shared-strategy population (10 seeds per setting, committed in
-# `docs/population-group-size.csv`; rerun with `fgrpo simulate group-size --out FILE`), and
-# (3) says what the simulator does and does not reproduce.
+# group-size study of the shared-strategy population (committed per-setting report
+# `docs/population-group-size.jsonl`; rerun with `fgrpo simulate group-size --out FILE --json`), and
+# (3) says what the simulator does and does not reproduce, per optimizer and **parametrisation**.
 
 # %%
 # %matplotlib inline
@@ -28,21 +28,20 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from fgrpo_sim.figures.population_group_size import COMMITTED, draw
+from fgrpo_sim.figures.population_group_size import COMMITTED, compute, draw
+from fgrpo_sim.figures.registry import FigureOptions
 from fgrpo_sim.figures.style import new_figure
+from fgrpo_sim.jsonl import read_json_objects
 from fgrpo_sim.planner import beta_difficulty, predict_dip, rho_for_dip_at
-from fgrpo_sim.sim.group_size_study import (GroupSizeStudySpec, dip_report, initial_mu_rho, mean_table,
-                                            predicted_dips)
 
 # %% [markdown]
 # ## 1. The prediction
 #
 # `planner.predict_dip` averages over prompts (a Beta law or a pilot's per-prompt rates, and the rare
 # share rho = tau / mu as a number, a law, or per prompt) the expected *damage* of an active tail miss:
-# Pr(active, no draw in E) weighted by the group's mean |GRPO advantage| 2 sqrt(m (1 - m)), m = X / N —
-# at ratio 1 a missed mode loses mass only through the softmax normalisation, in proportion to that.
-# Its peak over the candidate N is where pass@k should be lowest at equal steps. (Tests check it against
-# brute-force Monte Carlo groups at three settings.)
+# Pr(active, no draw in E) weighted by the group's mean |GRPO advantage| 2 sqrt(m (1 - m)), m = X / N.
+# Its peak over the candidate N is where pass@k should be lowest at equal steps. It is a first-order,
+# one-group argument: no optimizer, no shared parameters.
 
 # %%
 sizes = (2, 4, 8, 16, 32, 64, 128, 256)
@@ -61,76 +60,93 @@ lo, hi = rho_for_dip_at(8, uniform, sizes)
 print(f"A dip at N = 8 (Table 2) needs a rare share rho in [{lo:.3f}, {hi:.3f}] with mu ~ Beta(1, 1).")
 
 # %% [markdown]
-# ## 2. The simulator's rare shares
+# ## 2. The study and its parametrisations
 #
-# The study uses the shared-strategy population with `rare_correct_prob = 1`: the rare strategies are
-# correct on every common-solvable prompt, so they are exactly the lemma's subset E there, and rare-only
-# prompts (a quarter) are solved by one rare strategy only, so their pass@256 falls when E is pushed down.
-# Three settings of the prior mass on the rare strategies give three rare-share distributions; the
-# prediction uses each population's own initial (mu, rho) per training prompt.
+# Shared-strategy population: 256 training and 256 held-out prompts, 4 common, 4 rare and 8 wrong
+# strategies whose logits s are shared by every prompt; a quarter of the prompts are solved only by one
+# rare strategy. By default the rare strategies are correct on every common-solvable prompt, so they are
+# exactly the lemma's subset E there (`rare_correct_prob` 1; a variant at 0.25 makes them worse than the
+# common ones). The logits are a fixed linear map of the trained parameters, s = M theta:
+#
+# * **axis** (M = I): one parameter per strategy, so Adam's second moment of a rare strategy sees only
+#   its own sparse gradients;
+# * **orthogonal** (a random rotation): the same function class, initial policy and SGD trajectory as
+#   axis (a test checks it), but every coordinate Adam normalises mixes all strategies, as in an LLM;
+# * **dense** (a random map into 4K parameters, least-norm start): mixes too, and changes SGD's path.
+#
+# Each setting: 10 population draws (each with its own map) x 2 batch seeds, 200 steps of 32 prompts,
+# N = 2 .. 1024, GRPO, F-GRPO (gamma 0.5, 1) and GRPO at lr x m_gamma. Intervals resample populations.
 
 # %%
-spec = GroupSizeStudySpec()
-predictions = predicted_dips(spec)
-from dataclasses import replace
-
-from fgrpo_sim.sim.population_shared import make_shared_population
-
+reports = [obj for _, obj in read_json_objects(COMMITTED)]
 rows = []
-for rare in spec.rare_masses:
-    mu, rho = initial_mu_rho(make_shared_population(replace(spec.population, rare_mass=rare)))
-    common = rho < 1
-    rows.append({"rare_mass": rare, "mean mu": mu.mean(), "median rho (common-solvable)": np.median(rho[common]),
-                 "predicted dip N": predictions[rare]})
-display(pd.DataFrame(rows).round(4))
+for r in reports:
+    f05 = r.get("F-GRPO gamma=0.5 at lowest", {})
+    rows.append({
+        "rare p": r["rare_correct_prob"], "optimizer": r["optimizer"], "map": r["parametrisation"],
+        "rare mass": r["rare_mass"], "median rho": r["rare_share_median"], "lr": r["lr"],
+        "predicted N": r["predicted_N"], "lowest N": r["observed_lowest_N"], "share": r["lowest_share"],
+        "dip": r["dip"], "N=2 minus lowest": r["N=2 minus lowest"][0],
+        "N=1024 minus lowest": r["N=1024 minus lowest"][0],
+        "dNLL_rare at lowest": r["dnll_rare"][r["N"].index(r["observed_lowest_N"])],
+        "F0.5 minus GRPO": f05.get("minus GRPO", [np.nan])[0],
+        "F0.5 minus control": f05.get("minus control", [np.nan])[0],
+        "best-ckpt lowest N": r["best checkpoint"]["lowest_N"],
+    })
+table = pd.DataFrame(rows)
+display(table[table["rare p"] == 1.0].drop(columns="rare p").round(4))
+display(table[table["rare p"] != 1.0].round(4))
 
 # %% [markdown]
-# The middle setting (rare mass 0.02, median rho about 0.065) lies inside the range that puts the dip
-# at N = 8: it is the one comparable with Table 2.
-#
-# ## 3. The study
-#
-# Every (optimizer, view, rare share, N in 2..1024, variant, seed) model trains in one batched loop.
-# For each rare share: the N where GRPO's held-out pass@256 is lowest, the share of seed resamples that
-# agree, whether it is a dip (interior and below both ends, paired 95% bootstrap intervals excluding 0),
-# and each other variant minus GRPO at that N (paired by seed).
+# dNLL_rare (App. M.2: the NLL increase of the base model's rare-correct rollouts) against N, GRPO, rare
+# mass 0.02, the smaller learning rate: the sign says whether the toy forgets its rare modes at all.
 
 # %%
-final = pd.read_csv(COMMITTED)
-for optimizer in ("adam", "sgd"):
-    print(f"{optimizer}, equal steps (the paper's setting):")
-    display(dip_report(final, predictions, "equal-steps", optimizer))
-display(mean_table(final, "heldout_pass@256", "equal-steps", "adam").round(3))
+fig, axes = new_figure(1, 2, width=4.6, height=3.0)
+for ax, opt in zip(axes, ("adam", "sgd")):
+    for r in reports:
+        if (r["optimizer"], r["rare_mass"], r["rare_correct_prob"]) == (opt, 0.02, 1.0) and r["lr"] == min(
+                x["lr"] for x in reports if x["optimizer"] == opt):
+            ax.plot(r["N"], r["dnll_rare"], "-o", ms=3, label=r["parametrisation"])
+    ax.axhline(0, color="0.5", lw=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("group size N")
+    ax.set_ylabel(r"$\Delta$NLL$_{rare}$ (train)")
+    ax.set_title(f"{opt}, rare mass 0.02")
+    ax.legend()
+display(fig)
 
 # %% [markdown]
-# ## 4. The figure
+# ## 3. The figure
 
 # %%
 import tempfile
 from pathlib import Path
 
-from fgrpo_sim.figures.population_group_size import compute
-from fgrpo_sim.figures.registry import FigureOptions
-
-with tempfile.TemporaryDirectory() as empty:  # no cached run: the committed study
+with tempfile.TemporaryDirectory() as empty:  # no cached run: the committed report
     fig = draw(compute(FigureOptions(data_dir=Path(empty), progress=False)))
 display(fig)
 
 # %% [markdown]
-# ## 5. What differs from the paper
+# ## 4. What the simulator does, and where it differs from the paper
 #
-# * **With Adam (the paper's optimizer) there is no dip.** Held-out pass@256 rises monotonically with N
-#   at all three rare shares, and dNLL_rare falls with N (the rare strategies *gain* mass): GRPO's
-#   lowest pass@256 is at N = 2 in every seed resample. Two reasons, both measurable here: the rare
-#   strategies' logits are shared by all B = 32 prompts of a step, so a *step* misses them only when all
-#   B x N draws do (the lemma's N is effectively B x N); and Adam divides each coordinate's update by its
-#   own gradient scale, which removes the lemma's left flank (few active groups at small N only make the
-#   gradient smaller, not the step).
-# * **With SGD (lr 2) the dip appears** at the Table-2-comparable rare share: lowest at N = 64 (not the
-#   predicted 8), below both N = 2 and N = 1024 with paired intervals excluding 0. Its position moves the
-#   way the lemma says (larger N for a smaller rare share: 16, 64, 512 for rare mass 0.1, 0.02, 0.005)
-#   but sits 4-32 times beyond the per-group prediction; only the middle setting passes the dip test.
-# * **F-GRPO closes the SGD dip and more** (gamma 0.5 at N = 64: about +0.26 pass@256 over GRPO, far
-#   beyond the low-LR control's +0.04), as Table 2's F-GRPO at N = 8 does (64.1 → 70.3). Under Adam the
-#   F-GRPO differences are at most a few thousandths, some with intervals that include 0.
-# * At equal rollouts (steps x N fixed) small N wins everywhere: the comparison the paper does not make.
+# * **One Adam coordinate per strategy (axis): no dip.** GRPO's held-out pass@256 is lowest at N = 2 in
+#   every bootstrap resample (5 of 6 settings; the sixth is flat), and dNLL_rare is negative: Adam's
+#   per-coordinate normalisation inflates a rare strategy's own sparse, positive gradients, so GRPO *gains*
+#   rare-correct mass. A toy that never forgets cannot show Table 2's dip.
+# * **Coordinates that mix strategies (orthogonal, dense): the dip comes back under Adam** at the
+#   Table-2-comparable rare share (mass 0.02, median rho 0.067): lowest at N = 16 (predicted 8), both flanks
+#   above it with intervals over 10 populations excluding 0; dNLL_rare positive and peaking at the dip, as
+#   in Table 2. The orthogonal map changes nothing SGD sees (same trajectory), so this is Adam's coordinate
+#   system alone. With rarer E (mass 0.005) the dip moves out (N = 64, predicted 16); at rho ~ 0.26 there is
+#   none (pass@256 falls with N).
+# * **SGD's lowest N moves with the learning rate** (16 at lr 2, 4 at lr 6 for mass 0.02) and its spread
+#   over population draws is 5x Adam-orthogonal's.
+# * **F-GRPO at the dip** beats GRPO at equal steps (+0.025 for gamma 0.5, Adam orthogonal) but mostly as a
+#   smaller step would: minus its lr x m_0.5 control the interval includes 0 at equal steps, and the edge is
+#   about +0.01 at equal pass@1.
+# * **Rare strategies that are not the best** (correct on a quarter of the prompts, below the common ones'
+#   half): even the axis map dips under Adam (N = 8), so one parameter per strategy hides the dip only
+#   together with rare strategies that GRPO would eventually prefer anyway.
+# * The dip sits between half and 4x the N of `predict_dip`, a first-order one-group estimate: read it as a
+#   range, not a point.

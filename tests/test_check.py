@@ -14,13 +14,17 @@ def test_fgrpo_check_quick_passes_and_prints_json(run_cli):
     assert res.exit_code == 0, res.stdout[-2000:]
     results = json.loads(res.stdout)
     names = " ".join(r["name"] for r in results)
-    for family in ("lemma3.1", "lemmaH.1", "brorl.EU2", "prop3.2"):
+    for family in ("lemma3.1", "lemmaH.1", "corH.2", "brorl.EU2", "prop3.2"):
         assert family in names
     assert any("N=4096" in r["name"] for r in results if r["name"].startswith("lemma3.1"))
     for r in results:
-        assert set(r) >= {"name", "closed_form", "estimate", "interval", "passed"}
+        assert set(r) >= {"name", "closed_form", "estimate", "interval", "kind", "passed"}
         lo, hi = r["interval"]
-        assert r["passed"] and lo <= r["closed_form"] <= hi
+        assert r["passed"]
+        if r["kind"] == "tolerance":  # a fixed allowance on the measured value, named as such
+            assert r["name"].startswith("prop3.2") and lo <= r["estimate"] <= hi
+        else:
+            assert r["kind"] == "99.9% interval" and lo <= r["closed_form"] <= hi
 
 
 def test_check_exits_1_when_a_check_fails(run_cli, monkeypatch):
@@ -31,6 +35,7 @@ def test_check_exits_1_when_a_check_fails(run_cli, monkeypatch):
 
     monkeypatch.setattr(checks, "tail_miss_checks", broken)
     monkeypatch.setattr(checks, "lemma_h1_checks", lambda *a: [])
+    monkeypatch.setattr(checks, "conditional_on_x_checks", lambda *a: [])
     monkeypatch.setattr(checks, "unsampled_square_checks", lambda *a: [])
     monkeypatch.setattr(checks, "first_order_checks", lambda *a: [])
     res = run_cli("check", "--no-progress")
@@ -77,3 +82,92 @@ def test_sample_counts_rejects_negative_seed():
 
     with pytest.raises(ValueError, match=r"^seed must be in \[0, "):
         estimate_unsampled_square_mass(torch.tensor([0.5, 0.5]), 2, 10, seed=-1)
+
+
+# ---- issue 28, item 5: every check can fail; each family fails on a planted error
+
+def test_quick_tail_miss_points_can_all_fail(monkeypatch):
+    import fgrpo_sim.theory as theory
+    from fgrpo_sim.sim import checks
+
+    honest = checks.tail_miss_checks(True, 0, "cpu")
+    assert len(honest) == 6 and all(r["passed"] for r in honest)
+    assert all("N=1 " not in r["name"] for r in honest)  # Pr(B) = 0 at N = 1: nothing to check
+    assert all(checks.informative(r["closed_form"], r["trials"]) for r in honest)
+    real = theory.tail_miss_probability
+    monkeypatch.setattr(theory, "tail_miss_probability", lambda n, mu, tau, **k: real(n, mu, 1.25 * tau, **k))
+    planted = checks.tail_miss_checks(True, 0, "cpu")
+    assert len(planted) == 6 and not any(r["passed"] for r in planted)
+
+
+def test_informative_drops_points_that_cannot_fail():
+    from fgrpo_sim.sim.checks import informative
+    from fgrpo_sim.theory import tail_miss_probability
+
+    assert not informative(float(tail_miss_probability(1, 0.5, 0.05)), 200_000)  # exactly 0
+    assert not informative(float(tail_miss_probability(1024, 0.5, 0.05)), 200_000)  # ~1e-23
+    assert informative(float(tail_miss_probability(16, 0.5, 0.05)), 200_000)
+
+
+@pytest.fixture(scope="module")
+def honest_conditional():
+    from fgrpo_sim.sim import checks
+
+    return checks.conditional_on_x_checks(True, 0, "cpu")
+
+
+def test_lemma_h1_and_corollary_h2_against_unconditioned_groups(honest_conditional):
+    names = [r["name"] for r in honest_conditional]
+    assert sum(n.startswith("corH.2 E[S_R|X=k] ") for n in names) >= 5
+    assert sum(">= 0" in n for n in names) >= 4 and any("unconditioned" in n for n in names)
+    assert all(r["passed"] for r in honest_conditional)
+
+
+def test_conditional_checks_fail_on_a_planted_error(monkeypatch):
+    import fgrpo_sim.theory as theory
+    from fgrpo_sim.sim import checks
+
+    real = theory.expected_sampled_correct_mass
+    # the correct mass a group with k + 1 correct draws would cover: off by one draw
+    monkeypatch.setattr(theory, "expected_sampled_correct_mass", lambda p, c, n, k: real(p, c, n, k + 1))
+    planted = checks.conditional_on_x_checks(True, 0, "cpu")
+    values = [r for r in planted if ("lemmaH.1 E[P_pos" in r["name"] or "corH.2 E[S_R|X=k] " in r["name"])]
+    assert values and not any(r["passed"] for r in values)
+
+
+def test_corollary_increments_fail_when_the_closed_form_decreases(monkeypatch):
+    import fgrpo_sim.theory as theory
+    from fgrpo_sim.sim import checks
+
+    pos, neg = theory.expected_sampled_correct_mass, theory.expected_sampled_incorrect_mass
+    # planted: k read as N - k, so the closed form of E[S_R | X = k] falls with k
+    monkeypatch.setattr(theory, "expected_sampled_correct_mass", lambda p, c, n, k: pos(p, c, n, n - k))
+    monkeypatch.setattr(theory, "expected_sampled_incorrect_mass", lambda p, c, n, k: neg(p, c, n, n - k))
+    increments = [r for r in checks.conditional_on_x_checks(True, 0, "cpu") if ">= 0" in r["name"]]
+    assert increments and not any(r["passed"] for r in increments)
+    assert all(r["closed_form"] < 0 for r in increments)
+
+
+def test_prop32_tolerance_checks_fail_on_a_planted_error(monkeypatch):
+    import numpy as np
+
+    import fgrpo_sim.theory as theory
+    from fgrpo_sim.sim import checks
+
+    honest = checks.first_order_checks(True, 0, "cpu")
+    assert all(r["passed"] and r["kind"] == "tolerance" for r in honest)
+    first, exact = theory.first_order_mass_change, theory.exact_mass_change
+    # a first-order formula off by a term linear in eta: the error then shrinks as eta, slope 1
+    monkeypatch.setattr(theory, "first_order_mass_change",
+                        lambda p, c, counts, rc, rw, eta: tuple(np.asarray(v) + 1e-3 * eta for v in first(p, c, counts, rc, rw, eta)))
+    monkeypatch.setattr(theory, "exact_mass_change",
+                        lambda p, c, counts, rc, rw, eta: tuple(np.asarray(v) * (1 + 1e-6) for v in exact(p, c, counts, rc, rw, eta)))
+    planted = checks.first_order_checks(True, 0, "cpu")
+    assert len(planted) == 4 and not any(r["passed"] for r in planted)
+
+
+def test_format_names_intervals_and_tolerances():
+    from fgrpo_sim.sim.checks import _result, format_results
+
+    text = format_results([_result("a", 0.5, 0.5, (0.4, 0.6)), _result("b", 2.0, 2.0, (1.8, 2.2), kind="tolerance")])
+    assert "99.9% interval" in text and "tolerance" in text and "bounds" in text.splitlines()[0]

@@ -1,4 +1,5 @@
-"""Issue 21, item 2: the batched group-size engine against the shared-population simulator and torch's Adam."""
+"""Issues 21 and 28: the batched group-size engine against the shared-population simulator and torch's Adam,
+its parametrisations, its device-clean step loop, and the study's per-setting JSON."""
 
 from dataclasses import replace
 
@@ -8,18 +9,19 @@ import torch
 
 from fgrpo_sim.sim.group_size_study import (DEFAULT_POPULATION, GroupSizeStudySpec, RowAdam, advantage_tables,
                                             final_rows, logit_gradient, predicted_dips, run_study, sample_counts)
+from fgrpo_sim.sim.parametrisation import logit_map
 from fgrpo_sim.sim.population import StepBatch, TrainSpec
 from fgrpo_sim.sim.population_shared import SharedPolicy, make_shared_population, shared_population_loss
 
 
-@pytest.mark.parametrize("n,gamma", [(2, 0.0), (8, 0.0), (8, 1.0), (32, 0.5)])
-def test_count_gradient_equals_the_core_loss_through_autograd(n, gamma):
+@pytest.mark.parametrize("n,gamma,kind", [(2, 0.0, "axis"), (8, 0.0, "axis"), (8, 1.0, "orthogonal"), (32, 0.5, "dense")])
+def test_count_gradient_equals_the_core_loss_through_autograd(n, gamma, kind):
     torch.set_default_dtype(torch.float64)
     try:
         pop = make_shared_population(replace(DEFAULT_POPULATION, num_prompts=16, heldout_prompts=0, seed=3))
-        policy = SharedPolicy(pop, runs=1, device="cpu", dtype=torch.float64)
+        policy = SharedPolicy(pop, runs=1, device="cpu", dtype=torch.float64, parametrisation=kind, seed=5)
         with torch.no_grad():
-            policy.shared += 0.3 * torch.randn_like(policy.shared)
+            policy.shared_map.theta += 0.3 * torch.randn_like(policy.shared_map.theta)
         gen = torch.Generator().manual_seed(1)
         prompts = torch.randperm(16, generator=gen)[:6][None]
         probs = torch.softmax(policy.logits(prompts).detach(), -1)
@@ -33,7 +35,9 @@ def test_count_gradient_equals_the_core_loss_through_autograd(n, gamma):
         x = (counts * corr).sum(-1).long()
         a_c, a_w = advantage_tables([(n, gamma)], n)
         grad = logit_gradient(probs, counts, a_c[0][x], a_w[0][x], corr, torch.tensor([n]))
-        torch.testing.assert_close(grad, policy.shared.grad, rtol=1e-9, atol=1e-12)
+        m = torch.as_tensor(logit_map(kind, pop.kind.size, 5))
+        # the engine's g_theta = M^T g_s against autograd into theta
+        torch.testing.assert_close(grad @ m, policy.shared_map.theta.grad, rtol=1e-9, atol=1e-12)
     finally:
         torch.set_default_dtype(torch.float32)
 
@@ -48,9 +52,9 @@ def test_row_adam_equals_torch_adam_with_one_lr_per_row():
     gen = torch.Generator().manual_seed(0)
     for step in range(6):
         grad = torch.randn(3, 5, dtype=torch.float64, generator=gen)
-        rows = torch.tensor([0, 1, 2]) if step < 3 else torch.tensor([0, 2])  # row 1 frozen after 3 steps
-        adam.step(ours, grad[rows], rows)
-        for i in rows.tolist():
+        active = 3 if step < 3 else 2  # the rows still training are a prefix: row 2 stops after 3 steps
+        adam.step(ours, grad[:active], active, step + 1)
+        for i in range(active):
             opts[i].zero_grad()
             refs[i].grad = grad[i].clone()
             opts[i].step()
@@ -65,26 +69,101 @@ def test_counts_are_multinomial():
     torch.testing.assert_close(counts.var(0), 16 * probs[0] * (1 - probs[0]), atol=0.1, rtol=0.05)
 
 
+SMALL_POP = replace(DEFAULT_POPULATION, num_prompts=32, heldout_prompts=32)
+
+
 def test_small_study_layout_and_pairing():
-    spec = GroupSizeStudySpec(group_sizes=(2, 8), rare_masses=(0.02,), gammas=(1.0,), seeds=2, steps=8,
-                              eval_every=4, population=replace(DEFAULT_POPULATION, num_prompts=32, heldout_prompts=32))
+    spec = GroupSizeStudySpec(group_sizes=(2, 8), rare_masses=(0.02,), gammas=(1.0,), populations=2, seeds=2, steps=8,
+                              eval_every=4, views=("equal-steps", "equal-rollouts"), parametrisations=("axis", "dense"),
+                              adam_lrs=(0.01,), sgd_lrs=(2.0,), population=SMALL_POP)
     frame = run_study(spec)
     final = final_rows(frame)
-    # 2 optimizers x 2 views x 2 N x 3 variants x 2 seeds
-    assert len(final) == 48
-    assert sorted(set(final[final["optimizer"] == "sgd"]["lr"].round(9))) == [1.0, 2.0]  # sgd_lr and its m_1 control
-    eq = final[final["view"] == "equal-rollouts"].set_index("N")["steps"]
-    assert eq.loc[2].iloc[0] == 32 and eq.loc[8].iloc[0] == 8  # 8 x 8 / N steps
+    # 2 optimizers x 2 parametrisations x 2 views x 2 N x 3 variants x 2 populations x 2 seeds
+    assert len(final) == 192 and final["chunk"].nunique() == 4
+    assert sorted(set(final[final["optimizer"] == "sgd"]["lr"].round(9))) == [1.0, 2.0]  # sgd lr and its m_1 control
+    eq = final[final["view"] == "equal-rollouts"].groupby("N")["steps"].first()
+    assert eq.loc[2] == 32 and eq.loc[8] == 8  # 8 x 8 / N steps
     assert set(final["variant"]) == {"GRPO", "F-GRPO gamma=1", "GRPO low-LR (x m_1)"}
     start = frame[frame["step"] == 0]
     assert np.allclose(start["train_dnll_rare"], 0.0)
-    assert start.groupby("seed")["heldout_pass@256"].nunique().max() == 1  # same population for every row
+    # the same population (and so the same initial policy) for every row of a population draw, whatever the map
+    assert start.groupby("population")["heldout_pass@256"].nunique().max() == 1
+    assert start["heldout_pass@256"].nunique() == 2
     assert final["heldout_pass@256"].between(0, 1).all() and np.isfinite(final["train_dnll_rare"]).all()
-    assert predicted_dips(spec) == {0.02: 8}
+    assert set(predicted_dips(spec)) == {0.02}
+
+
+def test_orthogonal_equals_axis_under_sgd_in_the_study_engine():
+    spec = GroupSizeStudySpec(group_sizes=(2, 16), rare_masses=(0.02,), gammas=(1.0,), populations=2, seeds=1,
+                              steps=20, eval_every=10, optimizers=("sgd", "adam"), adam_lrs=(0.01,), sgd_lrs=(2.0,),
+                              parametrisations=("axis", "orthogonal"), population=SMALL_POP)
+    final = final_rows(run_study(spec))
+    table = final.pivot_table(index=["optimizer", "N", "variant", "population", "seed"], columns="parametrisation",
+                              values="heldout_pass@256")
+    gap = (table["orthogonal"] - table["axis"]).abs().groupby("optimizer").max()
+    assert gap["sgd"] < 1e-9
+    assert gap["adam"] > 1e-4  # the test can fail: Adam does tell the maps apart
+
+
+def test_step_loop_never_reads_the_device(monkeypatch):
+    """No .item() / .tolist() / bool(tensor) inside the step loop: count host reads per step."""
+    import fgrpo_sim.sim.group_size_study as study
+
+    reads = []
+    for name in ("item", "tolist", "__bool__"):
+        real = getattr(torch.Tensor, name)
+
+        def spy(self, *a, _real=real, _name=name, **k):
+            reads.append(_name)
+            return _real(self, *a, **k)
+
+        monkeypatch.setattr(torch.Tensor, name, spy)
+    spec = GroupSizeStudySpec(group_sizes=(2, 8), rare_masses=(0.02,), gammas=(1.0,), populations=1, seeds=1,
+                              optimizers=("adam",), parametrisations=("dense",), adam_lrs=(0.01,), eval_every=1000,
+                              population=SMALL_POP)
+    reads.clear()
+    study._train_chunk(replace(spec, steps=2), "adam", "dense", torch.device("cpu"), False)
+    few = len(reads)
+    reads.clear()
+    study._train_chunk(replace(spec, steps=12), "adam", "dense", torch.device("cpu"), False)
+    assert len(reads) == few  # ten more steps, not one more host read (reads happen at evaluations only)
+
+
+def test_cli_json_prints_one_object_per_setting(run_cli, tmp_path):
+    import json
+
+    out = tmp_path / "gs.parquet"
+    args = ("simulate", "group-size", "--out", out, "--n", "2,8,32", "--rare-mass", "0.02", "--populations", "3",
+            "--seeds", "2", "--steps", "6", "--eval-every", "3", "--adam-lr", "0.01", "--sgd-lr", "2",
+            "--parametrisation", "axis,orthogonal", "--device", "cpu", "--json", "--no-progress")
+    result = run_cli(*args)
+    assert result.exit_code == 0, result.stderr
+    items = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(items) == 4  # 2 optimizers x 2 parametrisations x 1 rare share x 1 lr
+    assert {(i["optimizer"], i["parametrisation"]) for i in items} == {(o, p) for o in ("adam", "sgd")
+                                                                        for p in ("axis", "orthogonal")}
+    for item in items:
+        assert item["rare_mass"] == 0.02 and item["lr"] in (0.01, 2.0) and item["predicted_N"] in (2, 8, 32)
+        assert item["observed_lowest_N"] in (2, 8, 32) and 0 < item["lowest_share"] <= 1
+        assert item["populations"] == 3 and item["batch_seeds"] == 2 and item["unit"] == "population"
+        lo_first, lo_last = item["N=2 minus lowest"], item["N=32 minus lowest"]
+        assert len(lo_first) == 3 and lo_first[1] <= lo_first[0] <= lo_first[2] and len(lo_last) == 3
+        assert len(item["pass@256"]) == len(item["pass@1"]) == len(item["dnll_rare"]) == 3
+        for gamma in ("0.5", "1"):
+            entry = item[f"F-GRPO gamma={gamma} at lowest"]
+            assert {"minus GRPO", "minus control", "equal pass@1: minus GRPO"} <= set(entry)
+        assert item["best checkpoint"]["lowest_N"] in (2, 8, 32)
+    # a rerun resumes: every chunk is there, nothing trains, the same report
+    again = run_cli(*args)
+    assert again.exit_code == 0 and again.stdout == result.stdout
 
 
 def test_study_spec_validation():
     with pytest.raises(ValueError, match="views"):
         GroupSizeStudySpec(views=("equal-flops",)).validate()
+    with pytest.raises(ValueError, match="parametrisations"):
+        GroupSizeStudySpec(parametrisations=("spherical",)).validate()
+    with pytest.raises(ValueError, match="populations"):
+        GroupSizeStudySpec(populations=0).validate()
     with pytest.raises(ValueError, match="rare_masses"):
         GroupSizeStudySpec(rare_masses=(0.5,)).validate()

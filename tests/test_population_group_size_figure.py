@@ -1,4 +1,5 @@
-"""Issue 21, item 3: the population-group-size figure, its Table 2 copy, and the study's CLI."""
+"""Issues 21 and 28: the population-group-size figure (one panel per optimizer x parametrisation), its Table 2
+copy, and the study's CLI."""
 
 from pathlib import Path
 
@@ -33,13 +34,16 @@ def test_figure_draws_from_the_committed_study(tmp_path):
 
     from fgrpo_sim.figures.population_group_size import compute, draw
 
-    data = compute(FigureOptions(data_dir=tmp_path, progress=False))  # empty data dir: the committed CSV
-    assert data["source"] == "docs/population-group-size.csv"
-    assert data["predictions"] == {0.005: 16, 0.02: 8, 0.1: 4}
-    assert data["seeds"] >= 10
+    data = compute(FigureOptions(data_dir=tmp_path, progress=False))  # empty data dir: the committed report
+    assert data["source"] == "docs/population-group-size.jsonl"
+    assert {(r["optimizer"], r["parametrisation"]) for r in data["reports"]} == {
+        (o, p) for o in ("adam", "sgd") for p in ("axis", "orthogonal", "dense")}
+    assert data["populations"] >= 10 and all(r["predicted_N"] for r in data["reports"])
     fig = draw(data)
     assert len(fig.axes) == 8
     assert all(ax.get_xlabel() == "group size N" and ax.get_ylabel() for ax in fig.axes)
+    titles = " ".join(ax.get_title() for ax in fig.axes)
+    assert all(f"{kind} map" in titles for kind in ("axis", "orthogonal", "dense"))  # the parametrisation shows
     plt.close(fig)
 
 
@@ -50,15 +54,18 @@ def test_cli_runs_a_tiny_study_and_prints_the_verdicts(tmp_path):
 
     out = tmp_path / "gs.parquet"
     result = CliRunner().invoke(app, ["simulate", "group-size", "--out", str(out), "--n", "2,8,32", "--rare-mass", "0.02",
-                                      "--gamma", "1", "--optimizers", "adam", "--seeds", "2", "--steps", "4",
-                                      "--no-progress"])
+                                      "--gamma", "1", "--optimizers", "adam", "--parametrisation", "axis",
+                                      "--adam-lr", "0.01", "--populations", "2", "--seeds", "2", "--steps", "4",
+                                      "--device", "cpu", "--no-progress"])
     assert result.exit_code == 0, result.output
-    assert "adam, equal-steps" in result.output and "lowest_N" in result.output
+    assert "lowest (share)" in result.output and "axis" in result.output
     frame = pd.read_parquet(out)
-    assert set(frame["N"]) == {2, 8, 32} and frame["seed"].nunique() == 2
+    assert set(frame["N"]) == {2, 8, 32} and frame["seed"].nunique() == 2 and frame["population"].nunique() == 2
 
 
 def test_cli_bad_input_is_one_line(run_cli, tmp_path):
     result = run_cli("simulate", "group-size", "--out", tmp_path / "x.parquet", "--optimizers", "rmsprop")
-    assert result.exit_code == 2 and "optimizers must be among" in result.stderr
+    assert result.exit_code == 2 and "optimizers must be" in result.stderr
     assert result.stderr.strip().count("\n") == 0
+    result = run_cli("simulate", "group-size", "--out", tmp_path / "x.parquet", "--parametrisation", "polar")
+    assert result.exit_code == 2 and "parametrisations must be" in result.stderr

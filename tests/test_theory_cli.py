@@ -97,3 +97,15 @@ def test_space_separated_list_names_the_comma_syntax(run_cli):
     assert result.exit_code == 2
     assert "lists take commas" in result.stderr and "--n 4,8,16" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_peak_and_tail_miss_read_one_minus_mu_the_same_way(run_cli):
+    """Near mu = 1 both commands take 1 - mu from the digits typed (issue 28, item 5): the float nearest
+    0.999999999999 is 1 - 1.000089e-12, which would move Pr(B) by ~1e-4 relative."""
+    import json
+
+    peak = json.loads(run_cli("theory", "peak", "--mu", "0.999999999999", "--rho", "0.5", "--json").stdout)
+    tail = json.loads(run_cli("theory", "tail-miss", "--mu", "0.999999999999", "--rho", "0.5", "--n",
+                              str(peak["n_star"]), "--json").stdout)
+    assert abs(tail["probability"] / peak["probability"] - 1) < 1e-9
+    assert abs(tail["probability"] / 1e-12 - 1) < 1e-9  # Pr(B) = c - c^2 at N = 2, tau = mu / 2, c = 1 - mu = 1e-12

@@ -40,6 +40,10 @@ def register(app: typer.Typer) -> None:
                                     "method at lr x m_gamma (the paper's low-LR control)."),
         optimizer: str = typer.Option("adam", "--optimizer", help="sgd or adam (one optimizer over all prompts' "
                                       "logits)."),
+        parametrisation: str = typer.Option("axis", "--parametrisation", help="Logits = M theta: axis (one "
+                                            "parameter per action/strategy, default), orthogonal (a random rotation: "
+                                            "same SGD path, Adam mixes modes) or dense (a random map into 4x as many "
+                                            "parameters); M drawn from --seed, the same initial policy for all three."),
         lr: Optional[float] = typer.Option(None, "--lr", help="Learning rate in (0, 1e6]. Default 0.05 per-prompt, "
                                            "0.01 shared (suited to Adam). With SGD per-prompt use ~50: the "
                                            "token-mean loss divides each prompt's gradient by B*N."),
@@ -115,7 +119,8 @@ def register(app: typer.Typer) -> None:
         specs = _train_specs(prompts, group_sizes=group_sizes, gammas=gammas, methods=methods, low_lr=low_lr,
                              optimizer=optimizer, lr=lr, steps=steps, prompt_batch=prompt_batch,
                              updates_per_step=updates_per_step, reward_wrong=reward_wrong, runs=runs,
-                             eval_every=eval_every, pass_k=pass_k, seed=seed, device=device)
+                             eval_every=eval_every, pass_k=pass_k, seed=seed, device=device,
+                             parametrisation=parametrisation)
         pass_k_column = f"pass@{specs[0].pass_k[-1]}"
         if sharing == "shared":
             from fgrpo_sim.sim.population_shared import make_shared_population, run_shared_sweep
@@ -130,6 +135,7 @@ def register(app: typer.Typer) -> None:
             frame = population.run_sweep(population.make_population(population_spec), specs, device=device,
                                          progress=progress)
             _write_table(frame, out, suffix)
+            typer.echo(f"parametrisation: {parametrisation}")
             cols = ["variant", "N", "lr", "pass@1", pass_k_column, "rare_mass_retained", "tail_miss_observed",
                     "tail_miss_predicted"]
             typer.echo(population.final_summary(frame)[cols].to_string(index=False, float_format=_fmt))
@@ -188,11 +194,11 @@ def _shared_spec(*, prompts, strategies, strategy_mass, common_correct_prob, rar
 
 
 def _train_specs(prompts, *, group_sizes, gammas, methods, low_lr, optimizer, lr, steps, prompt_batch,
-                 updates_per_step, reward_wrong, runs, eval_every, pass_k, seed, device):
+                 updates_per_step, reward_wrong, runs, eval_every, pass_k, seed, device, parametrisation="axis"):
     """The sweep's training configurations (both modes), validated with the device before any compute."""
     from fgrpo_sim.sim.population import TrainSpec, resolve_device, sweep_variants
 
-    base = TrainSpec(optimizer=optimizer, lr=lr, steps=steps, prompt_batch=prompt_batch,
+    base = TrainSpec(optimizer=optimizer, parametrisation=parametrisation, lr=lr, steps=steps, prompt_batch=prompt_batch,
                      updates_per_step=updates_per_step, reward_wrong=reward_wrong, runs=runs,
                      eval_every=eval_every, pass_k=tuple(parse_list("--pass-k", pass_k, int)), seed=seed)
     specs = sweep_variants(base, parse_list("--n", group_sizes, int), parse_list("--gamma", gammas, float),
@@ -220,6 +226,7 @@ def _print_shared_summary(frame, k: str) -> None:
     cols = ["variant", "N", "lr", "pass@1", k, "rare_mass_retained", "common_strategy_mass"]
     splits = [s for s in ("train", "heldout") if s in set(frame["split"])]
     initial = frame[(frame["step"] == 0) & (frame["bucket"] == "all")]
+    typer.echo(f"parametrisation: {frame['parametrisation'].iloc[0]}")
     for split in splits:
         start = initial[initial["split"] == split][["pass@1", k]].mean()
         typer.echo(f"{split} prompts (all types), last evaluation, mean of runs; initial pass@1 "
@@ -232,44 +239,109 @@ def _print_shared_summary(frame, k: str) -> None:
 
 
 def register_group_size(app: typer.Typer) -> None:
-    @app.command("group-size", short_help="pass@1, pass@256 and dNLL_rare against N (does Table 2's dip appear?), one batched run.")
+    @app.command("group-size", short_help="pass@1, pass@256 and dNLL_rare against N (does Table 2's dip appear?), batched, resumable.")
     def group_size_command(
-        out: Path = typer.Option(..., "--out", help="Output table (.parquet or .csv), written atomically."),
+        out: Path = typer.Option(..., "--out", help="Output table (.parquet or .csv), written atomically after each "
+                                 "(optimizer, parametrisation) chunk; a rerun resumes (skips chunks already there)."),
         group_sizes: str = typer.Option("2,4,8,16,32,64,128,256,512,1024", "--n", help="Group sizes, comma-separated."),
         rare_mass: str = typer.Option("0.005,0.02,0.1", "--rare-mass", help="Shared prior mass on the rare strategies "
                                       "(one rare-share setting each), comma-separated, in (0, 0.4)."),
         gammas: str = typer.Option("0.5,1", "--gamma", help="F-GRPO exponents, comma-separated, each > 0; GRPO and the low-LR controls always run."),
-        optimizers: str = typer.Option("adam,sgd", "--optimizers", help="Optimizers, comma-separated: adam (lr 0.01, the paper's) and/or sgd (lr 2)."),
-        seeds: int = typer.Option(10, "--seeds", help="Seeds per setting, in [1, 10^4]."),
+        optimizers: str = typer.Option("adam,sgd", "--optimizers", help="Optimizers, comma-separated: adam and/or sgd."),
+        parametrisations: str = typer.Option("axis,orthogonal,dense", "--parametrisation", help="Logits = M theta "
+                                             "(comma-separated): axis (one parameter per strategy), orthogonal "
+                                             "(random rotation, same SGD path), dense (random map into 4K "
+                                             "parameters); M drawn from each population's seed."),
+        adam_lr: str = typer.Option("0.01,0.03", "--adam-lr", help="Adam learning rates, comma-separated, in (0, 10]."),
+        sgd_lr: str = typer.Option("2,6", "--sgd-lr", help="SGD learning rates, comma-separated, in (0, 1000]."),
+        populations: int = typer.Option(10, "--populations", help="Population draws (seeds 0..P-1), in [1, 10^4]; intervals resample them."),
+        seeds: int = typer.Option(2, "--seeds", help="Batch seeds per population, in [1, 10^4]."),
         steps: int = typer.Option(200, "--steps", help="Equal-steps view: steps for every N (equal-rollouts: steps x 8 / N)."),
         prompt_batch: int = typer.Option(32, "--prompt-batch", help="Prompts per step B, in [1, 256]."),
-        progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a tqdm progress bar on stderr."),
+        rare_correct_prob: float = typer.Option(1.0, "--rare-correct-prob", help="Chance that a rare strategy is "
+                                                "correct on a common-solvable prompt, in [0, 1]: 1 (default) makes "
+                                                "them Lemma 3.1's E on every such prompt (and the globally best "
+                                                "strategies); below 0.5 they are worse than the common ones."),
+        views: str = typer.Option("equal-steps", "--views", help="equal-steps (Table 2) and/or equal-rollouts."),
+        eval_every: int = typer.Option(20, "--eval-every", help="Evaluate every this many steps (and last), >= 1."),
+        device: str = typer.Option("auto", "--device", help="auto (CUDA when present), cpu or cuda."),
+        resume: bool = typer.Option(True, "--resume/--no-resume", help="Keep OUT's finished chunks (and other "
+                                    "settings' rows) and train only the missing ones (default), or start afresh."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object per setting (a line each) "
+                                     "instead of the tables."),
+        progress: bool = typer.Option(True, "--progress/--no-progress", help="Show tqdm progress bars on stderr."),
     ) -> None:
-        """Shared-strategy population (rare strategies correct on every common-solvable prompt, so they are
-        Lemma 3.1's subset E): GRPO, F-GRPO and the low-LR controls over N at equal steps and at equal
-        rollouts, 10 seeds, every row in one batched run. Prints the dip verdicts with paired bootstrap
-        intervals; docs/population.md, "Group size: Table 2's dip"."""
+        """Shared-strategy population: GRPO, F-GRPO and the low-LR controls over N, per optimizer x
+        parametrisation x rare share x learning rate, over population draws and batch seeds. Prints, per
+        setting, the predicted and observed lowest N of held-out pass@256, the share of bootstrap resamples
+        (over populations) where it is lowest, paired intervals, pass@1 and dNLL_rare, and F-GRPO at the dip
+        against GRPO and the control; docs/population.md, "Group size: Table 2's dip"."""
         from dataclasses import replace
 
-        from fgrpo_sim.atomic_io import check_writable
-        from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec, dip_report, final_rows, predicted_dips, run_study
+        from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec
+        from fgrpo_sim.sim.population import resolve_device
 
         suffix = out.suffix.lower()
         if suffix not in (".parquet", ".csv"):
             raise ValueError(f"--out must end in .parquet or .csv, got {out.name!r}")
-        spec = replace(GroupSizeStudySpec(), group_sizes=tuple(parse_list("--n", group_sizes, int)),
+        base = GroupSizeStudySpec()
+        spec = replace(base, group_sizes=tuple(parse_list("--n", group_sizes, int)),
                        rare_masses=tuple(parse_list("--rare-mass", rare_mass, float)),
                        gammas=tuple(parse_list("--gamma", gammas, float)),
-                       optimizers=tuple(parse_list("--optimizers", optimizers, str)), seeds=seeds, steps=steps,
-                       prompt_batch=prompt_batch).validate()
-        check_writable(out)
-        frame = run_study(spec, progress=progress)
-        _write_table(frame, out, suffix)
-        final = final_rows(frame)
-        predictions = predicted_dips(spec)
-        for opt in spec.optimizers:
-            for view in spec.views:
-                typer.echo(f"{opt}, {view}: GRPO held-out pass@256 vs N (lowest N, dip verdict, paired 95% bootstrap "
-                           "intervals over seeds):")
-                typer.echo(dip_report(final, predictions, view, opt).to_string(index=False))
-        typer.echo(f"wrote {len(frame)} rows to {out}")
+                       optimizers=tuple(parse_list("--optimizers", optimizers, str)),
+                       parametrisations=tuple(parse_list("--parametrisation", parametrisations, str)),
+                       adam_lrs=tuple(parse_list("--adam-lr", adam_lr, float)),
+                       sgd_lrs=tuple(parse_list("--sgd-lr", sgd_lr, float)),
+                       views=tuple(parse_list("--views", views, str)), populations=populations, seeds=seeds,
+                       steps=steps, prompt_batch=prompt_batch, eval_every=eval_every,
+                       population=replace(base.population, rare_correct_prob=rare_correct_prob)).validate()
+        resolve_device(device)
+        frame = _run_group_size(spec, out, suffix, resume, device, progress)
+        _print_group_size_report(frame, as_json)
+        if not as_json:
+            typer.echo(f"{out} holds {len(frame)} rows")
+
+
+def _run_group_size(spec, out: Path, suffix: str, resume: bool, device: str, progress: bool):
+    """Train the chunks of `spec` missing from `out` (under its lock), saving after each; returns the whole table."""
+    import pandas as pd
+
+    from fgrpo_sim.atomic_io import check_writable
+    from fgrpo_sim.output_lock import output_lock
+    from fgrpo_sim.sim.group_size_study import chunk_id, chunks, run_study
+
+    check_writable(out, "--out")
+    planned = {chunk_id(spec, opt, kind) for opt, kind in chunks(spec)}
+    planned_keys = {c.split("#")[0] for c in planned}
+    with output_lock(out, name="--out", wait_hint=""):
+        saved = []
+        if resume and out.exists():
+            old = pd.read_parquet(out) if suffix == ".parquet" else pd.read_csv(out)
+            if "chunk" not in old.columns:
+                raise ValueError(f"--out {out} is not a group-size study table (no chunk column); pass --no-resume "
+                                 "to overwrite it, or choose another file")
+            # a chunk of the same (variant, optimizer, parametrisation) but other settings is replaced, not mixed
+            stale = old["chunk"].str.split("#").str[0].isin(planned_keys) & ~old["chunk"].isin(planned)
+            saved.append(old[~stale])
+        skip = set(saved[0]["chunk"]) & planned if saved else set()
+
+        def save(frame):
+            saved.append(frame)
+            _write_table(pd.concat(saved, ignore_index=True), out, suffix)
+
+        run_study(spec, progress=progress, device=device, skip=skip, on_chunk=save)
+        if not saved:
+            raise ValueError("--out: nothing to report (no chunk trained)")
+        return pd.concat(saved, ignore_index=True)
+
+
+def _print_group_size_report(frame, as_json: bool) -> None:
+    from fgrpo_sim import jsonl
+    from fgrpo_sim.sim.group_size_report import format_report, setting_reports
+
+    reports = setting_reports(frame)
+    if as_json:
+        for item in reports:
+            typer.echo(jsonl.dumps(item))
+    else:
+        typer.echo(format_report(reports))

@@ -55,6 +55,14 @@ def _one_minus(text: str, mu: float) -> Optional[float]:
         return None
 
 
+def _parse_mu(text: str) -> float:
+    """--mu as typed (a number; the digits are kept for 1 - mu, see `_one_minus`)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"--mu must be a number in [0, 1], got {text!r}") from None
+
+
 def _list_option(name: str, given: List[str], kind: type) -> list:
     """One comma-separated list (`--n 4,8,16`, as in `plan` and `simulate`); repeating the option
     (`--n 4 --n 8`) appends, so both spellings work."""
@@ -75,7 +83,7 @@ def _emit_json(payload: dict) -> None:
 def tail_miss_command(
     n_text: List[str] = typer.Option(["8"], "--n", help="Group size(s) N (rollouts per prompt), integers >= 1, "
                                      "comma-separated for a table: --n 4,8,16 (as in plan and simulate)."),
-    mu: float = typer.Option(0.5, "--mu", help=_MU_HELP),
+    mu_text: str = typer.Option("0.5", "--mu", help=_MU_HELP),
     tau: Optional[float] = typer.Option(None, "--tau", help=_TAU_HELP),
     rho: Optional[float] = typer.Option(None, "--rho", help=_RHO_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (inputs, probability, log_probability (natural log), activity_probability)."),
@@ -85,12 +93,15 @@ def tail_miss_command(
     from fgrpo_sim.theory import activity_probability, log_tail_miss_probability, tail_miss_probability
     from fgrpo_sim.validation import check_integer
 
+    mu = _parse_mu(mu_text)
     n = _list_option("--n", n_text, int)
     check_integer("n", n, 1, 2**62)
     tau, rho = _resolve_tau(mu, tau, rho)
-    probs = [tail_miss_probability(k, mu, tau) for k in n]
-    logs = [log_tail_miss_probability(k, mu, tau) for k in n]  # stays finite where Pr(B) underflows
-    active = [activity_probability(k, mu) for k in n]
+    # 1 - mu from the digits typed, as `theory peak` reads it (the float nearest mu keeps few of them near 1)
+    comp = _one_minus(mu_text, mu)
+    probs = [tail_miss_probability(k, mu, tau, one_minus_mu=comp) for k in n]
+    logs = [log_tail_miss_probability(k, mu, tau, one_minus_mu=comp) for k in n]  # finite where Pr(B) underflows
+    active = [activity_probability(k, mu, one_minus_mu=comp) for k in n]
     if as_json:
         single = len(n) == 1
         _emit_json({

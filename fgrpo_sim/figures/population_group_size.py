@@ -1,9 +1,10 @@
-"""population-group-size (issue 21): pass@1, pass@256 and dNLL_rare against N in the shared-strategy
-population, the lemma's predicted dip marked, F-GRPO beside GRPO, and the paper's Table 2 in a panel.
+"""population-group-size (issues 21, 28): held-out pass@256 against N in the shared-strategy population, one
+panel per optimizer x parametrisation (axis, orthogonal, dense), the lemma's predicted dip marked, F-GRPO and
+the lr x m_gamma control beside GRPO, and the paper's Table 2 in the last column.
 
-Data: DATA_DIR/population-group-size.parquet when present (`fgrpo simulate group-size --out` that file),
-else the committed final rows docs/population-group-size.csv (from the same command at its defaults), so
-the figure draws in seconds and is in the default set.
+Data: DATA_DIR/population-group-size.parquet when present (`fgrpo simulate group-size --out` that file), else
+the committed per-setting report docs/population-group-size.jsonl (the same command's `--json` output), so the
+figure draws in seconds and is in the default set.
 """
 
 from __future__ import annotations
@@ -12,53 +13,41 @@ from pathlib import Path
 
 from fgrpo_sim.figures.registry import FigureOptions, add_figure
 
-COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "population-group-size.csv"
+COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "population-group-size.jsonl"
 CACHE_NAME = "population-group-size.parquet"
 COMMAND = "fgrpo simulate group-size --out runs/figure-data/population-group-size.parquet"
 RARE_COLOURS = ("tab:purple", "tab:green", "tab:orange", "tab:brown")
 SHOWN = {"GRPO": "-", "F-GRPO gamma=0.5": "--", "GRPO low-LR (x m_0.5)": ":"}
-PANELS = (("adam", "equal-steps", "heldout_pass@1", "pass@1 (held-out)"),
-          ("adam", "equal-steps", "heldout_pass@256", "pass@256 (held-out)"),
-          ("adam", "equal-steps", "train_dnll_rare", r"$\Delta$NLL$_{rare}$ (train)"),
-          ("adam", "equal-rollouts", "heldout_pass@256", "pass@256, equal rollouts"),
-          ("sgd", "equal-steps", "heldout_pass@256", "pass@256, SGD lr 2"),
-          ("sgd", "equal-steps", "train_dnll_rare", r"$\Delta$NLL$_{rare}$, SGD lr 2"))
+PARAMETRISATIONS = ("axis", "orthogonal", "dense")
+OPTIMIZERS = ("adam", "sgd")
 
 
-def load_final(options: FigureOptions):
-    """Final rows of the study: the cached run when present, else the committed CSV."""
+def load_reports(options: FigureOptions) -> tuple[list[dict], str]:
+    """Per-setting reports: from the cached run when present, else the committed JSON lines."""
     import pandas as pd
 
-    from fgrpo_sim.sim.group_size_study import final_rows
+    from fgrpo_sim.jsonl import read_json_objects
+    from fgrpo_sim.sim.group_size_report import setting_reports
 
     cached = Path(options.data_dir or "runs/figure-data") / CACHE_NAME
     if cached.exists():
-        return final_rows(pd.read_parquet(cached)), str(cached)
+        return setting_reports(pd.read_parquet(cached)), str(cached)
     if not COMMITTED.exists():
         raise ValueError(f"no study data: run `{COMMAND}` first")
-    return pd.read_csv(COMMITTED), "docs/population-group-size.csv"
+    return [obj for _, obj in read_json_objects(COMMITTED)], "docs/population-group-size.jsonl"
 
 
 def compute(options: FigureOptions) -> dict:
-    import pandas as pd
-
     from fgrpo_sim.paper_tables import table2
-    from fgrpo_sim.metrics.bootstrap import bootstrap_mean_ci
-    from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec, dip_report, predicted_dips
 
-    final, source = load_final(options)
-    spec = GroupSizeStudySpec(rare_masses=tuple(sorted(final["rare_mass"].unique())),
-                              group_sizes=tuple(sorted(final["N"].unique())))
-    predictions = predicted_dips(spec)
-    points = []
-    for opt, view, metric, _ in PANELS:
-        part = final[(final["optimizer"] == opt) & (final["view"] == view) & final["variant"].isin(list(SHOWN))]
-        for (rare, variant, n), g in part.groupby(["rare_mass", "variant", "N"]):
-            ci = bootstrap_mean_ci(g[metric].to_numpy(), n_resamples=2000)
-            points.append(dict(optimizer=opt, view=view, metric=metric, rare_mass=rare, variant=variant, N=n,
-                               mean=ci.estimate, low=ci.low, high=ci.high))
-    return {"points": pd.DataFrame(points), "predictions": predictions, "paper": table2(), "source": source,
-            "report": dip_report(final, predictions), "seeds": int(final["seed"].nunique())}
+    reports, source = load_reports(options)
+    # the figure shows the default population (rare strategies correct on every common-solvable prompt), equal
+    # steps, each optimizer at its first (smaller) learning rate; the rest is in the report and the docs' table
+    main = [r for r in reports if r["rare_correct_prob"] == 1.0 and r["view"] == "equal-steps"]
+    lrs = {opt: min(r["lr"] for r in main if r["optimizer"] == opt) for opt in {r["optimizer"] for r in main}}
+    shown = [r for r in main if r["lr"] == lrs[r["optimizer"]]]
+    return {"reports": shown, "lrs": lrs, "paper": table2(), "source": source,
+            "populations": max(r["populations"] for r in shown), "seeds": max(r["batch_seeds"] for r in shown)}
 
 
 def draw(data: dict):
@@ -67,22 +56,34 @@ def draw(data: dict):
     from fgrpo_sim.figures.style import new_figure
 
     fig, axes = new_figure(2, 4, width=3.4, height=2.9)
-    points, predictions = data["points"], data["predictions"]
-    rares = sorted(predictions)
-    for ax, (opt, view, metric, title) in zip([a for i, a in enumerate(axes.flat) if i % 4 != 3], PANELS):
-        part = points[(points["optimizer"] == opt) & (points["view"] == view) & (points["metric"] == metric)]
-        for i, rare in enumerate(rares):
-            colour = RARE_COLOURS[i % len(RARE_COLOURS)]
-            for variant, ls in SHOWN.items():
-                g = part[(part["rare_mass"] == rare) & (part["variant"] == variant)].sort_values("N")
-                ax.fill_between(g["N"], g["low"], g["high"], color=colour, alpha=0.12, lw=0)
-                ax.plot(g["N"], g["mean"], ls, color=colour, lw=1.3, marker="o" if variant == "GRPO" else None, ms=3)
-            ax.axvline(predictions[rare], color=colour, ls=(0, (1, 3)), lw=1.2)
-        ax.set_xscale("log", base=2)
-        ax.set_title(title, fontsize=9)
-        ax.set_ylabel(title.split(" (")[0].split(",")[0], fontsize=8)
-        ax.set_xlabel("group size N", fontsize=8)
-        ax.tick_params(labelsize=7)
+    reports = data["reports"]
+    rares = sorted({r["rare_mass"] for r in reports})
+    for row, opt in enumerate(OPTIMIZERS):
+        for col, kind in enumerate(PARAMETRISATIONS):
+            ax = axes[row, col]
+            for i, rare in enumerate(rares):
+                colour = RARE_COLOURS[i % len(RARE_COLOURS)]
+                match = [r for r in reports if (r["optimizer"], r["parametrisation"], r["rare_mass"]) == (opt, kind, rare)]
+                if not match:
+                    continue
+                r = match[0]
+                for variant, ls in SHOWN.items():
+                    curve = r["curves"].get(variant)
+                    if curve is None:
+                        continue
+                    mean, low, high = zip(*curve["pass@256"])
+                    if variant == "GRPO":
+                        ax.fill_between(r["N"], low, high, color=colour, alpha=0.15, lw=0)
+                    ax.plot(r["N"], mean, ls, color=colour, lw=1.3, marker="o" if variant == "GRPO" else None, ms=3)
+                ax.axvline(r["predicted_N"], color=colour, ls=(0, (1, 3)), lw=1.2)
+                low_n = r["observed_lowest_N"]
+                ax.plot([low_n], [r["pass@256"][r["N"].index(low_n)]], "v", color=colour, ms=8, mec="k", mew=0.6)
+            lr = data["lrs"].get(opt)
+            ax.set_title(f"{'Adam' if opt == 'adam' else 'SGD'} lr {lr:g}, {kind} map", fontsize=9)
+            ax.set_ylabel("held-out pass@256", fontsize=8)
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("group size N", fontsize=8)
+            ax.tick_params(labelsize=7)
     paper = data["paper"]
     grpo = paper[paper["method"] == "GRPO"]
     ax = axes[0, 3]
@@ -106,15 +107,19 @@ def draw(data: dict):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("group size N", fontsize=8)
         ax.tick_params(labelsize=7)
-    handles = [plt.Line2D([], [], color=RARE_COLOURS[i], lw=2, label=f"rare mass {r:g} (predicted dip N = {predictions[r]})")
+    predicted = {r["rare_mass"]: r["predicted_N"] for r in reports}
+    handles = [plt.Line2D([], [], color=RARE_COLOURS[i], lw=2, label=f"rare mass {r:g} (predicted dip N = {predicted[r]})")
                for i, r in enumerate(rares)]
-    handles += [plt.Line2D([], [], color="0.3", ls=ls, label=v.replace("gamma", r"$\gamma$")) for v, ls in SHOWN.items()]
+    handles += [plt.Line2D([], [], color="0.3", ls=ls, label=v.replace("gamma=", r"$\gamma$ = ").replace("m_0.5", r"$m_{0.5}$"))
+                for v, ls in SHOWN.items()]
     handles.append(plt.Line2D([], [], color="0.3", ls=(0, (1, 3)), label="predicted dip (planner.predict_dip)"))
+    handles.append(plt.Line2D([], [], color="0.3", marker="v", ls="", mec="k", label="observed lowest N (GRPO)"))
     fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=7.5)
-    fig.suptitle(f"Shared-strategy population vs N (Adam lr 0.01 unless noted; {data['seeds']} seeds, bands: 95% "
-                 f"bootstrap over seeds; data: {data['source']})", fontsize=10)
+    fig.suptitle(f"Shared-strategy population vs N, by parametrisation (logits = M theta); {data['populations']} "
+                 f"populations x {data['seeds']} batch seeds, bands: 95% bootstrap over populations; data: {data['source']}",
+                 fontsize=10)
     return fig
 
 
-add_figure("population-group-size", "pass@1, pass@256, dNLL_rare vs N in the shared population with the "
-           "predicted dip, beside the paper's Table 2 (reads the cached/committed study)", compute, draw)
+add_figure("population-group-size", "held-out pass@256 vs N per optimizer x parametrisation in the shared population "
+           "with the predicted dip, beside the paper's Table 2 (reads the cached/committed study)", compute, draw)

@@ -1,12 +1,18 @@
-"""Group-size study (issue 21): does the shared-strategy population show Table 2's dip in pass@256?
+"""Group-size study (issues 21, 28): does the shared-strategy population show Table 2's dip in pass@256?
 
-One batched engine trains every (view, rare-share setting, N, variant, seed) row of the study at once
-on the shared-strategy population of `population_shared` (prompts draw on one global logit vector s;
-rare-only prompts are solved only by rare strategies). With `rare_correct_prob = 1` the rare strategies
-are correct on every common-solvable prompt, so for those prompts the rare strategies are exactly
-Lemma 3.1's subset E (tau = their mass, rho = tau / mu) and an active group that samples none of them
-is the lemma's tail miss: its update lowers every rare strategy, hence the pass@256 of the rare-only
-prompts, which share those logits.
+One batched engine trains every (population draw, rare share, learning rate, N, variant, batch seed) row of
+one chunk (an optimizer x parametrisation x population variant) at once on the shared-strategy population
+of `population_shared` (prompts draw on one global logit vector s; rare-only prompts are solved only by rare
+strategies). With `rare_correct_prob = 1` the rare strategies are correct on every common-solvable prompt,
+so for those prompts they are exactly Lemma 3.1's subset E (tau = their mass, rho = tau / mu) and an active
+group that samples none of them is the lemma's tail miss: its update lowers every rare strategy, hence the
+pass@256 of the rare-only prompts, which share those logits. With `rare_correct_prob` below the common
+strategies' 0.5, the rare strategies are no longer the globally best ones (the "rare-worse" variant).
+
+Parametrisation (issue 28; `sim.parametrisation`): s = M theta with M the axis map (one parameter per
+strategy), a random orthogonal map, or a dense random map into 4K parameters; theta0 is the least-norm
+solution, so every parametrisation starts from the same policy. M is drawn from the population's seed,
+so the spread over population draws includes the map's.
 
 Why one engine instead of `simulate_shared_population` per setting: rows differ in N, gamma, learning
 rate, step count and population, which that simulator cannot batch. For one-token rollouts a group
@@ -15,31 +21,40 @@ are drawn as a chain of binomials (cost independent of N). The advantages come f
 (`core.grpo_advantages` -> `core.group_success_rate` -> `core.focal_advantages` on the N + 1 possible
 reward vectors of each N, looked up by the group's correct count X), and the logit gradient of the
 core's token-mean loss at ratio 1 is written out: d/dz [-(1/(B N)) sum_k c_k A_k log p_k] =
--(c A - p sum(c A)) / (B N). A test ties both to `shared_population_loss` (autograd through
-`core.policy_loss`), and the per-row Adam to `torch.optim.Adam`.
+-(c A - p sum(c A)) / (B N), then g_theta = M^T g_s. Tests tie both to `shared_population_loss`
+(autograd through `core.policy_loss`), and the per-row Adam to `torch.optim.Adam`.
+
+Device: CPU or CUDA (`device`). The step loop never reads a tensor back to the host: which rows are still
+training and which are due an evaluation follow from the host-side step schedule (rows sorted by their
+step count, so the active rows are a prefix), and finiteness is checked when an evaluation is recorded.
 
 Views: "equal-steps" (the paper's Table 2: same steps and prompts per step for every N) and
-"equal-rollouts" (steps = steps x reference_n / N, at least 1: every N spends the rollouts of
-reference_n at `steps`). Rows that share a seed index see the same prompt batches (common random
-numbers), so comparisons across N and variants are paired by seed.
+"equal-rollouts" (steps = steps x reference_n / N, at least 1). Rows that share a batch seed index see
+the same prompt batches (common random numbers), so comparisons across N and variants are paired.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import torch
 
 from fgrpo_sim import core
+from fgrpo_sim.sim.parametrisation import PARAMETRISATIONS, initial_parameters, logit_map
 from fgrpo_sim.sim.population_shared import SharedPopulationSpec, make_shared_population
-from fgrpo_sim.validation import check_integer, check_range
+from fgrpo_sim.validation import check_choice, check_integer, check_range
 
 VIEWS = ("equal-steps", "equal-rollouts")
 DEFAULT_POPULATION = SharedPopulationSpec(rare_correct_prob=1.0, rare_strategies=4)
 ADAM_BETAS = (0.9, 0.999)
 ADAM_EPS = 1e-8
 METRICS = ("pass@1", "pass@256", "rare_only_pass@256", "rare_strategy_mass")
+DEFAULT_LRS = {"adam": (0.01, 0.03), "sgd": (2.0, 6.0)}  # the issue-21 lr and 3x it, fixed before the study
+#: rows per evaluation pass ([rows, prompts, K] float64 tensors stay below ~20 MB)
+EVAL_ROWS = 512
 
 
 @dataclass(frozen=True)
@@ -48,16 +63,18 @@ class GroupSizeStudySpec:
     rare_masses: tuple[float, ...] = (0.005, 0.02, 0.1)  # shared prior mass on the rare strategies
     gammas: tuple[float, ...] = (0.5, 1.0)  # F-GRPO arms (GRPO always runs)
     low_lr: bool = True  # GRPO at lr x m_gamma for each gamma (the paper's Table 3 control)
-    views: tuple[str, ...] = VIEWS
-    seeds: int = 10
+    views: tuple[str, ...] = ("equal-steps",)
+    populations: int = 10  # population draws (population seeds 0 .. populations - 1; each draws its own map M)
+    seeds: int = 2  # batch seeds per population (the prompt batches and rollouts)
     steps: int = 200
     reference_n: int = 8
     prompt_batch: int = 32
-    lr: float = 0.01  # Adam
-    optimizers: tuple[str, ...] = ("adam", "sgd")  # sgd rows (at sgd_lr) show what Adam's normalisation hides
-    sgd_lr: float = 2.0  # the shared-population SGD setting of docs/population.md
+    optimizers: tuple[str, ...] = ("adam", "sgd")
+    parametrisations: tuple[str, ...] = PARAMETRISATIONS
+    adam_lrs: tuple[float, ...] = DEFAULT_LRS["adam"]
+    sgd_lrs: tuple[float, ...] = DEFAULT_LRS["sgd"]
     eval_every: int = 20
-    seed: int = 0
+    seed: int = 0  # the training randomness (prompt batches, counts)
     population: SharedPopulationSpec = field(default_factory=lambda: DEFAULT_POPULATION)
 
     def validate(self) -> "GroupSizeStudySpec":
@@ -66,27 +83,36 @@ class GroupSizeStudySpec:
                     low_open=True, high_open=True)
         check_range("gammas", np.asarray(self.gammas, dtype=float), 0.0, 20.0, low_open=True)
         for view in self.views:
-            if view not in VIEWS:
-                raise ValueError(f"views must be among {VIEWS}, got {view!r}")
+            check_choice("views", view, VIEWS)
+        for opt in self.optimizers:
+            check_choice("optimizers", opt, ("adam", "sgd"))
+        for kind in self.parametrisations:
+            check_choice("parametrisations", kind, PARAMETRISATIONS)
+        for name in ("group_sizes", "rare_masses", "gammas", "views", "optimizers", "parametrisations",
+                     "adam_lrs", "sgd_lrs"):
+            values = getattr(self, name)
+            if len(values) == 0 or len(set(values)) != len(values):
+                raise ValueError(f"{name} must list at least one value, each once, got {tuple(values)}")
+        check_integer("populations", self.populations, 1, 10_000)
         check_integer("seeds", self.seeds, 1, 10_000)
         check_integer("steps", self.steps, 1, 1_000_000)
         check_integer("reference_n", self.reference_n, 1, 1_000_000)
         check_integer("prompt_batch", self.prompt_batch, 1, self.population.num_prompts)
-        check_range("lr", self.lr, 0.0, 10.0, low_open=True)
-        check_range("sgd_lr", self.sgd_lr, 0.0, 1000.0, low_open=True)
-        for opt in self.optimizers:
-            if opt not in ("adam", "sgd"):
-                raise ValueError(f"optimizers must be among ('adam', 'sgd'), got {opt!r}")
+        check_range("adam_lrs", np.asarray(self.adam_lrs, dtype=float), 0.0, 10.0, low_open=True)
+        check_range("sgd_lrs", np.asarray(self.sgd_lrs, dtype=float), 0.0, 1000.0, low_open=True)
         check_integer("eval_every", self.eval_every, 1, None)
+        check_integer("seed", self.seed, 0, 2**62)
         self.population.validate()
         return self
 
+    def lrs(self, optimizer: str) -> tuple[float, ...]:
+        return self.adam_lrs if optimizer == "adam" else self.sgd_lrs
 
-def variants(spec: GroupSizeStudySpec, lr: float | None = None) -> list[tuple[str, float, float]]:
+
+def variants(spec: GroupSizeStudySpec, lr: float) -> list[tuple[str, float, float]]:
     """(name, gamma, lr): GRPO, F-GRPO per gamma, and the low-LR control per gamma."""
     from fgrpo_sim.sim.population import lr_for_control
 
-    lr = spec.lr if lr is None else lr
     out = [("GRPO", 0.0, lr)]
     out += [(f"F-GRPO gamma={g:g}", float(g), lr) for g in spec.gammas]
     if spec.low_lr:
@@ -94,21 +120,53 @@ def variants(spec: GroupSizeStudySpec, lr: float | None = None) -> list[tuple[st
     return out
 
 
-def study_rows(spec: GroupSizeStudySpec):
-    """One row per trained model: optimizer, view, rare mass, N, variant, gamma, lr, seed, steps."""
+def chunks(spec: GroupSizeStudySpec) -> list[tuple[str, str]]:
+    """(optimizer, parametrisation): the units the study trains (and saves, and resumes) one at a time."""
+    return [(opt, kind) for opt in spec.optimizers for kind in spec.parametrisations]
+
+
+def chunk_id(spec: GroupSizeStudySpec, optimizer: str, parametrisation: str) -> str:
+    """Names a chunk and fingerprints everything that decides its rows, so resume reuses only equal work."""
+    settings = asdict(replace(spec, optimizers=(optimizer,), parametrisations=(parametrisation,),
+                              adam_lrs=spec.adam_lrs if optimizer == "adam" else (),
+                              sgd_lrs=spec.sgd_lrs if optimizer == "sgd" else ()))
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    return f"{chunk_key(spec.population.rare_correct_prob, optimizer, parametrisation)}#{digest}"
+
+
+def chunk_key(rare_correct_prob: float, optimizer: str, parametrisation: str) -> str:
+    return f"rare_correct_prob={float(rare_correct_prob):g}/{optimizer}/{parametrisation}"
+
+
+def study_rows(spec: GroupSizeStudySpec, optimizer: str | None = None, parametrisation: str | None = None):
+    """One row per trained model: optimizer, parametrisation, view, rare mass, population, N, variant, gamma,
+    lr, seed, steps (and `pop`, the index of its (rare mass, population) draw). Restricted to one chunk when
+    optimizer and parametrisation are given."""
     import pandas as pd
 
     rows = []
-    for opt in spec.optimizers:
+    for opt, kind in chunks(spec):
+        if optimizer is not None and (opt, kind) != (optimizer, parametrisation):
+            continue
         for view in spec.views:
-            for pop_index, rare in enumerate(spec.rare_masses):
-                for n in spec.group_sizes:
-                    steps = spec.steps if view == "equal-steps" else max(1, round(spec.steps * spec.reference_n / n))
-                    for name, gamma, lr in variants(spec, spec.lr if opt == "adam" else spec.sgd_lr):
-                        for seed in range(spec.seeds):
-                            rows.append(dict(optimizer=opt, view=view, rare_mass=float(rare), pop=pop_index, N=int(n),
-                                             variant=name, gamma=gamma, lr=float(lr), seed=seed, steps=int(steps)))
+            for rare_index, rare in enumerate(spec.rare_masses):
+                for population in range(spec.populations):
+                    for n in spec.group_sizes:
+                        steps = spec.steps if view == "equal-steps" else max(1, round(spec.steps * spec.reference_n / n))
+                        for lr in spec.lrs(opt):
+                            for name, gamma, row_lr in variants(spec, float(lr)):
+                                for seed in range(spec.seeds):
+                                    rows.append(dict(
+                                        rare_correct_prob=float(spec.population.rare_correct_prob), optimizer=opt,
+                                        parametrisation=kind, view=view, rare_mass=float(rare), population=population,
+                                        pop=rare_index * spec.populations + population, N=int(n), base_lr=float(lr),
+                                        variant=name, gamma=gamma, lr=float(row_lr), seed=seed, steps=int(steps)))
     return pd.DataFrame(rows)
+
+
+def population_spec(spec: GroupSizeStudySpec, rare_mass: float, population: int) -> SharedPopulationSpec:
+    """Population draw `population` (its seed) at one rare share."""
+    return replace(spec.population, rare_mass=float(rare_mass), seed=int(population))
 
 
 def advantage_tables(pairs, n_max: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -146,22 +204,28 @@ def logit_gradient(probs, counts, a_correct, a_wrong, correct, group_size) -> to
 
 
 class RowAdam:
-    """torch.optim.Adam's update (default betas, eps, no weight decay), one learning rate per row."""
+    """torch.optim.Adam's update (default betas, eps, no weight decay), one learning rate per row.
+
+    `step` updates a prefix of the rows (those still training), all of which have taken the same number of
+    steps, so the bias corrections are host numbers and the update never reads the device.
+    """
 
     def __init__(self, shape, lr: torch.Tensor):
-        self.m = torch.zeros(shape, dtype=torch.float64)
-        self.v = torch.zeros(shape, dtype=torch.float64)
-        self.t = torch.zeros(shape[0], dtype=torch.float64)
+        self.m = torch.zeros(shape, dtype=lr.dtype, device=lr.device)
+        self.v = torch.zeros_like(self.m)
         self.lr = lr
 
-    def step(self, params: torch.Tensor, grad: torch.Tensor, rows: torch.Tensor) -> None:
+    def step(self, params: torch.Tensor, grad: torch.Tensor, active: int, t: int) -> None:
         b1, b2 = ADAM_BETAS
-        self.t[rows] += 1
-        t = self.t[rows][:, None]
-        self.m[rows] = b1 * self.m[rows] + (1 - b1) * grad
-        self.v[rows] = b2 * self.v[rows] + (1 - b2) * grad * grad
-        denom = (self.v[rows] / (1 - b2 ** t)).sqrt() + ADAM_EPS
-        params[rows] -= (self.lr[rows][:, None] / (1 - b1 ** t)) * self.m[rows] / denom
+        m, v = self.m[:active], self.v[:active]
+        m.mul_(b1).add_(grad, alpha=1 - b1)
+        v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
+        denom = (v / (1 - b2 ** t)).sqrt_().add_(ADAM_EPS)
+        params[:active] -= (self.lr[:active, None] / (1 - b1 ** t)) * m / denom
+
+
+def sgd_step(params: torch.Tensor, grad: torch.Tensor, lr: torch.Tensor, active: int) -> None:
+    params[:active] -= lr[:active, None] * grad
 
 
 def initial_mu_rho(population) -> tuple[np.ndarray, np.ndarray]:
@@ -174,97 +238,153 @@ def initial_mu_rho(population) -> tuple[np.ndarray, np.ndarray]:
 
 
 def predicted_dips(spec: GroupSizeStudySpec) -> dict[float, int]:
-    """planner.predict_dip on each setting's own initial (mu, rho) pairs of the training prompts."""
+    """planner.predict_dip per rare share, on the initial (mu, rho) of the training prompts of every
+    population draw pooled (the parametrisation does not change the initial policy, so one prediction)."""
     from fgrpo_sim.planner import empirical_difficulty, predict_dip
 
     out = {}
     for rare in spec.rare_masses:
-        mu, rho = initial_mu_rho(make_shared_population(replace(spec.population, rare_mass=float(rare))))
-        out[float(rare)] = predict_dip(empirical_difficulty(mu, "training prompts"), rho, spec.group_sizes).n_star
+        pairs = [initial_mu_rho(make_shared_population(population_spec(spec, rare, p)))
+                 for p in range(spec.populations)]
+        mu, rho = np.concatenate([m for m, _ in pairs]), np.concatenate([r for _, r in pairs])
+        keep = rho > 0  # prompts without a correct rare strategy cannot miss one
+        out[float(rare)] = predict_dip(empirical_difficulty(mu[keep], "training prompts"), rho[keep],
+                                       spec.group_sizes).n_star
     return out
 
 
-def run_study(spec: GroupSizeStudySpec = GroupSizeStudySpec(), progress: bool = False):
-    """Train every row of `study_rows(spec)` in one batched loop (CPU, float64); a tidy DataFrame with one
-    line per (row, evaluation): the row's settings, `step`, `rollouts` (= step x B x N), and per split
-    (train_, heldout_) the METRICS, plus `train_dnll_rare`."""
+def run_study(spec: GroupSizeStudySpec = GroupSizeStudySpec(), progress: bool = False, device: str = "cpu",
+              skip: set | frozenset = frozenset(), on_chunk=None):
+    """Train every row of `study_rows(spec)`, one (optimizer, parametrisation) chunk at a time, float64 on
+    `device` (auto, cpu, cuda). Returns a tidy DataFrame, one line per (row, evaluation): the row's settings,
+    `chunk` (its `chunk_id`), `step`, `rollouts` (= step x B x N), and per split (train_, heldout_) the
+    METRICS, plus `train_dnll_rare`. Chunks whose id is in `skip` are not trained; `on_chunk(frame)` is
+    called with each finished chunk's rows (the CLI saves there, so an interrupted study resumes)."""
+    import pandas as pd
+
+    from fgrpo_sim.sim.population import resolve_device
+
+    spec.validate()
+    dev = resolve_device(device)
+    frames = []
+    for optimizer, kind in chunks(spec):
+        ident = chunk_id(spec, optimizer, kind)
+        if ident in skip:
+            continue
+        frame = _train_chunk(spec, optimizer, kind, dev, progress)
+        frame.insert(0, "chunk", ident)
+        if on_chunk is not None:
+            on_chunk(frame)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _population_tensors(spec: GroupSizeStudySpec, kind: str, dev):
+    """Per (rare mass, population) draw: offsets, correct sets, rare-only flags, initial logits, map, theta0."""
+    pops = [make_shared_population(population_spec(spec, rare, p))
+            for rare in spec.rare_masses for p in range(spec.populations)]
+    seeds = [p for _ in spec.rare_masses for p in range(spec.populations)]
+    k = pops[0].kind.size
+    maps = [logit_map(kind, k, s) for s in seeds]
+    theta0 = np.stack([initial_parameters(m, pop.shared_init) for m, pop in zip(maps, pops)])
+
+    def stack(get):
+        return {s: torch.as_tensor(np.stack([get(p, s) for p in pops]), device=dev) for s in ("train", "heldout")}
+
+    return dict(kind=torch.as_tensor(pops[0].kind, device=dev),
+                offsets=stack(lambda p, s: p.offsets[s]), correct=stack(lambda p, s: p.correct[s]),
+                rare_only={s: v == 1 for s, v in stack(lambda p, s: p.prompt_type[s]).items()},
+                shared0=torch.as_tensor(np.stack([p.shared_init for p in pops]), device=dev),
+                maps=None if kind == "axis" else torch.as_tensor(np.stack(maps), device=dev),
+                theta0=torch.as_tensor(theta0, device=dev))
+
+
+def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progress: bool):
     import pandas as pd
     from tqdm import tqdm
 
-    spec.validate()
-    table = study_rows(spec)
-    pops = [make_shared_population(replace(spec.population, rare_mass=float(r))) for r in spec.rare_masses]
-    kind = torch.as_tensor(pops[0].kind)
-    offsets = {s: torch.as_tensor(np.stack([p.offsets[s] for p in pops])) for s in ("train", "heldout")}
-    correct = {s: torch.as_tensor(np.stack([p.correct[s] for p in pops])) for s in ("train", "heldout")}
-    rare_only = {s: torch.as_tensor(np.stack([p.prompt_type[s] for p in pops])) == 1 for s in ("train", "heldout")}
-    shared0 = torch.as_tensor(np.stack([p.shared_init for p in pops]))
+    # rows sorted by step count, longest first: the rows still training at any step are a prefix
+    table = study_rows(spec, optimizer, kind).sort_values("steps", ascending=False, kind="stable").reset_index(drop=True)
+    pt = _population_tensors(spec, kind, dev)
+    f64 = torch.float64
 
-    pop = torch.as_tensor(table["pop"].to_numpy().copy())
-    n_row = torch.as_tensor(table["N"].to_numpy().copy())
-    seed_row = torch.as_tensor(table["seed"].to_numpy().copy())
-    steps_row = torch.as_tensor(table["steps"].to_numpy().copy())
+    def col(name, dtype=None):
+        return torch.as_tensor(table[name].to_numpy().copy(), device=dev, dtype=dtype)
+
+    pop, n_row, seed_row, lr_row = col("pop"), col("N"), col("seed"), col("lr", f64)
+    steps_host = table["steps"].to_numpy()
     pairs = sorted({(int(n), float(g)) for n, g in zip(table["N"], table["gamma"])})
     pair_index = {pair: i for i, pair in enumerate(pairs)}
-    tab = torch.as_tensor([pair_index[(int(n), float(g))] for n, g in zip(table["N"], table["gamma"])])
-    a_correct, a_wrong = advantage_tables(pairs, max(n for n, _ in pairs))
-    shared = shared0[pop].clone()
-    lr_row = torch.as_tensor(table["lr"].to_numpy().copy())
-    adam = RowAdam(shared.shape, lr_row)
-    sgd_row = torch.as_tensor((table["optimizer"] == "sgd").to_numpy().copy())
-    base_logp = torch.log_softmax(shared0[:, None, :] + offsets["train"], -1)  # [pops, P, K]
-    rare_correct = correct["train"] & (kind == 1)
-    rare_weight = base_logp.exp() * rare_correct  # App. M.2: rare-correct rollouts as the base model samples them
-    records: list[np.ndarray] = []
-    record_rows: list[np.ndarray] = []
-    record_steps: list[int] = []
+    tab = torch.as_tensor([pair_index[(int(n), float(g))] for n, g in zip(table["N"], table["gamma"])], device=dev)
+    a_correct, a_wrong = (t.to(dev) for t in advantage_tables(pairs, max(n for n, _ in pairs)))
+    theta = pt["theta0"][pop].clone()  # [rows, D]
+    maps = None if pt["maps"] is None else pt["maps"][pop]  # [rows, K, D]
+    adam = RowAdam(theta.shape, lr_row) if optimizer == "adam" else None
+    kind_t, offsets, correct, rare_only = pt["kind"], pt["offsets"], pt["correct"], pt["rare_only"]
+    base_logp = torch.log_softmax(pt["shared0"][:, None, :] + offsets["train"], -1)  # [pops, P, K]
+    rare_weight = base_logp.exp() * (correct["train"] & (kind_t == 1))  # App. M.2: rare-correct rollouts, base model
+    records, record_rows, record_steps = [], [], []
 
-    def evaluate(rows: torch.Tensor, step: int):
-        cols = []
-        for split in ("train", "heldout"):
-            z = shared[rows][:, None, :] + offsets[split][pop[rows]]
-            logp = torch.log_softmax(z, -1)
-            q = (logp.exp() * correct[split][pop[rows]]).sum(-1)
-            ro = rare_only[split][pop[rows]]
-            pass256 = 1 - (1 - q) ** 256
-            cols += [q.mean(1), pass256.mean(1), (pass256 * ro).sum(1) / ro.sum(1).clamp(min=1),
-                     logp.exp()[..., kind == 1].sum(-1).mean(1)]
-            if split == "train":
-                w = rare_weight[pop[rows]]
-                cols.append(((base_logp[pop[rows]] - logp) * w).sum((1, 2)) / w.sum((1, 2)))
-        records.append(torch.stack(cols, 1).numpy())
-        record_rows.append(rows.numpy())
-        record_steps.extend([step] * rows.numel())
+    def logits(rows):  # s = M theta for `rows` (a slice or an index tensor)
+        return theta[rows] if maps is None else torch.einsum("rkd,rd->rk", maps[rows], theta[rows])
 
-    gen = torch.Generator().manual_seed(int(spec.seed))
+    def evaluate(rows_host: np.ndarray, step: int):
+        for start in range(0, rows_host.size, EVAL_ROWS):
+            rows = torch.as_tensor(rows_host[start:start + EVAL_ROWS], device=dev)
+            shared, p_rows = logits(rows), pop[rows]
+            cols = []
+            for split in ("train", "heldout"):
+                logp = torch.log_softmax(shared[:, None, :] + offsets[split][p_rows], -1)
+                q = (logp.exp() * correct[split][p_rows]).sum(-1)
+                ro = rare_only[split][p_rows]
+                pass256 = 1 - (1 - q) ** 256
+                cols += [q.mean(1), pass256.mean(1), (pass256 * ro).sum(1) / ro.sum(1).clamp(min=1),
+                         logp.exp()[..., kind_t == 1].sum(-1).mean(1)]
+                if split == "train":
+                    w = rare_weight[p_rows]
+                    cols.append(((base_logp[p_rows] - logp) * w).sum((1, 2)) / w.sum((1, 2)))
+            block = torch.stack(cols, 1)
+            if not bool(torch.isfinite(block).all()):  # validation at record time, never inside a step
+                bad = table.iloc[rows_host[start:start + EVAL_ROWS]].iloc[0]
+                raise ValueError(f"lr must be small enough to keep the logits finite: {optimizer} "
+                                 f"lr {bad['lr']:g} diverged by step {step} ({kind}, N = {bad['N']})")
+            records.append(block)
+            record_rows.append(rows_host[start:start + EVAL_ROWS])
+            record_steps.extend([step] * block.shape[0])
+
+    gen = torch.Generator(device=dev).manual_seed(int(spec.seed))
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # small tensors: intra-op threads only add overhead (see population.py)
+    if dev.type == "cpu":
+        torch.set_num_threads(1)  # small tensors: intra-op threads only add overhead (see population.py)
     try:
-        evaluate(torch.arange(len(table)), 0)
-        for step in tqdm(range(1, int(steps_row.max()) + 1), desc="group-size study", disable=not progress):
-            rows = torch.nonzero(steps_row >= step).squeeze(1)
-            chosen = torch.rand(spec.seeds, spec.population.num_prompts, generator=gen).argsort(1)[:, :spec.prompt_batch]
-            prompts = chosen[seed_row[rows]]  # [rows, B]: one batch of prompts per seed, shared by its rows
-            z = shared[rows][:, None, :] + offsets["train"][pop[rows][:, None], prompts]
+        evaluate(np.arange(len(table)), 0)
+        last = int(steps_host.max())
+        for step in tqdm(range(1, last + 1), desc=f"{optimizer} {kind}", disable=not progress, leave=False):
+            active = int(np.searchsorted(-steps_host, -step, side="right"))  # rows with steps >= step
+            r = slice(0, active)
+            chosen = torch.rand(spec.seeds, spec.population.num_prompts, generator=gen, device=dev)
+            prompts = chosen.argsort(1)[:, :spec.prompt_batch][seed_row[r]]  # [rows, B]: one batch per seed
+            z = logits(r)[:, None, :] + offsets["train"][pop[r][:, None], prompts]
             probs = torch.softmax(z, -1)
-            counts = sample_counts(probs, n_row[rows][:, None], gen)
-            corr = correct["train"][pop[rows][:, None], prompts]
+            counts = sample_counts(probs, n_row[r][:, None], gen)
+            corr = correct["train"][pop[r][:, None], prompts]
             x = (counts * corr).sum(-1).long()
-            grad = logit_gradient(probs, counts, a_correct[tab[rows][:, None], x], a_wrong[tab[rows][:, None], x],
-                                  corr, n_row[rows])
-            sgd = sgd_row[rows]
-            if sgd.any():
-                shared[rows[sgd]] -= lr_row[rows[sgd]][:, None] * grad[sgd]
-            if not sgd.all():
-                adam.step(shared, grad[~sgd], rows[~sgd])
-            due = rows[(steps_row[rows] == step) | (step % spec.eval_every == 0)]
-            if due.numel():
+            grad = logit_gradient(probs, counts, a_correct[tab[r][:, None], x], a_wrong[tab[r][:, None], x],
+                                  corr, n_row[r])
+            if maps is not None:
+                grad = torch.einsum("rkd,rk->rd", maps[r], grad)  # g_theta = M^T g_s
+            if adam is None:
+                sgd_step(theta, grad, lr_row, active)
+            else:
+                adam.step(theta, grad, active, step)
+            due = np.nonzero((steps_host == step) | ((step % spec.eval_every == 0) & (steps_host >= step)))[0]
+            if due.size:
                 evaluate(due, step)
     finally:
         torch.set_num_threads(threads)
     names = [f"{s}_{m}" for s in ("train", "heldout") for m in METRICS]
     names.insert(len(METRICS), "train_dnll_rare")
-    out = pd.DataFrame(np.concatenate(records), columns=names)
+    out = pd.DataFrame(torch.cat(records).cpu().numpy(), columns=names)
     out.insert(0, "step", record_steps)
     settings = table.iloc[np.concatenate(record_rows)].reset_index(drop=True).drop(columns=["pop"])
     out = pd.concat([settings, out], axis=1)
@@ -277,56 +397,6 @@ def final_rows(frame):
     return frame[frame["step"] == frame["steps"]].reset_index(drop=True)
 
 
-def seed_matrix(final, metric: str, view: str, optimizer: str, rare_mass: float, variant: str):
-    """[seeds, N] of `metric` at each row's last evaluation, and the N values (columns)."""
-    part = final[(final["view"] == view) & (final["optimizer"] == optimizer) & (final["rare_mass"] == rare_mass)
-                 & (final["variant"] == variant)]
-    table = part.pivot(index="seed", columns="N", values=metric).sort_index(axis=1)
-    return table.to_numpy(), table.columns.to_numpy()
-
-
-def argmin_share(values: np.ndarray, resamples: int = 2000, seed: int = 0) -> np.ndarray:
-    """Share of seed resamples (with replacement) in which each column has the lowest mean."""
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(values.shape[0], size=(resamples, values.shape[0]))
-    winners = values[idx].mean(1).argmin(1)
-    return np.bincount(winners, minlength=values.shape[1]) / resamples
-
-
-def dip_report(final, predictions: dict, view: str = "equal-steps", optimizer: str = "adam",
-               metric: str = "heldout_pass@256", variant: str = "GRPO"):
-    """Per rare-share setting: where `variant`'s `metric` is lowest over N, whether that is a dip (interior, and
-    below both ends with paired bootstrap intervals excluding 0), the lemma's prediction, and every other
-    variant minus `variant` at that N (paired by seed)."""
-    import pandas as pd
-
-    from fgrpo_sim.metrics.bootstrap import bootstrap_mean_ci, bootstrap_paired_difference_ci
-
-    out = []
-    for rare in sorted(final["rare_mass"].unique()):
-        values, ns = seed_matrix(final, metric, view, optimizer, rare, variant)
-        means = values.mean(0)
-        low = int(means.argmin())
-        share = argmin_share(values)
-        left = bootstrap_paired_difference_ci(values[:, 0], values[:, low])
-        right = bootstrap_paired_difference_ci(values[:, -1], values[:, low])
-        dip = 0 < low < len(ns) - 1 and left.low > 0 and right.low > 0
-        row = {"rare_mass": rare, "predicted_N": predictions.get(float(rare)), "lowest_N": int(ns[low]),
-               "argmin_share": float(share[low]), "dip": bool(dip), f"{metric} at lowest": str(bootstrap_mean_ci(values[:, low])),
-               f"N={ns[0]} minus lowest": str(left), f"N={ns[-1]} minus lowest": str(right)}
-        for other in sorted(set(final["variant"]) - {variant}):
-            o, _ = seed_matrix(final, metric, view, optimizer, rare, other)
-            row[f"{other} minus {variant}"] = str(bootstrap_paired_difference_ci(o[:, low], values[:, low]))
-        out.append(row)
-    return pd.DataFrame(out)
-
-
-def mean_table(final, metric: str, view: str = "equal-steps", optimizer: str = "adam"):
-    """Mean over seeds of `metric` per (rare_mass, variant) and N."""
-    part = final[(final["view"] == view) & (final["optimizer"] == optimizer)]
-    return part.groupby(["rare_mass", "variant", "N"])[metric].mean().unstack("N")
-
-
-__all__ = ["GroupSizeStudySpec", "run_study", "final_rows", "study_rows", "variants", "predicted_dips", "initial_mu_rho",
-           "dip_report", "mean_table", "seed_matrix", "argmin_share", "advantage_tables", "sample_counts",
-           "logit_gradient", "RowAdam", "VIEWS", "METRICS", "DEFAULT_POPULATION"]
+__all__ = ["GroupSizeStudySpec", "run_study", "final_rows", "study_rows", "variants", "predicted_dips",
+           "initial_mu_rho", "advantage_tables", "sample_counts", "logit_gradient", "RowAdam", "chunks", "chunk_id",
+           "chunk_key", "population_spec", "VIEWS", "METRICS", "DEFAULT_POPULATION", "DEFAULT_LRS"]

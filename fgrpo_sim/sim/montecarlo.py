@@ -120,6 +120,41 @@ def estimate_sampled_masses(p, correct, n: int, k: int, trials: int, seed: int =
     return out
 
 
+def estimate_masses_given_x(p, correct, n: int, trials: int, seed: int = 0, device: str | torch.device = "cpu",
+                            reward_correct: float = 1.0, reward_wrong: float = 0.0) -> dict[str, np.ndarray]:
+    """Lemma H.1 and Corollary H.2 from unconditioned groups: draw `trials` groups of n actions from p,
+    read off each group's correct count X, distinct sampled correct mass P_pos, incorrect mass P_neg and
+    batch baseline S_R = R_c P_pos + R_w P_neg, and average them within each X = k.
+
+    Returns arrays over k = 0..n: `groups` (how many groups had X = k) and, for each of P_pos, P_neg, S_R,
+    its mean and standard error given X = k (NaN where fewer than 2 groups had that k)."""
+    p_t = torch.as_tensor(np.asarray(p, dtype=float))
+    correct_t = torch.as_tensor(np.asarray(correct, dtype=bool))
+    sums = {name: np.zeros(n + 1) for name in ("P_pos", "P_neg", "S_R")}
+    squares = {name: np.zeros(n + 1) for name in sums}
+    groups = np.zeros(n + 1)
+    chunk = max(1, 4_000_000 // p_t.numel())  # counts are [chunk, K] float64: about 32 MB
+    for start in range(0, trials, chunk):
+        m = min(chunk, trials - start)
+        counts = sample_counts(p_t, n, m, seed * 1_000_003 + start // chunk, device).cpu()
+        x = (counts * correct_t).sum(1).long().numpy()
+        hit = (counts > 0).to(torch.float64) * p_t
+        values = {"P_pos": (hit * correct_t).sum(1).numpy(), "P_neg": (hit * ~correct_t).sum(1).numpy()}
+        values["S_R"] = reward_correct * values["P_pos"] + reward_wrong * values["P_neg"]
+        groups += np.bincount(x, minlength=n + 1)
+        for name, v in values.items():
+            sums[name] += np.bincount(x, weights=v, minlength=n + 1)
+            squares[name] += np.bincount(x, weights=v * v, minlength=n + 1)
+    out = {"groups": groups}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for name in sums:
+            mean = sums[name] / groups
+            var = (squares[name] - groups * mean * mean) / (groups - 1)
+            out[name] = np.where(groups >= 2, mean, np.nan)
+            out[f"{name}_se"] = np.where(groups >= 2, np.sqrt(np.maximum(var, 0.0) / groups), np.nan)
+    return out
+
+
 def estimate_unsampled_square_mass(p, n: int, trials: int, seed: int = 0,
                                    device: str | torch.device = "cpu") -> tuple[float, float]:
     """(mean, SE) of U2 = sum over actions missed by n draws of p_i^2 (BroRL's E[U2])."""

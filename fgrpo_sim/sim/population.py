@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from fgrpo_sim import core
+from fgrpo_sim.sim.parametrisation import PARAMETRISATIONS, LinearLogits
 from fgrpo_sim.validation import check_beta_shapes, check_choice, check_integer, check_range
 
 METHODS = ("grpo", "dapo", "cispo")
@@ -129,10 +130,12 @@ class TrainSpec:
     pass_k: tuple[int, ...] = (1, 8, 64, 256)
     seed: int = 0
     variant: str = ""  # free label carried into the output (e.g. "low-LR control")
+    parametrisation: str = "axis"  # logits = M theta (sim.parametrisation): axis | orthogonal | dense; M from `seed`
 
     def validate(self, num_prompts: int) -> "TrainSpec":
         check_choice("method", self.method, METHODS)
         check_choice("optimizer", self.optimizer, OPTIMIZERS)
+        check_choice("parametrisation", self.parametrisation, PARAMETRISATIONS)
         check_integer("group_size", self.group_size, 1, 1_000_000)
         check_range("gamma", self.gamma, 0.0, None)
         check_range("lr", self.lr, 0.0, MAX_LR, low_open=True)
@@ -296,7 +299,8 @@ def make_optimizer(params, train: TrainSpec) -> torch.optim.Optimizer:
 def variant_columns(train: TrainSpec) -> dict:
     """The settings columns every output row of a simulation starts with."""
     return {"method": train.method, "N": train.group_size, "gamma": float(train.gamma),
-            "optimizer": train.optimizer, "lr": float(train.lr), "variant": train.variant or _default_variant(train)}
+            "optimizer": train.optimizer, "parametrisation": train.parametrisation, "lr": float(train.lr),
+            "variant": train.variant or _default_variant(train)}
 
 
 def train_loop(train: TrainSpec, num_prompts: int, dev: torch.device, logits_of, loss_of, opt, record, evaluate, desc: str,
@@ -358,8 +362,9 @@ def _simulate(population: Population, train: TrainSpec, dev: torch.device, dtype
     bucket_of_prompt = torch.as_tensor(population.bucket, device=dev)
     n_buckets = len(population.bucket_labels)
     init = torch.as_tensor(population.initial_logits, dtype=dtype, device=dev)
-    logits = torch.nn.Parameter(init.expand(runs, -1, -1).clone())
-    opt = make_optimizer([logits], train)
+    # logits = theta @ M^T: per prompt, one map M shared by the prompts (drawn from the training seed)
+    policy = LinearLogits(init.expand(runs, -1, -1).clone(), train.parametrisation, train.seed)
+    opt = make_optimizer(policy.parameters(), train)
     p0 = torch.softmax(init, dim=-1).to(torch.float64)
     q_pos0 = p0[:, is_correct].sum(-1)
     q_rare0 = p0[:, is_rare].sum(-1)
@@ -371,7 +376,7 @@ def _simulate(population: Population, train: TrainSpec, dev: torch.device, dtype
 
     def evaluate(step: int):
         with torch.no_grad():
-            p = torch.softmax(logits, dim=-1).to(torch.float64)
+            p = torch.softmax(policy.logits(), dim=-1).to(torch.float64)
             q_pos = p[..., is_correct].sum(-1)
             q_rare = p[..., is_rare].sum(-1)
             lost = (p0[None][..., is_correct] - p[..., is_correct]).clamp(min=0).sum(-1)
@@ -408,13 +413,15 @@ def _simulate(population: Population, train: TrainSpec, dev: torch.device, dtype
         acc.reset()
 
     def logits_of(prompts: torch.Tensor) -> torch.Tensor:
-        return logits.detach().gather(1, prompts[..., None].expand(-1, -1, logits.shape[-1]))
+        logits = policy.logits().detach()
+        return logits.gather(1, prompts[..., None].expand(-1, -1, logits.shape[-1]))
 
     def record(batch: StepBatch, probs: torch.Tensor, rewards: torch.Tensor):
-        _record_step(acc, batch, probs, logits, rewards, train, is_correct, is_rare, bucket_of_prompt[batch.prompts])
+        _record_step(acc, batch, probs, policy.logits(), rewards, train, is_correct, is_rare,
+                     bucket_of_prompt[batch.prompts])
 
     train_loop(train, population.spec.num_prompts, dev, logits_of,
-               lambda batch, old_logp: population_loss(logits, batch, is_correct, train, old_logp),
+               lambda batch, old_logp: population_loss(policy.logits(), batch, is_correct, train, old_logp),
                opt, record, evaluate, progress_desc or base["variant"], progress)
     return pd.DataFrame(rows)
 

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from fgrpo_sim import core
+from fgrpo_sim.sim.parametrisation import LinearLogits
 from fgrpo_sim.sim.population import (StepBatch, TrainSpec, bucket_means, core_objective, last_evaluation_means,
                                      make_optimizer, run_on_device, sweep_with, train_loop, variant_columns)
 from fgrpo_sim.validation import check_integer, check_range
@@ -131,28 +132,42 @@ def make_shared_population(spec: SharedPopulationSpec = SharedPopulationSpec()) 
 
 
 class SharedPolicy(torch.nn.Module):
-    """Logits of every prompt: shared [R, K] + fixed offsets [P, K] (+ trainable offsets [R, P, K])."""
+    """Logits of every prompt: shared [R, K] + fixed offsets [P, K] (+ trainable offsets [R, P, K]).
 
-    def __init__(self, population: SharedPopulation, runs: int, device, dtype):
+    The shared logits (and the trainable offsets) are `LinearLogits`: theta @ M^T for the run's
+    parametrisation (axis, orthogonal, dense; sim.parametrisation), M drawn from `seed`.
+    """
+
+    def __init__(self, population: SharedPopulation, runs: int, device, dtype, parametrisation: str = "axis",
+                 seed: int = 0):
         super().__init__()
         init = torch.as_tensor(population.shared_init, dtype=dtype, device=device)
-        self.shared = torch.nn.Parameter(init.expand(runs, -1).clone())
-        self.local = (torch.nn.Parameter(torch.zeros(runs, population.spec.num_prompts, init.numel(),
-                                                     dtype=dtype, device=device))
-                      if population.spec.trainable_offsets else None)
+        self.shared_map = LinearLogits(init.expand(runs, -1).clone(), parametrisation, seed)
+        self.local_map = (LinearLogits(torch.zeros(runs, population.spec.num_prompts, init.numel(), dtype=dtype,
+                                                   device=device), parametrisation, seed)
+                          if population.spec.trainable_offsets else None)
         self.offsets = {s: torch.as_tensor(population.offsets[s], dtype=dtype, device=device) for s in SPLITS}
+
+    @property
+    def shared(self) -> torch.Tensor:
+        return self.shared_map.logits()
+
+    @property
+    def local(self) -> torch.Tensor | None:
+        return None if self.local_map is None else self.local_map.logits()
 
     def logits(self, prompts: torch.Tensor | None = None, split: str = "train") -> torch.Tensor:
         """[R, B, K] for training-prompt indices [R, B], or [R, P_split, K] for a whole split."""
-        k = self.shared.shape[-1]
+        shared, local = self.shared, self.local
+        k = shared.shape[-1]
         if prompts is None:
-            z = self.shared[:, None, :] + self.offsets[split][None]
-            if self.local is not None and split == "train":
-                z = z + self.local
+            z = shared[:, None, :] + self.offsets[split][None]
+            if local is not None and split == "train":
+                z = z + local
             return z
-        z = self.shared[:, None, :] + self.offsets["train"][prompts]
-        if self.local is not None:
-            z = z + self.local.gather(1, prompts[..., None].expand(-1, -1, k))
+        z = shared[:, None, :] + self.offsets["train"][prompts]
+        if local is not None:
+            z = z + local.gather(1, prompts[..., None].expand(-1, -1, k))
         return z
 
 
@@ -191,7 +206,7 @@ def _simulate(population: SharedPopulation, train: TrainSpec, dev, dtype, progre
     import pandas as pd
 
     runs = train.runs
-    policy = SharedPolicy(population, runs, dev, dtype)
+    policy = SharedPolicy(population, runs, dev, dtype, train.parametrisation, train.seed)
     opt = make_optimizer(policy.parameters(), train)
     kind = torch.as_tensor(population.kind, device=dev)
     correct = {s: torch.as_tensor(population.correct[s], device=dev) for s in SPLITS}

@@ -277,7 +277,8 @@ def peak_group_size(mu, tau, *, one_minus_mu=None) -> PeakGroupSize:
                 break
             best = best - down + up
         n_star[live] = best.astype(np.int64)
-        prob[live] = tail_miss_probability(best, m, t)
+        # Pr(B) at N* from the same 1 - mu as the peak (and as `theory tail-miss` reads it from the digits typed)
+        prob[live] = tail_miss_probability(best, m, t, one_minus_mu=c if comp_given else None)
     shape = mu.shape
     if shape == ():
         return PeakGroupSize(float(mu), float(tau), int(n_star[0]), float(prob[0]), float(n_cont[0]))

@@ -133,12 +133,24 @@ def _check_inputs(n, mu, tau):
     return n, mu_b, tau_b
 
 
-def _log_scale_and_kernel(n, mu, tau):
+def _complement(mu, one_minus_mu):
+    """1 - mu: the value given (full precision near mu = 1, as `peak_group_size` takes it), else from mu."""
+    if one_minus_mu is None:
+        return 1.0 - mu
+    comp = check_range("one_minus_mu", one_minus_mu, 0.0, 1.0)
+    if np.any(np.abs((1.0 - comp) - mu) > 1e-15):
+        raise ValueError(f"one_minus_mu must be 1 - mu, got {_fmt(float(np.ravel(comp)[0]))} with mu = "
+                         f"{_fmt(float(np.ravel(mu)[0]))}")
+    return np.broadcast_to(comp, np.shape(mu))
+
+
+def _log_scale_and_kernel(n, mu, tau, comp=None):
     """(N log(1 - tau), K(N, x)) with Pr(B) = exp(first) * second; degenerate cases give K = 0."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         keep = 1.0 - tau
         x = (mu - tau) / keep  # success rate of a group conditioned on missing E
-        one_minus_x = (1.0 - mu) / keep  # computed directly: 1 - x would cancel when x is near 1
+        # computed directly: 1 - x would cancel when x is near 1
+        one_minus_x = ((1.0 - mu) if comp is None else comp) / keep
         s = np.where(keep > 0, np.minimum(x, one_minus_x), 0.0)
         kernel = _numeric_kernel()(n, s)
         kernel = np.where(n == 1, 0.0, np.clip(kernel, 0.0, 1.0))  # one rollout is never active
@@ -146,32 +158,34 @@ def _log_scale_and_kernel(n, mu, tau):
     return log_scale, kernel
 
 
-def log_tail_miss_probability(n, mu, tau):
-    """log Pr(B): finite wherever Pr(B) > 0, even when Pr(B) itself underflows float64 (-inf where it is 0)."""
+def log_tail_miss_probability(n, mu, tau, *, one_minus_mu=None):
+    """log Pr(B): finite wherever Pr(B) > 0, even when Pr(B) itself underflows float64 (-inf where it is 0).
+    `one_minus_mu`: 1 - mu to full precision (as in `peak_group_size`), else computed from mu."""
     n, mu, tau = _check_inputs(n, mu, tau)
-    log_scale, kernel = _log_scale_and_kernel(n, mu, tau)
+    log_scale, kernel = _log_scale_and_kernel(n, mu, tau, _complement(mu, one_minus_mu))
     with np.errstate(divide="ignore"):
         out = log_scale + np.log(kernel)
     return out if out.ndim else float(out)
 
 
-def tail_miss_probability(n, mu, tau):
+def tail_miss_probability(n, mu, tau, *, one_minus_mu=None):
     """Pr(B) = (1 - tau)^n - (mu - tau)^n - (1 - mu)^n, the chance a group is active yet misses E.
 
     n: group size, integer >= 1. mu: success probability in [0, 1]. tau: mass of the rare correct
     subset E, in [0, mu]. Arrays broadcast. Relative error about 1e-13 or better wherever the result
-    is a normal float64 (see tests/test_theory_tail_miss.py for the mpmath comparison).
+    is a normal float64 (see tests/test_theory_tail_miss.py for the mpmath comparison). Near mu = 1 the
+    float mu keeps only a few digits of 1 - mu: pass them as `one_minus_mu` (as `peak_group_size` takes it).
     """
     n, mu, tau = _check_inputs(n, mu, tau)
-    log_scale, kernel = _log_scale_and_kernel(n, mu, tau)
+    log_scale, kernel = _log_scale_and_kernel(n, mu, tau, _complement(mu, one_minus_mu))
     with np.errstate(under="ignore"):
         out = np.exp(log_scale) * kernel
     return out if out.ndim else float(out)
 
 
-def activity_probability(n, mu):
+def activity_probability(n, mu, *, one_minus_mu=None):
     """Pr(A_N) = 1 - mu^n - (1 - mu)^n: the chance that a group of n rollouts is not all-equal."""
-    return tail_miss_probability(n, mu, np.zeros_like(np.asarray(mu, dtype=float)))
+    return tail_miss_probability(n, mu, np.zeros_like(np.asarray(mu, dtype=float)), one_minus_mu=one_minus_mu)
 
 
 def tail_miss_from_rho(n, mu, rho):
