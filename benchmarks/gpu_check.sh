@@ -11,10 +11,9 @@
 #                times on CUDA, the same chunk on this machine's CPU
 #   graph_equal  a 12-step mixed-N run with and without the CUDA graph: equal bit for bit, counts sum to N
 #   grid         benchmarks/categorical.py: the full Fig 2 grid on CUDA, beside 20 CPU steps scaled
-#   check        fgrpo check --device cuda --json (65 Monte Carlo checks of the theory)
+#   check        fgrpo check --device cuda --json (the Monte Carlo checks of the theory)
 #   population   benchmarks/population.py on CUDA and on CPU
-#   group_size   benchmarks/population_group_size.py on CUDA and on CPU (skipped, and said so, while the
-#                script has no --device option)
+#   group_size   benchmarks/population_group_size.py on CUDA (the default study) and on CPU (2 steps)
 #   llm_train    a tiny F-GRPO run (recipes/tiny/f-grpo.yaml) in bf16 on the GPU, 4 steps
 #   llm_eval     fgrpo llm eval of that model on the GPU (transformers backend)
 #   tests        the suite (verl's tests excepted) with CUDA as the auto device, pytest -n (cores)
@@ -119,13 +118,9 @@ stage grid 75 "$PYTHON" benchmarks/categorical.py --json --device cuda --referen
 stage check 45 "${FGRPO[@]}" check --device cuda --json --no-progress
 stage population 25 bash -c "$PYTHON benchmarks/population.py --device cuda --steps 100 && \
   $PYTHON benchmarks/population.py --device cpu --steps 100"
-if "$PYTHON" benchmarks/population_group_size.py --help 2>/dev/null | grep -q -- --device; then
-  stage group_size 40 bash -c "$PYTHON benchmarks/population_group_size.py --device cuda && \
-    $PYTHON benchmarks/population_group_size.py --device cpu"
-else
-  printf 'group_size\tskipped\t0\tbenchmarks/population_group_size.py has no --device option yet (issue 28)\n' \
-    >> "$OUT/stages.tsv"
-fi
+# the default study (36,000 models) on CUDA; the CPU beside it on 2 steps (seconds_per_step compares them)
+stage group_size 90 bash -c "$PYTHON benchmarks/population_group_size.py --device cuda && \
+  $PYTHON benchmarks/population_group_size.py --device cpu --steps 2"
 stage llm_train 60 "${FGRPO[@]}" llm train --config recipes/tiny/f-grpo.yaml --no-progress --use_cpu false \
   --bf16 true --max_steps 4 --output_dir "$OUT/tiny-f-grpo"
 stage llm_eval 40 "${FGRPO[@]}" llm eval --model "$OUT/tiny-f-grpo" --data recipes/tiny/arith.jsonl --limit 8 \
