@@ -45,7 +45,10 @@ def manifest(tmp_path):
             rows.append({"comparison": "GRPO", "role": role, "method": run, "run": run, "epoch": step // 10,
                          "step": step, "compute": compute, "benchmark": bench, "file": name,
                          "paper_row": f"table1:qwen2.5-7b:{run}", "dnll_rare": 0.68 if run == "GRPO" else 0.46})
-    path = tmp_path / "manifest.csv"
+    return _write_manifest(tmp_path / "manifest.csv", rows)
+
+
+def _write_manifest(path, rows):
     with open(path, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
@@ -204,12 +207,7 @@ def _two_run_manifest(tmp_path, base_counts, focal_counts, n):
         name = _eval_writer_file(tmp_path / f"{run}.jsonl", counts, n)
         rows.append({"comparison": "GRPO", "role": role, "method": run, "run": run, "epoch": 1, "step": 10,
                      "compute": 10, "benchmark": "math500", "file": name})
-    path = tmp_path / "manifest.csv"
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
+    return _write_manifest(tmp_path / "manifest.csv", rows)
 
 
 def test_n8_tiny_difference_gets_no_star_and_matches_passk(tmp_path, run_cli):
