@@ -7,6 +7,7 @@ one line on stderr and exit code 2, never a traceback.
 
 from __future__ import annotations
 
+import csv
 import sys
 
 import typer
@@ -166,6 +167,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except ValueError as exc:
         _fail(str(exc))
+    except csv.Error as exc:  # a CSV parse error outside csv_rows (which names file and line): still one line
+        _fail(f"cannot read a CSV input: {exc}")
     except OSError as exc:  # a missing, unreadable or unwritable file or folder
         _fail(_os_error(exc))
     except MemoryError as exc:  # e.g. a huge --bootstrap: say so in one line, not numpy's traceback

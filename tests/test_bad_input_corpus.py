@@ -229,6 +229,21 @@ CASES = [
     ("group-size-empty-element", ["simulate", "group-size", "--out", "{tmp}/out.csv", "--n", "4,,8"], {},
      "--n has an empty element"),
     ("group-size-out-suffix", ["simulate", "group-size", "--out", "{tmp}/g.txt"], {}, "--out must end in"),
+    # issue 31: a torn resume row (short, or cut mid-number without its line end), a foreign header-only
+    # table, and the one CSV reader's limits (a field over csv's 131,072 characters, a short row) everywhere
+    ("categorical-resume-torn-short-row", CAT, {"out.csv": "TORN_TABLE:-40"}, "out.csv line 4: 16 fields where the header has 21"),
+    ("categorical-resume-torn-no-line-end", CAT, {"out.csv": "TORN_TABLE:-3"}, "out.csv line 4: the last row has no line end"),
+    ("categorical-out-foreign-header-only", CAT, {"out.csv": "a,b\n"}, "is not a categorical result table"),
+    ("plan-csv-field-over-limit", ["plan", "{tmp}/p.csv"], {"p.csv": "success_rate,note\n0.5," + "x" * 140_000 + "\n"},
+     "p.csv line 2: not readable as CSV (field larger than field limit"),
+    ("plan-csv-short-row", ["plan", "{tmp}/p.csv"], {"p.csv": "success_rate,note\n0.5,a\n0.7\n"},
+     "p.csv line 3: 1 fields where the header has 2"),
+    ("report-manifest-field-over-limit", REPORT, {**manifest(), "man.csv": "comparison,role\nG," + "y" * 140_000 + "\n"},
+     "man.csv line 2: not readable as CSV"),
+    ("report-manifest-short-row", REPORT, {**manifest(), "man.csv": manifest()["man.csv"] + "G,focal\n"},
+     "man.csv line 4: 2 fields where the header has 9"),
+    ("report-paper-csv-field-over-limit", [*REPORT, "--paper-csv", "{tmp}/paper.csv"],
+     {**manifest(paper_row="r1"), "paper.csv": "row_id\n" + '"' + "z" * 140_000 + '"\n'}, "paper.csv line 2: not readable as CSV"),
     ("group-size-rare-mass-range", ["simulate", "group-size", "--out", "{tmp}/out.csv", "--rare-mass", "0.5"], {},
      "rare_masses must be in (0, 0.4)"),
 ]
@@ -243,6 +258,8 @@ def _write_files(tmp: Path, files: dict) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         if content == "INF_TABLE":
             _categorical_table_with_inf(path)
+        elif isinstance(content, str) and content.startswith("TORN_TABLE:"):  # a sound table cut N bytes short
+            _categorical_table_with_inf(path, cut=int(content.split(":")[1]))
         elif content == "PARQUET_FOREIGN":
             import pandas as pd
 
@@ -255,14 +272,18 @@ def _write_files(tmp: Path, files: dict) -> None:
             path.write_text(content.replace("{tmp}", str(tmp)))
 
 
-def _categorical_table_with_inf(path: Path) -> None:
-    """A sound result table of the CAT setting with one metric set to inf (resume must refuse it)."""
+def _categorical_table_with_inf(path: Path, cut: int = 0) -> None:
+    """A sound result table of the CAT setting with one metric set to inf (resume must refuse it), or with
+    its last `-cut` bytes cut off instead (a torn last row)."""
     from fgrpo_sim.cli import main
 
     try:
         main([a.replace("{tmp}", str(path.parent)) for a in CAT])
     except SystemExit as exc:
         assert exc.code in (0, None)
+    if cut:
+        path.write_bytes(path.read_bytes()[:cut])
+        return
     text = path.read_text().splitlines()
     head = text[0].split(",")
     row = text[1].split(",")
@@ -329,6 +350,7 @@ VALID = [
     ("maze-table-gamma-tags", ["maze", "table", "{tmp}/m"], maze_folder(), "| 4 |"),
     ("maze-compare-minus-zero", ["maze", "compare", "{tmp}/m", "{tmp}/m", "--n", "4", "--gamma-a", "1", "--gamma-b", "-0"],
      maze_folder(), "B = gamma 0 in"),
+    ("categorical-out-upper-case-suffix", [*CAT, "--out", "{tmp}/out.CSV"], {}, "(3 rows of setting"),
     ("report-bom-manifest", REPORT, {**manifest(), "man.csv": "\ufeff" + manifest()["man.csv"]}, "GRPO"),
 ]
 
