@@ -266,6 +266,27 @@ def check_not_input(out: str | os.PathLike | None, name: str, *inputs: str | os.
                              "(writing it would replace the data being read)")
 
 
+def check_replaceable(path: str | os.PathLike | None, name: str, is_ours, *, force: bool = False,
+                      force_option: str = "--force") -> None:
+    """The overwrite rule of every writer (docs/reliability.md): an existing output is replaced only when
+    this command made it (`is_ours(target)` recognises its schema or marker) or the user says so with
+    `force_option`; any other file is someone's data and is refused, before any work, in one line.
+
+    `is_ours` may raise on a foreign file (not JSON, not UTF-8, no header): that counts as not ours."""
+    if path is None or force:
+        return
+    target = resolve_output(path, name)
+    if not target.exists():
+        return
+    try:
+        ours = bool(is_ours(target))
+    except Exception:  # noqa: BLE001 - a file our reader cannot even parse is certainly not ours
+        ours = False
+    if not ours:
+        raise ValueError(f"{name} {path} exists and was not written by this command; pass {force_option} to "
+                         "replace it, or choose another path")
+
+
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     with atomic_path(path) as tmp:
         tmp.write_text(text)

@@ -67,4 +67,19 @@ def read_csv_dicts(path: str | os.PathLike, what: str = "file") -> list[tuple[in
     return [(line, {name: value.strip() for name, value in zip(header, fields) if name}) for line, fields in rows]
 
 
-__all__ = ["parse_csv_rows", "read_csv_rows", "read_csv_dicts"]
+def table_columns(path: str | os.PathLike) -> list[str]:
+    """The column names of a result table (.parquet by its schema, else the CSV header line): how a writer
+    recognises its own earlier output (atomic_io.check_replaceable). Raises on a file that is neither."""
+    path = Path(path)
+    if path.suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(path).names)
+    from fgrpo_sim.jsonl import decode_utf8
+
+    with open(path, "rb") as fh:  # the header only: a table may be large
+        first = fh.readline(1 << 24)
+    return parse_csv_rows(path, decode_utf8(first, path, "CSV"))[0]
+
+
+__all__ = ["parse_csv_rows", "read_csv_rows", "read_csv_dicts", "table_columns"]

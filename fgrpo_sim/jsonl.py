@@ -105,6 +105,19 @@ def read_json_objects(path: str | os.PathLike, what: str = "file") -> list[tuple
     return parse_json_objects(path, read_text_file(path, what))
 
 
+def has_keys(path: str | os.PathLike, keys, lines: bool = False) -> bool:
+    """Is `path` a JSON object (with `lines`: JSON lines whose first record is one) holding every key of
+    `keys`? How a writer recognises its own earlier output (atomic_io.check_replaceable); raises on a file
+    that is not JSON."""
+    if lines:
+        with open(path, "rb") as fh:  # the first line only: a prepared data set may be large
+            first = fh.readline(1 << 24)
+        record = loads(decode_utf8(first, path), str(path))
+    else:
+        record = read_json_file(path)
+    return isinstance(record, dict) and set(keys) <= set(record)
+
+
 def finite_or_none(value: Any) -> Any:
     """`value` with every non-finite float (also numpy's) replaced by None, through dicts, lists and tuples."""
     if isinstance(value, dict):
@@ -123,5 +136,5 @@ def dumps(obj: Any, **kwargs: Any) -> str:
     return json.dumps(finite_or_none(obj), allow_nan=False, **kwargs)
 
 
-__all__ = ["read_text_file", "decode_utf8", "loads", "read_json_file", "split_lines", "parse_json_objects",
+__all__ = ["read_text_file", "decode_utf8", "loads", "read_json_file", "has_keys", "split_lines", "parse_json_objects",
            "read_json_objects", "finite_or_none", "dumps"]

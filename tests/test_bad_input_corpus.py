@@ -244,6 +244,19 @@ CASES = [
      "man.csv line 4: 2 fields where the header has 9"),
     ("report-paper-csv-field-over-limit", [*REPORT, "--paper-csv", "{tmp}/paper.csv"],
      {**manifest(paper_row="r1"), "paper.csv": "row_id\n" + '"' + "z" * 140_000 + '"\n'}, "paper.csv line 2: not readable as CSV"),
+    # issue 31: the overwrite rule; each writer replaces only its own earlier output (schema or keys), else
+    # names --force, before any work (the file stays as it was: checked for every case below)
+    ("passk-out-foreign-file", ["passk", "{tmp}/r.jsonl", "--out", "{tmp}/notes.txt"], {"r.jsonl": PASSK_OK, "notes.txt": "mine\n"},
+     "--out {tmp}/notes.txt exists and was not written by this command; pass --force"),
+    ("population-out-categorical-table", POP, {"out.csv": "CAT_TABLE"}, "--out {tmp}/out.csv exists and was not written by"),
+    ("population-out-foreign-csv", POP, {"out.csv": "a,b\n1,2\n"}, "pass --force"),
+    ("group-size-out-foreign-csv", ["simulate", "group-size", "--out", "{tmp}/g.csv", "--seeds", "2", "--n", "2"],
+     {"g.csv": "a,b\n1,2\n"}, "--out {tmp}/g.csv exists and was not written by this command"),
+    ("prepare-data-out-other-data-file", ["llm", "prepare-data", "{tmp}/s.jsonl", "--out", "{tmp}/bench.jsonl"],
+     {"s.jsonl": DATA_OK, "bench.jsonl": DATA_OK}, "--out {tmp}/bench.jsonl exists and was not written by"),
+    ("maze-run-summary-copy-foreign", ["maze", "run", "--preset", "tiny", "--out", "{tmp}/m", "--summary-copy",
+                                       "{tmp}/notes.json", "--no-progress"], {"notes.json": '{"a": 1}'},
+     "--summary-copy {tmp}/notes.json exists and was not written by this command; pass --force"),
     ("group-size-rare-mass-range", ["simulate", "group-size", "--out", "{tmp}/out.csv", "--rare-mass", "0.5"], {},
      "rare_masses must be in (0, 0.4)"),
 ]
@@ -258,6 +271,8 @@ def _write_files(tmp: Path, files: dict) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         if content == "INF_TABLE":
             _categorical_table_with_inf(path)
+        elif content == "CAT_TABLE":  # a finished categorical table (someone else's file to other writers)
+            _categorical_table_with_inf(path, cut=None)
         elif isinstance(content, str) and content.startswith("TORN_TABLE:"):  # a sound table cut N bytes short
             _categorical_table_with_inf(path, cut=int(content.split(":")[1]))
         elif content == "PARQUET_FOREIGN":
@@ -272,15 +287,17 @@ def _write_files(tmp: Path, files: dict) -> None:
             path.write_text(content.replace("{tmp}", str(tmp)))
 
 
-def _categorical_table_with_inf(path: Path, cut: int = 0) -> None:
+def _categorical_table_with_inf(path: Path, cut: int | None = 0) -> None:
     """A sound result table of the CAT setting with one metric set to inf (resume must refuse it), or with
-    its last `-cut` bytes cut off instead (a torn last row)."""
+    its last `-cut` bytes cut off instead (a torn last row), or as it is (`cut=None`)."""
     from fgrpo_sim.cli import main
 
     try:
         main([a.replace("{tmp}", str(path.parent)) for a in CAT])
     except SystemExit as exc:
         assert exc.code in (0, None)
+    if cut is None:
+        return
     if cut:
         path.write_bytes(path.read_bytes()[:cut])
         return
@@ -325,8 +342,12 @@ def classify(tmp: Path, outcome: str, code: int, err: str, needle: str) -> str |
 
 @pytest.mark.parametrize("case_id, args, files, needle", CASES, ids=[c[0] for c in CASES])
 def test_bad_input_is_one_named_line_exit_2_and_leaves_no_output(tmp_path, capsys, case_id, args, files, needle):
-    outcome, code, err = run_case(tmp_path, args, files, capsys)
+    _write_files(tmp_path, files)
+    before = {name: (tmp_path / name).read_bytes() for name in files}
+    outcome, code, err = run_case(tmp_path, args, {}, capsys)
     assert classify(tmp_path, outcome, code, err, needle) is None, (code, err)
+    changed = [name for name, data in before.items() if (tmp_path / name).read_bytes() != data]
+    assert not changed, f"a refused command changed its files: {changed}"
     left = [name for name in OUTPUTS if (tmp_path / name).exists()
             and not any(str(f).startswith(name) for f in files)]
     assert not left, f"output left behind: {left}"
@@ -351,6 +372,11 @@ VALID = [
     ("maze-compare-minus-zero", ["maze", "compare", "{tmp}/m", "{tmp}/m", "--n", "4", "--gamma-a", "1", "--gamma-b", "-0"],
      maze_folder(), "B = gamma 0 in"),
     ("categorical-out-upper-case-suffix", [*CAT, "--out", "{tmp}/out.CSV"], {}, "(3 rows of setting"),
+    ("passk-out-replaces-its-own-result", ["passk", "{tmp}/r.jsonl", "--k", "1", "--out", "{tmp}/p.json"],
+     {"r.jsonl": PASSK_OK, "p.json": {"results": {}, "k": [1], "pass_at_k": [0.5]}}, "pass@k"),
+    ("passk-out-force-replaces-a-foreign-file", ["passk", "{tmp}/r.jsonl", "--k", "1", "--out", "{tmp}/n.txt", "--force"],
+     {"r.jsonl": PASSK_OK, "n.txt": "mine\n"}, "pass@k"),
+    ("population-out-force", [*POP, "--force"], {"out.csv": "a,b\n1,2\n"}, "wrote 54 rows"),
     ("report-bom-manifest", REPORT, {**manifest(), "man.csv": "\ufeff" + manifest()["man.csv"]}, "GRPO"),
 ]
 

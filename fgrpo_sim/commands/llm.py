@@ -97,13 +97,17 @@ def prepare_data(
                                           "tokens (chat template included), >= 1."),
     system_prompt: str = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not a prepared data file."),
 ) -> None:
-    from fgrpo_sim.atomic_io import check_not_input, check_writable
+    from fgrpo_sim.atomic_io import check_not_input, check_replaceable, check_writable
+    from fgrpo_sim.jsonl import has_keys
     from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT
     from fgrpo_sim.llm.training.data import prepare_deepscaler, write_jsonl
 
     check_writable(out, "--out")
     check_not_input(out, "--out", source if Path(source).exists() else None)
+    # ours: JSON lines whose rows carry the built "prompt" beside problem and answer (a benchmark file has none)
+    check_replaceable(out, "--out", lambda path: has_keys(path, ("problem", "answer", "prompt"), lines=True), force=force)
     prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else PAPER_SYSTEM_PROMPT)
     tok = None
     if tokenizer is not None:

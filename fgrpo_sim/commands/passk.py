@@ -56,6 +56,13 @@ def _check_ks_fit(ks: list[int], data, label: str) -> None:
         )
 
 
+def _is_passk_result(path: Path) -> bool:
+    """An earlier `--out` of this command: a JSON object with its keys (the overwrite rule's recogniser)."""
+    from fgrpo_sim.jsonl import has_keys
+
+    return has_keys(path, ("results", "k", "pass_at_k"))
+
+
 def _format_p(p: float) -> str:
     return f"{p:.4f}" if p >= 1e-3 else f"{p:.1e}"
 
@@ -92,11 +99,12 @@ def passk_command(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the table."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON object to this file (atomically)."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bar of the subsampling test."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not an earlier `fgrpo passk` result."),
 ) -> None:
     """Unbiased pass@k (Chen et al. 2021) per k, averaged over problems, with bootstrap intervals; with --compare, the paired subsampling test of the difference per k."""
     import numpy as np
 
-    from fgrpo_sim.atomic_io import check_not_input, check_writable, write_text_atomic
+    from fgrpo_sim.atomic_io import check_not_input, check_replaceable, check_writable, write_text_atomic
     from fgrpo_sim.jsonl import dumps
     from fgrpo_sim.metrics import paired_subsampling_test, pass_at_k_curve
     from fgrpo_sim.metrics.results_io import align_problems, read_results_jsonl
@@ -108,6 +116,7 @@ def passk_command(
     if out is not None:
         check_writable(out, "--out")  # before any reading or resampling
         check_not_input(out, "--out", results, compare)
+        check_replaceable(out, "--out", _is_passk_result, force=force)
     data = read_results_jsonl(results)
     other = read_results_jsonl(compare) if compare is not None else None
     n_min = int(data.n.min()) if other is None else int(min(data.n.min(), other.n.min()))

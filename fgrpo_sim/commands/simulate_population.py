@@ -17,6 +17,18 @@ MODE_ONLY_OPTIONS = {
 }
 
 
+#: Columns that mark a table as this command's own earlier output (both modes), and the group-size study's:
+#: the overwrite rule replaces only such a table without --force (a categorical table lacks them).
+POPULATION_COLUMNS = ("method", "N", "variant", "run", "step", "bucket", "pass@1")
+GROUP_SIZE_COLUMNS = ("optimizer", "view", "rare_mass", "N", "variant", "seed", "steps", "heldout_pass@256")
+
+
+def _has_columns(path: Path, columns) -> bool:
+    from fgrpo_sim.csv_rows import table_columns
+
+    return set(columns) <= set(table_columns(path))
+
+
 def register(app: typer.Typer) -> None:
     @app.command("population", short_help="Many prompts: GRPO vs F-GRPO vs low-LR control over N.")
     def population_command(
@@ -83,6 +95,7 @@ def register(app: typer.Typer) -> None:
         trainable_offsets: bool = typer.Option(False, "--trainable-offsets/--fixed-offsets", help="[shared] Also "
                                                "train a per-prompt offset for each training prompt (held-out "
                                                "prompts only get the shared logits). Default: fixed."),
+        force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not a population table."),
     ) -> None:
         """Train a population of prompts with GRPO / F-GRPO (and the low-LR control) over N; save a tidy table.
 
@@ -92,12 +105,13 @@ def register(app: typer.Typer) -> None:
         With --sharing shared the rows also carry split (train / heldout) and the buckets are the prompt
         types (common-solvable, rare-only, all).
         """
-        from fgrpo_sim.atomic_io import check_writable
+        from fgrpo_sim.atomic_io import check_replaceable, check_writable
         from fgrpo_sim.validation import check_choice
 
         suffix = out.suffix.lower()
         check_choice("--out suffix", suffix, (".parquet", ".csv"))
         check_writable(out, "--out")
+        check_replaceable(out, "--out", lambda path: _has_columns(path, POPULATION_COLUMNS), force=force)
         check_choice("--sharing", sharing, ("per-prompt", "shared"))
         _reject_options_of_other_mode(ctx, sharing)
         if lr is None:
@@ -244,6 +258,7 @@ def register_group_size(app: typer.Typer) -> None:
         steps: int = typer.Option(200, "--steps", help="Equal-steps view: steps for every N (equal-rollouts: steps x 8 / N)."),
         prompt_batch: int = typer.Option(32, "--prompt-batch", help="Prompts per step B, in [1, 256]."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a tqdm progress bar on stderr."),
+        force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not a group-size table."),
     ) -> None:
         """Shared-strategy population (rare strategies correct on every common-solvable prompt, so they are
         Lemma 3.1's subset E): GRPO, F-GRPO and the low-LR controls over N at equal steps and at equal
@@ -251,7 +266,7 @@ def register_group_size(app: typer.Typer) -> None:
         intervals; docs/population.md, "Group size: Table 2's dip"."""
         from dataclasses import replace
 
-        from fgrpo_sim.atomic_io import check_writable
+        from fgrpo_sim.atomic_io import check_replaceable, check_writable
         from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec, dip_report, final_rows, predicted_dips, run_study
 
         suffix = out.suffix.lower()
@@ -262,7 +277,8 @@ def register_group_size(app: typer.Typer) -> None:
                        gammas=tuple(parse_list("--gamma", gammas, float)),
                        optimizers=tuple(parse_list("--optimizers", optimizers, str)), seeds=seeds, steps=steps,
                        prompt_batch=prompt_batch).validate()
-        check_writable(out)
+        check_writable(out, "--out")
+        check_replaceable(out, "--out", lambda path: _has_columns(path, GROUP_SIZE_COLUMNS), force=force)
         frame = run_study(spec, progress=progress)
         _write_table(frame, out, suffix)
         final = final_rows(frame)
