@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ def loads(text: str, where: str) -> Any:
     """json.loads of `text` (read from `where`, e.g. "FILE line 3"), refusing keys given twice in an object;
     every failure is a ValueError that starts with `where`."""
     try:
-        return json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
+        value = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
     except _DuplicateKey as exc:
         raise ValueError(f"{where}: key {exc.key!r} appears twice in one object; give each key once") from None
     except json.JSONDecodeError as exc:
@@ -73,6 +74,35 @@ def loads(text: str, where: str) -> Any:
         raise ValueError(f"{where}: JSON nested too deeply to read (expected a flat record)") from None
     except ValueError as exc:  # an integer of more than 4300 digits (Python's int conversion limit)
         raise ValueError(f"{where}: number out of range ({' '.join(str(exc).split()[:8])} ...)") from None
+    if _SURROGATE_ESCAPE.search(text):  # only a \uD800-\uDFFF escape can make one (UTF-8 bytes cannot)
+        _refuse_lone_surrogates(value, where)
+    return value
+
+
+#: A JSON escape of a UTF-16 surrogate; a pair of them is one character, a lone one is not text.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _refuse_lone_surrogates(value: Any, where: str) -> None:
+    """A string with a lone surrogate ("\\udc00x") cannot be written as UTF-8: found when read, not when
+    an output is written after the work (which would leave a half-made output behind)."""
+    strings: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            strings.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            strings.append(item)
+    for s in strings:
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"{where}: the string {s[:40]!r} holds a lone surrogate escape "
+                             f"(\\u{ord(s[exc.start]):04x}), which is not text; fix that escape") from None
 
 
 def read_json_file(path: str | os.PathLike, what: str = "file") -> Any:

@@ -257,12 +257,19 @@ CASES = [
     ("maze-run-summary-copy-foreign", ["maze", "run", "--preset", "tiny", "--out", "{tmp}/m", "--summary-copy",
                                        "{tmp}/notes.json", "--no-progress"], {"notes.json": '{"a": 1}'},
      "--summary-copy {tmp}/notes.json exists and was not written by this command; pass --force"),
+    # issue 31: a JSON string escape that is a lone UTF-16 surrogate is not text: named when read, before work
+    ("eval-data-lone-surrogate", EVAL, {"d.jsonl": '{"problem_id": "\\udc00x", "problem": "a", "answer": "2"}\n'},
+     "d.jsonl line 1: the string '\\udc00x' holds a lone surrogate"),
+    ("prepare-data-lone-surrogate", ["llm", "prepare-data", "{tmp}/s.jsonl", "--out", "{tmp}/o.jsonl"],
+     {"s.jsonl": '{"problem": "a\\ud800", "answer": "1"}\n'}, "s.jsonl line 1: the string 'a\\ud800' holds a lone surrogate"),
+    ("passk-lone-surrogate-in-a-key", ["passk", "{tmp}/r.jsonl"], {"r.jsonl": '{"problem_id": "a", "n": 2, "c": 1, "\\udfff": 0}\n'},
+     "r.jsonl line 1: the string '\\udfff' holds a lone surrogate"),
     ("group-size-rare-mass-range", ["simulate", "group-size", "--out", "{tmp}/out.csv", "--rare-mass", "0.5"], {},
      "rare_masses must be in (0, 0.4)"),
 ]
 
 # Outputs a failing case must not leave: any of these names under the test folder.
-OUTPUTS = ("out.csv", "out.jsonl.tmp", "figs", "rep", "o.jsonl", "m/summary.json")
+OUTPUTS = ("out.csv", "out.jsonl", "out.jsonl.meta.json", "out.jsonl.tmp", "figs", "rep", "o.jsonl", "m/summary.json")
 
 
 def _write_files(tmp: Path, files: dict) -> None:
@@ -377,6 +384,8 @@ VALID = [
     ("passk-out-force-replaces-a-foreign-file", ["passk", "{tmp}/r.jsonl", "--k", "1", "--out", "{tmp}/n.txt", "--force"],
      {"r.jsonl": PASSK_OK, "n.txt": "mine\n"}, "pass@k"),
     ("population-out-force", [*POP, "--force"], {"out.csv": "a,b\n1,2\n"}, "wrote 54 rows"),
+    ("passk-surrogate-pair-is-one-character", ["passk", "{tmp}/r.jsonl", "--k", "1"],
+     {"r.jsonl": PASSK_OK + '{"problem_id": "\\ud83d\\ude00", "n": 4, "c": 1}\n'}, "5 problems"),
     ("report-bom-manifest", REPORT, {**manifest(), "man.csv": "\ufeff" + manifest()["man.csv"]}, "GRPO"),
 ]
 
