@@ -5,8 +5,9 @@ Errors name the parameter and its allowed range, so that the CLI can print them 
 
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -181,3 +182,18 @@ def check_beta_shapes(name: str, a: Any, b: Any, high: float = BETA_SHAPE_MAX) -
     a = float(check_range(f"{name} A", a, 0.0, high, low_open=True))
     b = float(check_range(f"{name} B", b, 0.0, high, low_open=True))
     return a, b
+
+
+@contextlib.contextmanager
+def options_named(**options: str) -> Iterator[None]:
+    """Inside, a ValueError that starts with a parameter's name is re-raised naming the user's option
+    instead (`options_named(rare_masses="--rare-mass")`): the API names its parameters, the CLI its options,
+    from the one check, so a command never answers with a name its user never typed."""
+    try:
+        yield
+    except ValueError as exc:
+        text = str(exc)
+        for param in sorted(options, key=len, reverse=True):  # rare_mass_x before rare_mass
+            if text.startswith(param + " "):
+                raise ValueError(options[param] + text[len(param):]) from None
+        raise

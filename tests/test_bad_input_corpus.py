@@ -265,7 +265,16 @@ CASES = [
     ("passk-lone-surrogate-in-a-key", ["passk", "{tmp}/r.jsonl"], {"r.jsonl": '{"problem_id": "a", "n": 2, "c": 1, "\\udfff": 0}\n'},
      "r.jsonl line 1: the string '\\udfff' holds a lone surrogate"),
     ("group-size-rare-mass-range", ["simulate", "group-size", "--out", "{tmp}/out.csv", "--rare-mass", "0.5"], {},
-     "rare_masses must be in (0, 0.4)"),
+     "--rare-mass must be in (0, 0.4)"),  # the option, not the spec's field rare_masses (issue 31)
+    # issue 31: refused before the run, naming the user's option (the one check, renamed by options_named)
+    ("group-size-one-seed", ["simulate", "group-size", "--out", "{tmp}/out.csv", "--seeds", "1"], {},
+     "--seeds must be in [2, 10000]"),
+    ("population-strategy-mass-sum", [*POP, "--sharing", "shared", "--strategy-mass", "0.6,0.5"], {},
+     "--strategy-mass COMMON,RARE must be > 0 with a sum < 1"),
+    ("population-strategy-mass-negative", [*POP, "--sharing", "shared", "--strategy-mass", "0.6,-0.1"], {},
+     "--strategy-mass RARE must be in (0, 0.4)"),
+    ("population-heldout-negative", [*POP, "--sharing", "shared", "--heldout-prompts", "-1"], {},
+     "--heldout-prompts must be in"),
 ]
 
 # Outputs a failing case must not leave: any of these names under the test folder.

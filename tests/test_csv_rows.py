@@ -51,3 +51,14 @@ def test_cli_maps_a_csv_error_from_any_reader_to_one_line(monkeypatch, capsys):
     assert exc.value.code == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         "fgrpo: error: cannot read a CSV input: field larger than field limit (131072)"]
+
+
+def test_options_named_renames_only_a_leading_parameter_name():
+    from fgrpo_sim.validation import check_range, options_named
+
+    with pytest.raises(ValueError, match=r"^--rare-mass must be in \(0, 0.4\)"):
+        with options_named(rare_masses="--rare-mass", rare="--wrong"):
+            check_range("rare_masses", 0.5, 0.0, 0.4, low_open=True, high_open=True)
+    with pytest.raises(ValueError, match="^other must be"):  # a name it does not know is left alone
+        with options_named(rare_masses="--rare-mass"):
+            raise ValueError("other must be 1")

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from fgrpo_sim.validation import parse_list
+from fgrpo_sim.validation import options_named, parse_list
 
 #: Options (parameter names) that only one --sharing mode reads; giving one to the other mode is an error.
 MODE_ONLY_OPTIONS = {
@@ -193,12 +193,20 @@ def _shared_spec(*, prompts, strategies, strategy_mass, common_correct_prob, rar
 
     counts = _parse_fields("--strategies", strategies, int, "COMMON,RARE,WRONG")
     masses = _parse_fields("--strategy-mass", strategy_mass, float, "COMMON,RARE")
-    return SharedPopulationSpec(num_prompts=prompts, heldout_prompts=heldout_prompts, common_strategies=counts[0],
-                                rare_strategies=counts[1], wrong_strategies=counts[2], common_mass=masses[0],
-                                rare_mass=masses[1], common_correct_prob=common_correct_prob,
-                                rare_correct_prob=rare_correct_prob, rare_only_share=rare_only_share,
-                                rare_only_strategies=rare_only_strategies, offset_scale=offset_scale,
-                                trainable_offsets=trainable_offsets, seed=seed).validate()
+    if masses[0] > 0 and masses[1] > 0 and masses[0] + masses[1] >= 1:  # the help's rule, in its own words
+        raise ValueError(f"--strategy-mass COMMON,RARE must be > 0 with a sum < 1, got {strategy_mass!r}")
+    with options_named(num_prompts="--prompts", heldout_prompts="--heldout-prompts",
+                       common_strategies="--strategies COMMON", rare_strategies="--strategies RARE",
+                       wrong_strategies="--strategies WRONG", common_mass="--strategy-mass COMMON",
+                       rare_mass="--strategy-mass RARE", common_correct_prob="--common-correct-prob",
+                       rare_correct_prob="--rare-correct-prob", rare_only_share="--rare-only-share",
+                       rare_only_strategies="--rare-only-strategies", offset_scale="--offset-scale", seed="--seed"):
+        return SharedPopulationSpec(num_prompts=prompts, heldout_prompts=heldout_prompts, common_strategies=counts[0],
+                                    rare_strategies=counts[1], wrong_strategies=counts[2], common_mass=masses[0],
+                                    rare_mass=masses[1], common_correct_prob=common_correct_prob,
+                                    rare_correct_prob=rare_correct_prob, rare_only_share=rare_only_share,
+                                    rare_only_strategies=rare_only_strategies, offset_scale=offset_scale,
+                                    trainable_offsets=trainable_offsets, seed=seed).validate()
 
 
 def _train_specs(prompts, *, group_sizes, gammas, methods, low_lr, optimizer, lr, steps, prompt_batch,
@@ -254,7 +262,7 @@ def register_group_size(app: typer.Typer) -> None:
                                       "(one rare-share setting each), comma-separated, in (0, 0.4)."),
         gammas: str = typer.Option("0.5,1", "--gamma", help="F-GRPO exponents, comma-separated, each > 0; GRPO and the low-LR controls always run."),
         optimizers: str = typer.Option("adam,sgd", "--optimizers", help="Optimizers, comma-separated: adam (lr 0.01, the paper's) and/or sgd (lr 2)."),
-        seeds: int = typer.Option(10, "--seeds", help="Seeds per setting, in [1, 10^4]."),
+        seeds: int = typer.Option(10, "--seeds", help="Seeds per setting, in [2, 10^4] (the dip verdicts are paired intervals over seeds)."),
         steps: int = typer.Option(200, "--steps", help="Equal-steps view: steps for every N (equal-rollouts: steps x 8 / N)."),
         prompt_batch: int = typer.Option(32, "--prompt-batch", help="Prompts per step B, in [1, 256]."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a tqdm progress bar on stderr."),
@@ -272,11 +280,13 @@ def register_group_size(app: typer.Typer) -> None:
         suffix = out.suffix.lower()
         if suffix not in (".parquet", ".csv"):
             raise ValueError(f"--out must end in .parquet or .csv, got {out.name!r}")
-        spec = replace(GroupSizeStudySpec(), group_sizes=tuple(parse_list("--n", group_sizes, int)),
-                       rare_masses=tuple(parse_list("--rare-mass", rare_mass, float)),
-                       gammas=tuple(parse_list("--gamma", gammas, float)),
-                       optimizers=tuple(parse_list("--optimizers", optimizers, str)), seeds=seeds, steps=steps,
-                       prompt_batch=prompt_batch).validate()
+        with options_named(group_sizes="--n", rare_masses="--rare-mass", gammas="--gamma", optimizers="--optimizers",
+                           seeds="--seeds", steps="--steps", prompt_batch="--prompt-batch"):
+            spec = replace(GroupSizeStudySpec(), group_sizes=tuple(parse_list("--n", group_sizes, int)),
+                           rare_masses=tuple(parse_list("--rare-mass", rare_mass, float)),
+                           gammas=tuple(parse_list("--gamma", gammas, float)),
+                           optimizers=tuple(parse_list("--optimizers", optimizers, str)), seeds=seeds, steps=steps,
+                           prompt_batch=prompt_batch).validate()
         check_writable(out, "--out")
         check_replaceable(out, "--out", lambda path: _has_columns(path, GROUP_SIZE_COLUMNS), force=force)
         frame = run_study(spec, progress=progress)

@@ -68,7 +68,7 @@ class GroupSizeStudySpec:
         for view in self.views:
             if view not in VIEWS:
                 raise ValueError(f"views must be among {VIEWS}, got {view!r}")
-        check_integer("seeds", self.seeds, 1, 10_000)
+        check_integer("seeds", self.seeds, 2, 10_000)  # the dip verdicts are paired intervals over seeds
         check_integer("steps", self.steps, 1, 1_000_000)
         check_integer("reference_n", self.reference_n, 1, 1_000_000)
         check_integer("prompt_batch", self.prompt_batch, 1, self.population.num_prompts)
