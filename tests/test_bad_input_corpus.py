@@ -264,6 +264,18 @@ CASES = [
      {"s.jsonl": '{"problem": "a\\ud800", "answer": "1"}\n'}, "s.jsonl line 1: the string 'a\\ud800' holds a lone surrogate"),
     ("passk-lone-surrogate-in-a-key", ["passk", "{tmp}/r.jsonl"], {"r.jsonl": '{"problem_id": "a", "n": 2, "c": 1, "\\udfff": 0}\n'},
      "r.jsonl line 1: the string '\\udfff' holds a lone surrogate"),
+    # issue 31: options that conflict, or that a mode ignores, are refused by name (commands/options.py)
+    ("prepare-data-system-prompt-conflict", ["llm", "prepare-data", "{tmp}/s.jsonl", "--out", "{tmp}/o.jsonl",
+                                             "--system-prompt", "x", "--no-system-prompt"], {"s.jsonl": DATA_OK},
+     "--system-prompt and --no-system-prompt conflict"),
+    ("eval-system-prompt-conflict", [*EVAL, "--no-system-prompt", "--system-prompt", "x"], {"d.jsonl": DATA_OK},
+     "--system-prompt and --no-system-prompt conflict"),
+    ("dnll-system-prompt-conflict", [*DNLL, "--system-prompt", "x", "--no-system-prompt"],
+     {"t.jsonl": '{"problem": "a", "completion": "b", "correct": true}\n'}, "--system-prompt and --no-system-prompt conflict"),
+    ("categorical-study-ignores-group-sizes", ["simulate", "categorical", "--study", "--out", "{tmp}/out.csv",
+                                               "--group-sizes", "4"], {}, "--group-sizes is not used with --study"),
+    ("categorical-study-ignores-no-resume", ["simulate", "categorical", "--study", "--out", "{tmp}/out.csv", "--no-resume"],
+     {}, "--resume/--no-resume is not used with --study"),
     ("group-size-rare-mass-range", ["simulate", "group-size", "--out", "{tmp}/out.csv", "--rare-mass", "0.5"], {},
      "--rare-mass must be in (0, 0.4)"),  # the option, not the spec's field rare_masses (issue 31)
     # issue 31: refused before the run, naming the user's option (the one check, renamed by options_named)

@@ -156,13 +156,10 @@ def _fmt(x: float) -> str:
 
 def _reject_options_of_other_mode(ctx: typer.Context, sharing: str) -> None:
     """A mode-specific option given on the command line with the other mode would be silently ignored."""
+    from fgrpo_sim.commands.options import refuse_unused
+
     other = "shared" if sharing == "per-prompt" else "per-prompt"
-    params = {p.name: p for p in ctx.command.params}
-    for name in MODE_ONLY_OPTIONS[other]:
-        source = ctx.get_parameter_source(name)
-        if source is not None and source.name == "COMMANDLINE":
-            flags = "/".join(params[name].opts + params[name].secondary_opts)
-            raise ValueError(f"{flags} applies only to --sharing {other}; it is not used with --sharing {sharing}")
+    refuse_unused(ctx, MODE_ONLY_OPTIONS[other], f"applies only to --sharing {other}; it is not used with --sharing {sharing}")
 
 
 def _parse_fields(flag: str, text: str, kind: type, fields: str) -> list:
