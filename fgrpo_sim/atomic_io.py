@@ -82,9 +82,9 @@ def check_writable(path: str | os.PathLike, name: str = "output") -> Path:
     given = Path(path)
     if str(given) == "":
         raise ValueError(f"{name} is empty; give a file path")
-    long = next((part for part in given.parts if len(part.encode()) > NAME_MAX), None)
+    long = next((part for part in given.parts if len(os.fsencode(part)) > NAME_MAX), None)
     if long is not None:  # found now, not when the result is written after the run
-        raise ValueError(f"{name} {given}: the name {long[:40]}... is {len(long.encode())} bytes; "
+        raise ValueError(f"{name} {given}: the name {long[:40]}... is {len(os.fsencode(long))} bytes; "
                          f"file names are limited to {NAME_MAX}")
     path = resolve_output(given, name)
     parent = path.parent
@@ -124,22 +124,24 @@ def hidden_name(name: str, suffix: str, reserve: int = 0) -> str:
     """`.NAME` + `suffix` for a hidden sidecar of file NAME, kept within NAME_MAX bytes (with `reserve`
     bytes left for a random part): a long NAME is cut and a hash of the whole name appended, so a legal
     output name never fails because of its temp or lock file."""
+    # os.fsencode, not str.encode: a legal non-UTF-8 file name ($'bad\xff.json') reaches Python as a lone
+    # surrogate (surrogateescape), which strict UTF-8 refuses; fsencode gives back the bytes the kernel counts
     whole = f".{name}{suffix}"
-    if len(whole.encode()) + reserve <= NAME_MAX:
+    if len(os.fsencode(whole)) + reserve <= NAME_MAX:
         return whole
     import hashlib
 
-    tag = "~" + hashlib.sha256(name.encode()).hexdigest()[:16]
-    room = NAME_MAX - reserve - len(f".{tag}{suffix}".encode())
-    head = name.encode()[:room].decode("utf-8", errors="ignore")  # never half a character
+    tag = "~" + hashlib.sha256(os.fsencode(name)).hexdigest()[:16]
+    room = NAME_MAX - reserve - len(os.fsencode(f".{tag}{suffix}"))
+    head = os.fsdecode(os.fsencode(name)[:room].decode("utf-8", errors="ignore").encode())  # never half a character
     return f".{head}{tag}{suffix}"
 
 
 def _temp_prefix_suffix(target: Path) -> tuple[str, str]:
     suffix = ".tmp" + target.suffix
-    if len(suffix.encode()) > 40:  # an odd, very long extension: the temp file need not keep it
+    if len(os.fsencode(suffix)) > 40:  # an odd, very long extension: the temp file need not keep it
         suffix = ".tmp"
-    prefix = hidden_name(target.name, ".", reserve=8 + len(suffix.encode()))
+    prefix = hidden_name(target.name, ".", reserve=8 + len(os.fsencode(suffix)))
     return prefix, suffix
 
 

@@ -71,6 +71,43 @@ def _is_path_option(param) -> bool:
     return annotation is Path or Path in typing.get_args(annotation)
 
 
+def _names_a_file_or_model(param) -> bool:
+    """A path, or a name that is loaded (its help says "hub id"): empty, it would mean the current folder
+    (Path("") is ".") and fail far away ("a folder, not a file: .", huggingface_hub's repo-id rules)."""
+    return _is_path_option(param) or "hub" in (getattr(param, "help", None) or "").lower()
+
+
+def _argument_name(param) -> str:
+    return getattr(param, "metavar", None) or param.name.upper()  # as the usage line shows it: RESULTS
+
+
+def _refuse_empty_arguments(command, argv: list[str], start: int, by_name: dict) -> None:
+    """An empty positional argument that names a file or a model: one line naming it, at once."""
+    arguments = [p for p in command.params if p.param_type_name == "argument"]
+    position, i = 0, start
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":
+            rest = argv[i + 1:]
+            break
+        param = by_name.get(token.partition("=")[0]) if token.startswith("-") and token != "-" else None
+        if param is not None:
+            takes_value = not (getattr(param, "is_flag", False) or getattr(param, "count", False) or "=" in token)
+            i += 2 if takes_value else 1
+            continue
+        if not token.startswith("-") or token == "-":
+            if position < len(arguments) and token == "" and _names_a_file_or_model(arguments[position]):
+                raise ValueError(f"{_argument_name(arguments[position])} is empty; give a path")
+            position += 1
+        i += 1
+    else:
+        return
+    for token in rest:  # after "--" every token is positional
+        if position < len(arguments) and token == "" and _names_a_file_or_model(arguments[position]):
+            raise ValueError(f"{_argument_name(arguments[position])} is empty; give a path")
+        position += 1
+
+
 def merge_repeated_options(argv: list[str]) -> list[str]:
     """One rule for a list option given twice: its values join (`--n 4 --n 8` is `--n 4,8`, so a value
     repeated across them is refused like `4,4`), in every command, as `theory` always did; click would
@@ -81,6 +118,7 @@ def merge_repeated_options(argv: list[str]) -> list[str]:
         return argv
     by_name = {opt: p for p in command.params if p.param_type_name == "option"
                for opt in [*p.opts, *getattr(p, "secondary_opts", [])]}
+    _refuse_empty_arguments(command, argv, start, by_name)
     seen: dict[str, list[tuple[int, int, str, str]]] = {}  # param name -> (first index, count, spelling, value)
     i = start
     while i < len(argv):
@@ -97,8 +135,8 @@ def merge_repeated_options(argv: list[str]) -> list[str]:
             if i + 1 >= len(argv):
                 break  # click reports the missing value
             value = argv[i + 1]
-        if value == "" and _is_path_option(param):  # Path("") is ".": it would write into the current folder
-            raise ValueError(f"{name} is empty; give a path")
+        if value == "" and _names_a_file_or_model(param):  # Path("") is ".": it would write into the current folder
+            raise ValueError(f"{name} is empty; give a path" + (" or a hub id" if not _is_path_option(param) else ""))
         if not param.multiple:
             seen.setdefault(param.name, []).append((i, width, name, value))
         i += width
@@ -146,9 +184,19 @@ def _os_error(exc: OSError) -> str:
     return text
 
 
+def _printable_names() -> None:
+    """A legal non-UTF-8 file name reaches Python with lone surrogates (surrogateescape); printing it
+    ("wrote NAME") must not fail after the work, so stdout escapes them as stderr already does."""
+    import contextlib
+
+    with contextlib.suppress(AttributeError, ValueError, OSError):  # a stream that cannot be reconfigured
+        sys.stdout.reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `fgrpo` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _printable_names()
     try:
         argv = merge_repeated_options(argv)
         result = app(args=argv, prog_name="fgrpo", standalone_mode=False)

@@ -197,3 +197,15 @@ def options_named(**options: str) -> Iterator[None]:
             if text.startswith(param + " "):
                 raise ValueError(options[param] + text[len(param):]) from None
         raise
+
+
+def integral(value: Any) -> int | None:
+    """`value` as an int when it is a whole number read from JSON (4, or an integral float such as 4.0 that
+    another tool wrote), else None; booleans are not numbers here. Counts accept both spellings."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) <= 2**53:
+        return int(value)  # beyond 2^53 a float no longer holds every integer: not a count we can trust
+    return None

@@ -13,6 +13,7 @@ fail on the code at hand: tracebacks, wrong exit 0, and errors that do not name 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -276,6 +277,16 @@ CASES = [
                                                "--group-sizes", "4"], {}, "--group-sizes is not used with --study"),
     ("categorical-study-ignores-no-resume", ["simulate", "categorical", "--study", "--out", "{tmp}/out.csv", "--no-resume"],
      {}, "--resume/--no-resume is not used with --study"),
+    # issue 31: an empty path or model name (positional too) is named as the user wrote it, not as "." or
+    # huggingface_hub's repo-id rules
+    ("plan-positional-empty", ["plan", ""], {}, "SUCCESS_RATES is empty"),
+    ("passk-positional-empty", ["passk", "", "--k", "1"], {}, "RESULTS is empty"),
+    ("prepare-data-source-empty", ["llm", "prepare-data", "", "--out", "{tmp}/o.jsonl"], {}, "SOURCE is empty"),
+    ("eval-model-empty", [*EVAL[:2], "--model", "", *EVAL[4:]], {"d.jsonl": DATA_OK}, "--model is empty"),
+    ("prepare-data-tokenizer-empty", ["llm", "prepare-data", "{tmp}/s.jsonl", "--out", "{tmp}/o.jsonl", "--tokenizer", ""],
+     {"s.jsonl": DATA_OK}, "--tokenizer is empty"),
+    ("dnll-model-empty", [*DNLL[:-3], "--model", "", "--no-progress"],
+     {"t.jsonl": '{"problem": "a", "completion": "b", "correct": true}\n'}, "model name is empty"),
     ("group-size-rare-mass-range", ["simulate", "group-size", "--out", "{tmp}/out.csv", "--rare-mass", "0.5"], {},
      "--rare-mass must be in (0, 0.4)"),  # the option, not the spec's field rare_masses (issue 31)
     # issue 31: refused before the run, naming the user's option (the one check, renamed by options_named)
@@ -407,6 +418,13 @@ VALID = [
     ("population-out-force", [*POP, "--force"], {"out.csv": "a,b\n1,2\n"}, "wrote 54 rows"),
     ("passk-surrogate-pair-is-one-character", ["passk", "{tmp}/r.jsonl", "--k", "1"],
      {"r.jsonl": PASSK_OK + '{"problem_id": "\\ud83d\\ude00", "n": 4, "c": 1}\n'}, "5 problems"),
+    # issue 31: a legal non-UTF-8 file name (surrogateescape in Python), and counts written as integral floats
+    ("passk-out-non-utf8-name", ["passk", "{tmp}/r.jsonl", "--k", "1", "--out", "{tmp}/bad\udcff.json"],
+     {"r.jsonl": PASSK_OK}, "pass@k"),
+    ("categorical-out-non-utf8-name", [*CAT, "--out", "{tmp}/t\udcfe.csv"], {}, "(3 rows of setting"),
+    ("passk-integral-float-counts", ["passk", "{tmp}/r.jsonl", "--k", "1"],
+     {"r.jsonl": '{"problem_id": "a", "n": 4.0, "c": 1.0}\n{"problem_id": "b", "correct": true, "sample_index": 0.0}\n'},
+     "2 problems"),
     ("report-bom-manifest", REPORT, {**manifest(), "man.csv": "\ufeff" + manifest()["man.csv"]}, "GRPO"),
 ]
 
@@ -555,6 +573,37 @@ def test_sigint_of_a_real_run_prints_where_it_resumes(tmp_path):
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == [f"fgrpo: interrupted; the finished work is kept in {out}: run the same "
                                         "command again to resume from it"]
+
+
+@pytest.mark.parametrize("value, expected", [(4, 4), (4.0, 4), (-0.0, 0), (4.5, None), (True, None),
+                                             (float("nan"), None), (2.0**60, None), ("4", None)])
+def test_integral_counts_accept_whole_floats_only(value, expected):
+    from fgrpo_sim.validation import integral
+
+    assert integral(value) == expected
+
+
+def test_passk_refuses_a_fractional_count(tmp_path):
+    from fgrpo_sim.metrics.results_io import read_results_jsonl
+
+    (tmp_path / "r.jsonl").write_text('{"problem_id": "a", "n": 4.5, "c": 1}\n')
+    with pytest.raises(ValueError, match="line 1: 'n' must be an integer in"):
+        read_results_jsonl(tmp_path / "r.jsonl")
+
+
+def test_non_utf8_names_keep_hidden_names_within_255_bytes(tmp_path):
+    from fgrpo_sim.atomic_io import hidden_name
+
+    name = "\udcff" * 250 + ".json"  # 255 bytes on disk, not encodable as UTF-8
+    hidden = hidden_name(name, ".lock")
+    assert len(os.fsencode(hidden)) <= 255 and hidden.endswith(".lock")
+
+
+def test_require_loadable_refuses_an_empty_name():
+    from fgrpo_sim.llm.hub import require_loadable
+
+    with pytest.raises(ValueError, match="model name is empty"):
+        require_loadable("", "model")
 
 
 def test_full_disk_names_the_output(tmp_path, monkeypatch):
