@@ -289,6 +289,19 @@ def check_replaceable(path: str | os.PathLike | None, name: str, is_ours, *, for
                          "replace it, or choose another path")
 
 
+def recorded_path(path: str | os.PathLike, out: str | os.PathLike | None = None) -> str:
+    """`path` as an output records it: relative to the output's folder (to the current folder without an
+    output), so that two identical runs in two folders write the same bytes (an absolute input path would
+    differ). A name that is not an existing path (a hub id, 'tiny') is kept as given."""
+    if not os.path.exists(path):
+        return os.fspath(path)
+    base = os.path.dirname(os.path.abspath(out)) if out is not None else os.getcwd()
+    try:
+        return os.path.relpath(os.path.abspath(path), base)
+    except ValueError:  # another drive (Windows): no relative form
+        return os.fspath(path)
+
+
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     with atomic_path(path) as tmp:
         tmp.write_text(text)

@@ -104,7 +104,8 @@ def passk_command(
     """Unbiased pass@k (Chen et al. 2021) per k, averaged over problems, with bootstrap intervals; with --compare, the paired subsampling test of the difference per k."""
     import numpy as np
 
-    from fgrpo_sim.atomic_io import check_not_input, check_replaceable, check_writable, write_text_atomic
+    from fgrpo_sim.atomic_io import (check_not_input, check_replaceable, check_writable, recorded_path,
+                                     write_text_atomic)
     from fgrpo_sim.jsonl import dumps
     from fgrpo_sim.metrics import paired_subsampling_test, pass_at_k_curve
     from fgrpo_sim.metrics.results_io import align_problems, read_results_jsonl
@@ -123,7 +124,8 @@ def passk_command(
     ks = _parse_ks(k, n_min)
     _check_ks_fit(ks, data, str(results))
     curve = pass_at_k_curve(data.n, data.c, ks=ks, n_bootstrap=bootstrap, seed=seed)
-    report = {"results": data.summary(), **curve.as_dict()}
+    # input paths relative to --out's folder (or the current one): identical runs in two folders, same bytes
+    report = {"results": {**data.summary(), "file": recorded_path(results, out)}, **curve.as_dict()}
 
     test = None
     if other is not None:
@@ -141,7 +143,7 @@ def passk_command(
         )
         rows = {row["k"]: row for row in test.rows()}
         report["compare"] = {
-            "other": other.summary(),
+            "other": {**other.summary(), "file": recorded_path(compare, out)},
             "other_pass_at_k": curve_b.mean.tolist(),
             "other_ci_low": curve_b.lower.tolist(),
             "other_ci_high": curve_b.upper.tolist(),
