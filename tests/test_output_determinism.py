@@ -47,3 +47,26 @@ def test_eval_meta_file_is_the_same_in_two_folders_and_still_resumes(tmp_path, c
     assert metas[0] == metas[1]
     assert json.loads(metas[0])["data"] == "d.jsonl"
     assert len((tmp_path / "b" / "o.jsonl").read_text().splitlines()) == 2
+
+
+def _maze_folder(folder, seconds: float) -> None:
+    """A hand-made `maze run` results folder whose one RL piece took `seconds`."""
+    probs = {"1": 0.1, "128": 0.5, "256": 0.6}
+    piece = {"seed": 0, "N": 4, "gamma": 0.0, "seconds": seconds,
+             "curve": [{"step": 0, "train_reward": 0.1, "heldout_pass_at_k": probs, "heldout_exact_pass_at_k": probs}],
+             "heldout": {"pass_at_k": probs, "exact_pass_at_k": probs}}
+    (folder / "seed0").mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({"name": "tiny", "size": 5}))
+    (folder / "seed0" / "sft.json").write_text(json.dumps(
+        {"seed": 0, "parameters": 10, "seconds": seconds, "heldout": {"pass_at_k": probs, "exact_pass_at_k": probs}}))
+    (folder / "seed0" / "rl_N4_gamma0.json").write_text(json.dumps(piece))
+
+
+def test_maze_summary_holds_results_only_and_timings_apart(tmp_path):
+    from fgrpo_sim.jsonl import dumps
+    from fgrpo_sim.maze.experiment import summarize, timings
+
+    _maze_folder(tmp_path / "a", 12.5)
+    _maze_folder(tmp_path / "b", 99.0)
+    assert dumps(summarize(tmp_path / "a")) == dumps(summarize(tmp_path / "b"))  # same results, other speed
+    assert timings(tmp_path / "a") == {"cells": [{"N": 4, "gamma": 0.0, "seconds_mean": 12.5}]}
