@@ -9,13 +9,22 @@ STAMP := $(VENV)/.installed
 VERL_VENV := .venv-verl
 VERL_EXTRAS := dev,llm,verl
 VERL_STAMP := $(VERL_VENV)/.installed
+# the lowest versions pyproject.toml allows (constraints-oldest.txt), in a scratch venv of their own
+OLDEST_VENV := .venv-oldest
+OLDEST_STAMP := $(OLDEST_VENV)/.installed
+# what `make test-oldest` runs on the floors: the CLI reliability corpus, the CLI, core, theory, metrics, planner,
+# simulator-stream and doc-command suites, the LLM grading and trainer suites (TRL/transformers floors), the notebooks
+OLDEST_TESTS := tests/test_bad_input_corpus.py tests/test_cli_*.py tests/test_validation.py tests/test_core_*.py \
+	tests/test_theory_*.py tests/test_metrics.py tests/test_bootstrap.py tests/test_planner.py tests/test_sim_streams.py \
+	tests/test_doc_commands.py tests/test_llm_grading.py tests/test_llm_rewards.py tests/test_llm_trainer.py \
+	tests/test_notebooks.py
 
-.PHONY: install install-verl test rehearsal figures notebooks clean
+.PHONY: install install-verl test test-oldest rehearsal figures notebooks clean
 
 # uv installs the venvs when it is on PATH (about 5x faster here, benchmarks/RESULTS.md "Install times"), else pip;
 # `make UV=` forces pip. uv ignores pip.conf and PIP_*, so tools/uv_index_args.py hands it pip's package sources.
 UV ?= $(shell command -v uv 2>/dev/null)
-install_into = $(if $(UV),$(UV) pip install -q --python $(1)/bin/python $$($(PYTHON) tools/uv_index_args.py),$(1)/bin/pip install -q) -c constraints.txt -e ".[$(2)]"
+install_into = $(if $(UV),$(UV) pip install -q --python $(1)/bin/python $$($(PYTHON) tools/uv_index_args.py),$(1)/bin/pip install -q) -c $(or $(3),constraints.txt) -e ".[$(2)]"
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,15 +36,24 @@ $(VERL_STAMP): pyproject.toml constraints.txt
 	$(call install_into,$(VERL_VENV),$(VERL_EXTRAS))
 	touch $(VERL_STAMP)
 
+$(OLDEST_STAMP): pyproject.toml constraints-oldest.txt
+	test -x $(OLDEST_VENV)/bin/python || $(PYTHON) -m venv $(OLDEST_VENV)
+	$(call install_into,$(OLDEST_VENV),$(EXTRAS),constraints-oldest.txt)
+	touch $(OLDEST_STAMP)
+
 install: $(STAMP)
 
 install-verl: $(VERL_STAMP)
 
-# Everything but verl in .venv, then the verl tests in .venv-verl (a missing verl is an error there, not a skip).
+# Everything but verl in .venv, then the verl tests in .venv-verl. FGRPO_TEST_EXTRAS names the extras each venv
+# promises: a test whose extra is promised fails when its package is missing; elsewhere it skips (tests/extras.py).
 test: $(STAMP) $(VERL_STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -q tests --ignore-glob='tests/test_verl*'
-	$(VERL_VENV)/bin/python -c "import verl"
-	$(VERL_VENV)/bin/python -m pytest -n 2 --dist loadfile -q tests/test_verl*.py
+	FGRPO_TEST_EXTRAS=$(EXTRAS) $(BIN)/python -m pytest -n 2 --dist loadfile -q tests --ignore-glob='tests/test_verl*'
+	FGRPO_TEST_EXTRAS=$(VERL_EXTRAS) $(VERL_VENV)/bin/python -m pytest -n 2 --dist loadfile -q tests/test_verl*.py
+
+# The dependency floors: every lowest version pyproject.toml allows, installed and tested (constraints-oldest.txt).
+test-oldest: $(OLDEST_STAMP)
+	FGRPO_TEST_EXTRAS=$(EXTRAS) $(OLDEST_VENV)/bin/python -m pytest -n 2 --dist loadfile -q $(OLDEST_TESTS)
 
 # The paper's LLM protocol in miniature on CPU (fgrpo llm rehearse, docs/llm.md): every stage, verl's in .venv-verl.
 rehearsal: $(STAMP) $(VERL_STAMP)
@@ -50,4 +68,4 @@ notebooks: $(STAMP)
 	$(BIN)/python notebooks/execute.py --out build/notebooks
 
 clean:
-	rm -rf $(VENV) $(VERL_VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(VERL_VENV) $(OLDEST_VENV) build *.egg-info .pytest_cache

@@ -12,7 +12,13 @@ import sys
 
 import typer
 import typer.main
-from typer._click import exceptions as click_exceptions  # typer >= 0.20 vendors click
+
+try:  # typer >= 0.20 vendors click and raises the vendored click's exceptions
+    from typer._click import exceptions as click_exceptions
+except ImportError:  # older typer runs on the click package
+    from click import exceptions as click_exceptions
+# click >= 8.2 raises this for a bare group (`fgrpo theory`); older click prints the help and exits 0 itself
+NO_ARGS_IS_HELP = getattr(click_exceptions, "NoArgsIsHelpError", ())
 
 from fgrpo_sim.commands import check, figures, llm, maze, passk, plan, simulate, theory
 
@@ -46,9 +52,55 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
+def _command():
+    """The click command tree of `app`, every path parameter guarded against an empty value."""
+    command = typer.main.get_command(app)
+    _guard_empty_paths(command)
+    return command
+
+
+def _is_path_param(param) -> bool:
+    """A parameter whose values are file or folder paths, whichever typer built it (click's `Path` type up to
+    typer 0.28; from 0.29 on, typer converts itself and keeps the annotation)."""
+    import typing
+    from pathlib import Path
+
+    if getattr(getattr(param, "type", None), "name", "") == "path":
+        return True
+    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    return annotation is Path or Path in typing.get_args(annotation)
+
+
+def _names_a_model(param) -> bool:
+    """A name that is loaded, a folder or a hub id (its help says "hub"): empty, it would be the current
+    folder and fail far away with huggingface_hub's repo-id rules (`--model ''`, `prepare-data ''`)."""
+    return "hub" in (getattr(param, "help", None) or "").lower()
+
+
+def _guard_empty_paths(command) -> None:
+    """Refuse `--out ''` and a positional `''` where a path is expected: Path("") is Path("."), so the command
+    would write into (or read) the current folder. What typer does with an empty string has changed between
+    releases, so the check wraps each path parameter's `process_value`, which every release calls with the raw
+    command-line value."""
+    for sub in getattr(command, "commands", {}).values():
+        _guard_empty_paths(sub)
+    for param in getattr(command, "params", []):
+        if not (_is_path_param(param) or _names_a_model(param)) or "process_value" in vars(param):
+            continue
+
+        def process_value(ctx, value, _param=param, _process=param.process_value):
+            raw = value if isinstance(value, (list, tuple)) else [value]
+            if any(isinstance(v, str) and not v.strip() for v in raw):
+                name = _param.opts[0] if _param.param_type_name == "option" else (_param.metavar or _param.name.upper())
+                raise ValueError(f"{name} is empty; give a path" + ("" if _is_path_param(_param) else " or a hub id"))
+            return _process(ctx, value)
+
+        param.process_value = process_value
+
+
 def _leaf_command(argv: list[str]):
     """The click command that `argv` names and the index of its first own argument."""
-    command = typer.main.get_command(app)
+    command = _command()
     i = 0
     while hasattr(command, "commands") and i < len(argv) and argv[i] in command.commands:
         command = command.commands[argv[i]]
@@ -61,51 +113,6 @@ def _is_list_option(param) -> bool:
     import re
 
     return re.search(r"\bcomma(-separated)?\b", (getattr(param, "help", None) or "").lower()) is not None
-
-
-def _is_path_option(param) -> bool:
-    import typing
-    from pathlib import Path
-
-    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
-    return annotation is Path or Path in typing.get_args(annotation)
-
-
-def _names_a_file_or_model(param) -> bool:
-    """A path, or a name that is loaded (its help says "hub id"): empty, it would mean the current folder
-    (Path("") is ".") and fail far away ("a folder, not a file: .", huggingface_hub's repo-id rules)."""
-    return _is_path_option(param) or "hub" in (getattr(param, "help", None) or "").lower()
-
-
-def _argument_name(param) -> str:
-    return getattr(param, "metavar", None) or param.name.upper()  # as the usage line shows it: RESULTS
-
-
-def _refuse_empty_arguments(command, argv: list[str], start: int, by_name: dict) -> None:
-    """An empty positional argument that names a file or a model: one line naming it, at once."""
-    arguments = [p for p in command.params if p.param_type_name == "argument"]
-    position, i = 0, start
-    while i < len(argv):
-        token = argv[i]
-        if token == "--":
-            rest = argv[i + 1:]
-            break
-        param = by_name.get(token.partition("=")[0]) if token.startswith("-") and token != "-" else None
-        if param is not None:
-            takes_value = not (getattr(param, "is_flag", False) or getattr(param, "count", False) or "=" in token)
-            i += 2 if takes_value else 1
-            continue
-        if not token.startswith("-") or token == "-":
-            if position < len(arguments) and token == "" and _names_a_file_or_model(arguments[position]):
-                raise ValueError(f"{_argument_name(arguments[position])} is empty; give a path")
-            position += 1
-        i += 1
-    else:
-        return
-    for token in rest:  # after "--" every token is positional
-        if position < len(arguments) and token == "" and _names_a_file_or_model(arguments[position]):
-            raise ValueError(f"{_argument_name(arguments[position])} is empty; give a path")
-        position += 1
 
 
 def merge_repeated_options(argv: list[str]) -> list[str]:
@@ -135,8 +142,6 @@ def merge_repeated_options(argv: list[str]) -> list[str]:
             if i + 1 >= len(argv):
                 break  # click reports the missing value
             value = argv[i + 1]
-        if value == "" and _names_a_file_or_model(param):  # Path("") is ".": it would write into the current folder
-            raise ValueError(f"{name} is empty; give a path" + (" or a hub id" if not _is_path_option(param) else ""))
         if not param.multiple:
             seen.setdefault(param.name, []).append((i, width, name, value))
         i += width
@@ -199,8 +204,8 @@ def main(argv: list[str] | None = None) -> None:
     _printable_names()
     try:
         argv = merge_repeated_options(argv)
-        result = app(args=argv, prog_name="fgrpo", standalone_mode=False)
-    except click_exceptions.NoArgsIsHelpError as exc:  # `fgrpo theory` alone: show that group's help
+        result = _command().main(args=argv, prog_name="fgrpo", standalone_mode=False)
+    except NO_ARGS_IS_HELP as exc:  # `fgrpo theory` alone: show that group's help
         print(exc.format_message())
         sys.exit(0)
     except click_exceptions.UsageError as exc:  # unknown option, bad type, missing argument

@@ -345,7 +345,10 @@ def read_success_rates(path: str | Path, column: str = "success_rate") -> np.nda
     """Per-prompt success rates from a CSV file (header row naming `column`) or JSON lines.
 
     The format follows the suffix (.csv, .jsonl / .json / .ndjson); otherwise a first non-blank
-    character '{' means JSON lines. A malformed row raises ValueError naming its line.
+    character '{' means JSON lines. JSON lines without `column` but with `problem_id` and `correct` (one
+    line per sample, as `fgrpo llm eval` writes) or `n` and `c` (one per problem) are an eval output: the
+    rate of a problem is c / n (`metrics.results_io.read_results_jsonl`, the reader of `fgrpo passk`).
+    A malformed row raises ValueError naming its line.
     """
     path = Path(path)
     from fgrpo_sim.jsonl import read_text_file
@@ -353,10 +356,25 @@ def read_success_rates(path: str | Path, column: str = "success_rate") -> np.nda
     text = read_text_file(path, "success-rate file")
     suffix = path.suffix.lower()
     is_json = suffix in (".jsonl", ".json", ".ndjson") or (suffix != ".csv" and text.lstrip().startswith("{"))
+    if is_json and _is_eval_output(path, text, column):
+        from fgrpo_sim.metrics.results_io import read_results_jsonl
+
+        counts = read_results_jsonl(path)
+        return counts.c / counts.n
     rates = _read_jsonl(path, text, column) if is_json else _read_csv(path, text, column)
     if not rates:
         raise ValueError(f"{path}: no rows with a {column} value")
     return np.asarray(rates, dtype=float)
+
+
+def _is_eval_output(path: Path, text: str, column: str) -> bool:
+    """The first JSON line is a per-sample or per-problem eval line (problem_id + correct, or n and c) without
+    a `column` field."""
+    from fgrpo_sim.jsonl import parse_json_objects
+
+    for _, record in parse_json_objects(path, text):
+        return column not in record and "problem_id" in record and ("correct" in record or "n" in record)
+    return False
 
 
 def _parse_rate(path: Path, line_no: int, raw, column: str = "success_rate") -> float:

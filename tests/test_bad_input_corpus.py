@@ -16,6 +16,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -60,7 +61,7 @@ def manifest(**row) -> dict:
     return {"man.csv": "\n".join(lines) + "\n", "e.jsonl": EVAL_FILE, "f.jsonl": EVAL_FILE}
 
 
-REPORT = ["llm", "report", "{tmp}/man.csv", "--out-dir", "{tmp}/rep", "--k", "1", "--m", "1", "--iterations", "5",
+REPORT = ["llm", "report", "{tmp}/man.csv", "--out-dir", "{tmp}/rep", "--k", "1", "--m", "1", "--iterations", "40",
           "--no-figure", "--no-progress"]
 DYN = ["figures", "llm-dynamics", "--out", "{tmp}/figs", "--data-dir", "{tmp}/runs", "--no-progress"]
 EVAL = ["llm", "eval", "--model", "tiny", "--data", "{tmp}/d.jsonl", "--out", "{tmp}/out.jsonl", "--n", "1",
@@ -542,7 +543,7 @@ def test_ctrl_c_names_where_the_run_resumes(tmp_path, capsys, monkeypatch):
         with output_lock(tmp_path / "t.csv"):
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "app", interrupted)
+    monkeypatch.setattr(cli, "_command", lambda: SimpleNamespace(main=interrupted))
     monkeypatch.setattr(cli, "merge_repeated_options", lambda argv: argv)
     with pytest.raises(SystemExit) as exc:
         cli.main(["plan"])

@@ -71,3 +71,20 @@ def test_empty_batch_and_bad_input():
         focal_metrics([1.0], [0.5], [True], 4, gamma=0.5, rho=1.5)
     with pytest.raises(ValueError, match="group_size must be >= 1"):
         focal_metrics([1.0], [0.5], [True], 0, gamma=0.5, rho=0.05)
+
+
+def test_docs_reading_the_focal_metrics_names_real_keys_and_the_theory_numbers():
+    """docs/llm.md "Reading the focal metrics" (issue 29): the key to watch is one the trainers log, and its
+    reference values are `fgrpo theory lr-multiplier`'s."""
+    from pathlib import Path
+
+    from fgrpo_sim.theory import lr_multiplier
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "llm.md").read_text()
+    section = text.split("### Reading the focal metrics", 1)[1].split("\n### ", 1)[0]
+    assert "`focal/weight_mean_active`, not\n`focal/weight_mean`" in section and "metrics.jsonl" in section
+    logged = focal_metrics([0.5, 1.0], [0.5, 0.0], [True, False], 4, gamma=1.0, rho=0.05)
+    assert {"focal/weight_mean_active", "focal/weight_mean", "focal/frac_active_groups"} <= set(logged)
+    for gamma, shown in ((0.5, "0.679"), (1, "0.5"), (2, "0.3125")):
+        assert f"{shown} at {gamma:g}" in section
+        assert float(lr_multiplier(gamma)) == pytest.approx(float(shown), abs=5e-4)

@@ -8,8 +8,9 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from extras import require
 
-pytest.importorskip("accelerate")
+require("accelerate")
 
 ROOT = Path(__file__).resolve().parent.parent
 FSDP = ROOT / "recipes/accelerate/fsdp.yaml"

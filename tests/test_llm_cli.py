@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from extras import require
 
-pytest.importorskip("trl")
+require("trl")
 
 ROOT = Path(__file__).resolve().parent.parent
 ARITH = ROOT / "recipes" / "tiny" / "arith.jsonl"

@@ -6,9 +6,10 @@ from __future__ import annotations
 import random
 
 import pytest
+from extras import require
 
 torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
+require("transformers")
 
 from fgrpo_sim.llm import diagnostics  # noqa: E402
 from fgrpo_sim.llm.evaluation.diagnostics import dnll_rare, length_normalised_nll  # noqa: E402

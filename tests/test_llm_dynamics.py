@@ -7,8 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from extras import require
 
-pytest.importorskip("trl")
+require("trl")
 
 from fgrpo_sim.figures.llm_dynamics import compute, draw, ema, find_runs, read_dynamics_log  # noqa: E402
 from fgrpo_sim.figures.registry import FigureOptions  # noqa: E402

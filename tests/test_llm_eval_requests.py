@@ -11,8 +11,9 @@ import types
 from pathlib import Path
 
 import pytest
+from extras import require
 
-pytest.importorskip("transformers")
+require("transformers")
 
 from fgrpo_sim.llm.evaluation.evaluate import EvalSettings, run_eval  # noqa: E402
 

@@ -6,6 +6,7 @@ import json
 import textwrap
 
 import pytest
+from extras import require
 
 from fgrpo_sim.llm.evaluation.grading import extract_choice, extract_choice_letter, grade, grade_detailed
 from fgrpo_sim.llm.evaluation.ood_data import gpqa_record, load_ood_benchmark
@@ -48,9 +49,9 @@ LETTER_CASES = [  # (completion, letter the grader must extract)
     ("Answer: B, since C ignores the spin.", "B"),  # a later letter that ends no list is prose
     ("The answer is not B", None),
     ("\\boxed{A = 5\\text{ m}^2}", None),  # a boxed quantity named A is not option A
-    # lower-case letters never count (options are shown as "A)"; c, a, b, d are also quantities or words)
+    # lower-case letters count only after an answer phrase, alone or in brackets (issue 29; see below)
     ("\\boxed{d}", None),
-    ("Answer: b", None),
+    ("Answer: b = 2", None),  # after a phrase, a lower-case letter followed by more text is a quantity
     ("so v approaches \\boxed{c}", None),
     # the article "A" in prose is not option A
     ("A photon carries the force. Answer: B", "B"),
@@ -172,12 +173,12 @@ IFEVAL_CASES = [  # (instruction ids, kwargs, completion, prompt-level strict re
 
 @pytest.mark.parametrize("ids, kwargs, completion, expected", IFEVAL_CASES)
 def test_ifeval_prompt_level_strict(ids, kwargs, completion, expected):
-    pytest.importorskip("if_verifiable")
+    require("if_verifiable")
     assert grade("ifeval", _ifeval(ids, kwargs), completion) is expected
 
 
 def test_ifeval_loader_rejects_unknown_instructions_and_keeps_kwargs(tmp_path):
-    pytest.importorskip("if_verifiable")
+    require("if_verifiable")
     path = tmp_path / "ifeval.jsonl"
     rows = [{"key": 1000, "prompt": "Write in lowercase.", "instruction_id_list": ["change_case:english_lowercase"],
              "kwargs": [{"num_words": None}]}]
@@ -315,7 +316,7 @@ def test_synlogic_loader_reads_game_data_forms(tmp_path):
     ("no box", "4", False),
 ])
 def test_math_benchmarks_use_math_verify(completion, answer, expected):
-    pytest.importorskip("math_verify")
+    require("math_verify")
     for benchmark in ("math500", "aime24", "generic"):
         assert grade(benchmark, {"answer": answer}, completion) is expected
 
@@ -341,7 +342,7 @@ def test_real_synlogic_checkout_when_given():
 
 def test_ifeval_eval_needs_sentence_data(monkeypatch):
     """Without NLTK's punkt_tab an IFEval run would grade sentence counts as errors: refuse up front."""
-    pytest.importorskip("if_verifiable")
+    require("if_verifiable")
     import nltk
 
     from fgrpo_sim.llm.evaluation.grading import BenchmarkGrader
@@ -372,9 +373,9 @@ def test_benchmark_names_ignore_case_and_unknown_names_are_refused(synlogic_repo
         ["ifeval", "ifeval", "synlogic", "synlogic", "math", "math"]
     assert canonical_benchmark("OlympiadBench") == "olympiadbench" and canonical_benchmark("Generic") == "generic"
     assert grade("SynLogic", SUDOKU, "<answer>123</answer>", synlogic_repo=str(synlogic_repo))
-    pytest.importorskip("if_verifiable")
+    require("if_verifiable")
     assert grade("IFEval", _ifeval(["punctuation:no_comma"], [{}]), "no commas")
-    pytest.importorskip("math_verify")
+    require("math_verify")
     assert grade("MATH500", {"answer": "4"}, "\\boxed{4}")
     for unknown in ("gpqa_main", "ifeval2", "mmlu", ""):
         with pytest.raises(ValueError) as info:  # never graded as math by default
@@ -395,3 +396,86 @@ def test_loaders_and_prompts_take_the_same_spellings(tmp_path):
         prompt_spec("qwen3-base", "gpqa-main")
     with pytest.raises(ValueError, match="benchmark must be one of gpqa_diamond, ifeval, synlogic"):
         load_ood_benchmark("math500", path)
+
+
+# ---------------------------------------------------------------- issue 29: held-out cases
+
+#: GPQA options are shown as "A) text" and many are numbers: the option text after the letter, whatever it
+#: starts with, keeps the letter (these graded no_answer before: only "A) photon", a letter-initial text, did).
+NUMERIC_CHOICES = ["5.2 eV", "4", "2-methylbutane", "$4.5 \\times 10^{-3}$"]
+OPTION_TEXT_CASES = [
+    ("\\boxed{A) 5.2 eV}", "A"), ("\\boxed{(A) 5.2 eV}", "A"), ("\\boxed{B) 4}", "B"),
+    ("\\boxed{B) 2-methylbutane}", "B"), ("\\boxed{B) $10^{-4}$ eV}", "B"),
+    ("Final Answer: \\boxed{(C) 4.5 \\times 10^{-3}}", "C"), ("\\boxed{A) photon}", "A"),
+    ("\\boxed{C) 5.2 eV}", "C"),  # the letter decides, even when the text is another option's
+]
+
+
+@pytest.mark.parametrize("completion, letter", OPTION_TEXT_CASES)
+def test_gpqa_box_with_letter_and_any_option_text(completion, letter):
+    assert extract_choice_letter(completion) == letter
+    record = {"answer": letter, "choices": NUMERIC_CHOICES}
+    assert grade_detailed("gpqa_diamond", record, completion).status == "correct"
+
+
+#: Decided (docs/evaluation.md, "GPQA answers"): the letter on the line below an answer phrase counts when
+#: it stands alone; a lower-case letter counts after an answer phrase when it stands alone at the end of the
+#: line or in brackets; a box holding one option's text (no letter) is that option.
+DECIDED_CASES = [
+    ("Answer:\nC", "C"), ("**Answer:**\n\n**C**", "C"), ("Final answer:\nC) 2-methylbutane", "C"),
+    ("Answer:\nA photon is massless, so D", None),  # a sentence below the phrase is not a letter
+    ("The answer is (c).", "C"), ("Answer: c", "C"), ("the answer is d.", "D"), ("The answer is (c) or (d).", None),
+    ("Answer: c = 3e8 m/s, so ...", None), ("I think the answer is a photon", None),
+    ("\\boxed{c}", None),  # in a box without a phrase, a lone c is the speed of light as often as option C
+    ("\\boxed{5.2 eV}", "A"), ("\\boxed{5.2\\,\\text{eV}}", "A"), ("\\boxed{4}", "B"),
+    ("\\boxed{4.5 \\times 10^{-3}}", "D"), ("\\boxed{7 eV}", None), ("\\boxed{2-Methylbutane.}", "C"),
+]
+
+
+@pytest.mark.parametrize("completion, letter", DECIDED_CASES)
+def test_gpqa_next_line_lower_case_and_option_value(completion, letter):
+    assert extract_choice_letter(completion, NUMERIC_CHOICES) == letter
+    status = grade_detailed("gpqa_diamond", {"answer": letter or "A", "choices": NUMERIC_CHOICES}, completion).status
+    assert status == ("correct" if letter else ("wrong" if "or (d)" in completion else "no_answer"))
+
+
+def test_gpqa_value_matching_two_options_is_no_answer():
+    record = {"answer": "A", "choices": ["5.2 eV", "5.2\\,eV", "3 eV", "1 eV"]}  # same after normalisation
+    assert grade_detailed("gpqa_diamond", record, "\\boxed{5.2 eV}").status == "no_answer"
+    assert grade_detailed("gpqa_diamond", {"answer": "A"}, "\\boxed{5.2 eV}").status == "no_answer"  # no choices
+
+
+def test_math_empty_box_is_not_an_answer():
+    """A trailing empty box used to hide the answer before it (graded no_answer)."""
+    require("math_verify")
+    assert grade_detailed("math500", {"answer": "4"}, "\\boxed{4}\\boxed{}").status == "correct"
+    assert grade_detailed("math500", {"answer": "4"}, "so \\boxed{4}. \\boxed{ }").status == "correct"
+    assert grade_detailed("math500", {"answer": "4"}, "\\boxed{}").status == "no_answer"
+
+
+@pytest.mark.parametrize("name", ["math", "Math", "MATH-500", "math-500", "math_500"])
+def test_math_names_are_aliases_of_the_math_grader(name):
+    from fgrpo_sim.llm.evaluation.prompts import benchmark_kind
+
+    assert benchmark_kind(name) == "math"
+    require("math_verify")
+    assert grade(name, {"answer": "4"}, "\\boxed{4}") and not grade(name, {"answer": "4"}, "\\boxed{5}")
+
+
+def test_math_alias_keeps_unknown_names_errors():
+    for unknown in ("maths", "mathematics", "math501"):
+        with pytest.raises(ValueError, match="benchmark must be one of .*also gpqa, math"):
+            grade(unknown, {"answer": "4"}, "\\boxed{4}")
+
+
+@pytest.mark.parametrize("completion, answer, expected", [
+    ("\\boxed{(-\\infty,2]}", "x \\le 2", True),  # an interval answer for an inequality gold: accepted
+    ("\\boxed{x \\le 2}", "(-\\infty,2]", False),  # the reverse: missed by math-verify, not added by us
+    ("\\boxed{0.\\overline{3}}", "\\frac13", False),  # repeating decimals: missed, not added
+    ("\\boxed{\\frac{1}{3}}", "0.\\overline{3}", False),
+])
+def test_math_verify_equivalences_documented(completion, answer, expected):
+    """docs/evaluation.md names these misses; the project keeps math-verify's verdict (the training reward is
+    the same function, so eval and reward agree). A math-verify upgrade that changes one fails here."""
+    require("math_verify")
+    assert grade("math500", {"answer": answer}, completion) is expected

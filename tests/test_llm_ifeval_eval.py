@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from extras import require
 
 from fgrpo_sim.llm.evaluation.grading import grade, grade_detailed
 from fgrpo_sim.llm.evaluation.ood_data import load_ood_benchmark
 
-pytest.importorskip("if_verifiable")
+require("if_verifiable")
 
 LONG = ("i really like to eat a banana every morning because it gives me energy for the whole day "
         "and it tastes good with some yogurt and honey.")
@@ -171,7 +172,7 @@ def no_nltk_data(monkeypatch):
 
 
 def test_ifeval_public_schema_file_evaluates_offline_without_nltk_data(run_cli, tmp_path, no_nltk_data):
-    pytest.importorskip("trl")
+    require("trl")
     from fgrpo_sim.llm.tiny import build_tiny, save_tiny
 
     model_dir = save_tiny(*build_tiny(seed=0), tmp_path / "model")

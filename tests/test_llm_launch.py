@@ -8,8 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+from extras import require
 
-pytest.importorskip("trl")
+require("trl")
 
 from fgrpo_sim.llm.training.launch import (  # noqa: E402
     GROUP_SIZE_SWEEP,

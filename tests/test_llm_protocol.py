@@ -10,8 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from extras import require
 
-pytest.importorskip("trl")
+require("trl")
 
 from test_llm_helpers import common_args, parity_reward, tiny_prompts  # noqa: E402
 
@@ -99,12 +100,34 @@ def test_gamma_sweep_and_models(resolve, model, hub_id, picked):
             assert cfg.method == method and cfg.num_generations == 8
             sweep.setdefault(method, set()).add(cfg.focal_gamma)
             assert run["system_prompt"] == PAPER_SYSTEM_PROMPT
+            if model == "llama-3.2-3b-instruct":  # one date, the one eval pins (not the template's "today")
+                from fgrpo_sim.llm.evaluation.prompts import DEFAULT_LLAMA_DATE
+
+                assert cfg.chat_template_kwargs == {"date_string": DEFAULT_LLAMA_DATE}
             if model == "qwen3-4b-base":  # thinking on, 4096-token responses (Tables 8, 9)
                 assert cfg.chat_template_kwargs == {"enable_thinking": True}
                 assert cfg.max_completion_length == 4096 and cfg.vllm_max_model_length == 1024 + 4096
             else:
                 assert cfg.max_completion_length == 8192
     assert sweep == {m: {0.5, 1.0, 2.0} for m in ("grpo", "dapo", "cispo")}  # Table 6
+
+
+@pytest.mark.parametrize("model", ["qwen2.5-7b", "qwen3-4b-base", "llama-3.2-3b-instruct"])
+def test_paper_optimiser_values_live_in_the_recipes(resolve, model):
+    """FocalGRPOConfig keeps TRL's defaults (issue 29): the recipes carry Table 5's optimiser values themselves."""
+    for arm in ("grpo", "f-grpo", "cispo"):
+        _, cfg = resolve(f"{model}/{arm}.yaml")
+        assert (cfg.weight_decay, cfg.lr_scheduler_type, cfg.warmup_steps) == (0.01, "constant_with_warmup", 60)
+        assert cfg.learning_rate == 1e-6 and cfg.max_grad_norm == 1.0 and cfg.beta == 0.0
+
+
+def test_docs_name_the_recipes_ds_logprob():
+    from fgrpo_sim.llm.training.recipe import load_recipe
+
+    value = load_recipe(ROOT / "recipes" / "qwen2.5-7b" / "ds-grpo.yaml")["ds_logprob"]
+    docs = " ".join((ROOT / "docs" / "recipes.md").read_text().split())  # lines wrap anywhere
+    assert f"`ds_logprob: {value}` (the rule as written; what the recipes set" in docs
+    assert value == "sum"
 
 
 def test_recipe_index_lists_every_arm(run_cli, tmp_path):
@@ -318,6 +341,6 @@ def test_entropy_gradient_matches_float64_reference(tmp_path):
 def test_docs_table_is_the_command_output(run_cli):
     result = run_cli("llm", "recipes", "--root", ROOT / "recipes", "--format", "markdown")
     assert result.exit_code == 0
-    docs = (ROOT / "docs" / "recipes.md").read_text()
+    docs = " ".join((ROOT / "docs" / "recipes.md").read_text().split())  # lines wrap anywhere
     missing = [line for line in result.stdout.splitlines() if line not in docs]
     assert not missing, f"docs/recipes.md is stale; regenerate with `fgrpo llm recipes --format markdown`: {missing[:2]}"

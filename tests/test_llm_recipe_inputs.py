@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from extras import require
 
-pytest.importorskip("trl")
+require("trl")
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "recipes/tiny/f-grpo.yaml"

@@ -120,7 +120,7 @@ def test_report_cli_writes_tables_and_figure(run_cli, manifest, tmp_path):
 
 
 def test_paper_columns_per_benchmark_and_title(manifest, tmp_path):
-    report = build_report(manifest, k=K, m=8, iterations=10, title="Pipeline test, not a result")
+    report = build_report(manifest, k=K, m=8, iterations=100, title="Pipeline test, not a result")
     md = report["markdown"]
     assert md.startswith("## Pipeline test, not a result\n")
     header = md.splitlines()[2]
@@ -133,7 +133,7 @@ def test_paper_columns_per_benchmark_and_title(manifest, tmp_path):
     text = text.replace("table1:qwen2.5-7b:F-GRPO,", "table6:qwen2.5-7b:GRPO-g0.5,")
     other = tmp_path / "other.csv"
     other.write_text(text)
-    md = build_report(other, k=K, m=8, iterations=10)["markdown"]
+    md = build_report(other, k=K, m=8, iterations=100)["markdown"]
     low_lr = next(line for line in md.splitlines() if line.startswith("| GRPO |"))
     focal = next(line for line in md.splitlines() if line.startswith("| F-GRPO |"))
     assert "| 75.9 / 94.4 | 15.0 / 51.0 |" in low_lr  # Table 11, GRPO low-LR
@@ -144,11 +144,11 @@ def test_paper_columns_per_benchmark_and_title(manifest, tmp_path):
     mine = tmp_path / "mine.csv"
     mine.write_text(manifest.read_text().replace("table1:qwen2.5-7b:GRPO,", "mine,").replace(
         "table1:qwen2.5-7b:F-GRPO,", ","))
-    report = build_report(mine, k=K, m=8, iterations=10, paper_csv=own)
+    report = build_report(mine, k=K, m=8, iterations=100, paper_csv=own)
     grpo = next(line for line in report["markdown"].splitlines() if line.startswith("| GRPO |"))
     assert "| - | - | - | 1.0 / 2.0 | 3.0 / 4.0 |" in grpo and report["curves"][0]["paper"] is None
     with pytest.raises(ValueError, match="title must be one line"):
-        build_report(manifest, k=K, m=8, iterations=10, title="two\nlines")
+        build_report(manifest, k=K, m=8, iterations=100, title="two\nlines")
 
 
 def test_report_errors_are_one_line(run_cli, manifest, tmp_path):
@@ -160,7 +160,7 @@ def test_report_errors_are_one_line(run_cli, manifest, tmp_path):
     costly.write_text(text.replace("focal,F-GRPO,F-GRPO,1,10,10", "focal,F-GRPO,F-GRPO,1,10,50"))
     # baseline now selected at step 20 with compute 5: only focal checkpoints with compute <= 5 qualify (none)
     result = run_cli("llm", "report", costly, "--out-dir", tmp_path / "r2", "--k", str(K), "--m", "8",
-                     "--iterations", "10")
+                     "--iterations", "100")
     assert result.exit_code == 2 and "has no checkpoint at compute <= 5" in result.stderr
 
 
@@ -187,3 +187,106 @@ def test_paper_csv_round_trips_to_the_papers_averages():
     assert paper["table1:qwen2.5-7b:F-CISPO"]["math_pass256"] == paper["table6:qwen2.5-7b:CISPO-g1"]["math_pass256"]
     assert paper["table2:qwen2.5-7b:F-GRPO-N8"]["ood_pass1"] == paper["table1:qwen2.5-7b:F-GRPO"]["ood_pass1"]
     assert {p["table"] for p in paper.values()} == {"1", "2", "3", "6"}
+
+
+def _eval_writer_file(path, correct_counts, n):
+    """Per-sample lines with the keys `fgrpo llm eval` writes (problem_id, sample_index, correct, status, ...)."""
+    path.write_text("".join(
+        json.dumps({"problem_id": f"math500/{p}", "sample_index": i, "correct": i < c, "status": "graded",
+                    "num_tokens": 100, "answer": "4"}) + "\n"
+        for p, c in enumerate(correct_counts) for i in range(n)))
+    return path.name
+
+
+def _two_run_manifest(tmp_path, base_counts, focal_counts, n):
+    rows = []
+    for run, role, counts in (("GRPO", "baseline", base_counts), ("F-GRPO", "focal", focal_counts)):
+        name = _eval_writer_file(tmp_path / f"{run}.jsonl", counts, n)
+        rows.append({"comparison": "GRPO", "role": role, "method": run, "run": run, "epoch": 1, "step": 10,
+                     "compute": 10, "benchmark": "math500", "file": name})
+    path = tmp_path / "manifest.csv"
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def test_n8_tiny_difference_gets_no_star_and_matches_passk(tmp_path, run_cli):
+    """Issue 29: with n = 8 the report used m = n (every round drew all samples: a zero-width interval, p = 4e-5,
+    a star on any nonzero difference). Now m = min(256, n // 4) = 2 as in `fgrpo passk --compare`: no star."""
+    base = [3, 5, 2, 6, 4, 1, 7, 3, 4, 5] * 3
+    focal = list(base)
+    focal[0] += 1  # one more correct sample in one problem of 30: a tiny difference
+    manifest = _two_run_manifest(tmp_path, base, focal, n=8)
+    report = build_report(manifest, k=2, iterations=2000, paper_csv=None)
+    assert report["subsample_m"] == {"F-GRPO/math500": 2}
+    assert report["significant"]["F-GRPO/math500"] == [False, False]
+    assert "*" not in report["markdown"].split("\n\nCells")[0]
+    assert "m = 2 per problem" in report["markdown"]
+    passk = run_cli("passk", tmp_path / "F-GRPO.jsonl", "--compare", tmp_path / "GRPO.jsonl", "--k", "1,2",
+                    "--iterations", "2000", "--no-progress", "--json")
+    assert passk.exit_code == 0, passk.stderr
+    compared = json.loads(passk.stdout)["compare"]
+    assert compared["m"] == 2 and [row["significant"] for row in compared["per_k"]] == [False, False]
+    # an explicit --m = n is refused, naming the benchmark and the pair
+    with pytest.raises(ValueError, match=r"math500, F-GRPO vs GRPO: m must be in \[1, 7\], got 8"):
+        build_report(manifest, k=2, m=8, iterations=2000, paper_csv=None)
+
+
+def test_report_says_which_passk_went_untested(tmp_path):
+    """k > m gets no test (as in `fgrpo passk`): the cell has no star and the note names it."""
+    manifest = _two_run_manifest(tmp_path, [0] * 10, [8] * 10, n=8)  # 0 % -> 100 %: pass@1 significant
+    report = build_report(manifest, k=8, iterations=2000, paper_csv=None)
+    assert report["significant"]["F-GRPO/math500"] == [True, None]
+    assert "100.0* / 100.0 |" in report["markdown"]
+    assert "pass@8 untested (k > m) for: F-GRPO/math500" in report["markdown"]
+    assert "pass@8 untested" in report["latex"]
+
+
+def _drawn(fig):
+    fig.canvas.draw()
+    return fig.axes
+
+
+def test_report_plot_has_no_offset_axis_and_a_minimum_span():
+    """Issue 29: a 7e-6 difference read "1e-6+2.499999e1" and filled the panel as a full-height arrow."""
+    from fgrpo_sim.figures.evaluation import draw_pass1_vs_passk
+
+    points = [{"label": "GRPO", "comparison": "c", "role": "baseline", "math": (25.0, 24.999993), "ood": (10.0, 20.0),
+               "paper": None},
+              {"label": "F-GRPO", "comparison": "c", "role": "focal", "math": (25.0, 25.0), "ood": (11.0, 20.5),
+               "paper": None}]
+    for ax in _drawn(draw_pass1_vs_passk(points, k=8)):
+        for axis, (low, high) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+            assert axis.get_offset_text().get_text() == ""
+            assert high - low >= 1.0  # percentage points: the 7e-6 difference is a dot, not a full-height arrow
+        assert all("e" not in t.get_text() for t in ax.get_yticklabels())
+
+
+def test_report_plots_draw_a_shared_checkpoint_once_and_skip_empty_panels(tmp_path):
+    """Two comparisons share the baseline's eval file under two labels: one marker, both names; no OOD file:
+    no OOD panel."""
+    from fgrpo_sim.figures.evaluation import draw_report_figures
+
+    rows = []
+    for comparison, label in (("G1", "GRPO"), ("G2", "GRPO (N=8)")):
+        rows.append({"comparison": comparison, "role": "baseline", "method": label, "run": "grpo", "epoch": 1,
+                     "step": 10, "compute": 10, "benchmark": "math500",
+                     "file": _eval_writer_file(tmp_path / "grpo.jsonl", [2] * 10, 8)})
+        rows.append({"comparison": comparison, "role": "focal", "method": f"F-{comparison}", "run": f"f-{comparison}",
+                     "epoch": 1, "step": 10, "compute": 10, "benchmark": "math500",
+                     "file": _eval_writer_file(tmp_path / f"f-{comparison}.jsonl", [4 if comparison == "G1" else 6] * 10, 8)})
+    manifest = tmp_path / "manifest.csv"
+    with open(manifest, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    report = build_report(manifest, k=2, iterations=100, paper_csv=None)
+    figures = draw_report_figures(report)
+    (ax,) = _drawn(figures["pass1_vs_passk.png"])  # math only: the empty OOD panel is not drawn
+    labels = sorted(t.get_text() for t in ax.texts if t.get_text())
+    assert labels == ["F-G1", "F-G2", "GRPO / GRPO (N=8)"]
+    assert len(ax.collections) == 3  # three checkpoints, three markers
+    (curves_ax,) = _drawn(figures["passk_curves.png"])
+    assert sorted(line.get_label() for line in curves_ax.get_lines()) == ["F-G1", "F-G2", "GRPO / GRPO (N=8)"]

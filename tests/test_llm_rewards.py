@@ -6,8 +6,9 @@ import threading
 import time
 
 import pytest
+from extras import require
 
-pytest.importorskip("math_verify")
+require("math_verify")
 
 from fgrpo_sim.llm.rewards import MathVerifier, extract_last_boxed, make_math_reward, math_reward  # noqa: E402
 

@@ -8,8 +8,9 @@ import warnings
 
 import pytest
 import torch
+from extras import require
 
-pytest.importorskip("trl")
+require("trl")
 
 from test_llm_helpers import common_args, loss_advantages_in_generation_order, record_calls, tiny_prompts  # noqa: E402
 

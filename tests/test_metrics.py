@@ -36,7 +36,7 @@ def test_pass_at_k_edge_cases():
         assert pass_at_k(n, 1, n) == 1.0  # k = n with one correct sample
     assert pass_at_k(10, 3, 1) == pytest.approx(0.3)
     assert pass_at_k(10, 3, 8) == 1.0  # n - c = 7 < k
-    assert pass_at_k(1024, 1, 1) == pytest.approx(1 / 1024, rel=1e-14)
+    assert pass_at_k(1024, 1, 1) == pytest.approx(1 / 1024, rel=1e-12)
 
 
 def test_pass_at_k_large_n_against_high_precision():
@@ -176,19 +176,19 @@ def test_linked_draws_are_consistent():
 
 @pytest.mark.parametrize(
     "kwargs, message",
-    [(dict(m=200), "m must be in \\[1, 128\\]"), (dict(ks=[64]), "ks must be in \\[1, m = 32\\]"),
+    [(dict(m=200), "m must be in \\[1, 127\\]"), (dict(ks=[64]), "ks must be in \\[1, m = 32\\]"),
      (dict(alpha=1.5), "alpha must be in"), (dict(iterations=0), "iterations must be in"),
      (dict(both_correct=np.full(10, 200)), "both_correct must be in")],
 )
 def test_subsampling_validation(kwargs, message):
     n = np.full(10, 128)
     c = np.arange(10) * 10
-    args = dict(ks=[1], m=32, iterations=10)
+    args = dict(ks=[1], m=32, iterations=100)
     args.update(kwargs)
     with pytest.raises(ValueError, match=message):
         paired_subsampling_test(n, c, n, c, **args)
     with pytest.raises(ValueError, match="same problems"):
-        paired_subsampling_test(n, c, n[:5], c[:5], ks=[1], m=4, iterations=10)
+        paired_subsampling_test(n, c, n[:5], c[:5], ks=[1], m=4, iterations=100)
 
 
 def test_negative_seed_is_a_named_error():
@@ -197,4 +197,42 @@ def test_negative_seed_is_a_named_error():
     with pytest.raises(ValueError, match=r"^seed must be in \[0, "):
         pass_at_k_curve([4, 4], [1, 2], ks=[1], seed=-1)
     with pytest.raises(ValueError, match=r"^seed must be in \[0, "):
-        paired_subsampling_test([4, 4], [1, 2], [4, 4], [1, 2], ks=[1], m=2, iterations=10, seed=-1)
+        paired_subsampling_test([4, 4], [1, 2], [4, 4], [1, 2], ks=[1], m=2, iterations=100, seed=-1)
+
+
+def test_subsample_size_is_one_rule_and_refuses_degenerate_m():
+    """m = n draws every sample each round: a zero-width interval that stars any nonzero difference (issue 29)."""
+    from fgrpo_sim.metrics import subsample_size
+
+    assert [subsample_size(n) for n in (1024, 4096, 256, 8, 3, 2)] == [256, 256, 64, 2, 1, 1]
+    assert subsample_size(8, 7) == 7
+    with pytest.raises(ValueError, match=r"^m must be in \[1, 7\], got 8$"):
+        subsample_size(8, 8)
+    with pytest.raises(ValueError, match="at least 2 samples per problem, got a problem with n = 1"):
+        subsample_size(1)
+    n = np.full(10, 8)
+    c_a, c_b = np.full(10, 4), np.r_[np.full(9, 4), 5]
+    with pytest.raises(ValueError, match=r"^m must be in \[1, 7\], got 8$"):
+        paired_subsampling_test(n, c_a, n, c_b, ks=[1], m=8, iterations=1000)
+    with pytest.raises(ValueError, match="at least 2 samples per problem"):
+        paired_subsampling_test([1, 1], [0, 1], [1, 1], [1, 1], ks=[1], m=1, iterations=1000)
+
+
+def test_subsampling_refuses_too_few_rounds_for_alpha():
+    """With B < 2 / alpha rounds the percentile interval can exclude 0 while p >= alpha (B = 1: p = 1, starred)."""
+    from fgrpo_sim.metrics.subsampling import min_iterations
+
+    assert min_iterations(0.05) == 40 and min_iterations(0.01) == 200 and min_iterations(0.5) == 4
+    n, c_a, c_b = np.full(20, 64), np.full(20, 60), np.full(20, 4)
+    with pytest.raises(ValueError, match=r"^iterations must be >= 2 / alpha = 40 .*got 39$"):
+        paired_subsampling_test(n, c_a, n, c_b, ks=[1], m=16, iterations=39)
+    res = paired_subsampling_test(n, c_a, n, c_b, ks=[1], m=16, iterations=40)
+    assert bool(res.significant[0]) == bool(res.p_value[0] < 0.05)
+
+
+def test_bootstrap_over_one_problem_is_refused():
+    """One problem: every bootstrap resample is that problem, a zero-width interval; refused, not returned."""
+    with pytest.raises(ValueError, match=r"^n_bootstrap must be 0 for a single problem"):
+        pass_at_k_curve([16], [3], ks=[1, 4], n_bootstrap=100)
+    curve = pass_at_k_curve([16], [3], ks=[1, 4], n_bootstrap=0)
+    assert curve.lower[0] == curve.upper[0] == pytest.approx(3 / 16)

@@ -148,3 +148,25 @@ def test_plan_space_separated_n_names_the_list_syntax_not_a_file(run_cli):
         assert result.exit_code == 2
         assert "lists take commas" in result.stderr and "--n 4,8,16" in result.stderr
         assert "No such file" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_plan_reads_llm_eval_output_as_a_pilot(run_cli, tmp_path):
+    """Issue 29: `fgrpo llm eval` output (one line per sample) is the natural pilot; each problem's rate is
+    correct / samples, so the plan equals the one from a success_rate file with those rates."""
+    import json
+
+    correct = {"p0": 1, "p1": 4, "p2": 0, "p3": 8}
+    eval_file = tmp_path / "pilot-eval.jsonl"
+    eval_file.write_text("".join(
+        json.dumps({"problem_id": pid, "sample_index": i, "correct": i < c, "status": "graded", "num_tokens": 9}) + "\n"
+        for pid, c in correct.items() for i in range(8)))
+    rates_file = tmp_path / "rates.jsonl"
+    rates_file.write_text("".join(json.dumps({"success_rate": c / 8}) + "\n" for c in correct.values()))
+    from_eval = run_cli("plan", eval_file, "--n", "4,8", "--json")
+    assert from_eval.exit_code == 0, from_eval.stderr
+    from_rates = run_cli("plan", rates_file, "--n", "4,8", "--json")
+    assert json.loads(from_eval.stdout)["rows"] == json.loads(from_rates.stdout)["rows"]
+    per_problem = tmp_path / "counts.jsonl"  # per-problem n / c lines (what `fgrpo passk` also reads)
+    per_problem.write_text("".join(json.dumps({"problem_id": p, "n": 8, "c": c}) + "\n" for p, c in correct.items()))
+    assert json.loads(run_cli("plan", per_problem, "--n", "4,8", "--json").stdout)["rows"] == \
+        json.loads(from_rates.stdout)["rows"]

@@ -29,10 +29,10 @@ def test_focal_weight_validates(args, fragment):
 
 
 def test_paper_values():
-    assert lr_multiplier(0.0) == pytest.approx(1.0, rel=1e-14)
+    assert lr_multiplier(0.0) == pytest.approx(1.0, rel=1e-12)
     assert round(lr_multiplier(0.5), 3) == 0.679
-    assert lr_multiplier(0.5) == pytest.approx(32 / (15 * math.pi), rel=1e-14)
-    assert lr_multiplier(1.0) == pytest.approx(0.5, rel=1e-14)
+    assert lr_multiplier(0.5) == pytest.approx(32 / (15 * math.pi), rel=1e-12)
+    assert lr_multiplier(1.0) == pytest.approx(0.5, rel=1e-12)
     assert round(lr_multiplier(0.5, weight="variance"), 3) == 0.686  # the prose's mu(1 - mu) reading differs
 
 
@@ -85,5 +85,5 @@ def test_lr_multiplier_is_right_for_every_accepted_gamma(weight):
         if abs(ref) < np.finfo(float).tiny:  # the true value underflows: 0 or a subnormal neighbour
             assert abs(m - ref) <= 1e-300, g
         else:
-            assert m == pytest.approx(ref, rel=1e-13), g
-    assert lr_multiplier(1e17) == pytest.approx(7.136496464611084e-26, rel=1e-13)
+            assert m == pytest.approx(ref, rel=1e-12), g
+    assert lr_multiplier(1e17) == pytest.approx(7.136496464611084e-26, rel=1e-12)

@@ -6,8 +6,9 @@ import json
 
 import pandas as pd
 import pytest
+from extras import require
 
-pytest.importorskip("verl")
+require("verl")
 
 from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT  # noqa: E402
 from fgrpo_sim.verl import prepare_data  # noqa: E402

@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from extras import require
 
-pytest.importorskip("verl")
+require("verl")
 
 from omegaconf import OmegaConf  # noqa: E402
 from verl import DataProto  # noqa: E402

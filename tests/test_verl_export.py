@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from extras import require
 
-pytest.importorskip("verl")
+require("verl")
 
 from fgrpo_sim.llm.tiny import build_tiny, load_model_and_tokenizer, save_tiny  # noqa: E402
 from fgrpo_sim.verl.fsdp_checkpoint import write_fsdp_checkpoint  # noqa: E402

@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from extras import require
 
-pytest.importorskip("verl")
+require("verl")
 
 from fgrpo_sim.verl.checks import check_launch, resolve_save_freq, save_freq_per_epoch  # noqa: E402
 from fgrpo_sim.verl.main_ppo import compose_config  # noqa: E402

@@ -10,9 +10,10 @@ import os
 from pathlib import Path
 
 import pytest
+from extras import require
 
-pytest.importorskip("verl")
-ray = pytest.importorskip("ray")
+require("verl")
+ray = require("ray")
 
 ROOT = Path(__file__).resolve().parent.parent
 

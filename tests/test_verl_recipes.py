@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from extras import require
 
-pytest.importorskip("verl")
+require("verl")
 
 from omegaconf import OmegaConf  # noqa: E402
 

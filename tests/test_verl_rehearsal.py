@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from extras import require
 
-pytest.importorskip("verl")
+require("verl")
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = ["model", "prepare-data", "config", "reward", "estimator", "checkpoint", "export", "train"]

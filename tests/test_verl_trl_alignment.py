@@ -15,8 +15,9 @@ import re
 from pathlib import Path
 
 import pytest
+from extras import require
 
-pytest.importorskip("verl")
+require("verl")
 
 from omegaconf import OmegaConf  # noqa: E402
 from test_verl_recipes import launcher_argv  # noqa: E402

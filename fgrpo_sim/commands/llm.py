@@ -291,9 +291,11 @@ def report_command(
                                     "compute, benchmark, file[, dnll_rare, paper_row]."),
     out_dir: Path = typer.Option(..., "--out-dir", help="Folder for table.md, table.tex, selection.json and the figure."),
     k: int = typer.Option(256, "--k", help="The large k of the tables, >= 1 (paper: 256; needs >= k samples per problem)."),
-    m: int = typer.Option(256, "--m", help="Subsample size of the significance test per problem, >= 1 (paper: 256 "
-                          "of 1024; capped at the smallest n)."),
-    iterations: int = typer.Option(50_000, "--iterations", help="Subsampling rounds of the test, >= 1 (paper: 50,000)."),
+    m: Optional[int] = typer.Option(None, "--m", help="Subsample size of the significance test per problem, in "
+                                    "[1, n - 1] (paper: 256 of 1024). Default: min(256, n // 4), as `fgrpo passk "
+                                    "--compare`; pass@k with k > m is untested (the table says so)."),
+    iterations: int = typer.Option(50_000, "--iterations", help="Subsampling rounds of the test, >= 40 (2 / alpha at "
+                                   "alpha = 0.05; paper: 50,000)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the significance test, >= 0."),
     paper_csv: Optional[Path] = typer.Option(None, "--paper-csv", help="The paper's numbers for rows with a paper_row. "
                                              "Default: the CSV shipped in fgrpo_sim/llm/evaluation/paper_results.csv."),

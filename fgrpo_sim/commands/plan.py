@@ -24,7 +24,8 @@ def register(app: typer.Typer) -> None:
         success_rates: Optional[Path] = typer.Argument(
             None,
             help="Pilot-run file with one row per prompt and a success_rate column in [0, 1]: CSV with a "
-            "header row, or JSON lines ({\"success_rate\": 0.25} per line). Omit it and give --beta instead.",
+            "header row, or JSON lines ({\"success_rate\": 0.25} per line); or `fgrpo llm eval` output (one line "
+            "per sample; rate = correct / samples per problem). Omit it and give --beta instead.",
         ),
         beta: Optional[str] = typer.Option(
             None, "--beta", help="Difficulty as a Beta distribution 'A,B' (A, B > 0; up to ~100 for the quadrature) instead of a pilot file, "

@@ -4,7 +4,9 @@ Data in, Figure out (no registry entry: the data are the user's eval files, read
 `fgrpo_sim.llm.evaluation.report`). Each point is a dict:
     {"label": "F-GRPO", "comparison": "GRPO", "role": "baseline" | "focal",
      "math": (pass1, passk), "ood": (pass1, passk), "paper": None | {math_pass1, math_pass256, ood_pass1, ood_pass256}}
-in percent. Paper numbers, when given and k = 256, are drawn as hollow markers of the same colour.
+in percent, and optionally "key" (the checkpoint's eval files): a checkpoint under two labels is drawn once.
+Paper numbers, when given and k = 256, are drawn as hollow markers of the same colour. Axes show plain
+numbers (no offset) over at least MIN_SPAN points; a kind without data (no OOD files) gets no panel.
 """
 
 from __future__ import annotations
@@ -14,36 +16,84 @@ import math
 from fgrpo_sim.figures.style import new_figure
 
 
+#: Smallest span (percentage points) of a report axis: a 7e-6 difference must look like one, not fill the panel.
+MIN_SPAN = 2.0
+
+
 def _finite(pair) -> bool:
     return pair is not None and all(v is not None and not math.isnan(v) for v in pair)
 
 
+def _plain_axis(ax, xs: list[float], ys: list[float]) -> None:
+    """No offset notation (no "1e-6+2.499999e1" to decode) and at least MIN_SPAN points per axis, centred."""
+    for name, scale in (("x", ax.get_xscale()), ("y", ax.get_yscale())):
+        if scale == "linear":  # a log axis (k) has no offset
+            ax.ticklabel_format(axis=name, useOffset=False, style="plain")
+    for values, get, set_ in ((xs, ax.get_xlim, ax.set_xlim), (ys, ax.get_ylim, ax.set_ylim)):
+        low, high = get()
+        if values and high - low < MIN_SPAN:
+            centre = (min(values) + max(values)) / 2
+            set_(centre - MIN_SPAN / 2, centre + MIN_SPAN / 2)
+
+
+def _once(items: list[dict]) -> list[dict]:
+    """One entry per checkpoint (`key`: its eval files): a checkpoint in two comparisons or under two labels is
+    drawn once, labelled with every name it has."""
+    seen: dict[str, dict] = {}
+    for item in items:
+        key = item.get("key") or id(item)
+        if key in seen:
+            if item["label"] not in seen[key]["label"].split(" / "):
+                seen[key]["label"] += " / " + item["label"]
+            continue
+        seen[key] = dict(item)
+    return list(seen.values())
+
+
+def _panels(has: dict[str, bool], width: float = 4.2, height: float = 3.6):
+    """(figure, [(axis, key, title)]) with one panel per kind that has data (math, OOD); at least one panel."""
+    kinds = [(key, title) for key, title in (("math", "Math average"), ("ood", "OOD average")) if has[key]] or \
+        [("math", "Math average")]
+    fig, axes = new_figure(1, len(kinds), width=width, height=height)
+    axes = list(axes.flat) if hasattr(axes, "flat") else [axes]
+    return fig, [(ax, key, title) for ax, (key, title) in zip(axes, kinds)]
+
+
 def draw_pass1_vs_passk(points: list[dict], k: int = 256):
     """Two panels (math average, OOD average): x = pass@1, y = pass@k; an arrow from each baseline to its focal runs."""
-    fig, axes = new_figure(1, 2, width=4.2, height=3.6)
     comparisons = list(dict.fromkeys(p["comparison"] for p in points))
     colours = {name: f"C{i % 10}" for i, name in enumerate(comparisons)}
-    for ax, key, title in ((axes[0], "math", "Math average"), (axes[1], "ood", "OOD average")):
+    fig, panels = _panels({key: any(_finite(p[key]) for p in points) for key in ("math", "ood")})
+    for ax, key, title in panels:
         bases = {p["comparison"]: p for p in points if p["role"] == "baseline"}
-        for p in points:
-            colour = colours[p["comparison"]]
+        xs, ys = [], []
+        for p in _once(points):
             if _finite(p[key]):
                 marker = "o" if p["role"] == "baseline" else "*"
-                ax.scatter(*p[key], color=colour, marker=marker, s=60 if marker == "*" else 30, zorder=3)
+                ax.scatter(*p[key], color=colours[p["comparison"]], marker=marker, s=60 if marker == "*" else 30,
+                           zorder=3)
                 ax.annotate(p["label"], p[key], textcoords="offset points", xytext=(4, 4), fontsize=8)
-                base = bases.get(p["comparison"])
-                if p["role"] == "focal" and base is not None and _finite(base[key]):
-                    ax.annotate("", p[key], base[key], arrowprops={"arrowstyle": "->", "color": colour, "alpha": 0.7})
+                xs.append(p[key][0])
+                ys.append(p[key][1])
+        for p in points:
+            colour = colours[p["comparison"]]
+            base = bases.get(p["comparison"])
+            if p["role"] == "focal" and base is not None and _finite(p[key]) and _finite(base[key]) \
+                    and tuple(p[key]) != tuple(base[key]):
+                ax.annotate("", p[key], base[key], arrowprops={"arrowstyle": "->", "color": colour, "alpha": 0.7})
             ref = (p.get("paper") or {}) if k == 256 else {}  # the paper reports pass@256 only
             ref_pair = (ref.get(f"{key}_pass1"), ref.get(f"{key}_pass256"))
             if _finite(ref_pair):
                 ax.scatter(*ref_pair, facecolors="none", edgecolors=colour, marker="o" if p["role"] == "baseline" else "*",
                            s=60, zorder=2)
+                xs.append(ref_pair[0])
+                ys.append(ref_pair[1])
+        _plain_axis(ax, xs, ys)
         ax.set_xlabel("pass@1 (%)")
         ax.set_ylabel(f"pass@{k} (%)")
         ax.set_title(title)
     if k == 256 and any(p.get("paper") for p in points):
-        axes[1].text(0.02, 0.02, "hollow: paper", transform=axes[1].transAxes, fontsize=8)
+        panels[-1][0].text(0.02, 0.02, "hollow: paper", transform=panels[-1][0].transAxes, fontsize=8)
     return fig
 
 
@@ -54,27 +104,53 @@ def draw_passk_curves(curves: list[dict]):
     "math": {k: pass@k %}, "ood": {...}, "paper": None | {"source", "math": {k: %}, "ood": {...}}}.
     The paper's curves (Tables 12-14, k up to 256) are dashed reference lines in the run's colour.
     """
-    fig, axes = new_figure(1, 2, width=4.2, height=3.6)
     styles = {"baseline": "o", "focal": "*"}
-    for ax, key, title in ((axes[0], "math", "Math average"), (axes[1], "ood", "OOD average")):
+    curves = _once(curves)
+    fig, panels = _panels({key: any(c.get(key) for c in curves) for key in ("math", "ood")})
+    for ax, key, title in panels:
         any_paper = False
+        ys = []
         for i, c in enumerate(curves):
             colour = f"C{i % 10}"
             points = sorted((int(k), v) for k, v in (c.get(key) or {}).items())
             if points:
                 ax.plot([k for k, _ in points], [v for _, v in points], color=colour, marker=styles.get(c["role"], "o"),
                         markersize=4, label=c["label"])
+                ys += [v for _, v in points]
             ref = sorted((int(k), v) for k, v in ((c.get("paper") or {}).get(key) or {}).items())
             if ref:
                 any_paper = True
                 ax.plot([k for k, _ in ref], [v for _, v in ref], color=colour, linestyle="--", linewidth=1,
                         alpha=0.8, label=f"{c['label']} (paper)")
         ax.set_xscale("log", base=2)
+        _plain_axis(ax, [], ys)
         ax.set_xlabel("k")
         ax.set_ylabel("pass@k (%)")
         ax.set_title(title + (" (dashed: paper)" if any_paper else ""))
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
+    return fig
+
+
+def draw_passk_bands(curves: list[dict]):
+    """`fgrpo passk --plot`: pass@k against k (log2 axis when k spans more than one value) for one or more eval
+    files, each with its bootstrap band over problems. `curves`: {"label", "k", "pass_at_k", "ci_low",
+    "ci_high"} (`PassAtKCurve.as_dict()` plus a label), pass@k as fractions."""
+    fig, ax = new_figure(1, 1, width=5.0, height=3.6)
+    for i, c in enumerate(curves):
+        colour = f"C{i % 10}"
+        ax.plot(c["k"], c["pass_at_k"], color=colour, marker="o", markersize=3, label=c["label"])
+        if any(lo != hi for lo, hi in zip(c["ci_low"], c["ci_high"])):
+            ax.fill_between(c["k"], c["ci_low"], c["ci_high"], color=colour, alpha=0.2, linewidth=0)
+    if len({k for c in curves for k in c["k"]}) > 1:
+        ax.set_xscale("log", base=2)
+    ax.ticklabel_format(axis="y", useOffset=False, style="plain")
+    ax.set_xlabel("k")
+    ax.set_ylabel("pass@k")
+    level = round(100 * curves[0].get("confidence", 0.95)) if curves else 95
+    ax.set_title(f"pass@k, bands: {level}% bootstrap over problems" if any(
+        lo != hi for c in curves for lo, hi in zip(c["ci_low"], c["ci_high"])) else "pass@k")
+    ax.legend(fontsize=8)
     return fig
 
 

@@ -97,10 +97,13 @@ def extract_last_boxed(text: str, max_depth: int = 20) -> tuple[str | None, str]
     """(content of the last \\boxed{...}/\\fbox{...}, status): status is "ok", "no_answer" or "too_deep".
 
     Braces are matched (\\boxed{\\frac{1}{2}} -> \\frac{1}{2}); "\\boxed 5" (no braces) gives the next
-    token. An unclosed box counts as no answer (an earlier closed box is used); a box nested deeper than
-    `max_depth` is "too_deep".
+    token. An unclosed box counts as no answer (an earlier closed box is used); so does an empty box
+    (`\\boxed{4}\\boxed{}` gives 4: an empty box answers nothing, and would otherwise hide the answer before
+    it); a box nested deeper than `max_depth` is "too_deep".
     """
     for _, _, content, status in iter_boxed(text, max_depth):
+        if status == "ok" and not content.strip():
+            continue
         return content, status
     return None, "no_answer"
 

@@ -4,7 +4,7 @@ paired m-out-of-n subsampling test, percentile bootstrap intervals over seeds (n
 from fgrpo_sim.metrics.bootstrap import Interval, bootstrap_mean_ci, bootstrap_paired_difference_ci
 from fgrpo_sim.metrics.curves import PassAtKCurve, counts_from_matrix, pass_at_k_curve
 from fgrpo_sim.metrics.passk import pass_at_k, pass_at_k_table
-from fgrpo_sim.metrics.subsampling import SubsamplingTest, paired_subsampling_test
+from fgrpo_sim.metrics.subsampling import SubsamplingTest, paired_subsampling_test, subsample_size
 
 __all__ = [
     "Interval",
@@ -17,4 +17,5 @@ __all__ = [
     "counts_from_matrix",
     "paired_subsampling_test",
     "SubsamplingTest",
+    "subsample_size",
 ]

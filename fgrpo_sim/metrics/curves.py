@@ -75,7 +75,8 @@ def pass_at_k_curve(
     Give per-problem counts `n`, `c` (1-D, mixed n allowed) or a boolean `correct` [problems,
     samples] matrix. Every k must be <= the n of every problem (ValueError names the first
     offender). The interval is the percentile bootstrap over problems (`n_bootstrap` resamples of
-    the problem set with replacement; 0 disables it and returns the mean as both bounds).
+    the problem set with replacement; 0 disables it and returns the mean as both bounds; one problem
+    needs 0, since its bootstrap interval would have zero width).
     """
     if correct is not None:
         if n is not None or c is not None:
@@ -97,6 +98,9 @@ def pass_at_k_curve(
         )
     confidence = float(check_range("confidence", confidence, 0.0, 1.0, low_open=True, high_open=True))
     n_bootstrap = int(check_integer("n_bootstrap", n_bootstrap, 0))
+    if n_bootstrap > 0 and n.size < 2:  # every resample of one problem is that problem: a zero-width interval
+        raise ValueError(f"n_bootstrap must be 0 for a single problem (a bootstrap over problems needs >= 2), "
+                         f"got {n_bootstrap}")
     seed = int(check_integer("seed", seed, 0))
     per_problem = pass_at_k(n[:, None], c[:, None], ks[None, :])
     mean = per_problem.mean(axis=0)

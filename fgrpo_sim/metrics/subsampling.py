@@ -24,6 +24,11 @@ p-value: the two-sided percentile p-value, p = min(1, 2 min((1 + #{D <= 0}) / (B
 (1 + #{D >= 0}) / (B + 1))), i.e. (up to the +1 correction) the smallest alpha at which the
 percentile interval excludes 0, so "p < alpha" and "interval excludes 0" agree.
 
+Degenerate parameters are refused: m >= n (every round draws all n samples of a problem, so the interval
+has zero width and any nonzero difference would look significant), k > m, and fewer than 2 / alpha rounds
+(then the percentile interval can exclude 0 while the p-value cannot fall below alpha). `subsample_size` is
+the one rule for m that `fgrpo passk --compare` and `fgrpo llm report` share.
+
 What the test conditions on: the problem set is fixed, so the interval reflects the sampling
 noise of the generations, not the choice of problems; and it is the spread of an estimator based on
 m (not n) samples per problem, hence somewhat conservative for the full-n estimate.
@@ -77,6 +82,33 @@ class SubsamplingTest:
         ]
 
 
+DEFAULT_M = 256  # the paper's m (of n = 1024)
+
+
+def subsample_size(n_min: int, m: int | None = None, name: str = "m") -> int:
+    """The subsample size m for problems with at least `n_min` samples each.
+
+    Default (m None): the paper's ratio, m = min(256, n_min // 4) (256 of 1024), at least 1. A given m must
+    be in [1, n_min - 1]: m = n_min would draw every sample of the smallest problems in every round.
+    ValueError (naming `name`) otherwise, and when n_min < 2 (no subsample can vary).
+    """
+    n_min = int(n_min)
+    if n_min < 2:
+        raise ValueError(f"the subsampling test needs at least 2 samples per problem, got a problem with n = {n_min} "
+                         "(with n = 1 every subsample is the whole sample: the interval has zero width)")
+    if m is None:
+        return max(1, min(DEFAULT_M, n_min // 4))
+    return int(check_integer(name, m, 1, n_min - 1))
+
+
+def min_iterations(alpha: float) -> int:
+    """Fewest rounds for which "interval excludes 0" can agree with "p < alpha": 2 / (B + 1) < alpha."""
+    rounds = max(1, int(np.floor(2.0 / alpha)))
+    while 2.0 / (rounds + 1) >= alpha:  # guards the float rounding of 2 / alpha
+        rounds += 1
+    return rounds
+
+
 def _histogram(draws: np.ndarray, m: int, n_rounds: int) -> np.ndarray:
     """[rounds, problems] counts in 0..m -> [rounds, m + 1] number of problems per count."""
     offsets = (np.arange(n_rounds, dtype=np.int64) * (m + 1))[:, None]
@@ -124,8 +156,8 @@ def paired_subsampling_test(
 
     n_a, c_a, n_b, c_b: per-problem sample and correct counts, the same problems in the same order
     (n may differ between problems and models). ks: the k values (each <= m). m: subsample size per
-    problem (<= every n; paper: 256 of 1024). iterations: subsampling rounds (paper: 50,000).
-    alpha: two-sided level (interval = alpha/2 and 1 - alpha/2 percentiles). both_correct: per
+    problem (< every n, see `subsample_size`; paper: 256 of 1024). iterations: subsampling rounds (paper: 50,000).
+    alpha: two-sided level (interval = alpha/2 and 1 - alpha/2 percentiles); iterations >= 2 / alpha. both_correct: per
     problem count of indices correct for both models, only for linked generations (see the module
     docstring). Memory is bounded by `chunk_size` rounds at a time.
     """
@@ -133,17 +165,17 @@ def paired_subsampling_test(
     n_b, c_b = _check_counts(n_b, c_b)
     if n_a.size != n_b.size:
         raise ValueError(f"n_b must list the same problems as n_a, got {n_b.size} and {n_a.size} problems")
-    m = int(check_integer("m", m, 1))
-    n_min = int(min(n_a.min(), n_b.min()))
-    if m > n_min:
-        raise ValueError(f"m must be in [1, {n_min}] (the smallest n of any problem), got {m}")
+    m = subsample_size(int(min(n_a.min(), n_b.min())), m)
     ks = np.atleast_1d(check_integer("ks", ks, 1))
     if ks.ndim != 1 or ks.size == 0:
         raise ValueError("ks must be a non-empty 1-D list of integers")
     if np.any(ks > m):
         raise ValueError(f"ks must be in [1, m = {m}], got k = {int(ks[ks > m][0])}")
-    iterations = int(check_integer("iterations", iterations, 1))
     alpha = float(check_range("alpha", alpha, 0.0, 1.0, low_open=True, high_open=True))
+    iterations = int(check_integer("iterations", iterations, 1))
+    if iterations < min_iterations(alpha):
+        raise ValueError(f"iterations must be >= 2 / alpha = {min_iterations(alpha)} (fewer rounds cannot give "
+                         f"p < alpha = {alpha:g}), got {iterations}")
     chunk_size = int(check_integer("chunk_size", chunk_size, 1))
     linked = both_correct is not None
     if linked:
@@ -196,4 +228,4 @@ def paired_subsampling_test(
     )
 
 
-__all__ = ["SubsamplingTest", "paired_subsampling_test"]
+__all__ = ["SubsamplingTest", "paired_subsampling_test", "subsample_size", "min_iterations", "DEFAULT_M"]

@@ -10,10 +10,11 @@ Benchmark names are matched ignoring case, '-' and '_' (GPQA-Diamond, gpqa, IFEv
 * math (math500, aime24, aime25, amc23, minerva, olympiadbench, generic): math-verify on the last
   \\boxed{} through `fgrpo_sim.llm.rewards.MathVerifier` (unchanged).
 * gpqa_diamond: the last explicit answer counts, a \\boxed{} letter (also \\boxed{\\text{B}}, \\boxed{(B)},
-  \\boxed{B) text}) or an answer phrase ("Answer: X", "the answer is (X)", "**Final answer:** X", "The
-  correct option is (X)"), whichever comes last; correct when it names exactly the record's letter. An
-  answer naming two letters ("C or D", "A, C") is wrong; lower-case letters are not letters; no letter ->
-  status no_answer. Rules and reasons: `extract_choice`, docs/evaluation.md.
+  \\boxed{B) any option text}), a box holding exactly one option's text (\\boxed{5.2 eV}), or an answer
+  phrase ("Answer: X", "the answer is (X)", "**Final answer:** X", "Answer:" with X alone on the next line),
+  whichever comes last; correct when it names exactly the record's letter. An answer naming two letters
+  ("C or D", "A, C") is wrong; lower-case letters count only after a phrase, alone or in brackets; no
+  letter -> status no_answer. Rules and reasons: `extract_choice`, docs/evaluation.md.
 * ifeval: the instruction checks of the `if-verifiable` package (a port of Google's IFEval checks) on a
   record in the public schema (prompt, instruction_id_list, kwargs) or the loader's (problem for prompt);
   correct = every instruction passes in strict mode, i.e. prompt-level strict accuracy. A leading
@@ -39,7 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from fgrpo_sim.llm.evaluation.prompts import benchmark_kind
+from fgrpo_sim.llm.evaluation.prompts import GPQA_LETTERS as LETTERS, benchmark_kind
 from fgrpo_sim.llm.rewards import MathVerifier, Score, iter_boxed
 
 SYNLOGIC_HELP = ("SynLogic grading needs a local checkout of its verifiers: "
@@ -61,6 +62,12 @@ _ARTICLE = re.compile(r"\s+(?!(?i:and|or|nor)\b)[a-z]")
 _BOX_TAIL = re.compile(r"\s*(?:$|[).:\]]|[-\u2013\u2014]\s|\s[A-Za-z(])")
 #: The text between two boxes that makes them one answer: \boxed{B} or \boxed{C}.
 _BOX_JOIN = re.compile(r"\s*(?:,|/|&|,?\s*(?i:and/or|and|or|nor))\s*")
+#: After the letters on the line below an answer phrase ("Answer:\nC"): nothing, punctuation, or ")" + text.
+_LINE_TAIL = re.compile(r"\s*(?:$|[).:\]])")
+#: A lower-case letter counts only right after an answer phrase and only when it cannot be prose: in brackets
+#: ("the answer is (c)") or alone at the end of the line ("Answer: c", "The answer is c.").
+_LOWER_LETTER = re.compile(r"\s*(?:[(\[]\s*([a-d])\s*[)\]]|([a-d])\s*[.!]?\s*$)")
+_LOWER_MORE = re.compile(r"\s*(?:,|/|&|(?i:and/or|and|or|nor))\s*[(\[]\s*([a-dA-D])\s*[)\]]")
 _ANSWER_PHRASE = re.compile(
     r"\b(?i:final\s+answer|(?:correct|right|best)\s+(?:answer|option|choice)|answer)\b\s*"
     r"(?:\*\*\s*)?(?:(?i:is|would\s+be|should\s+be|must\s+be|will\s+be)\b\s*"
@@ -90,16 +97,52 @@ def _letters_at(text: str) -> tuple[list[str], int] | None:
     return letters, end
 
 
-def _explicit_answers(completion: str) -> list[tuple[int, list[str]]]:
+def _closed(plain: str, found: tuple[list[str], int]) -> bool:
+    """The letters end with a bracket ("A)", "(A)"): the option's label as shown, so any option text may follow
+    ("A) 5.2 eV", "(C) 4.5 \\times 10^{-3}", "B) 2-methylbutane")."""
+    return plain[:found[1]].rstrip().endswith((")", "]"))
+
+
+def _lower_letters_at(text: str) -> list[str] | None:
+    """Upper-cased letters of a lower-case answer after an answer phrase (see `_LOWER_LETTER`), or None."""
+    first = _LOWER_LETTER.match(text)
+    if not first:
+        return None
+    letters, end = [(first.group(1) or first.group(2)).upper()], first.end()
+    while first.group(1) and (more := _LOWER_MORE.match(text, end)) is not None:  # "(c) or (d)": a hedge
+        letters.append(more.group(1).upper())
+        end = more.end()
+    return letters
+
+
+def _value_key(text: str) -> str:
+    """An option's text or a box's content, compared ignoring markup, spaces, case and a final period."""
+    return re.sub(r"\s+|\\(?:left|right)\b", "", _plain(text)).lower().rstrip(".")
+
+
+def _value_letter(content: str, choices: list[str] | None) -> list[str] | None:
+    """[letter] when a box holds the text of exactly one option (\\boxed{5.2 eV} for "A) 5.2 eV"), else None."""
+    if not choices:
+        return None
+    key = _value_key(content)
+    matches = [LETTERS[i] for i, choice in enumerate(choices[:4]) if key and _value_key(str(choice)) == key]
+    return matches if len(matches) == 1 else None
+
+
+def _explicit_answers(completion: str, choices: list[str] | None = None) -> list[tuple[int, list[str]]]:
     """(position, letters) of every explicit answer: each \\boxed{} whose content is option letters (boxes
-    joined by "or", "and", "," count as one answer) and each answer phrase followed by letters."""
+    joined by "or", "and", "," count as one answer) or the text of exactly one of `choices`, and each answer
+    phrase followed by letters (on its line, or alone on the next line)."""
     answers = []
     boxes = [(start, end, content) for start, end, content, status in iter_boxed(completion) if status == "ok"]
     previous_end = None
     for start, end, content in reversed(boxes):  # iter_boxed gives the last box first
         plain = _plain(content)
         found = _letters_at(plain)
-        if found and _BOX_TAIL.match(plain[found[1]:]):
+        if not (found and (_BOX_TAIL.match(plain[found[1]:]) or _closed(plain, found))):
+            value = _value_letter(content, choices)
+            found = (value, len(plain)) if value else None
+        if found:
             if previous_end is not None and _BOX_JOIN.fullmatch(_plain(completion[previous_end:start])):
                 answers[-1][1].extend(found[0])  # \boxed{B} or \boxed{C}: one hedged answer
             else:
@@ -108,30 +151,42 @@ def _explicit_answers(completion: str) -> list[tuple[int, list[str]]]:
         else:
             previous_end = None
     for phrase in _ANSWER_PHRASE.finditer(completion):
-        line = completion[phrase.end(): phrase.end() + 300].split("\n", 1)[0]
-        found = _letters_at(_plain(line))
-        if found:
-            answers.append((phrase.start(), found[0]))
+        line, _, below = completion[phrase.end(): phrase.end() + 300].partition("\n")
+        plain = _plain(line)
+        found = _letters_at(plain)
+        letters = found[0] if found else None
+        if letters is None and not plain.strip():  # "Answer:\nC": the letter alone on the next non-blank line
+            nxt = _plain(next((text for text in below.split("\n") if _plain(text).strip()), ""))
+            found = _letters_at(nxt)
+            if found and (_LINE_TAIL.match(nxt[found[1]:]) or _closed(nxt, found)):
+                letters = found[0]
+        if letters is None:
+            letters = _lower_letters_at(plain)
+        if letters:
+            answers.append((phrase.start(), letters))
     return sorted(answers, key=lambda answer: answer[0])
 
 
-def extract_choice(completion: str) -> list[str]:
+def extract_choice(completion: str, choices: list[str] | None = None) -> list[str]:
     """The distinct option letters of the completion's last explicit answer, in order (empty: no answer).
 
     Explicit answers are \\boxed{} letters (\\boxed{B}, \\boxed{\\text{B}}, \\boxed{(B)}, \\boxed{B) text}) and
-    answer phrases ("Answer: C", "the answer is (B)", "**Final answer:** D", "The correct option is (B).").
+    answer phrases ("Answer: C", "the answer is (B)", "**Final answer:** D", "The correct option is (B).",
+    "Answer:" with the letter alone on the next line). With `choices` (the option texts, in shown order), a
+    box holding the text of exactly one option is that option (the paper's prompt never asks for a letter).
     The one written last counts, box or phrase. Two or more letters ("C or D", "A, C", "B and C") are a
-    hedge. Lower-case letters never count: the options are shown as "A)".."D)", and in a GPQA completion a
-    lone lower-case letter is usually a quantity (c, the speed of light) or the article "a".
+    hedge. A lower-case letter counts only after an answer phrase, in brackets or alone at the line's end
+    ("the answer is (c)", "Answer: c"): elsewhere a lone c is usually a quantity (the speed of light) and
+    "a" the article.
     """
-    answers = _explicit_answers(completion)
+    answers = _explicit_answers(completion, choices)
     return list(dict.fromkeys(answers[-1][1])) if answers else []
 
 
-def extract_choice_letter(completion: str) -> str | None:
+def extract_choice_letter(completion: str, choices: list[str] | None = None) -> str | None:
     """The one option letter A-D the completion's last explicit answer commits to; None for no answer or
     a hedge naming two letters (see `extract_choice`)."""
-    letters = extract_choice(completion)
+    letters = extract_choice(completion, choices)
     return letters[0] if len(letters) == 1 else None
 
 
@@ -146,7 +201,8 @@ def _field(record: dict[str, Any], benchmark: str, *names: str) -> Any:
 
 def grade_gpqa(record: dict[str, Any], completion: str) -> Score:
     gold = str(_field(record, "gpqa_diamond", "answer")).strip()
-    letters = extract_choice(completion)
+    choices = record.get("choices")
+    letters = extract_choice(completion, list(choices) if isinstance(choices, (list, tuple)) else None)
     if not letters:
         return Score(False, "no_answer", None)
     if len(letters) > 1:  # a hedge is wrong even when it names the right letter

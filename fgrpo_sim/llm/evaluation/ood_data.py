@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from fgrpo_sim.llm.evaluation.data import finish_benchmark, load_benchmark, read_records
-from fgrpo_sim.llm.evaluation.prompts import OOD_ALIASES, OOD_BENCHMARKS, canonical_benchmark
+from fgrpo_sim.llm.evaluation.prompts import GPQA_LETTERS, OOD_ALIASES, OOD_BENCHMARKS, canonical_benchmark
 from fgrpo_sim.validation import check_integer
 
 OOD_NAMES = tuple(OOD_BENCHMARKS)  # prompts.py holds the one list of OOD benchmarks
@@ -43,7 +43,7 @@ HUB_SOURCES = {
     "ifeval": ("google/IFEval", None, "train"),
     "synlogic": ("MiniMaxAI/SynLogic", "synlogic_easy", "validation"),
 }
-LETTERS = "ABCD"
+LETTERS = GPQA_LETTERS
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 

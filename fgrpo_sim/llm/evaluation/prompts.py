@@ -47,8 +47,12 @@ FAMILIES = ("qwen2.5", "qwen3-base", "llama-3.2-instruct", "generic")
 #: Benchmark kinds of the paper's protocol; every benchmark name maps to one (see `benchmark_kind`).
 KINDS = ("math", "gpqa", "ifeval", "synlogic")
 OOD_BENCHMARKS = {"gpqa_diamond": "gpqa", "ifeval": "ifeval", "synlogic": "synlogic"}
+#: GPQA's option labels, as the loader shows the options ("A) text") and the grader reads them.
+GPQA_LETTERS = "ABCD"
 #: Names that mean an OOD benchmark beyond its own spellings (see `canonical_benchmark`).
 OOD_ALIASES = {"gpqa": "gpqa_diamond"}
+#: "math", the first name a user tries, is the math grader (math-verify), with the loader of any math file.
+MATH_ALIASES = {"math": "generic"}
 
 #: Table 8: decoding used for every family and benchmark, except the length cap.
 TEMPERATURE = 1.0
@@ -78,18 +82,20 @@ def _name_key(name: str) -> str:
 def canonical_benchmark(benchmark: str) -> str:
     """The canonical name of `benchmark`, matched ignoring case, '-', '_' and spaces (GPQA-Diamond,
     gpqa-diamond and gpqa_diamond are gpqa_diamond; IFEval is ifeval; MATH-500 is math500), with the
-    aliases of `OOD_ALIASES` (gpqa). A name that is neither an OOD benchmark nor a math benchmark of
-    `fgrpo_sim.llm.evaluation.data.BENCHMARKS` is a ValueError listing the known names: an unknown name is never
-    graded as math by default (under math-verify a correct GPQA letter is wrong)."""
+    aliases of `OOD_ALIASES` (gpqa) and `MATH_ALIASES` (math: the generic math benchmark). A name that is
+    neither an OOD benchmark nor a math benchmark of `fgrpo_sim.llm.evaluation.data.BENCHMARKS` is a
+    ValueError listing the known names: an unknown name is never graded as math by default (under
+    math-verify a correct GPQA letter is wrong)."""
     key = _name_key(benchmark)
     names = {_name_key(name): name for name in OOD_BENCHMARKS}
     names.update({_name_key(alias): name for alias, name in OOD_ALIASES.items()})
     if key in names:
         return names[key]
     names = {_name_key(name): name for name in BENCHMARKS}
+    names.update({_name_key(alias): name for alias, name in MATH_ALIASES.items()})
     if key not in names:
         raise ValueError(f"benchmark must be one of {', '.join([*BENCHMARKS, *OOD_BENCHMARKS])} (any case, '-' or "
-                         f"'_'; also {', '.join(OOD_ALIASES)}), got {benchmark!r}")
+                         f"'_'; also {', '.join([*OOD_ALIASES, *MATH_ALIASES])}), got {benchmark!r}")
     return names[key]
 
 

@@ -22,7 +22,9 @@ compute is at most the selected baseline's. Averages are plain means over the be
 
 Significance (App. Q): for every focal run and benchmark, `fgrpo_sim.metrics.paired_subsampling_test`
 between the selected focal and baseline checkpoints (m of n samples per problem, pass@1 and pass@k);
-a significant per-benchmark difference is marked with "*". Averages are not tested (the paper's App. Q
+a significant per-benchmark difference is marked with "*". m follows `fgrpo passk --compare`'s rule
+(`metrics.subsample_size`: min(256, n // 4), below every n); pass@k with k > m is untested, and the
+table's note says so. Averages are not tested (the paper's App. Q
 test is per benchmark).
 """
 
@@ -114,9 +116,10 @@ def _report_name(benchmark: str) -> str:
     from fgrpo_sim.llm.evaluation.prompts import canonical_benchmark
 
     try:
-        return canonical_benchmark(benchmark)
+        name = canonical_benchmark(benchmark)
     except ValueError:
         return benchmark
+    return benchmark if name == "generic" else name  # "math" or the user's own set keeps its column name
 
 
 def load_checkpoints(manifest: str | Path, k: int = 256) -> list[Checkpoint]:
@@ -198,25 +201,32 @@ def select_checkpoints(checkpoints: list[Checkpoint]) -> list[Checkpoint]:
     return chosen
 
 
-def significance(chosen: list[Checkpoint], k: int, m: int, iterations: int, seed: int = 0,
-                 alpha: float = 0.05, progress: bool = False) -> dict[tuple[str, str], tuple[bool, bool]]:
-    """(run, benchmark) -> (pass@1 significant, pass@k significant) of each focal run vs its baseline."""
-    from fgrpo_sim.metrics import paired_subsampling_test
+def significance(chosen: list[Checkpoint], k: int, m: int | None, iterations: int, seed: int = 0,
+                 alpha: float = 0.05, progress: bool = False) -> dict[tuple[str, str], dict[str, Any]]:
+    """(run, benchmark) -> {"m": m used, "pass1": significant?, "passk": significant? (None: untested, k > m)} of
+    each focal run vs its baseline. m: `fgrpo_sim.metrics.subsample_size`, the rule `fgrpo passk --compare` uses
+    (None: min(256, n // 4) for the pair's smallest n; a given m must be below every n of the pair)."""
+    from fgrpo_sim.metrics import paired_subsampling_test, subsample_size
     from tqdm import tqdm
 
     from fgrpo_sim.metrics.results_io import align_problems
 
     bases = {c.comparison: c for c in chosen if c.role == "baseline"}
-    marks: dict[tuple[str, str], tuple[bool, bool]] = {}
+    marks: dict[tuple[str, str], dict[str, Any]] = {}
     pairs = [(focal, bench) for focal in chosen if focal.role == "focal" for bench in focal.counts]
     # At paper settings (n = 1024, m = 256, 50,000 rounds) each pair takes tens of seconds: show progress.
     for focal, bench in tqdm(pairs, desc="significance tests", unit="test", disable=not progress):
         a, b = focal.counts[bench], bases[focal.comparison].counts[bench]
         order = align_problems(a, b)
-        size = min(m, int(a.n.min()), int(b.n.min()))
-        test = paired_subsampling_test(a.n, a.c, b.n[order], b.c[order], ks=(1, k), m=size,
+        try:
+            size = subsample_size(min(int(a.n.min()), int(b.n.min())), m)
+        except ValueError as exc:
+            raise ValueError(f"{bench}, {focal.run} vs {bases[focal.comparison].run}: {exc}") from None
+        ks = [kk for kk in dict.fromkeys((1, k)) if kk <= size]  # k > m gets no test, as in `fgrpo passk`
+        test = paired_subsampling_test(a.n, a.c, b.n[order], b.c[order], ks=ks, m=size,
                                        iterations=iterations, alpha=alpha, seed=seed)
-        marks[(focal.run, bench)] = (bool(test.significant[0]), bool(test.significant[1]))
+        tested = {int(kk): bool(sig) for kk, sig in zip(test.ks, test.significant)}
+        marks[(focal.run, bench)] = {"m": size, "pass1": tested.get(1), "passk": tested.get(k)}
     return marks
 
 
@@ -262,7 +272,8 @@ def build_table(chosen: list[Checkpoint], k: int, marks: dict | None = None,
         cells = [c.method, str(c.epoch), str(c.step)]
         for b in benches:
             p1, pk = c.scores[b]
-            s1, sk = marks.get((c.run, b), (False, False))
+            mark = marks.get((c.run, b), {})
+            s1, sk = mark.get("pass1"), mark.get("passk")
             cells.append(f"{p1:.1f}{'*' if s1 else ''} / {pk:.1f}{'*' if sk else ''}")
         cells += [f"{_fmt(c.average('math', 0))} / {_fmt(c.average('math', 1))}",
                   f"{_fmt(c.average('ood', 0))} / {_fmt(c.average('ood', 1))}"]
@@ -289,6 +300,12 @@ def _paper_benchmarks(row_id: str | None) -> dict[str, tuple[float, float]]:
     return per_benchmark(row_id) if row_id and is_table_row_id(row_id) else {}
 
 
+def checkpoint_key(c: Checkpoint) -> str:
+    """A checkpoint's identity for the figures: its eval files (the same files under two labels or in two
+    comparisons are one checkpoint, drawn once)."""
+    return "|".join(sorted(str(Path(f).resolve()) for f in c.files.values()))
+
+
 def passk_curves(chosen: list[Checkpoint], paper: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Per selected checkpoint: k -> average pass@k (%) over its math and OOD benchmarks, k = 1, 2, 4, ... <= the
     smallest n; with `paper`, the paper's curve of the same run (Tables 12-14) over the same benchmarks."""
@@ -297,7 +314,8 @@ def passk_curves(chosen: list[Checkpoint], paper: dict[str, dict[str, Any]] | No
 
     out = []
     for c in chosen:
-        entry: dict[str, Any] = {"label": c.method, "comparison": c.comparison, "role": c.role, "paper": None}
+        entry: dict[str, Any] = {"label": c.method, "comparison": c.comparison, "role": c.role, "paper": None,
+                                 "key": checkpoint_key(c)}
         n_min = min(int(counts.n.min()) for counts in c.counts.values())
         ks = [2 ** i for i in range(n_min.bit_length()) if 2 ** i <= n_min]
         for kind in ("math", "ood"):
@@ -316,16 +334,30 @@ def passk_curves(chosen: list[Checkpoint], paper: dict[str, dict[str, Any]] | No
     return out
 
 
-def to_markdown(header: list[str], rows: list[list[str]], k: int, title: str | None = None) -> str:
+def test_note(marks: dict, k: int) -> str:
+    """The m of the significance tests, and which pass@k cells went untested (k > m): said, not left blank."""
+    sizes = sorted({mark["m"] for mark in marks.values()})
+    if not sizes:
+        return ""
+    note = f" Subsample size m = {', '.join(map(str, sizes))} per problem (min(256, n // 4) unless --m)."
+    untested = sorted(f"{run}/{bench}" for (run, bench), mark in marks.items() if mark["passk"] is None)
+    if untested and k != 1:
+        note += f" pass@{k} untested (k > m) for: {', '.join(untested)}."
+    return note
+
+
+def to_markdown(header: list[str], rows: list[list[str]], k: int, title: str | None = None, marks: dict | None = None
+                ) -> str:
     lines = ([f"## {title}", ""] if title else []) + ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     note = (f"\nCells: pass@1 / pass@{k} in %. * = significant difference from the comparison's baseline "
-            "(paired subsampling test, paper App. Q). Paper columns: pass@1 / pass@256 as printed in the paper "
-            "(per benchmark: Tables 1, 10, 11).")
+            "(paired subsampling test, paper App. Q)." + test_note(marks or {}, k) + " Paper columns: pass@1 / "
+            "pass@256 as printed in the paper (per benchmark: Tables 1, 10, 11).")
     return "\n".join(lines) + "\n" + note + "\n"
 
 
-def to_latex(header: list[str], rows: list[list[str]], k: int, title: str | None = None) -> str:
+def to_latex(header: list[str], rows: list[list[str]], k: int, title: str | None = None, marks: dict | None = None
+             ) -> str:
     def esc(text: str) -> str:
         return text.replace("_", r"\_").replace("%", r"\%").replace("*", r"$^{*}$")
 
@@ -333,35 +365,37 @@ def to_latex(header: list[str], rows: list[list[str]], k: int, title: str | None
              " & ".join(esc(h) for h in header) + r" \\", r"\midrule"]
     lines += [" & ".join(esc(c) for c in r) + r" \\" for r in rows]
     lines += [r"\bottomrule", r"\end{tabular}",
-              f"% cells: pass@1 / pass@{k} (%); $^*$ significant vs baseline (paired subsampling, App. Q); "
-              "paper columns: pass@1 / pass@256 as printed in the paper"]
+              f"% cells: pass@1 / pass@{k} (%); $^*$ significant vs baseline (paired subsampling, App. Q);"
+              + test_note(marks or {}, k) + " paper columns: pass@1 / pass@256 as printed in the paper"]
     return "\n".join(lines) + "\n"
 
 
-def build_report(manifest: str | Path, *, k: int = 256, m: int = 256, iterations: int = 50_000, seed: int = 0,
+def build_report(manifest: str | Path, *, k: int = 256, m: int | None = None, iterations: int = 50_000, seed: int = 0,
                  paper_csv: str | Path | None = PAPER_CSV, progress: bool = False, title: str | None = None
                  ) -> dict[str, Any]:
     """Everything `fgrpo llm report` writes: selection, markdown and LaTeX tables (under `title`), figure data."""
     from fgrpo_sim.validation import check_integer
 
+    from fgrpo_sim.metrics.subsampling import min_iterations
+
     check_integer("k", k, 1)
-    check_integer("m", m, 1)
-    check_integer("iterations", iterations, 1)
+    if m is not None:
+        check_integer("m", m, 1)
+    check_integer("iterations", iterations, min_iterations(0.05))  # fewer rounds cannot reach p < 0.05
     if title is not None and ("\n" in title or "\r" in title):
         raise ValueError("title must be one line (it heads table.md and a LaTeX comment)")
-    if m < k:
-        raise ValueError(f"m must be >= k = {k} (the test subsamples m of n samples to estimate pass@k), got {m}")
     checkpoints = load_checkpoints(manifest, k)
     chosen = select_checkpoints(checkpoints)
     marks = significance(chosen, k, m, iterations, seed, progress=progress)
     paper = load_paper_results(paper_csv) if paper_csv else {}
     header, rows = build_table(chosen, k, marks, paper)
-    points = [{"label": c.method, "comparison": c.comparison, "role": c.role,
+    points = [{"label": c.method, "comparison": c.comparison, "role": c.role, "key": checkpoint_key(c),
                "math": (c.average("math", 0), c.average("math", 1)), "ood": (c.average("ood", 0), c.average("ood", 1)),
                "paper": paper.get(c.paper_row or "")} for c in chosen]
     return {"k": k, "selected": [c.summary() for c in chosen], "all_checkpoints": [c.summary() for c in checkpoints],
-            "significant": {f"{run}/{bench}": list(v) for (run, bench), v in marks.items()},
-            "markdown": to_markdown(header, rows, k, title), "latex": to_latex(header, rows, k, title),
+            "significant": {f"{run}/{bench}": [v["pass1"], v["passk"]] for (run, bench), v in marks.items()},
+            "subsample_m": {f"{run}/{bench}": v["m"] for (run, bench), v in marks.items()},
+            "markdown": to_markdown(header, rows, k, title, marks), "latex": to_latex(header, rows, k, title, marks),
             "points": points, "curves": passk_curves(chosen, paper), "title": title}
 
 
@@ -378,9 +412,10 @@ def write_report(report: dict[str, Any], out_dir: str | Path, *, figures: dict[s
     for name, text in (("table.md", report["markdown"]), ("table.tex", report["latex"])):
         write_text_atomic(out / name, text)
         written.append(out / name)
-    data = {key: report[key] for key in ("k", "selected", "all_checkpoints", "significant")}
+    data = {key: report[key] for key in ("k", "selected", "all_checkpoints", "significant", "subsample_m")
+            if key in report}
     if report.get("curves"):
-        data["passk_curves"] = report["curves"]
+        data["passk_curves"] = [{k: v for k, v in c.items() if k != "key"} for c in report["curves"]]
     write_text_atomic(out / "selection.json", json.dumps(data, indent=2) + "\n")
     written.append(out / "selection.json")
     for name, fig in (figures or {}).items():

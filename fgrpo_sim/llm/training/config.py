@@ -45,9 +45,13 @@ _CLIPPED_LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo")
 class FocalGRPOConfig(GRPOConfig):
     """GRPOConfig with focal weighting (g = (1 - mu_hat)^gamma per prompt group) and method presets.
 
-    Defaults follow the paper (Table 5): no KL (beta = 0), token-mean loss, AdamW with weight decay
-    0.01, gradient clipping 1.0, constant learning rate 1e-6 after the paper's 15 warmup (verl) steps = 60 optimizer steps, temperature 1.0.
-    `loss_type`, `epsilon` and `epsilon_high` default to None and are filled from `method`.
+    Every TRL field keeps TRL's default, so `FocalGRPOConfig(focal_gamma=0, **kwargs)` trains exactly like
+    `GRPOConfig(**kwargs)` (tests/test_llm_trainer.py checks it bit for bit over several epochs); the paper's
+    optimiser values (weight decay 0.01, constant schedule after 60 warmup steps, Table 5) live in the recipes
+    (recipes/*/base.yaml). `loss_type`, `epsilon` and `epsilon_high` default to None and are filled from
+    `method`; the default method "grpo" fills TRL's own defaults ("dapo", 0.2, 0.2). One guard: `bf16` left
+    unset is TRL's default (on unless fp16) wherever TRL accepts it, and off where TRL would refuse to start
+    (no bf16 GPU and `use_cpu` unset), so `fgrpo llm train --dry-run` and CPU rehearsals of GPU recipes run.
     """
 
     method: str = field(
@@ -87,18 +91,9 @@ class FocalGRPOConfig(GRPOConfig):
     loss_type: str | None = field(default=None, metadata={"help": "TRL loss type; None = from `method`."})
     epsilon: float | None = field(default=None, metadata={"help": "Lower clip epsilon; None = from `method`."})
     epsilon_high: float | None = field(default=None, metadata={"help": "Upper clip (TRL convention); None = from `method`."})
-    # Paper optimiser defaults (Table 5).
-    weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay (paper: 0.01)."})
-    lr_scheduler_type: str = field(
-        default="constant_with_warmup", metadata={"help": "LR schedule (paper: constant after warmup)."}
-    )
-    warmup_steps: float = field(
-        default=60,
-        metadata={"help": "Warmup optimizer steps. The paper's 15 warmup steps are verl steps, one per generation "
-                          "batch of 256 prompts = 4 optimizer updates of 64 prompts, hence 15 x 4 = 60 here."},
-    )
     bf16: bool | None = field(
-        default=None, metadata={"help": "bf16 mixed precision; None = on when a CUDA GPU is present, off on CPU."}
+        default=None, metadata={"help": "bf16 mixed precision; None = TRL's default (on unless fp16), except off "
+                                        "where TRL would refuse to start (no bf16 GPU and use_cpu unset)."}
     )
     # Controls of paper Table 3 / App. L.2 (fgrpo_sim/llm/training/controls.py). GRPO-H and GRPO-KL use TRL's own
     # `entropy_coef` and `beta`; differential smoothing (DS-GRPO) is ours.
@@ -172,17 +167,20 @@ class FocalGRPOConfig(GRPOConfig):
             self.loss_type = preset["loss_type"]
         allowed = ("cispo",) if self.method == "cispo" else _CLIPPED_LOSS_TYPES
         if self.loss_type not in allowed:
+            hint = " (use method='cispo')" if self.loss_type == "cispo" else ""
             raise ValueError(
-                f"loss_type must be one of {', '.join(allowed)} for method={self.method!r}, got {self.loss_type!r}"
+                f"loss_type must be one of {', '.join(allowed)} for method={self.method!r}, got "
+                f"{self.loss_type!r}{hint}"
             )
         if self.epsilon is None:
             self.epsilon = preset["epsilon"]
         if self.epsilon_high is None:
             self.epsilon_high = preset["epsilon_high"]
-        if self.bf16 is None and not self.fp16:
-            import torch
+        if self.bf16 is None and not self.fp16 and not self.use_cpu:
+            from transformers.utils import is_torch_bf16_gpu_available, is_torch_xla_available
 
-            self.bf16 = bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+            # TRL would set bf16 = True and transformers then refuse to start ("doesn't support bf16/gpu")
+            self.bf16 = bool(is_torch_bf16_gpu_available() or is_torch_xla_available())
         # TRL still sets the `gradient_checkpointing*` names, which newer transformers renamed and warns about on
         # every run; resolving the alias here (as transformers would) keeps that warning out of the CLI's stderr.
         for old, new in (("gradient_checkpointing", "activation_checkpointing"),
