@@ -125,7 +125,6 @@ def merge_repeated_options(argv: list[str]) -> list[str]:
         return argv
     by_name = {opt: p for p in command.params if p.param_type_name == "option"
                for opt in [*p.opts, *getattr(p, "secondary_opts", [])]}
-    _refuse_empty_arguments(command, argv, start, by_name)
     seen: dict[str, list[tuple[int, int, str, str]]] = {}  # param name -> (first index, count, spelling, value)
     i = start
     while i < len(argv):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from types import SimpleNamespace
 
 import pytest
 
@@ -44,7 +45,7 @@ def test_cli_maps_a_csv_error_from_any_reader_to_one_line(monkeypatch, capsys):
     def broken(*args, **kwargs):
         raise csv.Error("field larger than field limit (131072)")
 
-    monkeypatch.setattr(cli, "app", broken)
+    monkeypatch.setattr(cli, "_command", lambda: SimpleNamespace(main=broken))
     monkeypatch.setattr(cli, "merge_repeated_options", lambda argv: argv)
     with pytest.raises(SystemExit) as exc:
         cli.main(["plan"])
