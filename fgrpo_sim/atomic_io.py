@@ -82,9 +82,9 @@ def check_writable(path: str | os.PathLike, name: str = "output") -> Path:
     given = Path(path)
     if str(given) == "":
         raise ValueError(f"{name} is empty; give a file path")
-    long = next((part for part in given.parts if len(part.encode()) > NAME_MAX), None)
+    long = next((part for part in given.parts if len(os.fsencode(part)) > NAME_MAX), None)
     if long is not None:  # found now, not when the result is written after the run
-        raise ValueError(f"{name} {given}: the name {long[:40]}... is {len(long.encode())} bytes; "
+        raise ValueError(f"{name} {given}: the name {long[:40]}... is {len(os.fsencode(long))} bytes; "
                          f"file names are limited to {NAME_MAX}")
     path = resolve_output(given, name)
     parent = path.parent
@@ -124,22 +124,24 @@ def hidden_name(name: str, suffix: str, reserve: int = 0) -> str:
     """`.NAME` + `suffix` for a hidden sidecar of file NAME, kept within NAME_MAX bytes (with `reserve`
     bytes left for a random part): a long NAME is cut and a hash of the whole name appended, so a legal
     output name never fails because of its temp or lock file."""
+    # os.fsencode, not str.encode: a legal non-UTF-8 file name ($'bad\xff.json') reaches Python as a lone
+    # surrogate (surrogateescape), which strict UTF-8 refuses; fsencode gives back the bytes the kernel counts
     whole = f".{name}{suffix}"
-    if len(whole.encode()) + reserve <= NAME_MAX:
+    if len(os.fsencode(whole)) + reserve <= NAME_MAX:
         return whole
     import hashlib
 
-    tag = "~" + hashlib.sha256(name.encode()).hexdigest()[:16]
-    room = NAME_MAX - reserve - len(f".{tag}{suffix}".encode())
-    head = name.encode()[:room].decode("utf-8", errors="ignore")  # never half a character
+    tag = "~" + hashlib.sha256(os.fsencode(name)).hexdigest()[:16]
+    room = NAME_MAX - reserve - len(os.fsencode(f".{tag}{suffix}"))
+    head = os.fsdecode(os.fsencode(name)[:room].decode("utf-8", errors="ignore").encode())  # never half a character
     return f".{head}{tag}{suffix}"
 
 
 def _temp_prefix_suffix(target: Path) -> tuple[str, str]:
     suffix = ".tmp" + target.suffix
-    if len(suffix.encode()) > 40:  # an odd, very long extension: the temp file need not keep it
+    if len(os.fsencode(suffix)) > 40:  # an odd, very long extension: the temp file need not keep it
         suffix = ".tmp"
-    prefix = hidden_name(target.name, ".", reserve=8 + len(suffix.encode()))
+    prefix = hidden_name(target.name, ".", reserve=8 + len(os.fsencode(suffix)))
     return prefix, suffix
 
 
@@ -264,6 +266,40 @@ def check_not_input(out: str | os.PathLike | None, name: str, *inputs: str | os.
         if given is not None and os.path.realpath(given) == target:
             raise ValueError(f"{name} {out} is the input file {given}; choose another output path "
                              "(writing it would replace the data being read)")
+
+
+def check_replaceable(path: str | os.PathLike | None, name: str, is_ours, *, force: bool = False,
+                      force_option: str = "--force") -> None:
+    """The overwrite rule of every writer (docs/reliability.md): an existing output is replaced only when
+    this command made it (`is_ours(target)` recognises its schema or marker) or the user says so with
+    `force_option`; any other file is someone's data and is refused, before any work, in one line.
+
+    `is_ours` may raise on a foreign file (not JSON, not UTF-8, no header): that counts as not ours."""
+    if path is None or force:
+        return
+    target = resolve_output(path, name)
+    if not target.exists():
+        return
+    try:
+        ours = bool(is_ours(target))
+    except Exception:  # noqa: BLE001 - a file our reader cannot even parse is certainly not ours
+        ours = False
+    if not ours:
+        raise ValueError(f"{name} {path} exists and was not written by this command; pass {force_option} to "
+                         "replace it, or choose another path")
+
+
+def recorded_path(path: str | os.PathLike, out: str | os.PathLike | None = None) -> str:
+    """`path` as an output records it: relative to the output's folder (to the current folder without an
+    output), so that two identical runs in two folders write the same bytes (an absolute input path would
+    differ). A name that is not an existing path (a hub id, 'tiny') is kept as given."""
+    if not os.path.exists(path):
+        return os.fspath(path)
+    base = os.path.dirname(os.path.abspath(out)) if out is not None else os.getcwd()
+    try:
+        return os.path.relpath(os.path.abspath(path), base)
+    except ValueError:  # another drive (Windows): no relative form
+        return os.fspath(path)
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:

@@ -7,6 +7,7 @@ one line on stderr and exit code 2, never a traceback.
 
 from __future__ import annotations
 
+import csv
 import sys
 
 import typer
@@ -70,6 +71,12 @@ def _is_path_param(param) -> bool:
     return annotation is Path or Path in typing.get_args(annotation)
 
 
+def _names_a_model(param) -> bool:
+    """A name that is loaded, a folder or a hub id (its help says "hub"): empty, it would be the current
+    folder and fail far away with huggingface_hub's repo-id rules (`--model ''`, `prepare-data ''`)."""
+    return "hub" in (getattr(param, "help", None) or "").lower()
+
+
 def _guard_empty_paths(command) -> None:
     """Refuse `--out ''` and a positional `''` where a path is expected: Path("") is Path("."), so the command
     would write into (or read) the current folder. What typer does with an empty string has changed between
@@ -78,14 +85,14 @@ def _guard_empty_paths(command) -> None:
     for sub in getattr(command, "commands", {}).values():
         _guard_empty_paths(sub)
     for param in getattr(command, "params", []):
-        if not _is_path_param(param) or "process_value" in vars(param):
+        if not (_is_path_param(param) or _names_a_model(param)) or "process_value" in vars(param):
             continue
 
         def process_value(ctx, value, _param=param, _process=param.process_value):
             raw = value if isinstance(value, (list, tuple)) else [value]
             if any(isinstance(v, str) and not v.strip() for v in raw):
                 name = _param.opts[0] if _param.param_type_name == "option" else (_param.metavar or _param.name.upper())
-                raise ValueError(f"{name} is empty; give a path")
+                raise ValueError(f"{name} is empty; give a path" + ("" if _is_path_param(_param) else " or a hub id"))
             return _process(ctx, value)
 
         param.process_value = process_value
@@ -181,9 +188,19 @@ def _os_error(exc: OSError) -> str:
     return text
 
 
+def _printable_names() -> None:
+    """A legal non-UTF-8 file name reaches Python with lone surrogates (surrogateescape); printing it
+    ("wrote NAME") must not fail after the work, so stdout escapes them as stderr already does."""
+    import contextlib
+
+    with contextlib.suppress(AttributeError, ValueError, OSError):  # a stream that cannot be reconfigured
+        sys.stdout.reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `fgrpo` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    _printable_names()
     try:
         argv = merge_repeated_options(argv)
         result = _command().main(args=argv, prog_name="fgrpo", standalone_mode=False)
@@ -202,6 +219,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except ValueError as exc:
         _fail(str(exc))
+    except csv.Error as exc:  # a CSV parse error outside csv_rows (which names file and line): still one line
+        _fail(f"cannot read a CSV input: {exc}")
     except OSError as exc:  # a missing, unreadable or unwritable file or folder
         _fail(_os_error(exc))
     except MemoryError as exc:  # e.g. a huge --bootstrap: say so in one line, not numpy's traceback

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ def loads(text: str, where: str) -> Any:
     """json.loads of `text` (read from `where`, e.g. "FILE line 3"), refusing keys given twice in an object;
     every failure is a ValueError that starts with `where`."""
     try:
-        return json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
+        value = json.loads(text, object_pairs_hook=_refuse_duplicate_keys)
     except _DuplicateKey as exc:
         raise ValueError(f"{where}: key {exc.key!r} appears twice in one object; give each key once") from None
     except json.JSONDecodeError as exc:
@@ -73,6 +74,35 @@ def loads(text: str, where: str) -> Any:
         raise ValueError(f"{where}: JSON nested too deeply to read (expected a flat record)") from None
     except ValueError as exc:  # an integer of more than 4300 digits (Python's int conversion limit)
         raise ValueError(f"{where}: number out of range ({' '.join(str(exc).split()[:8])} ...)") from None
+    if _SURROGATE_ESCAPE.search(text):  # only a \uD800-\uDFFF escape can make one (UTF-8 bytes cannot)
+        _refuse_lone_surrogates(value, where)
+    return value
+
+
+#: A JSON escape of a UTF-16 surrogate; a pair of them is one character, a lone one is not text.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _refuse_lone_surrogates(value: Any, where: str) -> None:
+    """A string with a lone surrogate ("\\udc00x") cannot be written as UTF-8: found when read, not when
+    an output is written after the work (which would leave a half-made output behind)."""
+    strings: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            strings.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            strings.append(item)
+    for s in strings:
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"{where}: the string {s[:40]!r} holds a lone surrogate escape "
+                             f"(\\u{ord(s[exc.start]):04x}), which is not text; fix that escape") from None
 
 
 def read_json_file(path: str | os.PathLike, what: str = "file") -> Any:
@@ -105,6 +135,19 @@ def read_json_objects(path: str | os.PathLike, what: str = "file") -> list[tuple
     return parse_json_objects(path, read_text_file(path, what))
 
 
+def has_keys(path: str | os.PathLike, keys, lines: bool = False) -> bool:
+    """Is `path` a JSON object (with `lines`: JSON lines whose first record is one) holding every key of
+    `keys`? How a writer recognises its own earlier output (atomic_io.check_replaceable); raises on a file
+    that is not JSON."""
+    if lines:
+        with open(path, "rb") as fh:  # the first line only: a prepared data set may be large
+            first = fh.readline(1 << 24)
+        record = loads(decode_utf8(first, path), str(path))
+    else:
+        record = read_json_file(path)
+    return isinstance(record, dict) and set(keys) <= set(record)
+
+
 def finite_or_none(value: Any) -> Any:
     """`value` with every non-finite float (also numpy's) replaced by None, through dicts, lists and tuples."""
     if isinstance(value, dict):
@@ -123,5 +166,5 @@ def dumps(obj: Any, **kwargs: Any) -> str:
     return json.dumps(finite_or_none(obj), allow_nan=False, **kwargs)
 
 
-__all__ = ["read_text_file", "decode_utf8", "loads", "read_json_file", "split_lines", "parse_json_objects",
+__all__ = ["read_text_file", "decode_utf8", "loads", "read_json_file", "has_keys", "split_lines", "parse_json_objects",
            "read_json_objects", "finite_or_none", "dumps"]

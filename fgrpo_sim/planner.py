@@ -17,7 +17,6 @@ A pilot run's rates are averaged as they are (each prompt counts once).
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -393,26 +392,13 @@ def _parse_rate(path: Path, line_no: int, raw, column: str = "success_rate") -> 
 
 
 def _read_csv(path: Path, text: str, column: str) -> list[float]:
-    lines = text.splitlines()
-    reader = csv.reader(lines)
-    header = None
-    rates = []
-    for line_no, fields in enumerate(reader, start=1):
-        if not fields or all(not f.strip() for f in fields):
-            continue
-        if header is None:
-            header = [f.strip() for f in fields]
-            twice = next((name for i, name in enumerate(header) if name and name in header[:i]), None)
-            if twice is not None:  # which of the two would be the rates?
-                raise ValueError(f"{path} line {line_no}: column {twice!r} appears twice in the header")
-            if column not in header:
-                raise ValueError(f"{path} line {line_no}: header must name a '{column}' column, got {','.join(header)}")
-            index = header.index(column)
-            continue
-        if len(fields) != len(header):
-            raise ValueError(f"{path} line {line_no}: expected {len(header)} fields like the header, got {len(fields)}")
-        rates.append(_parse_rate(path, line_no, fields[index].strip(), column))
-    return rates
+    from fgrpo_sim.csv_rows import parse_csv_rows
+
+    header, rows = parse_csv_rows(path, text)
+    if column not in header:
+        raise ValueError(f"{path} line 1: header must name a '{column}' column, got {','.join(header)}")
+    index = header.index(column)
+    return [_parse_rate(path, line_no, fields[index].strip(), column) for line_no, fields in rows]
 
 
 def _read_jsonl(path: Path, text: str, column: str) -> list[float]:

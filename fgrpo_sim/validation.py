@@ -5,8 +5,9 @@ Errors name the parameter and its allowed range, so that the CLI can print them 
 
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -181,3 +182,30 @@ def check_beta_shapes(name: str, a: Any, b: Any, high: float = BETA_SHAPE_MAX) -
     a = float(check_range(f"{name} A", a, 0.0, high, low_open=True))
     b = float(check_range(f"{name} B", b, 0.0, high, low_open=True))
     return a, b
+
+
+@contextlib.contextmanager
+def options_named(**options: str) -> Iterator[None]:
+    """Inside, a ValueError that starts with a parameter's name is re-raised naming the user's option
+    instead (`options_named(rare_masses="--rare-mass")`): the API names its parameters, the CLI its options,
+    from the one check, so a command never answers with a name its user never typed."""
+    try:
+        yield
+    except ValueError as exc:
+        text = str(exc)
+        for param in sorted(options, key=len, reverse=True):  # rare_mass_x before rare_mass
+            if text.startswith(param + " "):
+                raise ValueError(options[param] + text[len(param):]) from None
+        raise
+
+
+def integral(value: Any) -> int | None:
+    """`value` as an int when it is a whole number read from JSON (4, or an integral float such as 4.0 that
+    another tool wrote), else None; booleans are not numbers here. Counts accept both spellings."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) <= 2**53:
+        return int(value)  # beyond 2^53 a float no longer holds every integer: not a count we can trust
+    return None

@@ -13,6 +13,7 @@ fail on the code at hand: tracebacks, wrong exit 0, and errors that do not name 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -230,12 +231,78 @@ CASES = [
     ("group-size-empty-element", ["simulate", "group-size", "--out", "{tmp}/out.csv", "--n", "4,,8"], {},
      "--n has an empty element"),
     ("group-size-out-suffix", ["simulate", "group-size", "--out", "{tmp}/g.txt"], {}, "--out must end in"),
+    # issue 31: a torn resume row (short, or cut mid-number without its line end), a foreign header-only
+    # table, and the one CSV reader's limits (a field over csv's 131,072 characters, a short row) everywhere
+    ("categorical-resume-torn-short-row", CAT, {"out.csv": "TORN_TABLE:-40"}, "out.csv line 4: 16 fields where the header has 21"),
+    ("categorical-resume-torn-no-line-end", CAT, {"out.csv": "TORN_TABLE:-3"}, "out.csv line 4: the last row has no line end"),
+    ("categorical-out-foreign-header-only", CAT, {"out.csv": "a,b\n"}, "is not a categorical result table"),
+    ("plan-csv-field-over-limit", ["plan", "{tmp}/p.csv"], {"p.csv": "success_rate,note\n0.5," + "x" * 140_000 + "\n"},
+     "p.csv line 2: not readable as CSV (field larger than field limit"),
+    ("plan-csv-short-row", ["plan", "{tmp}/p.csv"], {"p.csv": "success_rate,note\n0.5,a\n0.7\n"},
+     "p.csv line 3: 1 fields where the header has 2"),
+    ("report-manifest-field-over-limit", REPORT, {**manifest(), "man.csv": "comparison,role\nG," + "y" * 140_000 + "\n"},
+     "man.csv line 2: not readable as CSV"),
+    ("report-manifest-short-row", REPORT, {**manifest(), "man.csv": manifest()["man.csv"] + "G,focal\n"},
+     "man.csv line 4: 2 fields where the header has 9"),
+    ("report-paper-csv-field-over-limit", [*REPORT, "--paper-csv", "{tmp}/paper.csv"],
+     {**manifest(paper_row="r1"), "paper.csv": "row_id\n" + '"' + "z" * 140_000 + '"\n'}, "paper.csv line 2: not readable as CSV"),
+    # issue 31: the overwrite rule; each writer replaces only its own earlier output (schema or keys), else
+    # names --force, before any work (the file stays as it was: checked for every case below)
+    ("passk-out-foreign-file", ["passk", "{tmp}/r.jsonl", "--out", "{tmp}/notes.txt"], {"r.jsonl": PASSK_OK, "notes.txt": "mine\n"},
+     "--out {tmp}/notes.txt exists and was not written by this command; pass --force"),
+    ("population-out-categorical-table", POP, {"out.csv": "CAT_TABLE"}, "--out {tmp}/out.csv exists and was not written by"),
+    ("population-out-foreign-csv", POP, {"out.csv": "a,b\n1,2\n"}, "pass --force"),
+    ("group-size-out-foreign-csv", ["simulate", "group-size", "--out", "{tmp}/g.csv", "--seeds", "2", "--n", "2"],
+     {"g.csv": "a,b\n1,2\n"}, "--out {tmp}/g.csv exists and was not written by this command"),
+    ("prepare-data-out-other-data-file", ["llm", "prepare-data", "{tmp}/s.jsonl", "--out", "{tmp}/bench.jsonl"],
+     {"s.jsonl": DATA_OK, "bench.jsonl": DATA_OK}, "--out {tmp}/bench.jsonl exists and was not written by"),
+    ("maze-run-summary-copy-foreign", ["maze", "run", "--preset", "tiny", "--out", "{tmp}/m", "--summary-copy",
+                                       "{tmp}/notes.json", "--no-progress"], {"notes.json": '{"a": 1}'},
+     "--summary-copy {tmp}/notes.json exists and was not written by this command; pass --force"),
+    # issue 31: a JSON string escape that is a lone UTF-16 surrogate is not text: named when read, before work
+    ("eval-data-lone-surrogate", EVAL, {"d.jsonl": '{"problem_id": "\\udc00x", "problem": "a", "answer": "2"}\n'},
+     "d.jsonl line 1: the string '\\udc00x' holds a lone surrogate"),
+    ("prepare-data-lone-surrogate", ["llm", "prepare-data", "{tmp}/s.jsonl", "--out", "{tmp}/o.jsonl"],
+     {"s.jsonl": '{"problem": "a\\ud800", "answer": "1"}\n'}, "s.jsonl line 1: the string 'a\\ud800' holds a lone surrogate"),
+    ("passk-lone-surrogate-in-a-key", ["passk", "{tmp}/r.jsonl"], {"r.jsonl": '{"problem_id": "a", "n": 2, "c": 1, "\\udfff": 0}\n'},
+     "r.jsonl line 1: the string '\\udfff' holds a lone surrogate"),
+    # issue 31: options that conflict, or that a mode ignores, are refused by name (commands/options.py)
+    ("prepare-data-system-prompt-conflict", ["llm", "prepare-data", "{tmp}/s.jsonl", "--out", "{tmp}/o.jsonl",
+                                             "--system-prompt", "x", "--no-system-prompt"], {"s.jsonl": DATA_OK},
+     "--system-prompt and --no-system-prompt conflict"),
+    ("eval-system-prompt-conflict", [*EVAL, "--no-system-prompt", "--system-prompt", "x"], {"d.jsonl": DATA_OK},
+     "--system-prompt and --no-system-prompt conflict"),
+    ("dnll-system-prompt-conflict", [*DNLL, "--system-prompt", "x", "--no-system-prompt"],
+     {"t.jsonl": '{"problem": "a", "completion": "b", "correct": true}\n'}, "--system-prompt and --no-system-prompt conflict"),
+    ("categorical-study-ignores-group-sizes", ["simulate", "categorical", "--study", "--out", "{tmp}/out.csv",
+                                               "--group-sizes", "4"], {}, "--group-sizes is not used with --study"),
+    ("categorical-study-ignores-no-resume", ["simulate", "categorical", "--study", "--out", "{tmp}/out.csv", "--no-resume"],
+     {}, "--resume/--no-resume is not used with --study"),
+    # issue 31: an empty path or model name (positional too) is named as the user wrote it, not as "." or
+    # huggingface_hub's repo-id rules
+    ("plan-positional-empty", ["plan", ""], {}, "SUCCESS_RATES is empty"),
+    ("passk-positional-empty", ["passk", "", "--k", "1"], {}, "RESULTS is empty"),
+    ("prepare-data-source-empty", ["llm", "prepare-data", "", "--out", "{tmp}/o.jsonl"], {}, "SOURCE is empty"),
+    ("eval-model-empty", [*EVAL[:2], "--model", "", *EVAL[4:]], {"d.jsonl": DATA_OK}, "--model is empty"),
+    ("prepare-data-tokenizer-empty", ["llm", "prepare-data", "{tmp}/s.jsonl", "--out", "{tmp}/o.jsonl", "--tokenizer", ""],
+     {"s.jsonl": DATA_OK}, "--tokenizer is empty"),
+    ("dnll-model-empty", [*DNLL[:-3], "--model", "", "--no-progress"],
+     {"t.jsonl": '{"problem": "a", "completion": "b", "correct": true}\n'}, "model name is empty"),
     ("group-size-rare-mass-range", ["simulate", "group-size", "--out", "{tmp}/out.csv", "--rare-mass", "0.5"], {},
-     "rare_masses must be in (0, 0.4)"),
+     "--rare-mass must be in (0, 0.4)"),  # the option, not the spec's field rare_masses (issue 31)
+    # issue 31: refused before the run, naming the user's option (the one check, renamed by options_named)
+    ("group-size-one-population", ["simulate", "group-size", "--out", "{tmp}/out.csv", "--populations", "1"], {},
+     "--populations must be in [2, 10000]"),  # its intervals resample population draws: one has none
+    ("population-strategy-mass-sum", [*POP, "--sharing", "shared", "--strategy-mass", "0.6,0.5"], {},
+     "--strategy-mass COMMON,RARE must be > 0 with a sum < 1"),
+    ("population-strategy-mass-negative", [*POP, "--sharing", "shared", "--strategy-mass", "0.6,-0.1"], {},
+     "--strategy-mass RARE must be in (0, 0.4)"),
+    ("population-heldout-negative", [*POP, "--sharing", "shared", "--heldout-prompts", "-1"], {},
+     "--heldout-prompts must be in"),
 ]
 
 # Outputs a failing case must not leave: any of these names under the test folder.
-OUTPUTS = ("out.csv", "out.jsonl.tmp", "figs", "rep", "o.jsonl", "m/summary.json")
+OUTPUTS = ("out.csv", "out.jsonl", "out.jsonl.meta.json", "out.jsonl.tmp", "figs", "rep", "o.jsonl", "m/summary.json")
 
 
 def _write_files(tmp: Path, files: dict) -> None:
@@ -244,6 +311,10 @@ def _write_files(tmp: Path, files: dict) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         if content == "INF_TABLE":
             _categorical_table_with_inf(path)
+        elif content == "CAT_TABLE":  # a finished categorical table (someone else's file to other writers)
+            _categorical_table_with_inf(path, cut=None)
+        elif isinstance(content, str) and content.startswith("TORN_TABLE:"):  # a sound table cut N bytes short
+            _categorical_table_with_inf(path, cut=int(content.split(":")[1]))
         elif content == "PARQUET_FOREIGN":
             import pandas as pd
 
@@ -256,14 +327,20 @@ def _write_files(tmp: Path, files: dict) -> None:
             path.write_text(content.replace("{tmp}", str(tmp)))
 
 
-def _categorical_table_with_inf(path: Path) -> None:
-    """A sound result table of the CAT setting with one metric set to inf (resume must refuse it)."""
+def _categorical_table_with_inf(path: Path, cut: int | None = 0) -> None:
+    """A sound result table of the CAT setting with one metric set to inf (resume must refuse it), or with
+    its last `-cut` bytes cut off instead (a torn last row), or as it is (`cut=None`)."""
     from fgrpo_sim.cli import main
 
     try:
         main([a.replace("{tmp}", str(path.parent)) for a in CAT])
     except SystemExit as exc:
         assert exc.code in (0, None)
+    if cut is None:
+        return
+    if cut:
+        path.write_bytes(path.read_bytes()[:cut])
+        return
     text = path.read_text().splitlines()
     head = text[0].split(",")
     row = text[1].split(",")
@@ -305,8 +382,12 @@ def classify(tmp: Path, outcome: str, code: int, err: str, needle: str) -> str |
 
 @pytest.mark.parametrize("case_id, args, files, needle", CASES, ids=[c[0] for c in CASES])
 def test_bad_input_is_one_named_line_exit_2_and_leaves_no_output(tmp_path, capsys, case_id, args, files, needle):
-    outcome, code, err = run_case(tmp_path, args, files, capsys)
+    _write_files(tmp_path, files)
+    before = {name: (tmp_path / name).read_bytes() for name in files}
+    outcome, code, err = run_case(tmp_path, args, {}, capsys)
     assert classify(tmp_path, outcome, code, err, needle) is None, (code, err)
+    changed = [name for name, data in before.items() if (tmp_path / name).read_bytes() != data]
+    assert not changed, f"a refused command changed its files: {changed}"
     left = [name for name in OUTPUTS if (tmp_path / name).exists()
             and not any(str(f).startswith(name) for f in files)]
     assert not left, f"output left behind: {left}"
@@ -330,6 +411,21 @@ VALID = [
     ("maze-table-gamma-tags", ["maze", "table", "{tmp}/m"], maze_folder(), "| 4 |"),
     ("maze-compare-minus-zero", ["maze", "compare", "{tmp}/m", "{tmp}/m", "--n", "4", "--gamma-a", "1", "--gamma-b", "-0"],
      maze_folder(), "B = gamma 0 in"),
+    ("categorical-out-upper-case-suffix", [*CAT, "--out", "{tmp}/out.CSV"], {}, "(3 rows of setting"),
+    ("passk-out-replaces-its-own-result", ["passk", "{tmp}/r.jsonl", "--k", "1", "--out", "{tmp}/p.json"],
+     {"r.jsonl": PASSK_OK, "p.json": {"results": {}, "k": [1], "pass_at_k": [0.5]}}, "pass@k"),
+    ("passk-out-force-replaces-a-foreign-file", ["passk", "{tmp}/r.jsonl", "--k", "1", "--out", "{tmp}/n.txt", "--force"],
+     {"r.jsonl": PASSK_OK, "n.txt": "mine\n"}, "pass@k"),
+    ("population-out-force", [*POP, "--force"], {"out.csv": "a,b\n1,2\n"}, "wrote 54 rows"),
+    ("passk-surrogate-pair-is-one-character", ["passk", "{tmp}/r.jsonl", "--k", "1"],
+     {"r.jsonl": PASSK_OK + '{"problem_id": "\\ud83d\\ude00", "n": 4, "c": 1}\n'}, "5 problems"),
+    # issue 31: a legal non-UTF-8 file name (surrogateescape in Python), and counts written as integral floats
+    ("passk-out-non-utf8-name", ["passk", "{tmp}/r.jsonl", "--k", "1", "--out", "{tmp}/bad\udcff.json"],
+     {"r.jsonl": PASSK_OK}, "pass@k"),
+    ("categorical-out-non-utf8-name", [*CAT, "--out", "{tmp}/t\udcfe.csv"], {}, "(3 rows of setting"),
+    ("passk-integral-float-counts", ["passk", "{tmp}/r.jsonl", "--k", "1"],
+     {"r.jsonl": '{"problem_id": "a", "n": 4.0, "c": 1.0}\n{"problem_id": "b", "correct": true, "sample_index": 0.0}\n'},
+     "2 problems"),
     ("report-bom-manifest", REPORT, {**manifest(), "man.csv": "\ufeff" + manifest()["man.csv"]}, "GRPO"),
 ]
 
@@ -478,6 +574,37 @@ def test_sigint_of_a_real_run_prints_where_it_resumes(tmp_path):
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == [f"fgrpo: interrupted; the finished work is kept in {out}: run the same "
                                         "command again to resume from it"]
+
+
+@pytest.mark.parametrize("value, expected", [(4, 4), (4.0, 4), (-0.0, 0), (4.5, None), (True, None),
+                                             (float("nan"), None), (2.0**60, None), ("4", None)])
+def test_integral_counts_accept_whole_floats_only(value, expected):
+    from fgrpo_sim.validation import integral
+
+    assert integral(value) == expected
+
+
+def test_passk_refuses_a_fractional_count(tmp_path):
+    from fgrpo_sim.metrics.results_io import read_results_jsonl
+
+    (tmp_path / "r.jsonl").write_text('{"problem_id": "a", "n": 4.5, "c": 1}\n')
+    with pytest.raises(ValueError, match="line 1: 'n' must be an integer in"):
+        read_results_jsonl(tmp_path / "r.jsonl")
+
+
+def test_non_utf8_names_keep_hidden_names_within_255_bytes(tmp_path):
+    from fgrpo_sim.atomic_io import hidden_name
+
+    name = "\udcff" * 250 + ".json"  # 255 bytes on disk, not encodable as UTF-8
+    hidden = hidden_name(name, ".lock")
+    assert len(os.fsencode(hidden)) <= 255 and hidden.endswith(".lock")
+
+
+def test_require_loadable_refuses_an_empty_name():
+    from fgrpo_sim.llm.hub import require_loadable
+
+    with pytest.raises(ValueError, match="model name is empty"):
+        require_loadable("", "model")
 
 
 def test_full_disk_names_the_output(tmp_path, monkeypatch):

@@ -25,6 +25,7 @@ FLOORS = {
     "fgrpo_sim.validation": 0,
     "fgrpo_sim.atomic_io": 0,
     "fgrpo_sim.jsonl": 0,
+    "fgrpo_sim.csv_rows": 0,
     "fgrpo_sim.output_lock": 0,
     "fgrpo_sim.recorded_times": 0,
     "fgrpo_sim.moved_modules": 0,

@@ -13,6 +13,7 @@ from typing import Optional
 import typer
 
 from fgrpo_sim import jsonl as json  # standard JSON out: non-finite numbers as null, never bare NaN
+from fgrpo_sim.commands.options import refuse_together
 
 app = typer.Typer(
     help=(
@@ -88,6 +89,7 @@ def train(
     "kept, and `dropped` with the count of each reason. Training builds prompts with the recipe's system_prompt."
 ))
 def prepare_data(
+    ctx: typer.Context,
     source: str = typer.Argument(..., help="Local .json/.jsonl/.parquet file, or a hub dataset id when online "
                                  "(e.g. agentica-org/DeepScaleR-Preview-Dataset)."),
     out: Path = typer.Option(..., "--out", help="Output JSONL (written atomically)."),
@@ -97,13 +99,18 @@ def prepare_data(
                                           "tokens (chat template included), >= 1."),
     system_prompt: str = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not a prepared data file."),
 ) -> None:
-    from fgrpo_sim.atomic_io import check_not_input, check_writable
+    from fgrpo_sim.atomic_io import check_not_input, check_replaceable, check_writable
+    from fgrpo_sim.jsonl import has_keys
     from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT
     from fgrpo_sim.llm.training.data import prepare_deepscaler, write_jsonl
 
+    refuse_together(ctx, "system_prompt", "no_system_prompt")
     check_writable(out, "--out")
     check_not_input(out, "--out", source if Path(source).exists() else None)
+    # ours: JSON lines whose rows carry the built "prompt" beside problem and answer (a benchmark file has none)
+    check_replaceable(out, "--out", lambda path: has_keys(path, ("problem", "answer", "prompt"), lines=True), force=force)
     prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else PAPER_SYSTEM_PROMPT)
     tok = None
     if tokenizer is not None:
@@ -130,6 +137,7 @@ def prepare_data(
     "submitted at once), else batched transformers generate."
 ))
 def eval_command(
+    ctx: typer.Context,
     model: str = typer.Option(..., "--model", help="Model folder or hub id ('tiny' = a fresh random tiny model)."),
     data: Path = typer.Option(..., "--data", help="Benchmark file (.json/.jsonl/.parquet) with problem + answer columns."),
     out: Path = typer.Option(..., "--out", help="Per-sample results (JSON lines); appended to when it exists."),
@@ -176,6 +184,7 @@ def eval_command(
     from fgrpo_sim.llm.evaluation.prompts import canonical_benchmark, detect_family, prompt_spec
     from fgrpo_sim.validation import check_integer
 
+    refuse_together(ctx, "system_prompt", "no_system_prompt")
     if no_progress:
         _quiet_transformers_bars()
     benchmark = canonical_benchmark(benchmark)  # IFEval -> ifeval: one spelling in the meta file, so resumes match
@@ -221,6 +230,7 @@ def eval_command(
     "fixed set minus the base model's (positive = rare solutions became less likely)."
 ))
 def dnll_rare_command(
+    ctx: typer.Context,
     trajectories: Path = typer.Option(..., "--trajectories", help="JSON lines with completion, correct, and problem "
                                       "(or problem_id plus --data), e.g. `fgrpo llm eval --save-completions` output."),
     base: str = typer.Option(..., "--base", help="Base model (folder or hub id) that produced the trajectories."),
@@ -239,6 +249,8 @@ def dnll_rare_command(
     from fgrpo_sim.llm.evaluation.data import load_benchmark, read_records
     from fgrpo_sim.llm.evaluation.diagnostics import check_dnll_options, dnll_rare
     from fgrpo_sim.llm.evaluation.prompts import MATH_INSTRUCTION as PAPER_SYSTEM_PROMPT  # no TRL import
+
+    refuse_together(ctx, "system_prompt", "no_system_prompt")
 
     check_dnll_options(top_fraction, batch_size)
     if device not in ("auto", "cpu") and not re.fullmatch(r"cuda(:\d+)?", device):

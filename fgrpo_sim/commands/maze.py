@@ -62,13 +62,14 @@ def run(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars on stderr."),
     yes: bool = typer.Option(False, "--yes", help="Start a cpu or paper preset run without asking (it takes "
                                                   "minutes to days; the tiny preset never asks)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --summary-copy that is not a maze summary."),
 ) -> None:
     """SFT once per seed, then GRPO / F-GRPO for every N x gamma; prints the Table 4 analogue."""
     from dataclasses import replace
 
-    from fgrpo_sim.atomic_io import check_writable, check_writable_dir, write_text_atomic
+    from fgrpo_sim.atomic_io import check_replaceable, check_writable, check_writable_dir, write_text_atomic
     from fgrpo_sim.figures.maze import format_table
-    from fgrpo_sim.jsonl import dumps
+    from fgrpo_sim.jsonl import dumps, has_keys
     from fgrpo_sim.maze.experiment import check_sft_source, check_summary_copy, run_experiment
     from fgrpo_sim.maze.presets import get_preset
     from fgrpo_sim.sim.categorical import resolve_device
@@ -98,6 +99,8 @@ def run(
     if summary_copy is not None:
         check_writable(summary_copy, "--summary-copy")
         check_summary_copy(summary_copy, out)
+        check_replaceable(summary_copy, "--summary-copy", lambda path: has_keys(path, ("preset", "sft", "cells")),
+                          force=force)
     if sft_from is not None:
         check_sft_source(sft_from, spec.to_dict(), "--sft-from")
     _confirm_long_run(spec, yes)

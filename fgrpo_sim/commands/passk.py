@@ -56,6 +56,13 @@ def _check_ks_fit(ks: list[int], data, label: str) -> None:
         )
 
 
+def _is_passk_result(path: Path) -> bool:
+    """An earlier `--out` of this command, one file or several (the overwrite rule's recogniser)."""
+    from fgrpo_sim.jsonl import has_keys
+
+    return has_keys(path, ("results", "k", "pass_at_k")) or has_keys(path, ("files",))
+
+
 def _format_p(p: float) -> str:
     return f"{p:.4f}" if p >= 1e-3 else f"{p:.1e}"
 
@@ -133,11 +140,13 @@ def passk_command(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the table."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON object to this file (atomically)."),
     no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bar of the subsampling test."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not an earlier `fgrpo passk` result."),
 ) -> None:
     """Unbiased pass@k (Chen et al. 2021) per k, averaged over problems, with bootstrap intervals; with --compare, the paired subsampling test of the difference per k."""
     import numpy as np
 
-    from fgrpo_sim.atomic_io import check_not_input, check_writable, write_text_atomic
+    from fgrpo_sim.atomic_io import (check_not_input, check_replaceable, check_writable, recorded_path,
+                                     write_text_atomic)
     from fgrpo_sim.jsonl import dumps
     from fgrpo_sim.metrics import paired_subsampling_test, pass_at_k_curve, subsample_size
     from fgrpo_sim.metrics.subsampling import min_iterations
@@ -157,6 +166,7 @@ def passk_command(
         if path is not None:
             check_writable(path, option)  # before any reading or resampling
             check_not_input(path, option, *results, compare)
+    check_replaceable(out, "--out", _is_passk_result, force=force)
     if out is not None and plot is not None and Path(out).resolve() == Path(plot).resolve():
         raise ValueError(f"--plot must differ from --out, got {plot} for both")
     if len(results) > 1:
@@ -170,7 +180,8 @@ def passk_command(
     _check_ks_fit(ks, data, str(results))
     bootstrap, no_interval = _usable_bootstrap(bootstrap, data)
     curve = pass_at_k_curve(data.n, data.c, ks=ks, n_bootstrap=bootstrap, seed=seed)
-    report = {"results": data.summary(), **curve.as_dict()}
+    # input paths relative to --out's folder (or the current one): identical runs in two folders, same bytes
+    report = {"results": {**data.summary(), "file": recorded_path(results, out)}, **curve.as_dict()}
     if no_interval:
         report["note"] = no_interval
 
@@ -190,7 +201,7 @@ def passk_command(
         )
         rows = {row["k"]: row for row in test.rows()}
         report["compare"] = {
-            "other": other.summary(),
+            "other": {**other.summary(), "file": recorded_path(compare, out)},
             "other_pass_at_k": curve_b.mean.tolist(),
             "other_ci_low": curve_b.lower.tolist(),
             "other_ci_high": curve_b.upper.tolist(),
@@ -249,7 +260,7 @@ def _usable_bootstrap(bootstrap: int, data) -> tuple[int, str | None]:
 def _several_files(paths: list[Path], labels: list[str], k: str, bootstrap: int, seed: int, as_json: bool,
                    out: Path | None, plot: Path | None) -> None:
     """`fgrpo passk A B ...`: one pass@k table per file at the same k (those <= every file's smallest n)."""
-    from fgrpo_sim.atomic_io import write_text_atomic
+    from fgrpo_sim.atomic_io import recorded_path, write_text_atomic
     from fgrpo_sim.jsonl import dumps
     from fgrpo_sim.metrics import pass_at_k_curve
     from fgrpo_sim.metrics.results_io import read_results_jsonl
@@ -261,7 +272,8 @@ def _several_files(paths: list[Path], labels: list[str], k: str, bootstrap: int,
         _check_ks_fit(ks, d, str(path))
         used, note = _usable_bootstrap(bootstrap, d)
         curve = pass_at_k_curve(d.n, d.c, ks=ks, n_bootstrap=used, seed=seed)
-        entries.append({"label": name, "results": d.summary(), **curve.as_dict(), **({"note": note} if note else {})})
+        entries.append({"label": name, "results": {**d.summary(), "file": recorded_path(path, out)},
+                        **curve.as_dict(), **({"note": note} if note else {})})
         curves.append((name, curve))
     text = dumps({"files": entries})
     if out is not None:

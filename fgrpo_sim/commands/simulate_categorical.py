@@ -8,6 +8,8 @@ import typer
 
 from fgrpo_sim.validation import parse_list
 
+#: The options `--study` reads; every other one given with it is refused.
+STUDY_OPTIONS = ("out", "steps", "device", "wait", "progress", "study")
 PAPER_N = ",".join(str(2**k) for k in range(1, 18))
 
 
@@ -16,6 +18,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("categorical", short_help="Softmax policy over K actions (paper Fig 2) -> tidy table.")
     def categorical_command(
+        ctx: typer.Context,
         out: Path = typer.Option(..., "--out", help="Result table, .parquet or .csv (written atomically after each chunk of runs)."),
         group_sizes: str = typer.Option(PAPER_N, "--group-sizes", show_default=False, help="Group sizes N (draws per step), comma-separated integers in [1, 2^31 - 1]. The default is the paper's grid 2,4,...,2^17."),
         gammas: str = typer.Option("0,1", "--gammas", help="Focal exponents gamma in [0, 100], comma-separated (0 = unweighted GRPO)."),
@@ -41,7 +44,7 @@ def register(app: typer.Typer) -> None:
         backend: str = typer.Option("auto", "--backend", help="auto (native on CPU when a C compiler exists, else torch), native (fused C kernels, CPU), torch (any device)."),
         chunk_runs: int = typer.Option(68, "--chunk-runs", help="Runs simulated together per batch, in [1, 10^6] (memory ~ 20 MB per run in float32); results are saved after each chunk."),
         resume: bool = typer.Option(True, "--resume/--no-resume", help="Skip runs of the same setting already complete in OUT and keep other settings' rows (default), or start OUT afresh."),
-        study: bool = typer.Option(False, "--study", help="Run the sensitivity study instead (surrogate x optimizer x eps x weight decay on a reduced grid; uses only --out, --steps, --device, --progress) and print the claims table."),
+        study: bool = typer.Option(False, "--study", help="Run the sensitivity study instead (surrogate x optimizer x eps x weight decay on a reduced grid; uses only --out, --steps, --device, --wait, --progress; any other option given is refused) and print the claims table."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr."),
         wait: bool = typer.Option(False, "--wait", help="When another run is writing OUT (it holds the hidden lock file .OUT.lock next to it), wait for it to finish and then resume from its rows. Default: exit 2 at once with a message naming the lock."),
     ) -> None:
@@ -51,9 +54,12 @@ def register(app: typer.Typer) -> None:
         Q_pos, M_ret, unsampled correct mass, entropy, anchor probability, share of correct actions
         above their start, worst relative drop, and the latest batch's mu_hat and focal weight.
         """
-        if study:
+        if study:  # the study runs its own grid: any other setting given would be dropped in silence
+            from fgrpo_sim.commands.options import refuse_unused
             from fgrpo_sim.sim.categorical.study import claims_table, format_claims_markdown, run_study
 
+            refuse_unused(ctx, [p.name for p in ctx.command.params if p.name not in STUDY_OPTIONS], "is not used with "
+                          "--study (the study runs its own grid; it uses only --out, --steps, --device, --wait, --progress)")
             table = run_study(out, steps=steps, progress=progress, device=device, wait_for_lock=wait)
             typer.echo(format_claims_markdown(claims_table(table)))
             return

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from fgrpo_sim.validation import parse_list
+from fgrpo_sim.validation import options_named, parse_list
 
 #: Options (parameter names) that only one --sharing mode reads; giving one to the other mode is an error.
 MODE_ONLY_OPTIONS = {
@@ -15,6 +15,19 @@ MODE_ONLY_OPTIONS = {
     "shared": ("strategies", "strategy_mass", "common_correct_prob", "rare_correct_prob", "rare_only_share",
                "rare_only_strategies", "heldout_prompts", "offset_scale", "trainable_offsets"),
 }
+
+
+#: Columns that mark a table as this command's own earlier output (both modes), and the group-size study's:
+#: the overwrite rule replaces only such a table without --force (a categorical table lacks them).
+POPULATION_COLUMNS = ("method", "N", "variant", "run", "step", "bucket", "pass@1")
+GROUP_SIZE_COLUMNS = ("chunk", "optimizer", "parametrisation", "view", "rare_mass", "population", "N", "variant",
+                      "seed", "steps", "step")
+
+
+def _has_columns(path: Path, columns) -> bool:
+    from fgrpo_sim.csv_rows import table_columns
+
+    return set(columns) <= set(table_columns(path))
 
 
 def register(app: typer.Typer) -> None:
@@ -87,6 +100,7 @@ def register(app: typer.Typer) -> None:
         trainable_offsets: bool = typer.Option(False, "--trainable-offsets/--fixed-offsets", help="[shared] Also "
                                                "train a per-prompt offset for each training prompt (held-out "
                                                "prompts only get the shared logits). Default: fixed."),
+        force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not a population table."),
     ) -> None:
         """Train a population of prompts with GRPO / F-GRPO (and the low-LR control) over N; save a tidy table.
 
@@ -96,12 +110,13 @@ def register(app: typer.Typer) -> None:
         With --sharing shared the rows also carry split (train / heldout) and the buckets are the prompt
         types (common-solvable, rare-only, all).
         """
-        from fgrpo_sim.atomic_io import check_writable
+        from fgrpo_sim.atomic_io import check_replaceable, check_writable
         from fgrpo_sim.validation import check_choice
 
         suffix = out.suffix.lower()
         check_choice("--out suffix", suffix, (".parquet", ".csv"))
         check_writable(out, "--out")
+        check_replaceable(out, "--out", lambda path: _has_columns(path, POPULATION_COLUMNS), force=force)
         check_choice("--sharing", sharing, ("per-prompt", "shared"))
         _reject_options_of_other_mode(ctx, sharing)
         if lr is None:
@@ -148,13 +163,10 @@ def _fmt(x: float) -> str:
 
 def _reject_options_of_other_mode(ctx: typer.Context, sharing: str) -> None:
     """A mode-specific option given on the command line with the other mode would be silently ignored."""
+    from fgrpo_sim.commands.options import refuse_unused
+
     other = "shared" if sharing == "per-prompt" else "per-prompt"
-    params = {p.name: p for p in ctx.command.params}
-    for name in MODE_ONLY_OPTIONS[other]:
-        source = ctx.get_parameter_source(name)
-        if source is not None and source.name == "COMMANDLINE":
-            flags = "/".join(params[name].opts + params[name].secondary_opts)
-            raise ValueError(f"{flags} applies only to --sharing {other}; it is not used with --sharing {sharing}")
+    refuse_unused(ctx, MODE_ONLY_OPTIONS[other], f"applies only to --sharing {other}; it is not used with --sharing {sharing}")
 
 
 def _parse_fields(flag: str, text: str, kind: type, fields: str) -> list:
@@ -185,12 +197,20 @@ def _shared_spec(*, prompts, strategies, strategy_mass, common_correct_prob, rar
 
     counts = _parse_fields("--strategies", strategies, int, "COMMON,RARE,WRONG")
     masses = _parse_fields("--strategy-mass", strategy_mass, float, "COMMON,RARE")
-    return SharedPopulationSpec(num_prompts=prompts, heldout_prompts=heldout_prompts, common_strategies=counts[0],
-                                rare_strategies=counts[1], wrong_strategies=counts[2], common_mass=masses[0],
-                                rare_mass=masses[1], common_correct_prob=common_correct_prob,
-                                rare_correct_prob=rare_correct_prob, rare_only_share=rare_only_share,
-                                rare_only_strategies=rare_only_strategies, offset_scale=offset_scale,
-                                trainable_offsets=trainable_offsets, seed=seed).validate()
+    if masses[0] > 0 and masses[1] > 0 and masses[0] + masses[1] >= 1:  # the help's rule, in its own words
+        raise ValueError(f"--strategy-mass COMMON,RARE must be > 0 with a sum < 1, got {strategy_mass!r}")
+    with options_named(num_prompts="--prompts", heldout_prompts="--heldout-prompts",
+                       common_strategies="--strategies COMMON", rare_strategies="--strategies RARE",
+                       wrong_strategies="--strategies WRONG", common_mass="--strategy-mass COMMON",
+                       rare_mass="--strategy-mass RARE", common_correct_prob="--common-correct-prob",
+                       rare_correct_prob="--rare-correct-prob", rare_only_share="--rare-only-share",
+                       rare_only_strategies="--rare-only-strategies", offset_scale="--offset-scale", seed="--seed"):
+        return SharedPopulationSpec(num_prompts=prompts, heldout_prompts=heldout_prompts, common_strategies=counts[0],
+                                    rare_strategies=counts[1], wrong_strategies=counts[2], common_mass=masses[0],
+                                    rare_mass=masses[1], common_correct_prob=common_correct_prob,
+                                    rare_correct_prob=rare_correct_prob, rare_only_share=rare_only_share,
+                                    rare_only_strategies=rare_only_strategies, offset_scale=offset_scale,
+                                    trainable_offsets=trainable_offsets, seed=seed).validate()
 
 
 def _train_specs(prompts, *, group_sizes, gammas, methods, low_lr, optimizer, lr, steps, prompt_batch,
@@ -254,7 +274,7 @@ def register_group_size(app: typer.Typer) -> None:
                                              "parameters); M drawn from each population's seed."),
         adam_lr: str = typer.Option("0.01,0.03", "--adam-lr", help="Adam learning rates, comma-separated, in (0, 10]."),
         sgd_lr: str = typer.Option("2,6", "--sgd-lr", help="SGD learning rates, comma-separated, in (0, 1000]."),
-        populations: int = typer.Option(10, "--populations", help="Population draws (seeds 0..P-1), in [1, 10^4]; intervals resample them."),
+        populations: int = typer.Option(10, "--populations", help="Population draws (seeds 0..P-1), in [2, 10^4]; intervals resample them."),
         seeds: int = typer.Option(2, "--seeds", help="Batch seeds per population, in [1, 10^4]."),
         steps: int = typer.Option(200, "--steps", help="Equal-steps view: steps for every N (equal-rollouts: steps x 8 / N)."),
         prompt_batch: int = typer.Option(32, "--prompt-batch", help="Prompts per step B, in [1, 256]."),
@@ -270,6 +290,7 @@ def register_group_size(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object per setting (a line each) "
                                      "instead of the tables."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show tqdm progress bars on stderr."),
+        force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not a group-size table."),
     ) -> None:
         """Shared-strategy population: GRPO, F-GRPO and the low-LR controls over N, per optimizer x
         parametrisation x rare share x learning rate, over population draws and batch seeds. Prints, per
@@ -285,32 +306,39 @@ def register_group_size(app: typer.Typer) -> None:
         if suffix not in (".parquet", ".csv"):
             raise ValueError(f"--out must end in .parquet or .csv, got {out.name!r}")
         base = GroupSizeStudySpec()
-        spec = replace(base, group_sizes=tuple(parse_list("--n", group_sizes, int)),
-                       rare_masses=tuple(parse_list("--rare-mass", rare_mass, float)),
-                       gammas=tuple(parse_list("--gamma", gammas, float)),
-                       optimizers=tuple(parse_list("--optimizers", optimizers, str)),
-                       parametrisations=tuple(parse_list("--parametrisation", parametrisations, str)),
-                       adam_lrs=tuple(parse_list("--adam-lr", adam_lr, float)),
-                       sgd_lrs=tuple(parse_list("--sgd-lr", sgd_lr, float)),
-                       views=tuple(parse_list("--views", views, str)), populations=populations, seeds=seeds,
-                       steps=steps, prompt_batch=prompt_batch, eval_every=eval_every,
-                       population=replace(base.population, rare_correct_prob=rare_correct_prob)).validate()
+        with options_named(group_sizes="--n", rare_masses="--rare-mass", gammas="--gamma", optimizers="--optimizers",
+                           parametrisations="--parametrisation", adam_lrs="--adam-lr", sgd_lrs="--sgd-lr",
+                           views="--views", populations="--populations", seeds="--seeds", steps="--steps",
+                           prompt_batch="--prompt-batch", eval_every="--eval-every"):
+            spec = replace(base, group_sizes=tuple(parse_list("--n", group_sizes, int)),
+                           rare_masses=tuple(parse_list("--rare-mass", rare_mass, float)),
+                           gammas=tuple(parse_list("--gamma", gammas, float)),
+                           optimizers=tuple(parse_list("--optimizers", optimizers, str)),
+                           parametrisations=tuple(parse_list("--parametrisation", parametrisations, str)),
+                           adam_lrs=tuple(parse_list("--adam-lr", adam_lr, float)),
+                           sgd_lrs=tuple(parse_list("--sgd-lr", sgd_lr, float)),
+                           views=tuple(parse_list("--views", views, str)), populations=populations, seeds=seeds,
+                           steps=steps, prompt_batch=prompt_batch, eval_every=eval_every,
+                           population=replace(base.population, rare_correct_prob=rare_correct_prob)).validate()
         resolve_device(device)
-        frame = _run_group_size(spec, out, suffix, resume, device, progress)
+        frame = _run_group_size(spec, out, suffix, resume, device, progress, force)
         _print_group_size_report(frame, as_json)
         if not as_json:
             typer.echo(f"{out} holds {len(frame)} rows")
 
 
-def _run_group_size(spec, out: Path, suffix: str, resume: bool, device: str, progress: bool):
+def _run_group_size(spec, out: Path, suffix: str, resume: bool, device: str, progress: bool, force: bool):
     """Train the chunks of `spec` missing from `out` (under its lock), saving after each; returns the whole table."""
     import pandas as pd
 
-    from fgrpo_sim.atomic_io import check_writable
+    from fgrpo_sim.atomic_io import check_replaceable, check_writable
     from fgrpo_sim.output_lock import output_lock
     from fgrpo_sim.sim.group_size_study import chunk_id, chunks, run_study
 
     check_writable(out, "--out")
+    ours = not out.exists() or _has_columns(out, GROUP_SIZE_COLUMNS)
+    check_replaceable(out, "--out", lambda path: _has_columns(path, GROUP_SIZE_COLUMNS), force=force)
+    resume = resume and ours  # a foreign file replaced with --force holds nothing to resume from
     planned = {chunk_id(spec, opt, kind) for opt, kind in chunks(spec)}
     planned_keys = {c.split("#")[0] for c in planned}
     with output_lock(out, name="--out", wait_hint=""):

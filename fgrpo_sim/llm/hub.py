@@ -57,6 +57,8 @@ def require_loadable(name: str | os.PathLike, kind: str = "model") -> None:
     kind: "model" (models and tokenizers) or "dataset".
     """
     text = str(name)
+    if not text.strip():  # Path("") is "." (it exists); huggingface_hub would answer with its repo-id rules
+        raise ValueError(f"{kind} name is empty; give a local folder or a hub id")
     if Path(text).exists():
         config = Path(text) / "config.json"
         if config.is_file():  # transformers would fail deep inside with a TypeError on a damaged config

@@ -5,7 +5,8 @@ Layout of the results folder (every file written atomically; finished pieces are
   seed{s}/sft/                     SFT checkpoint (model) and seed{s}/tokenizer/ (its own folder)
   seed{s}/sft.json                 SFT loss log and held-out evaluation of the SFT model
   seed{s}/rl_N{N}_gamma{g}.json    RL training curve and final held-out evaluation
-  summary.json                     Table 4 analogue, Fig 6/7 data (`summarize`)
+  summary.json                     Table 4 analogue, Fig 6/7 data (`summarize`): results only
+  timings.json                     seconds per (N, gamma) (`timings`), apart so summaries compare byte for byte
 """
 
 from __future__ import annotations
@@ -325,7 +326,19 @@ def _run_seeds(preset: MazePreset, out: Path, config: dict, *, progress: bool, d
             torch.cuda.empty_cache()
     summary = summarize(out)
     _dump(out / "summary.json", summary)
+    _dump(out / "timings.json", timings(out))
     return summary
+
+
+def timings(out: str | Path) -> dict:
+    """Wall-clock seconds per (N, gamma), mean over seeds, from the pieces of `out`: kept apart from
+    summary.json (results only), so that two runs of the same preset compare byte for byte there."""
+    runs: dict[tuple[int, float], list[float]] = {}
+    for path in sorted(Path(out).glob("seed*/rl_N*_gamma*.json")):
+        r = read_piece(path)
+        runs.setdefault((int(r["N"]), float(r["gamma"])), []).append(float(r["seconds"]))
+    return {"cells": [{"N": n, "gamma": gamma, "seconds_mean": round(float(np.mean(s)), 3)}
+                      for (n, gamma), s in sorted(runs.items())]}
 
 
 def _rounded(obj, digits: int = 5):
@@ -364,7 +377,6 @@ def summarize(out: Path) -> dict:
     for (n, gamma), rs in sorted(runs.items()):
         rs = sorted(rs, key=lambda r: r["seed"])
         cell = {"N": n, "gamma": gamma, "seeds": [r["seed"] for r in rs],
-                "seconds_mean": float(np.mean([r["seconds"] for r in rs])),
                 "pass_at_k": {k: _t_interval([r["heldout"]["pass_at_k"][k] for r in rs])
                               for k in rs[0]["heldout"]["pass_at_k"]},
                 "exact_pass_at_k": {k: _t_interval([r["heldout"]["exact_pass_at_k"][k] for r in rs])

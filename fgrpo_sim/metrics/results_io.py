@@ -59,6 +59,7 @@ def _is_int(value) -> bool:
 def read_results_jsonl(path: str | os.PathLike) -> ResultCounts:
     """Parse a results file into per-problem (n, c); ValueError "FILE line L: ..." on any bad line."""
     from fgrpo_sim.jsonl import read_json_objects
+    from fgrpo_sim.validation import integral
 
     path = Path(path)
     order: dict[str, int] = {}
@@ -89,9 +90,9 @@ def read_results_jsonl(path: str | os.PathLike) -> ResultCounts:
             add_n, add_c = 1, int(row["correct"])
             sample_lines += 1
             if "sample_index" in row:
-                index = row["sample_index"]
-                if not _is_int(index) or index < 0:
-                    raise ValueError(f"{where}: 'sample_index' must be an integer >= 0, got {index!r}")
+                index = integral(row["sample_index"])
+                if index is None or index < 0:
+                    raise ValueError(f"{where}: 'sample_index' must be an integer >= 0, got {row['sample_index']!r}")
                 if (pid, index) in sample_seen:
                     raise ValueError(
                         f"{where}: problem {pid!r} sample_index {index} already appeared on line "
@@ -101,11 +102,11 @@ def read_results_jsonl(path: str | os.PathLike) -> ResultCounts:
         else:
             if "n" not in row or "c" not in row:
                 raise ValueError(f"{where}: a per-problem line needs both 'n' and 'c'")
-            rn, rc = row["n"], row["c"]
-            if not _is_int(rn) or not 1 <= rn <= MAX_SAMPLES:
-                raise ValueError(f"{where}: 'n' must be an integer in [1, {MAX_SAMPLES}], got {rn!r}")
-            if not _is_int(rc) or not 0 <= rc <= rn:
-                raise ValueError(f"{where}: 'c' must be an integer in [0, n = {rn}], got {rc!r}")
+            rn, rc = integral(row["n"]), integral(row["c"])  # 4 or 4.0 (a count written as a float)
+            if rn is None or not 1 <= rn <= MAX_SAMPLES:
+                raise ValueError(f"{where}: 'n' must be an integer in [1, {MAX_SAMPLES}], got {row['n']!r}")
+            if rc is None or not 0 <= rc <= rn:
+                raise ValueError(f"{where}: 'c' must be an integer in [0, n = {rn}], got {row['c']!r}")
             add_n, add_c = rn, rc
             count_lines += 1
         if pid not in order:

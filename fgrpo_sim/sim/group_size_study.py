@@ -93,7 +93,8 @@ class GroupSizeStudySpec:
             values = getattr(self, name)
             if len(values) == 0 or len(set(values)) != len(values):
                 raise ValueError(f"{name} must list at least one value, each once, got {tuple(values)}")
-        check_integer("populations", self.populations, 1, 10_000)
+        # the verdicts are paired bootstrap intervals over population draws: one draw has none (issue 31)
+        check_integer("populations", self.populations, 2, 10_000)
         check_integer("seeds", self.seeds, 1, 10_000)
         check_integer("steps", self.steps, 1, 1_000_000)
         check_integer("reference_n", self.reference_n, 1, 1_000_000)

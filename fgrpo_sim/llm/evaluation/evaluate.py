@@ -112,6 +112,18 @@ def read_existing_numbered(path: Path) -> list[tuple[int, Any]]:
     return records
 
 
+#: Settings that may name a file or folder: the meta file records them relative to `out`'s folder.
+_PATH_KEYS = ("model", "data", "synlogic_repo")
+
+
+def _recorded_paths(settings: EvalSettings, out: Path) -> dict[str, Any]:
+    """model / data / synlogic_repo as the meta file records them (relative to out's folder when they are
+    paths; a hub id stays), so identical runs in two folders write the same meta file."""
+    from fgrpo_sim.atomic_io import recorded_path
+
+    return {k: recorded_path(getattr(settings, k), out) for k in _PATH_KEYS if getattr(settings, k) is not None}
+
+
 def _check_meta(out: Path, settings: EvalSettings) -> int:
     """Refuse to resume `out` under other decoding settings; return the largest --n of earlier runs on it
     (from its meta file; 0 when `out` is new)."""
@@ -131,7 +143,8 @@ def _check_meta(out: Path, settings: EvalSettings) -> int:
     if not isinstance(previous, dict):
         raise ValueError(f"cannot resume {out}: its settings file {meta_path} is not a JSON object{why}; "
                          "use a new --out file, or delete both to start afresh")
-    changed = [k for k in _RESUME_KEYS if previous.get(k) != current[k]]
+    recorded = _recorded_paths(settings, out)  # a meta file written before paths were recorded relative: as given
+    changed = [k for k in _RESUME_KEYS if previous.get(k) != current[k] and previous.get(k) != recorded.get(k, current[k])]
     if changed:
         k = changed[0]
         raise ValueError(
@@ -144,7 +157,7 @@ def _check_meta(out: Path, settings: EvalSettings) -> int:
 def _write_meta(out: Path, settings: EvalSettings, n_max: int | None = None) -> None:
     from fgrpo_sim.atomic_io import write_text_atomic
 
-    meta = asdict(settings)
+    meta = {**asdict(settings), **_recorded_paths(settings, out)}
     meta["n_max"] = max(settings.n, n_max or 0)  # the largest --n any run on this file used (resume bound)
     write_text_atomic(out.with_name(out.name + ".meta.json"), dumps(meta, indent=2) + "\n")
 

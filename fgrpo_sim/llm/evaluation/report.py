@@ -30,8 +30,6 @@ test is per benchmark).
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,20 +81,14 @@ def _read_manifest(path: Path) -> list[dict[str, str]]:
         from fgrpo_sim.jsonl import read_json_objects
 
         return [{k: "" if v is None else str(v) for k, v in row.items()} for _, row in read_json_objects(path, "manifest")]
-    return [{k.strip(): (v or "").strip() for k, v in row.items() if k} for _, row in _csv_rows(path, "manifest")]
+    return [row for _, row in _csv_rows(path, "manifest")]
 
 
 def _csv_rows(path: Path, what: str) -> list[tuple[int, dict[str, str]]]:
-    """(line number, row) of a CSV file with a header: UTF-8 (a BOM dropped), errors naming the file."""
-    from fgrpo_sim.jsonl import read_text_file
+    """(line number, row) of a CSV file with a header: the one CSV reader (`csv_rows`) and its checks."""
+    from fgrpo_sim.csv_rows import read_csv_dicts
 
-    text = read_text_file(path, what, expected="CSV")
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = [name.strip() for name in reader.fieldnames or []]
-    twice = next((name for i, name in enumerate(header) if name and name in header[:i]), None)
-    if twice is not None:  # DictReader would keep only the last column of that name
-        raise ValueError(f"{path} line 1: column {twice!r} appears twice in the header")
-    return [(reader.line_num, row) for row in reader]
+    return read_csv_dicts(path, what)
 
 
 def _number(row: dict[str, str], key: str, where: str, default: float | None = None, integer: bool = False):

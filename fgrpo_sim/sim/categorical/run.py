@@ -31,11 +31,16 @@ def recorded_steps(steps: int, stride: int) -> list[int]:
     return marks
 
 
+def _kind(path: Path) -> str:
+    """The table format by suffix, in any case (out.CSV is a CSV file)."""
+    return path.suffix.lower()
+
+
 def read_table(path: str | Path) -> pd.DataFrame:
     path = Path(path)
-    if path.suffix == ".parquet":
+    if _kind(path) == ".parquet":
         return pd.read_parquet(path)
-    if path.suffix == ".csv":  # a hex config_id can look like a number: keep it a string
+    if _kind(path) == ".csv":  # a hex config_id can look like a number: keep it a string
         return pd.read_csv(path, dtype={"config_id": str})
     raise ValueError(f"out must end in .parquet or .csv, got {path.name!r}")
 
@@ -43,10 +48,10 @@ def read_table(path: str | Path) -> pd.DataFrame:
 def write_table(table: pd.DataFrame, path: str | Path) -> Path:
     """Write atomically as parquet or CSV (by suffix)."""
     path = Path(path)
-    if path.suffix not in (".parquet", ".csv"):
+    if _kind(path) not in (".parquet", ".csv"):
         raise ValueError(f"out must end in .parquet or .csv, got {path.name!r}")
     with atomic_path(path) as tmp:
-        if path.suffix == ".parquet":
+        if _kind(path) == ".parquet":
             table.to_parquet(tmp, index=False)
         else:
             table.to_csv(tmp, index=False)
@@ -68,6 +73,16 @@ def _plain(value):
     return value.item() if hasattr(value, "item") else value
 
 
+def _check_columns(columns, source: str | Path, hint: str) -> None:
+    """A file without every column of a result table is not one of ours: never replaced, even when it has
+    no rows (a header-only CSV of another schema is someone's file too)."""
+    needed = (*SETTING_COLUMNS, *RUN_COLUMNS, "step", *METRICS)
+    missing = [c for c in needed if c not in columns]
+    if missing:
+        raise ValueError(f"out {source} exists but is not a categorical result table (no column {missing[0]!r}); "
+                         f"{hint}")
+
+
 def validate_table(table: pd.DataFrame, source: str | Path, hint: str = FRESH_START_HINT) -> pd.DataFrame:
     """`table` with every column at its proper dtype, or ValueError naming `source` and its first bad row.
 
@@ -76,11 +91,7 @@ def validate_table(table: pd.DataFrame, source: str | Path, hint: str = FRESH_ST
     integers where integers belong; metrics are finite numbers (NaN allowed); no (setting, run, step) twice.
     Rows are numbered from 1 in file order (the CSV line is one more, for the header).
     """
-    needed = (*SETTING_COLUMNS, *RUN_COLUMNS, "step", *METRICS)
-    missing = [c for c in needed if c not in table.columns]
-    if missing:
-        raise ValueError(f"out {source} exists but is not a categorical result table (no column {missing[0]!r}); "
-                         f"{hint}")
+    _check_columns(table.columns, source, hint)
     table = table.reset_index(drop=True)
     problems: list[tuple[int, str]] = []  # (row index, what is wrong); the smallest index is reported
 
@@ -120,19 +131,22 @@ def validate_table(table: pd.DataFrame, source: str | Path, hint: str = FRESH_ST
 def _read_existing(out: Path, hint: str = FRESH_START_HINT) -> pd.DataFrame:
     """The table already in `out`, for resuming, validated row by row; a file that is not one of ours is an
     error, never overwritten, and a damaged row is never carried forward."""
-    if out.suffix == ".csv":  # name the line of bytes that are not UTF-8 (pandas would name neither)
-        from fgrpo_sim.jsonl import decode_utf8
+    if _kind(out) == ".csv":  # pandas pads a torn row with NaN and names no line: csv_rows checks first
+        from fgrpo_sim.csv_rows import read_csv_rows
 
-        try:
-            decode_utf8(out.read_bytes(), out, "a CSV result table")
+        try:  # bytes that are not UTF-8, a row whose field count is not the header's, a last row cut short
+            header, _ = read_csv_rows(out, "out", complete=True)
         except ValueError as exc:
-            raise ValueError(f"out {out} exists but is not a readable result table ({exc}); {hint}") from None
+            raise ValueError(f"cannot resume from {exc}; fix or delete that row, or {hint}") from None
+        if header:  # an empty file is pandas' "not readable" below
+            _check_columns(header, out, hint)
     try:
         table = read_table(out)
     except Exception as exc:  # pandas/pyarrow raise many kinds for a foreign or damaged file
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise ValueError(f"out {out} exists but is not a readable result table ({reason}); {hint}") from None
-    if table.empty:  # nothing to keep (e.g. a header-only CSV)
+    if table.empty:  # nothing to keep (a header-only table of ours)
+        _check_columns(table.columns, out, hint)
         return pd.DataFrame()
     return validate_table(table, out, hint)
 
@@ -201,7 +215,7 @@ def run_grid(config: CategoricalConfig, out: str | Path | None = None, *, resume
     resolve_backend(config)  # fail before the progress bar, not inside it
     if out is not None:
         out = Path(out)
-        if out.suffix not in (".parquet", ".csv"):
+        if _kind(out) not in (".parquet", ".csv"):
             raise ValueError(f"out must end in .parquet or .csv, got {out.name!r}")
         check_writable(out, "out")
     with output_lock(out, wait=wait_for_lock, name="out") if out is not None else contextlib.nullcontext():
