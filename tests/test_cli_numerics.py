@@ -77,11 +77,18 @@ def test_population_never_writes_nan_results(run_cli, tmp_path):
 def test_population_stops_on_non_finite_logits():
     import torch
 
-    from fgrpo_sim.sim.population import TrainSpec, check_finite_logits
+    from fgrpo_sim.sim.population import TrainSpec, check_finite_logits, mark_non_finite
 
-    param = torch.nn.Parameter(torch.tensor([1.0, math.inf]))
+    param = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+    opt, first_bad = torch.optim.SGD([param], lr=5.0), torch.zeros((), dtype=torch.long)
+    mark_non_finite(opt, 2, first_bad)
+    check_finite_logits(first_bad, TrainSpec(lr=5.0))  # finite: goes on
+    with torch.no_grad():
+        param[1] = math.inf
+    mark_non_finite(opt, 3, first_bad)
+    mark_non_finite(opt, 4, first_bad)  # the first bad step is the one named
     with pytest.raises(ValueError, match=r"lr = 5 made the logits non-finite at step 3 .*use a smaller --lr"):
-        check_finite_logits(torch.optim.SGD([param], lr=5.0), 3, TrainSpec(lr=5.0))
+        check_finite_logits(first_bad, TrainSpec(lr=5.0))
 
 
 def test_plan_extreme_beta_is_one_clean_line(run_cli):

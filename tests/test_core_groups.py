@@ -151,3 +151,23 @@ def test_focal_weight_per_group_is_focal_weight_with_a_gamma_per_group():
     expected = torch.stack([focal_weight(mu[i:i + 1], float(g))[0] for i, g in enumerate(gamma)])
     assert torch.allclose(focal_weight_per_group(mu, gamma), expected, rtol=1e-12, atol=0)
     assert focal_weight_per_group(mu, gamma)[3] == 1.0  # gamma 0 at mu_hat 1: 0^0 = 1, as focal_weight
+
+
+def test_values_trusted_skips_only_the_device_reading_checks_and_only_inside():
+    """The simulators vouch for their own rewards (no host sync per step); every other caller keeps the checks."""
+    from fgrpo_sim import core
+
+    bad = torch.tensor([[1.0, math.nan]])
+    with pytest.raises(ValueError, match="finite"):
+        core.grpo_advantages(bad)
+    with pytest.raises(ValueError, match="mu_hat must be in"):
+        core.focal_weight(torch.tensor([1.5]), 1.0)
+    with core.values_trusted():
+        core.grpo_advantages(bad)  # no check, no sync
+        core.focal_weight(torch.tensor([1.5]), 1.0)
+        with pytest.raises(ValueError, match="shaped"):
+            core.grpo_advantages(torch.ones(3))  # shapes are still checked
+        with pytest.raises(ValueError, match="gamma"):
+            core.focal_weight(torch.tensor([0.5]), -1.0)  # and Python scalars
+    with pytest.raises(ValueError, match="finite"):
+        core.grpo_advantages(bad)  # back on after the block

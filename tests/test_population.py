@@ -380,3 +380,37 @@ def test_float64_training_with_an_inexact_wrong_reward():
     train = TrainSpec(group_size=4, steps=2, prompt_batch=4, runs=1, eval_every=1, reward_wrong=-0.3)
     frame = simulate_population(population, train, device="cpu", dtype=torch.float64)
     assert list(frame[frame["bucket"] == "all"]["step"]) == [0, 1, 2] and frame["pass@1"].notna().all()
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_the_step_loop_never_reads_the_device(monkeypatch, shared):
+    """Issue 30 item 2: no .item() / .tolist() / bool(tensor) / int(tensor) inside a step of either population
+    simulator (on a GPU each read waits for the device); the reads happen at the evaluations only."""
+    from fgrpo_sim.sim.population import make_population, simulate_population
+    from fgrpo_sim.sim.population_shared import make_shared_population, simulate_shared_population
+
+    import sys
+
+    reads = []
+    for name in ("item", "tolist", "__bool__", "__int__", "__float__", "__index__"):
+        real = getattr(torch.Tensor, name)
+
+        def spy(self, *a, _real=real, _name=name, **k):
+            # torch.optim's Adam reads its step counter, which it keeps on the host (not capturable): no device wait
+            if "torch/optim/" not in sys._getframe(1).f_code.co_filename.replace("\\", "/"):
+                reads.append(_name)
+            return _real(self, *a, **k)
+
+        monkeypatch.setattr(torch.Tensor, name, spy)
+    if shared:
+        population, simulate = make_shared_population(SharedPopulationSpec(num_prompts=64, seed=0)), simulate_shared_population
+    else:
+        population, simulate = make_population(PopulationSpec(num_prompts=64, seed=0)), simulate_population
+
+    def count(steps):
+        reads.clear()
+        simulate(population, TrainSpec(steps=steps, runs=2, prompt_batch=8, eval_every=1000, optimizer="adam",
+                                       lr=0.05), device="cpu", progress=False)
+        return len(reads)
+
+    assert count(12) == count(2)  # ten more steps, not one more host read

@@ -5,6 +5,7 @@ Everything takes and returns torch tensors on any device and dtype; rewards are 
 The simulators and the LLM trainer call this package; nothing else re-implements it.
 """
 
+from fgrpo_sim.core._checks import values_trusted
 from fgrpo_sim.core.advantages import dr_grpo_advantages, grpo_advantages, rloo_advantages
 from fgrpo_sim.core.focal import compute_advantages, focal_advantages, focal_weight, focal_weight_per_group
 from fgrpo_sim.core.focal_metrics import focal_metrics
@@ -25,4 +26,5 @@ __all__ = [
     "focal_metrics",
     "policy_loss",
     "DEFAULT_CLIP",
+    "values_trusted",
 ]

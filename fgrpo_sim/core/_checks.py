@@ -2,10 +2,31 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from typing import Any
+from typing import Any, Iterator
 
 import torch
+
+# Checks of tensor *values* (finite, in range) read the device: one host sync each. A caller that builds its
+# inputs itself and runs many small steps (the simulators, on a GPU) switches them off for a block with
+# `values_trusted()`; shapes, dtypes and Python scalars are still checked. Everyone else keeps them.
+_VALUES_TRUSTED = contextvars.ContextVar("fgrpo_core_values_trusted", default=False)
+
+
+@contextlib.contextmanager
+def values_trusted() -> Iterator[None]:
+    """Inside, core skips its device-reading value checks (the caller vouches for finite, in-range inputs)."""
+    token = _VALUES_TRUSTED.set(True)
+    try:
+        yield
+    finally:
+        _VALUES_TRUSTED.reset(token)
+
+
+def values_checked() -> bool:
+    return not _VALUES_TRUSTED.get()
 
 
 def as_float_tensor(name: str, value: Any, *, like: torch.Tensor | None = None) -> torch.Tensor:
@@ -30,7 +51,7 @@ def check_rewards(rewards: Any) -> torch.Tensor:
         raise ValueError(f"rewards must be shaped [groups, N], got shape {tuple(rewards.shape)}")
     if rewards.shape[1] < 1:
         raise ValueError(f"rewards must have group size N >= 1, got N = {rewards.shape[1]}")
-    if not bool(torch.isfinite(rewards).all()):
+    if values_checked() and not bool(torch.isfinite(rewards).all()):
         raise ValueError("rewards must be finite, got NaN or inf")
     return rewards
 
@@ -44,7 +65,7 @@ def check_rewards_between(rewards: Any, low: float, high: float) -> torch.Tensor
     rewards = as_float_tensor("rewards", rewards)
     if rewards.dim() != 2 or rewards.shape[1] < 1:
         return check_rewards(rewards)  # raises with the shape message
-    if bool(((rewards >= low) & (rewards <= high)).all()):  # False for NaN, so non-finite values land below
+    if not values_checked() or bool(((rewards >= low) & (rewards <= high)).all()):  # NaN fails: lands below
         return rewards
     check_rewards(rewards)  # NaN/inf message first
     bad = rewards[(rewards < low) | (rewards > high)].flatten()[0].item()

@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from fgrpo_sim.core._checks import as_float_tensor, check_rewards, check_scalar
+from fgrpo_sim.core._checks import as_float_tensor, check_rewards, check_scalar, values_checked
 from fgrpo_sim.core.advantages import ESTIMATORS
 from fgrpo_sim.core.groups import group_success_rate
 from fgrpo_sim.validation import check_choice
@@ -23,7 +23,7 @@ def focal_weight(mu_hat: Any, gamma: float) -> torch.Tensor:
     """
     mu_hat = as_float_tensor("mu_hat", mu_hat)
     gamma = check_scalar("gamma", gamma, 0.0)
-    if not bool(((mu_hat >= 0) & (mu_hat <= 1)).all()):  # one sync; NaN fails both comparisons
+    if values_checked() and not bool(((mu_hat >= 0) & (mu_hat <= 1)).all()):  # one sync; NaN fails both
         bad = mu_hat[~((mu_hat >= 0) & (mu_hat <= 1))].flatten()[0].item()
         raise ValueError(f"mu_hat must be in [0, 1], got {bad:g}")
     if gamma == 0.0:

@@ -32,7 +32,8 @@ METHODS = ("grpo", "dapo", "cispo")
 OPTIMIZERS = ("sgd", "adam")
 DEFAULT_BUCKET_EDGES = (0.0, 0.2, 0.5, 0.8, 1.0)
 #: Largest learning rate accepted (SGD needs ~50; Adam moves a logit by about lr per step): finite, so a
-#: step never writes inf into the logits; a run that still diverges stops with an error (`check_finite_logits`).
+#: step never writes inf into the logits; a run that still diverges stops with an error (`check_finite_logits`, at
+#: the next evaluation).
 MAX_LR = 1e6
 #: Metrics averaged over the groups trained since the previous evaluation (NaN at step 0).
 TRAINING_METRICS = (
@@ -318,8 +319,12 @@ def train_loop(train: TrainSpec, num_prompts: int, dev: torch.device, logits_of,
     gen.manual_seed(int(train.seed))
     runs, n, batch_size = train.runs, train.group_size, train.prompt_batch
     evaluate(0)
+    # the first step whose update made a logit non-finite (0: none yet), kept on the device and read only at the
+    # evaluations, so a step never waits for the host (a GPU step would stall on every such read)
+    first_bad = torch.zeros((), dtype=torch.long, device=dev)
     bar = tqdm(range(1, train.steps + 1), desc=desc, disable=not progress, leave=False)
-    for step in bar:
+
+    def one_step(step: int) -> None:
         with torch.no_grad():
             chosen = torch.rand(runs, num_prompts, generator=gen, device=dev).argsort(dim=1)[:, :batch_size]
             z = logits_of(chosen)
@@ -336,20 +341,34 @@ def train_loop(train: TrainSpec, num_prompts: int, dev: torch.device, logits_of,
             loss.backward()
             opt.step()
         with torch.no_grad():
-            check_finite_logits(opt, step, train)
+            mark_non_finite(opt, step, first_bad)
             record(batch, probs, rewards)
+
+    for step in bar:
+        # the rewards are the simulator's own lookups (finite and in range by construction): core's
+        # device-reading value checks would cost a host sync each per step; divergence is caught below
+        with core.values_trusted():
+            one_step(step)
         if step % train.eval_every == 0 or step == train.steps:
+            check_finite_logits(first_bad, train)
             evaluate(step)
     bar.close()
 
 
-def check_finite_logits(opt: torch.optim.Optimizer, step: int, train: TrainSpec) -> None:
-    """Refuse to go on (and so to write NaN/inf results) once an update made a logit non-finite."""
-    for group in opt.param_groups:
-        for param in group["params"]:
-            if not bool(torch.isfinite(param).all()):
-                raise ValueError(f"lr = {train.lr:g} made the logits non-finite at step {step} "
-                                 f"({train.variant or _default_variant(train)}, N = {train.group_size}); use a smaller --lr")
+def mark_non_finite(opt: torch.optim.Optimizer, step: int, first_bad: torch.Tensor) -> None:
+    """Record in `first_bad` (on the device, no host read) the first step whose update left a non-finite logit."""
+    params = [p for group in opt.param_groups for p in group["params"]]
+    finite = torch.stack([torch.isfinite(p).all() for p in params]).all()
+    first_bad.copy_(torch.where((first_bad == 0) & ~finite, step, first_bad))
+
+
+def check_finite_logits(first_bad: torch.Tensor, train: TrainSpec) -> None:
+    """Refuse to go on (and so to write NaN/inf results) once an update made a logit non-finite: read at the
+    evaluations, it names the step where it happened."""
+    step = int(first_bad)
+    if step:
+        raise ValueError(f"lr = {train.lr:g} made the logits non-finite at step {step} "
+                         f"({train.variant or _default_variant(train)}, N = {train.group_size}); use a smaller --lr")
 
 
 def _simulate(population: Population, train: TrainSpec, dev: torch.device, dtype: torch.dtype, progress: bool,
