@@ -65,7 +65,9 @@ def test_cli_runs_a_tiny_study_and_prints_the_verdicts(tmp_path):
 
 def test_cli_bad_input_is_one_line(run_cli, tmp_path):
     result = run_cli("simulate", "group-size", "--out", tmp_path / "x.parquet", "--optimizers", "rmsprop")
-    assert result.exit_code == 2 and "optimizers must be" in result.stderr
+    assert result.exit_code == 2 and "--optimizers must be" in result.stderr  # the option, not the spec's field
     assert result.stderr.strip().count("\n") == 0
     result = run_cli("simulate", "group-size", "--out", tmp_path / "x.parquet", "--parametrisation", "polar")
-    assert result.exit_code == 2 and "parametrisations must be" in result.stderr
+    assert result.exit_code == 2 and "--parametrisation must be one of axis, orthogonal, dense" in result.stderr
+    result = run_cli("simulate", "group-size", "--out", tmp_path / "x.parquet", "--adam-lr", "0.01,0.01")
+    assert result.exit_code == 2 and result.stderr.startswith("fgrpo: error: --adam-lr ")
