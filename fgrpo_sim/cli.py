@@ -71,10 +71,25 @@ def _is_path_param(param) -> bool:
     return annotation is Path or Path in typing.get_args(annotation)
 
 
-def _names_a_model(param) -> bool:
+def _help_of(command, param) -> str:
+    """A parameter's help text: click keeps it on options, typer >= 0.29 on arguments too; older typer keeps an
+    argument's help only on the command function's `typer.Argument(...)` default, so read it there."""
+    import inspect
+
+    text = getattr(param, "help", None)
+    if not text and getattr(command, "callback", None) is not None:
+        try:
+            default = inspect.signature(command.callback).parameters[param.name].default
+        except (KeyError, TypeError, ValueError):
+            default = None
+        text = getattr(default, "help", None)
+    return text or ""
+
+
+def _names_a_model(command, param) -> bool:
     """A name that is loaded, a folder or a hub id (its help says "hub"): empty, it would be the current
     folder and fail far away with huggingface_hub's repo-id rules (`--model ''`, `prepare-data ''`)."""
-    return "hub" in (getattr(param, "help", None) or "").lower()
+    return "hub" in _help_of(command, param).lower()
 
 
 def _guard_empty_paths(command) -> None:
@@ -85,7 +100,7 @@ def _guard_empty_paths(command) -> None:
     for sub in getattr(command, "commands", {}).values():
         _guard_empty_paths(sub)
     for param in getattr(command, "params", []):
-        if not (_is_path_param(param) or _names_a_model(param)) or "process_value" in vars(param):
+        if not (_is_path_param(param) or _names_a_model(command, param)) or "process_value" in vars(param):
             continue
 
         def process_value(ctx, value, _param=param, _process=param.process_value):
