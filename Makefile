@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 EXTRAS := dev,llm,notebooks
 STAMP := $(VENV)/.installed
+BASE_STAMP := $(VENV)/.installed-base
 # verl gets a venv of its own: its hydra-core pins antlr4 4.9, under which math-verify cannot parse
 # percentages ("10\%" vs "10" grades wrong), so sharing one venv would change the TRL path's math grading.
 VERL_VENV := .venv-verl
@@ -19,17 +20,23 @@ OLDEST_TESTS := tests/test_bad_input_corpus.py tests/test_cli_*.py tests/test_va
 	tests/test_doc_commands.py tests/test_llm_grading.py tests/test_llm_rewards.py tests/test_llm_trainer.py \
 	tests/test_notebooks.py
 
-.PHONY: install install-verl test test-oldest rehearsal figures notebooks gpu-check clean
+.PHONY: install install-verl test test-oldest rehearsal figures figures-commit notebooks gpu-check clean
 
 # uv installs the venvs when it is on PATH (about 5x faster here, benchmarks/RESULTS.md "Install times"), else pip;
 # `make UV=` forces pip. uv ignores pip.conf and PIP_*, so tools/uv_index_args.py hands it pip's package sources.
 UV ?= $(shell command -v uv 2>/dev/null)
-install_into = $(if $(UV),$(UV) pip install -q --python $(1)/bin/python $$($(PYTHON) tools/uv_index_args.py),$(1)/bin/pip install -q) -c $(or $(3),constraints.txt) -e ".[$(2)]"
+install_into = $(if $(UV),$(UV) pip install -q --python $(1)/bin/python $$($(PYTHON) tools/uv_index_args.py),$(1)/bin/pip install -q) -c $(or $(3),constraints.txt) -e ".$(if $(2),[$(2)])"
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(call install_into,$(VENV),$(EXTRAS))
-	touch $(STAMP)
+	touch $(STAMP) $(BASE_STAMP)
+
+# the base dependencies alone (what `make figures` needs); a full install above also satisfies it
+$(BASE_STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	test -f $(STAMP) -a $(STAMP) -nt pyproject.toml -a $(STAMP) -nt constraints.txt || $(call install_into,$(VENV),)
+	touch $(BASE_STAMP)
 
 $(VERL_STAMP): pyproject.toml constraints.txt
 	test -x $(VERL_VENV)/bin/python || $(PYTHON) -m venv $(VERL_VENV)
@@ -60,7 +67,14 @@ rehearsal: $(STAMP) $(VERL_STAMP)
 	rm -rf build/rehearsal
 	$(BIN)/fgrpo llm rehearse --out build/rehearsal --verl-python $(VERL_VENV)/bin/python
 
-figures: $(STAMP)
+# Figures need only the base dependencies: a base install (no extras) is enough, and `make test`'s full install
+# counts as one. They go to build/figures (git-ignored), so `make figures` leaves the clone clean on any machine
+# (simulated numbers, hence pixels, differ in the last digits across CPUs); `make figures-commit` replaces the
+# committed copies in figures/, deliberately.
+figures: $(BASE_STAMP)
+	$(BIN)/fgrpo figures --out build/figures
+
+figures-commit: $(BASE_STAMP)
 	$(BIN)/fgrpo figures --out figures
 
 # executes notebooks/NN_*.py into build/notebooks/NN_*.ipynb with their outputs (see notebooks/execute.py)

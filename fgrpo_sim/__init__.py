@@ -12,8 +12,4 @@ Subpackages:
   rehearsal, commands, cli   the command line, and the LLM protocol rehearsed through it
 """
 
-from fgrpo_sim import moved_modules as _moved_modules
-
 __version__ = "0.1.0"
-
-_moved_modules.install()  # old module paths (fgrpo_sim.llm.config, ...) import as the moved modules

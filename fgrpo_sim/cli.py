@@ -221,7 +221,8 @@ def main(argv: list[str] | None = None) -> None:
     _printable_names()
     try:
         argv = merge_repeated_options(argv)
-        result = _command().main(args=argv, prog_name="fgrpo", standalone_mode=False)
+        # obj: what a command may call back, without importing this module (the rehearsal runs `fgrpo` commands)
+        result = _command().main(args=argv, prog_name="fgrpo", standalone_mode=False, obj={"run_cli": main})
     except NO_ARGS_IS_HELP as exc:  # `fgrpo theory` alone: show that group's help
         print(exc.format_message())
         sys.exit(0)

@@ -107,7 +107,7 @@ def test_unsupported_devices_are_one_line(run_cli, tmp_path, device, command):
 
 
 def test_categorical_refuses_rewards_its_dtype_cannot_update_with():
-    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+    from fgrpo_sim.sim.categorical.config import CategoricalConfig
 
     with pytest.raises(ValueError, match=r"reward_correct must be in \[-1e\+18, 1e\+18\], got 1e\+30"):
         CategoricalConfig(reward_correct=1e30, reward_wrong=-1e30)  # float32: Adam's squared gradient -> inf
@@ -118,7 +118,7 @@ def test_categorical_refuses_rewards_its_dtype_cannot_update_with():
 
 def test_large_rewards_still_learn_in_float64():
     from fgrpo_sim.sim.categorical import CategoricalBatch
-    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+    from fgrpo_sim.sim.categorical.config import CategoricalConfig
 
     def final_q(reward, dtype):
         cfg = CategoricalConfig(num_actions=200, num_correct=20, dtype=dtype, device="cpu", sampler="torch",
@@ -208,7 +208,7 @@ def test_categorical_table_never_records_a_diverged_policy(monkeypatch):
 
     from fgrpo_sim.sim import categorical_run
     from fgrpo_sim.sim.categorical import CategoricalBatch
-    from fgrpo_sim.sim.categorical_config import CategoricalConfig
+    from fgrpo_sim.sim.categorical.config import CategoricalConfig
 
     real = CategoricalBatch.metrics
 

@@ -255,7 +255,7 @@ def test_second_categorical_writer_fails_naming_the_lock_or_waits(run_cli, tmp_p
 
 def test_two_categorical_runs_with_different_settings_keep_both(tmp_path):
     out = tmp_path / "shared.csv"
-    prepare = "from fgrpo_sim.cli import main\nimport fgrpo_sim.sim.categorical_run"
+    prepare = "from fgrpo_sim.cli import main\nimport fgrpo_sim.sim.categorical.run"
     args = [*TINY_CATEGORICAL, "--steps", "300", "--stride", "150", "--chunk-runs", "1", "--wait"]
     runs = [f"main(['simulate', 'categorical', '--out', {str(out)!r}, *{args!r}, '--lr', {lr!r}])"
             for lr in ("0.01", "0.02")]
@@ -507,8 +507,8 @@ def test_a_native_run_alone_has_the_same_metrics_as_inside_a_batch():
     """docs/reliability.md: same seed, same bytes, whatever else is in the batch (native backend), the
     entropy column included (it was formed by a batched product whose blocking followed the batch shape)."""
     from fgrpo_sim.sim.categorical import CategoricalBatch
-    from fgrpo_sim.sim.categorical_config import CategoricalConfig
-    from fgrpo_sim.sim.sampling import native_available
+    from fgrpo_sim.sim.categorical.config import CategoricalConfig
+    from fgrpo_sim.sim.categorical.sampling import native_available
 
     if not native_available():
         pytest.skip("no C compiler: the native backend is what guarantees batch independence")

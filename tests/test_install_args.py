@@ -34,6 +34,7 @@ global.index-url='https://mirror.example/simple'"""
 def test_makefile_installs_with_uv_when_present_else_pip():
     makefile = (ROOT / "Makefile").read_text()
     assert "tools/uv_index_args.py" in makefile and "$(1)/bin/pip install -q" in makefile
-    # every venv (.venv, .venv-verl, .venv-oldest) goes through the one macro, and each pins its constraints
-    assert makefile.count("$(call install_into,") == 3
+    # every venv (.venv, .venv-verl, .venv-oldest) goes through the one macro, and each pins its constraints;
+    # .venv twice: the base dependencies alone for `make figures`, every extra for `make test`
+    assert makefile.count("$(call install_into,") == 4 and "$(call install_into,$(VENV),)" in makefile
     assert "-c $(or $(3),constraints.txt)" in makefile and "$(call install_into,$(OLDEST_VENV),$(EXTRAS),constraints-oldest.txt)" in makefile

@@ -181,3 +181,18 @@ def test_make_rehearsal_is_a_ci_step_the_readme_names():
     assert "make rehearsal" in (ROOT / ".ci" / "run").read_text()
     assert "make rehearsal" in (ROOT / "README.md").read_text()
     assert (ROOT / "docs" / "llm.md").read_text().split("\n## ", 2)[1].lower().startswith("rehearse")
+
+
+def test_the_driver_runs_commands_without_importing_the_cli(tmp_path):
+    """The driver imports nothing of the command line (issue 32: cli -> commands -> rehearsal -> cli was a
+    circle): alone it runs `python -m fgrpo_sim`, and `fgrpo llm rehearse` hands it the in-process entry point."""
+    from fgrpo_sim.cli import main
+    from fgrpo_sim.rehearsal.driver import Rehearsal, RehearsalFailed
+
+    alone = Rehearsal(tmp_path)
+    assert alone.run_cli.__name__ == "run_in_subprocess"
+    peak = ("theory", "peak", "--mu", "0.3", "--rho", "0.01")
+    assert alone._fgrpo(*peak).startswith("N* = 14 ")
+    assert Rehearsal(tmp_path, run_cli=main)._fgrpo(*peak) == alone._fgrpo(*peak)
+    with pytest.raises(RehearsalFailed, match="exited 2"):
+        alone._fgrpo("theory", "peak", "--mu", "2")

@@ -9,9 +9,9 @@ import torch
 from scipy import stats
 
 from fgrpo_sim.sim.categorical import CategoricalBatch, initial_logits
-from fgrpo_sim.sim.categorical_config import CategoricalConfig
-from fgrpo_sim.sim.categorical_run import run_grid
-from fgrpo_sim.sim.sampling import native_available, run_keys, sample_counts_native, sample_counts_torch
+from fgrpo_sim.sim.categorical.config import CategoricalConfig
+from fgrpo_sim.sim.categorical.run import run_grid
+from fgrpo_sim.sim.categorical.sampling import native_available, run_keys, sample_counts_native, sample_counts_torch
 
 K, C = 40, 7
 BACKENDS = ["torch"] + (["native"] if native_available() else [])
@@ -167,7 +167,7 @@ def test_native_and_torch_backends_agree_on_a_whole_run():
 
 
 def test_run_grid_saves_and_resumes(tmp_path, monkeypatch):
-    import fgrpo_sim.sim.categorical_run as run_mod
+    import fgrpo_sim.sim.categorical.run as run_mod
 
     cfg = small_config(dtype="float32", group_sizes=(2, 8), gammas=(0.0, 1.0), seeds=(0,), steps=7, stride=3,
                        chunk_runs=2)
@@ -213,7 +213,7 @@ def test_config_rejects_bad_values():
 
 
 def test_cli_categorical_refuses_foreign_out_and_bad_paths_before_simulating(run_cli, tmp_path, monkeypatch):
-    import fgrpo_sim.sim.categorical_run as run_mod
+    import fgrpo_sim.sim.categorical.run as run_mod
 
     monkeypatch.setattr(run_mod, "simulate_chunk", lambda *a, **k: pytest.fail("simulated despite bad input"))
     foreign = tmp_path / "notes.csv"

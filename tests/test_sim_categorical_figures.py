@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 from fgrpo_sim.figures.categorical import draw_fig2, draw_sensitivity, final_summary, regimes
-from fgrpo_sim.sim.categorical_config import CategoricalConfig
-from fgrpo_sim.sim.categorical_run import run_grid
-from fgrpo_sim.sim.categorical_study import claims_table, final_means, score_claims
+from fgrpo_sim.sim.categorical.config import CategoricalConfig
+from fgrpo_sim.sim.categorical.run import run_grid
+from fgrpo_sim.sim.categorical.study import claims_table, final_means, score_claims
 
 
 def test_regimes_split_around_the_low_retention_zone():

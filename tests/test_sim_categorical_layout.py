@@ -1,4 +1,4 @@
-"""Layout of the categorical engine (issue 23): one subpackage, old import paths kept, the C kernel a package file."""
+"""Layout of the categorical engine (issue 23): one subpackage, the C kernel a package file."""
 
 from __future__ import annotations
 
@@ -12,16 +12,9 @@ from pathlib import Path
 import pytest
 
 import fgrpo_sim
-from fgrpo_sim.sim import MOVED_MODULES
 
 REPO = Path(fgrpo_sim.__file__).resolve().parent.parent
 CATEGORICAL = Path(fgrpo_sim.__file__).resolve().parent / "sim" / "categorical"
-
-
-@pytest.mark.parametrize("old", sorted(MOVED_MODULES))
-def test_old_module_paths_import_as_the_moved_modules(old):
-    """The same module object, not a copy: monkeypatching or private names through an old path still work."""
-    assert importlib.import_module(old) is importlib.import_module(MOVED_MODULES[old])
 
 
 def test_old_single_module_names_still_import_from_the_package():
@@ -40,8 +33,8 @@ def test_old_single_module_names_still_import_from_the_package():
 
 def test_reading_a_config_does_not_load_torch():
     code = ("import sys\nfrom fgrpo_sim.sim.categorical import CategoricalConfig\n"
-            "from fgrpo_sim.sim.categorical_config import CategoricalConfig as old\n"
-            "assert old is CategoricalConfig and CategoricalConfig().config_id\nprint('torch' in sys.modules)")
+            "from fgrpo_sim.sim.categorical.config import CategoricalConfig as direct\n"
+            "assert direct is CategoricalConfig and CategoricalConfig().config_id\nprint('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from fgrpo_sim.sim.categorical import CategoricalBatch
-from fgrpo_sim.sim.categorical_config import CategoricalConfig
-from fgrpo_sim.sim.sampling import native_available, run_keys, sample_counts_torch, stream_uniforms
+from fgrpo_sim.sim.categorical.config import CategoricalConfig
+from fgrpo_sim.sim.categorical.sampling import native_available, run_keys, sample_counts_torch, stream_uniforms
 
 BACKENDS = ["torch"] + (["native"] if native_available() else [])
 MASK = 0xFFFF_FFFF_FFFF_FFFF

@@ -9,7 +9,7 @@ from scipy import stats
 
 from fgrpo_sim.sim.categorical import CategoricalBatch, initial_logits
 from fgrpo_sim.sim.categorical.sampling import MAX_SEARCH_ROWS, DrawPlan, run_keys, sample_counts_torch, stream_mix
-from fgrpo_sim.sim.categorical_config import CategoricalConfig
+from fgrpo_sim.sim.categorical.config import CategoricalConfig
 from fgrpo_sim.sim.step_audit import audit, replay_signature
 
 MIXED_N = [1, 2, 7, 64, 300, 2, 7]

@@ -66,6 +66,8 @@ def test_grpo_script_with_a_focal_gamma_exits_2_before_ray(tmp_path):
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "algorithm.adv_estimator=focal_grpo" in errors[0]
     assert "Traceback" not in proc.stderr and "ray.init" not in proc.stdout + proc.stderr
+    # Hydra's outputs/<date>/<time>/ (.hydra/, main_ppo.log) no longer lands in the working tree (issue 32)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
 # ---------------------------------------------------------------- save frequency from the data

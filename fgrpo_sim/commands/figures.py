@@ -14,7 +14,8 @@ def register(app: typer.Typer) -> None:
         names: Optional[List[str]] = typer.Argument(
             None, help="Figures to build (default: every figure in the default set). See --list."
         ),
-        out: Path = typer.Option(Path("figures"), "--out", help="Output folder for NAME.png and NAME.pdf."),
+        out: Path = typer.Option(Path("build/figures"), "--out", help="Output folder for NAME.png and NAME.pdf "
+                                 "(default build/figures, outside git; `--out figures` replaces the committed copies)."),
         list_: bool = typer.Option(False, "--list", help="List the registered figures and exit."),
         full: bool = typer.Option(False, "--full", help="Use the paper's exact (slow) grids instead of quick presets. "
                                   "For fig6_maze / fig7_maze that is the paper-size Maze (App. K: days on a GPU): "

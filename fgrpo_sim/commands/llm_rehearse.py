@@ -10,6 +10,7 @@ import typer
 
 
 def rehearse_command(
+    ctx: typer.Context,
     out: Path = typer.Option(..., "--out", help="New (or empty) folder for everything the rehearsal makes."),
     jobs: int = typer.Option(2, "--jobs", help="Training runs at a time (one CPU thread each), >= 1. Default: 2."),
     verl_python: Optional[Path] = typer.Option(None, "--verl-python", help="Python of the verl venv for stage 6. "
@@ -31,7 +32,11 @@ def rehearse_command(
     if verl_python is not None and not verl_python.is_file():
         raise ValueError(f"--verl-python {verl_python} is not a file")
     print(f"{TITLE}\nfolder: {out}", flush=True)
-    rehearsal = Rehearsal(out, jobs=jobs, verl_python=verl_python, echo=lambda line: print(line, flush=True))
+    # the CLI hands down its entry point (fgrpo_sim.cli.main) so the stages run in this process; the driver
+    # never imports the CLI, which imports this command (no import circle), and runs `python -m fgrpo_sim` otherwise
+    run_cli = (ctx.find_root().obj or {}).get("run_cli") if ctx is not None else None
+    rehearsal = Rehearsal(out, jobs=jobs, verl_python=verl_python, echo=lambda line: print(line, flush=True),
+                          **({"run_cli": run_cli} if run_cli is not None else {}))
     try:
         stages = rehearsal.run(skip_verl=no_verl)
     except RehearsalFailed as exc:

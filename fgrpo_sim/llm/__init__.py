@@ -9,8 +9,7 @@
     hub.py        offline-safe hub checks;  tiny.py  tiny models and tokenizers, model loading
 
 Training imports evaluation (the held-out pass@k callback evaluates), never the other way round. The
-names below load lazily, so `import fgrpo_sim.llm` does not pull in TRL or transformers. Module paths
-from before the split (`fgrpo_sim.llm.config`, ...) still import: `fgrpo_sim.moved_modules`.
+names below load lazily, so `import fgrpo_sim.llm` does not pull in TRL or transformers.
 """
 
 from __future__ import annotations

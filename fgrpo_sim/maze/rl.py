@@ -115,7 +115,9 @@ def train_rl(model, tokenizer, mazes: Sequence[Maze], settings: RLSettings, *,
         )
         # TRL prints every log dict when its progress bar is off; keep stdout for our own one-line reports.
         trainer.remove_callback(PrinterCallback)
-        if not progress:
+        from fgrpo_sim.progress import show_progress
+
+        if not show_progress(progress):  # bars on a terminal only (fgrpo_sim/progress.py)
             trainer.remove_callback(ProgressCallback)
         with warnings.catch_warnings():
             # transformers 5 renames gradient_checkpointing; TRL 1.16 still uses the old name on every step.

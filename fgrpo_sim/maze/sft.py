@@ -33,7 +33,7 @@ def train_sft(model, tokenizer, mazes: Sequence[Maze], *, steps: int, batch_size
     `callback(step, model)` (optional) is called every step after the update, e.g. for evaluation.
     """
     import torch
-    from tqdm.auto import tqdm
+    from fgrpo_sim.progress import bar as progress_bar
 
     steps = int(check_integer("steps", steps, 0, 10**7))
     batch_size = int(check_integer("batch_size", batch_size, 1, 10**6))
@@ -48,7 +48,7 @@ def train_sft(model, tokenizer, mazes: Sequence[Maze], *, steps: int, batch_size
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / max(1, warmup_steps)))
     model.train()
     log = []
-    bar = tqdm(range(steps), desc="SFT", disable=not progress, leave=False)
+    bar = progress_bar(range(steps), progress=progress, desc="SFT", leave=False)
     for step in bar:
         idx = torch.from_numpy(rng.integers(0, len(mazes), size=batch_size)).to(device)
         out = model(input_ids=ids[idx], attention_mask=attention[idx], labels=labels[idx])

@@ -36,7 +36,6 @@ m (not n) samples per problem, hence somewhat conservative for the full-n estima
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -193,9 +192,9 @@ def paired_subsampling_test(
     diffs = np.empty((iterations, ks.size))
     starts = range(0, iterations, chunk_size)
     if progress:
-        from tqdm import tqdm
+        from fgrpo_sim.progress import bar as progress_bar
 
-        starts = tqdm(starts, desc="subsampling", unit="chunk", file=sys.stderr)
+        starts = progress_bar(starts, desc="subsampling", unit="chunk")
     for start in starts:
         rounds = min(chunk_size, iterations - start)
         if linked:

@@ -69,22 +69,15 @@ class Stage:
     files: list[str] = field(default_factory=list)
 
 
-def _fgrpo(*args: Any) -> str:
-    """Run `fgrpo ARGS` in this process through the real entry point; its stdout, or RehearsalFailed."""
-    from fgrpo_sim.cli import main
-
-    buffer, errors = io.StringIO(), io.StringIO()
-    code = 0
-    # stderr is kept for a failure: on success it holds only "wrote ..." lines between the stage lines
-    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(errors):
-        try:
-            main([str(a) for a in args])
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    if code != 0:
-        print(errors.getvalue()[-3000:], end="", file=sys.stderr)
-        raise RehearsalFailed(f"`fgrpo {' '.join(str(a) for a in args[:3])} ...` exited {code} (its error is above)")
-    return buffer.getvalue()
+def run_in_subprocess(argv: list[str]) -> None:
+    """`python -m fgrpo_sim ARGV`, its output passed through and its exit code raised as SystemExit, as the
+    CLI's own `main` does. The default way to run a command: the rehearsal imports nothing of the command line
+    (which imports the rehearsal's command). `fgrpo llm rehearse` hands the driver the in-process entry point
+    instead (faster: no interpreter start per command)."""
+    done = subprocess.run([sys.executable, "-m", "fgrpo_sim", *argv], capture_output=True, text=True)
+    print(done.stdout, end="")
+    print(done.stderr, end="", file=sys.stderr)
+    raise SystemExit(done.returncode)
 
 
 def _json_tail(text: str) -> dict:
@@ -92,14 +85,31 @@ def _json_tail(text: str) -> dict:
 
 
 class Rehearsal:
-    def __init__(self, out: Path, *, jobs: int = 2, verl_python: Path | None = None, echo: Callable[[str], None] = print):
+    def __init__(self, out: Path, *, jobs: int = 2, verl_python: Path | None = None, echo: Callable[[str], None] = print,
+                 run_cli: Callable[[list[str]], None] = run_in_subprocess):
         self.out, self.jobs, self.verl_python, self.echo = out, jobs, verl_python, echo
+        self.run_cli = run_cli  # the `fgrpo` entry point: exits like fgrpo_sim.cli.main (SystemExit with the code)
         self.stages: list[Stage] = []
         self.inputs: dict[str, Path] = {}
         self.model = out / "model"
         self.checkpoints: dict[str, list[Path]] = {}
         self.evals: dict[tuple[str, str], Path] = {}  # (checkpoint folder, benchmark) -> eval JSONL
         self.dnll: dict[str, float] = {}
+
+    def _fgrpo(self, *args: Any) -> str:
+        """Run `fgrpo ARGS` through the real entry point; its stdout, or RehearsalFailed."""
+        buffer, errors = io.StringIO(), io.StringIO()
+        code = 0
+        # stderr is kept for a failure: on success it holds only "wrote ..." lines between the stage lines
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(errors):
+            try:
+                self.run_cli([str(a) for a in args])
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if code != 0:
+            print(errors.getvalue()[-3000:], end="", file=sys.stderr)
+            raise RehearsalFailed(f"`fgrpo {' '.join(str(a) for a in args[:3])} ...` exited {code} (its error is above)")
+        return buffer.getvalue()
 
     # ------------------------------------------------------------------ bookkeeping
     def _files(self) -> set[str]:
@@ -145,7 +155,7 @@ class Rehearsal:
         self.inputs = write_inputs(self.out / "inputs")
         save_tiny(*build_tiny(seed=0), self.model)
         self.prepared = self.out / "data" / "deepscaler-prepared.jsonl"
-        report = _json_tail(_fgrpo("llm", "prepare-data", self.inputs["deepscaler"], "--out", self.prepared,
+        report = _json_tail(self._fgrpo("llm", "prepare-data", self.inputs["deepscaler"], "--out", self.prepared,
                                    "--tokenizer", self.model, "--max-prompt-tokens", MAX_PROMPT_TOKENS))
         got = {k: report[k] for k in PREPARE_EXPECTED}
         if got != PREPARE_EXPECTED:
@@ -212,7 +222,7 @@ class Rehearsal:
         without the data file (a laptop has none)."""
         plans = []
         for recipe, *_ in RUNS.values():
-            plan = _json_tail(_fgrpo("llm", "train", "--config", ROOT / "recipes" / "qwen2.5-7b" / recipe, "--dry-run",
+            plan = _json_tail(self._fgrpo("llm", "train", "--config", ROOT / "recipes" / "qwen2.5-7b" / recipe, "--dry-run",
                                      "--num-processes", 16))
             if not plan.get("launch") or plan["config"].get("gradient_accumulation_steps") is None:
                 raise RehearsalFailed(f"the dry-run of recipes/qwen2.5-7b/{recipe} printed no launch arithmetic")
@@ -248,7 +258,7 @@ class Rehearsal:
             args.append("--fallback-last-number")  # the random model never writes \boxed{} (see recipes/tiny)
         if benchmark == "synlogic":
             args += ["--synlogic-repo", self.inputs["synlogic_repo"]]
-        summary = json.loads(_fgrpo(*args))
+        summary = json.loads(self._fgrpo(*args))
         if summary["samples"] != N_SAMPLES * summary["problems"]:
             raise RehearsalFailed(f"{out}: {summary['samples']} samples for {summary['problems']} problems")
         return out
@@ -273,7 +283,7 @@ class Rehearsal:
                 "--base", self.model, "--top-fraction", 0.25, "--device", "cpu", "--no-progress"]
         for model in models:
             args += ["--model", model]
-        result = json.loads(_fgrpo(*args))
+        result = json.loads(self._fgrpo(*args))
         from fgrpo_sim.atomic_io import write_text_atomic
 
         write_text_atomic(self.out / "dnll_rare.json", json.dumps(result, indent=2) + "\n")
@@ -317,7 +327,7 @@ class Rehearsal:
 
         shapes, checked = [], 0
         for manifest, folder, shape in ((table1, "table1", "Table 1 shape"), (table23, "table2-3", "Table 2/3 shape")):
-            _fgrpo("llm", "report", manifest, "--out-dir", self.out / "report" / folder, "--k", REPORT_K,
+            self._fgrpo("llm", "report", manifest, "--out-dir", self.out / "report" / folder, "--k", REPORT_K,
                    "--m", REPORT_M, "--iterations", REPORT_ITERATIONS, "--title", f"{TITLE} ({shape})", "--no-progress")
             try:
                 checked += check_report(self.out / "report" / folder, manifest)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import importlib
 
-from fgrpo_sim import moved_modules as _moved
-
 _EXPORTS = {
     "CategoricalConfig": "fgrpo_sim.sim.categorical.config",
     "CategoricalBatch": "fgrpo_sim.sim.categorical.engine",
@@ -27,9 +25,6 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-#: Module paths from before the categorical engine became a subpackage (issue 23) -> where they live now;
-#: `fgrpo_sim.moved_modules` (installed by the package's __init__) makes them import.
-MOVED_MODULES = {old: new for old, new in _moved.MOVED_MODULES.items() if old.startswith("fgrpo_sim.sim.")}
 
 
 def __getattr__(name: str):

@@ -224,14 +224,14 @@ def first_order_checks(quick: bool, seed: int, device: str) -> list[dict]:
 
 def run_checks(quick: bool = False, seed: int = 0, device: str = "cpu", progress: bool = False) -> list[dict]:
     """Every check; `quick` uses a reduced grid and fewer trials (for the test suite)."""
-    from tqdm.auto import tqdm
+    from fgrpo_sim.progress import bar as progress_bar
 
     from fgrpo_sim.sim.categorical import resolve_device
 
     resolve_device(device)  # a bad device fails here, before the progress bar is drawn
     groups = (tail_miss_checks, lemma_h1_checks, conditional_on_x_checks, unsampled_square_checks, first_order_checks)
     results = []
-    for fn in tqdm(groups, desc="checks", disable=not progress, leave=False):
+    for fn in progress_bar(groups, progress=progress, desc="checks", leave=False):
         results.extend(fn(quick, seed, device))
     return results
 

@@ -302,7 +302,7 @@ def _population_tensors(spec: GroupSizeStudySpec, kind: str, dev):
 
 def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progress: bool):
     import pandas as pd
-    from tqdm import tqdm
+    from fgrpo_sim.progress import bar as progress_bar
 
     # rows sorted by step count, longest first: the rows still training at any step are a prefix
     table = study_rows(spec, optimizer, kind).sort_values("steps", ascending=False, kind="stable").reset_index(drop=True)
@@ -360,7 +360,7 @@ def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progr
     try:
         evaluate(np.arange(len(table)), 0)
         last = int(steps_host.max())
-        for step in tqdm(range(1, last + 1), desc=f"{optimizer} {kind}", disable=not progress, leave=False):
+        for step in progress_bar(range(1, last + 1), progress=progress, desc=f"{optimizer} {kind}", leave=False):
             active = int(np.searchsorted(-steps_host, -step, side="right"))  # rows with steps >= step
             r = slice(0, active)
             chosen = torch.rand(spec.seeds, spec.population.num_prompts, generator=gen, device=dev)

@@ -313,7 +313,7 @@ def train_loop(train: TrainSpec, num_prompts: int, dev: torch.device, logits_of,
     logits_of(prompts [R, B]) -> [R, B, A] current logits; loss_of(batch, old_logp) -> (loss, stats, focal,
     rewards); record(batch, probs, rewards) after the update; evaluate(step).
     """
-    from tqdm import tqdm
+    from fgrpo_sim.progress import bar as progress_bar
 
     gen = torch.Generator(device=dev)
     gen.manual_seed(int(train.seed))
@@ -322,7 +322,7 @@ def train_loop(train: TrainSpec, num_prompts: int, dev: torch.device, logits_of,
     # the first step whose update made a logit non-finite (0: none yet), kept on the device and read only at the
     # evaluations, so a step never waits for the host (a GPU step would stall on every such read)
     first_bad = torch.zeros((), dtype=torch.long, device=dev)
-    bar = tqdm(range(1, train.steps + 1), desc=desc, disable=not progress, leave=False)
+    bar = progress_bar(range(1, train.steps + 1), progress=progress, desc=desc, leave=False)
 
     def one_step(step: int) -> None:
         with torch.no_grad():
@@ -519,11 +519,11 @@ def run_sweep(population: Population, specs: Iterable[TrainSpec], device: str = 
 def sweep_with(simulate, population, specs: Iterable[TrainSpec], device: str, progress: bool):
     """Concatenate simulate(population, spec, ...) over `specs` (one tqdm bar over the variants)."""
     import pandas as pd
-    from tqdm import tqdm
+    from fgrpo_sim.progress import bar as progress_bar
 
     specs = list(specs)
     frames = []
-    for spec in tqdm(specs, desc="variants", disable=not progress):
+    for spec in progress_bar(specs, progress=progress, desc="variants"):
         frames.append(simulate(population, spec, device=device, progress=progress,
                                progress_desc=f"N={spec.group_size} {spec.variant or _default_variant(spec)}"))
     return pd.concat(frames, ignore_index=True)

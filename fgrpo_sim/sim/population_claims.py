@@ -133,14 +133,14 @@ def settings_table(runs: int = RUNS, progress: bool = False) -> str:
     common pass@1 level with 95% bootstrap intervals over `runs` runs, per setting and split."""
     from dataclasses import replace
 
-    from tqdm import tqdm
+    from fgrpo_sim.progress import bar as progress_bar
 
     from fgrpo_sim.metrics.bootstrap import bootstrap_mean_ci
     from fgrpo_sim.sim.population import TrainSpec, sweep_variants
     from fgrpo_sim.sim.population_shared import SharedPopulationSpec, make_shared_population, run_shared_sweep
 
     lines = []
-    for flags, (pop_changes, train_changes) in tqdm(SHARED_SETTINGS.items(), disable=not progress):
+    for flags, (pop_changes, train_changes) in progress_bar(SHARED_SETTINGS.items(), progress=progress):
         pop = make_shared_population(replace(SharedPopulationSpec(num_prompts=256, heldout_prompts=256, seed=0),
                                              **pop_changes))
         base = replace(TrainSpec(steps=300, runs=runs, prompt_batch=32, eval_every=10, lr=0.01, seed=0), **train_changes)

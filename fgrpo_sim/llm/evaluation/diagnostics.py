@@ -64,7 +64,7 @@ def length_normalised_nll(
     empty completion.
     """
     import torch
-    from tqdm import tqdm
+    from fgrpo_sim.progress import bar as progress_bar
 
     check_integer("batch_size", batch_size, 1)
     check_integer("logit_chunk", logit_chunk, 1)
@@ -74,7 +74,7 @@ def length_normalised_nll(
     order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]) + len(rows[i][1]), reverse=True)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     out = [math.nan] * len(rows)
-    bar = tqdm(total=len(rows), desc=desc, unit="seq", disable=not progress)
+    bar = progress_bar(total=len(rows), progress=progress, desc=desc, unit="seq")
     for start in range(0, len(order), batch_size):
         batch = order[start : start + batch_size]
         width = max(len(rows[i][0]) + len(rows[i][1]) for i in batch)

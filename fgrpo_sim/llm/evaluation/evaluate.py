@@ -317,7 +317,9 @@ class VLLMSampler:
         self.settings = settings
         self.llm = LLM(model=settings.model, seed=settings.seed)
         self.tokenizer = self.llm.get_tokenizer()
-        self.progress = True
+        from fgrpo_sim.progress import on_terminal
+
+        self.progress = on_terminal()  # vLLM's bar: on a terminal only
 
     def sample(self, requests: list[tuple[str, int, int]]) -> list[list[tuple[str, int, bool]]]:
         from vllm import SamplingParams
@@ -391,7 +393,7 @@ def _run_eval_locked(
     on_batch: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Generate and verify every missing sample, appending records to `out`; returns a summary dict."""
-    from tqdm import tqdm
+    from fgrpo_sim.progress import bar as progress_bar, show_progress
 
     from fgrpo_sim.llm.evaluation.grading import BenchmarkGrader
 
@@ -421,8 +423,8 @@ def _run_eval_locked(
             sampler = TransformersSampler(model, tokenizer, settings)
     _write_meta(out, settings, n_max)  # only once the model loaded: a failed start leaves nothing behind
     if hasattr(sampler, "progress"):
-        sampler.progress = progress
-    bar = tqdm(total=len(jobs), desc="eval samples", unit="sample", disable=not progress)
+        sampler.progress = show_progress(progress)
+    bar = progress_bar(total=len(jobs), progress=progress, desc="eval samples", unit="sample")
     calls = 0
     with open(out, "a", encoding="utf-8") as fh:
         for call in plan_calls(jobs, sampler, settings) if jobs else []:

@@ -207,7 +207,7 @@ def significance(chosen: list[Checkpoint], k: int, m: int | None, iterations: in
     each focal run vs its baseline. m: `fgrpo_sim.metrics.subsample_size`, the rule `fgrpo passk --compare` uses
     (None: min(256, n // 4) for the pair's smallest n; a given m must be below every n of the pair)."""
     from fgrpo_sim.metrics import paired_subsampling_test, subsample_size
-    from tqdm import tqdm
+    from fgrpo_sim.progress import bar as progress_bar
 
     from fgrpo_sim.metrics.results_io import align_problems
 
@@ -215,7 +215,7 @@ def significance(chosen: list[Checkpoint], k: int, m: int | None, iterations: in
     marks: dict[tuple[str, str], dict[str, Any]] = {}
     pairs = [(focal, bench) for focal in chosen if focal.role == "focal" for bench in focal.counts]
     # At paper settings (n = 1024, m = 256, 50,000 rounds) each pair takes tens of seconds: show progress.
-    for focal, bench in tqdm(pairs, desc="significance tests", unit="test", disable=not progress):
+    for focal, bench in progress_bar(pairs, progress=progress, desc="significance tests", unit="test"):
         a, b = focal.counts[bench], bases[focal.comparison].counts[bench]
         order = align_problems(a, b)
         try:

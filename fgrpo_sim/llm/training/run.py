@@ -123,7 +123,9 @@ def prepare_training(config: str | Path, overrides: Sequence[str] = (), *, num_p
     recipe.update(given)
     run, fields = split_recipe(cast_recipe(recipe, {k: v for k, v in sources.items() if k not in given}))
     run["train_data"] = resolve_data_path(str(run["train_data"]), config)
-    if no_progress:
+    from fgrpo_sim.progress import show_progress
+
+    if not show_progress(not no_progress):  # TRL's bar only on a terminal; in a log it prints one line per log
         fields["disable_tqdm"] = True
     world_size = launch_world_size(num_processes)
     plan = None

@@ -224,7 +224,7 @@ def run_grid(config: CategoricalConfig, out: str | Path | None = None, *, resume
 
 def _run_grid_locked(config: CategoricalConfig, out: Path | None, *, resume: bool, progress: bool,
                      hint: str) -> pd.DataFrame:
-    from tqdm.auto import tqdm
+    from fgrpo_sim.progress import bar as progress_bar
 
     existing = pd.DataFrame()
     if out is not None and resume and out.exists():
@@ -238,8 +238,8 @@ def _run_grid_locked(config: CategoricalConfig, out: Path | None, *, resume: boo
         existing = existing[keep]
     todo = [r for r in config.runs() if r not in done]
     chunks = [todo[i:i + config.chunk_runs] for i in range(0, len(todo), config.chunk_runs)]
-    bar = tqdm(total=len(chunks) * config.steps, disable=not progress or not chunks, desc="categorical",
-               unit="step", leave=False)
+    bar = progress_bar(total=len(chunks) * config.steps, progress=progress and bool(chunks), desc="categorical",
+                       unit="step", leave=False)
     table = existing
     try:
         for chunk in chunks:

@@ -68,7 +68,7 @@ def run_study(out: str | Path, *, steps: int = 1000, progress: bool = True, devi
     """Simulate every setting (resuming from `out`), return the full table of all settings.
 
     Each setting holds `out`'s lock while it runs (see run_grid's `wait_for_lock`)."""
-    from tqdm.auto import tqdm
+    from fgrpo_sim.progress import bar as progress_bar
 
     from fgrpo_sim.atomic_io import check_writable
 
@@ -78,7 +78,7 @@ def run_study(out: str | Path, *, steps: int = 1000, progress: bool = True, devi
     if only:
         configs = [c for c in configs if c.metadata["setting"] in only]
     tables = []
-    for cfg in tqdm(configs, desc="settings", disable=not progress):
+    for cfg in progress_bar(configs, progress=progress, desc="settings"):
         tables.append(run_grid(cfg, out, resume=True, progress=progress, wait_for_lock=wait_for_lock,
                                fresh_start_hint=fresh_start_hint))
     return pd.concat(tables, ignore_index=True)
