@@ -77,9 +77,18 @@ figures: $(BASE_STAMP)
 figures-commit: $(BASE_STAMP)
 	$(BIN)/fgrpo figures --out figures
 
-# executes notebooks/NN_*.py into build/notebooks/NN_*.ipynb with their outputs (see notebooks/execute.py)
+# Runs notebooks/NN_*.py into build/notebooks/NN_*.ipynb with their outputs: jupytext's own --execute, on a kernel
+# that is this venv's interpreter (its spec lives inside the venv, so no other "python3" kernel is picked up). The
+# kernel logs errors only: ipykernel >= 7 warns at every start that loopback TCP is unencrypted, and neither
+# jupytext nor nbconvert can ask for the IPC transport.
+NB_KERNEL := $(VENV)/share/jupyter/kernels/fgrpo-sim/kernel.json
 notebooks: $(STAMP)
-	$(BIN)/python notebooks/execute.py --out build/notebooks
+	mkdir -p $(dir $(NB_KERNEL)) build/notebooks
+	printf '{"argv": ["%s", "-m", "ipykernel_launcher", "-f", "{connection_file}", "--IPKernelApp.log_level=ERROR"], "display_name": "fgrpo-sim (.venv)", "language": "python"}\n' "$(abspath $(BIN))/python" > $(NB_KERNEL)
+	for nb in notebooks/[0-9][0-9]_*.py; do \
+	  $(BIN)/jupytext --quiet --to ipynb --set-kernel fgrpo-sim --execute --run-path . --output build/notebooks/$$(basename $$nb .py).ipynb $$nb || exit 1; \
+	  echo "$$nb -> build/notebooks/$$(basename $$nb .py).ipynb"; \
+	done
 
 # On a GPU machine, offline: every CUDA path verified and timed in <= 5 minutes, one JSON summary in
 # build/gpu-check/summary.json. Uses the image's Python (GPU_PYTHON=...), not .venv (whose torch is the CPU wheel);
