@@ -133,6 +133,17 @@ def _is_list_option(param) -> bool:
     return re.search(r"\bcomma(-separated)?\b", (getattr(param, "help", None) or "").lower()) is not None
 
 
+def apply_deprecated_spellings(argv: list[str]) -> list[str]:
+    """`argv` with last release's option spellings (`--gammas`, `--group-sizes`, ...) renamed, each noted once
+    on stderr: see commands/deprecated.py."""
+    from fgrpo_sim.commands.deprecated import rewrite_deprecated
+
+    command, start = _leaf_command(argv)
+    if hasattr(command, "commands"):
+        return argv
+    return rewrite_deprecated(argv, tuple(argv[:start]), start)
+
+
 def merge_repeated_options(argv: list[str]) -> list[str]:
     """One rule for a list option given twice: its values join (`--n 4 --n 8` is `--n 4,8`, so a value
     repeated across them is refused like `4,4`), in every command, as `theory` always did; click would
@@ -220,7 +231,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     _printable_names()
     try:
-        argv = merge_repeated_options(argv)
+        argv = merge_repeated_options(apply_deprecated_spellings(argv))
         result = _command().main(args=argv, prog_name="fgrpo", standalone_mode=False)
     except NO_ARGS_IS_HELP as exc:  # `fgrpo theory` alone: show that group's help
         print(exc.format_message())
