@@ -71,15 +71,19 @@ def register(app: typer.Typer) -> None:
             return
         from fgrpo_sim.sim.categorical import CategoricalConfig, run_grid
 
-        config = CategoricalConfig(
-            num_actions=num_actions, num_correct=num_correct, anchor_logit=anchor_logit,
-            correct_logit=correct_logit, incorrect_logit=incorrect_logit, reward_correct=reward_correct,
-            reward_wrong=reward_wrong, steps=steps, group_sizes=tuple(parse_list("--n", group_sizes, int)),
-            gammas=tuple(parse_list("--gamma", gammas, float)), seeds=tuple(parse_list("--seeds", seeds, int)), surrogate=surrogate,
-            optimizer=optimizer, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
-            stride=stride, dtype=dtype, device=device, sampler=backend, chunk_runs=chunk_runs,
-        )
-        table = run_grid(config, out, resume=resume, progress=progress, wait_for_lock=wait)
+        from fgrpo_sim.validation import options_named
+
+        # the config names its fields group_sizes and gammas; the user typed --n and --gamma
+        with options_named(group_sizes="--n", gammas="--gamma", seeds="--seeds"):
+            config = CategoricalConfig(
+                num_actions=num_actions, num_correct=num_correct, anchor_logit=anchor_logit,
+                correct_logit=correct_logit, incorrect_logit=incorrect_logit, reward_correct=reward_correct,
+                reward_wrong=reward_wrong, steps=steps, group_sizes=tuple(parse_list("--n", group_sizes, int)),
+                gammas=tuple(parse_list("--gamma", gammas, float)), seeds=tuple(parse_list("--seeds", seeds, int)), surrogate=surrogate,
+                optimizer=optimizer, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+                stride=stride, dtype=dtype, device=device, sampler=backend, chunk_runs=chunk_runs,
+            )
+            table = run_grid(config, out, resume=resume, progress=progress, wait_for_lock=wait)
         final = table[table["step"] == config.steps]
         summary = final.groupby(["group_size", "gamma"])[["q_pos", "m_ret"]].mean().reset_index()
         if as_json:
