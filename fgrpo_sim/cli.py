@@ -195,6 +195,18 @@ def merge_repeated_options(argv: list[str]) -> list[str]:
     return merged
 
 
+def _without_repeated_name(message: str) -> str:
+    """click's "Invalid value for '--n': --n lists 4 twice" as "--n lists 4 twice": a list option's parser
+    (validation.CommaList) names the option itself. typer >= 0.20 converts with pydantic, which puts
+    "Value error, " before the parser's words; it goes too."""
+    import re
+
+    match = re.match(r"Invalid value for '([^']+)': (?:Value error, )?", message)
+    if match and message[match.end():].startswith(match.group(1) + " "):
+        return message[match.end():]
+    return message
+
+
 def _interrupted() -> None:
     from fgrpo_sim.output_lock import last_locked_output
 
@@ -237,7 +249,7 @@ def main(argv: list[str] | None = None) -> None:
         print(exc.format_message())
         sys.exit(0)
     except click_exceptions.UsageError as exc:  # unknown option, bad type, missing argument
-        message = exc.format_message()
+        message = _without_repeated_name(exc.format_message())
         if "unexpected extra argument" in message:  # `--n 4 8`: the space-separated list habit
             message += "; lists take commas, not spaces: write --n 4,8,16"
         _fail(message)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import typer
 
+from fgrpo_sim.commands.options import list_option
 from fgrpo_sim.commands.json_output import emit_json
 from fgrpo_sim.recorded_times import quoted
 
@@ -44,9 +45,9 @@ def run(
     preset: str = typer.Option("cpu", "--preset", help=f"Settings: cpu ({quoted('maze-cpu')}, "
                                                        "benchmarks/RESULTS.md), paper (App. K, "
                                                        "needs a GPU and days), tiny (seconds, for tests)."),
-    n: Optional[str] = typer.Option(None, "--n", help="Group sizes N, comma-separated, each in [2, 4096] "
+    n: Optional[Sequence[int]] = list_option(None, "--n", int, help="Group sizes N, comma-separated, each in [2, 4096] "
                                                       "(default: the preset's; cpu: 4,8,16)."),
-    gamma: Optional[str] = typer.Option(None, "--gamma", help="Focal exponents, comma-separated, each >= 0; 0 is "
+    gamma: Optional[Sequence[float]] = list_option(None, "--gamma", float, help="Focal exponents, comma-separated, each >= 0; 0 is "
                                                               "GRPO (default: 0,0.5,1)."),
     seeds: Optional[int] = typer.Option(None, "--runs", help="Independent runs per N x gamma (seeds 0..R-1), in [1, 100] (default 3)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Results folder (default: runs/figure-data/maze/PRESET, "
@@ -75,11 +76,11 @@ def run(
     from fgrpo_sim.maze.experiment import check_sft_source, check_summary_copy, run_experiment
     from fgrpo_sim.maze.presets import get_preset
     from fgrpo_sim.sim.categorical import resolve_device
-    from fgrpo_sim.validation import check_choice, check_integer, check_range, parse_list
+    from fgrpo_sim.validation import check_choice, check_integer, check_range
 
     spec = get_preset(preset)
-    group_sizes = parse_list("n", n, int) if n is not None else None
-    gammas = parse_list("gamma", gamma, float) if gamma is not None else None
+    group_sizes = list(n) if n is not None else None
+    gammas = list(gamma) if gamma is not None else None
     if group_sizes is not None:
         check_integer("n", group_sizes, 2, 4096)
     if gammas is not None:
