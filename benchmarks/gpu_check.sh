@@ -124,7 +124,7 @@ stage group_size 90 bash -c "$PYTHON benchmarks/population_group_size.py --devic
 stage llm_train 60 "${FGRPO[@]}" llm train --config recipes/tiny/f-grpo.yaml --no-progress --use_cpu false \
   --bf16 true --max_steps 4 --output_dir "$OUT/tiny-f-grpo"
 stage llm_eval 40 "${FGRPO[@]}" llm eval --model "$OUT/tiny-f-grpo" --data recipes/tiny/arith.jsonl --limit 8 \
-  --n 16 --max-new-tokens 12 --no-system-prompt --fallback-last-number --backend transformers --no-progress --json \
+  --samples 16 --max-new-tokens 12 --no-system-prompt --fallback-last-number --backend transformers --no-progress --json \
   --out "$OUT/tiny-eval.jsonl"
 stage tests 600 "$PYTHON" -m pytest -q -p no:cacheprovider -n "$(nproc)" --dist loadfile tests \
   --ignore-glob='tests/test_verl*'

@@ -52,9 +52,9 @@ COMMANDS = {
     "study": ("`fgrpo simulate categorical --study` (24 settings)",
               lambda tmp: _fgrpo("simulate", "categorical", "--study", "--out", f"{tmp}/study.parquet",
                                  "--no-progress")),
-    "maze-cpu": ("`fgrpo maze run --preset cpu --n 4,8,16 --gamma 0,0.5,1 --seeds 3`",
+    "maze-cpu": ("`fgrpo maze run --preset cpu --n 4,8,16 --gamma 0,0.5,1 --runs 3`",
                  lambda tmp: _fgrpo("maze", "run", "--yes", "--preset", "cpu", "--n", "4,8,16", "--gamma", "0,0.5,1",
-                                    "--seeds", "3", "--out", f"{tmp}/maze", "--no-progress")),
+                                    "--runs", "3", "--out", f"{tmp}/maze", "--no-progress")),
 }
 
 

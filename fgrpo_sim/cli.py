@@ -133,6 +133,17 @@ def _is_list_option(param) -> bool:
     return re.search(r"\bcomma(-separated)?\b", (getattr(param, "help", None) or "").lower()) is not None
 
 
+def apply_deprecated_spellings(argv: list[str]) -> list[str]:
+    """`argv` with last release's option spellings (`--gammas`, `--group-sizes`, ...) renamed, each noted once
+    on stderr: see commands/deprecated.py."""
+    from fgrpo_sim.commands.deprecated import rewrite_deprecated
+
+    command, start = _leaf_command(argv)
+    if hasattr(command, "commands"):
+        return argv
+    return rewrite_deprecated(argv, tuple(argv[:start]), start)
+
+
 def merge_repeated_options(argv: list[str]) -> list[str]:
     """One rule for a list option given twice: its values join (`--n 4 --n 8` is `--n 4,8`, so a value
     repeated across them is refused like `4,4`), in every command, as `theory` always did; click would
@@ -184,6 +195,18 @@ def merge_repeated_options(argv: list[str]) -> list[str]:
     return merged
 
 
+def _without_repeated_name(message: str) -> str:
+    """click's "Invalid value for '--n': --n lists 4 twice" as "--n lists 4 twice": a list option's parser
+    (validation.CommaList) names the option itself. typer >= 0.20 converts with pydantic, which puts
+    "Value error, " before the parser's words; it goes too."""
+    import re
+
+    match = re.match(r"Invalid value for '([^']+)': (?:Value error, )?", message)
+    if match and message[match.end():].startswith(match.group(1) + " "):
+        return message[match.end():]
+    return message
+
+
 def _interrupted() -> None:
     from fgrpo_sim.output_lock import last_locked_output
 
@@ -220,14 +243,14 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     _printable_names()
     try:
-        argv = merge_repeated_options(argv)
+        argv = merge_repeated_options(apply_deprecated_spellings(argv))
         # obj: what a command may call back, without importing this module (the rehearsal runs `fgrpo` commands)
         result = _command().main(args=argv, prog_name="fgrpo", standalone_mode=False, obj={"run_cli": main})
     except NO_ARGS_IS_HELP as exc:  # `fgrpo theory` alone: show that group's help
         print(exc.format_message())
         sys.exit(0)
     except click_exceptions.UsageError as exc:  # unknown option, bad type, missing argument
-        message = exc.format_message()
+        message = _without_repeated_name(exc.format_message())
         if "unexpected extra argument" in message:  # `--n 4 8`: the space-separated list habit
             message += "; lists take commas, not spaces: write --n 4,8,16"
         _fail(message)

@@ -64,11 +64,11 @@ def manifest(**row) -> dict:
 REPORT = ["llm", "report", "{tmp}/man.csv", "--out-dir", "{tmp}/rep", "--k", "1", "--m", "1", "--iterations", "40",
           "--no-figure", "--no-progress"]
 DYN = ["figures", "llm-dynamics", "--out", "{tmp}/figs", "--data-dir", "{tmp}/runs", "--no-progress"]
-EVAL = ["llm", "eval", "--model", "tiny", "--data", "{tmp}/d.jsonl", "--out", "{tmp}/out.jsonl", "--n", "1",
+EVAL = ["llm", "eval", "--model", "tiny", "--data", "{tmp}/d.jsonl", "--out", "{tmp}/out.jsonl", "--samples", "1",
         "--no-progress"]
 DATA_OK = json.dumps({"problem": "1+1?", "answer": "2"}) + "\n"
 DNLL = ["llm", "dnll-rare", "--trajectories", "{tmp}/t.jsonl", "--base", "tiny", "--model", "tiny", "--no-progress"]
-CAT = ["simulate", "categorical", "--out", "{tmp}/out.csv", "--group-sizes", "4", "--gammas", "0", "--seeds", "0",
+CAT = ["simulate", "categorical", "--out", "{tmp}/out.csv", "--n", "4", "--gamma", "0", "--seeds", "0",
        "--steps", "2", "--stride", "1", "--num-actions", "20", "--num-correct", "4", "--no-progress"]
 POP = ["simulate", "population", "--out", "{tmp}/out.csv", "--prompts", "4", "--prompt-batch", "2", "--steps", "1",
        "--runs", "1", "--no-progress"]
@@ -252,7 +252,7 @@ CASES = [
      "--out {tmp}/notes.txt exists and was not written by this command; pass --force"),
     ("population-out-categorical-table", POP, {"out.csv": "CAT_TABLE"}, "--out {tmp}/out.csv exists and was not written by"),
     ("population-out-foreign-csv", POP, {"out.csv": "a,b\n1,2\n"}, "pass --force"),
-    ("group-size-out-foreign-csv", ["simulate", "group-size", "--out", "{tmp}/g.csv", "--seeds", "2", "--n", "2"],
+    ("group-size-out-foreign-csv", ["simulate", "group-size", "--out", "{tmp}/g.csv", "--runs", "2", "--n", "2"],
      {"g.csv": "a,b\n1,2\n"}, "--out {tmp}/g.csv exists and was not written by this command"),
     ("prepare-data-out-other-data-file", ["llm", "prepare-data", "{tmp}/s.jsonl", "--out", "{tmp}/bench.jsonl"],
      {"s.jsonl": DATA_OK, "bench.jsonl": DATA_OK}, "--out {tmp}/bench.jsonl exists and was not written by"),
@@ -275,7 +275,7 @@ CASES = [
     ("dnll-system-prompt-conflict", [*DNLL, "--system-prompt", "x", "--no-system-prompt"],
      {"t.jsonl": '{"problem": "a", "completion": "b", "correct": true}\n'}, "--system-prompt and --no-system-prompt conflict"),
     ("categorical-study-ignores-group-sizes", ["simulate", "categorical", "--study", "--out", "{tmp}/out.csv",
-                                               "--group-sizes", "4"], {}, "--group-sizes is not used with --study"),
+                                               "--n", "4"], {}, "--n is not used with --study"),
     ("categorical-study-ignores-no-resume", ["simulate", "categorical", "--study", "--out", "{tmp}/out.csv", "--no-resume"],
      {}, "--resume/--no-resume is not used with --study"),
     # issue 31: an empty path or model name (positional too) is named as the user wrote it, not as "." or
@@ -405,7 +405,7 @@ VALID = [
     ("plan-csv-bom", ["plan", "{tmp}/p.csv", "--n", "4"], {"p.csv": "\ufeffsuccess_rate\n0.5\n0.2\n"}, "(2 prompts)"),
     ("plan-n-repeated-joins", ["plan", "--beta", "1,1", "--n", "4", "--n", "8", "--json"], {}, '"N": [\n      4,\n      8\n'),
     ("plan-json-no-infinity", ["plan", "--beta", "1,1", "--n", "1", "--json"], {}, '"rollouts_per_active_group": null'),
-    ("categorical-group-sizes-repeated-join", [*CAT, "--group-sizes", "2"], {}, "(6 rows of setting"),
+    ("categorical-group-sizes-repeated-join", [*CAT, "--n", "2"], {}, "(6 rows of setting"),
     ("population-n-repeated-join", [*POP, "--n", "4", "--n", "8"], {}, "wrote 36 rows"),
     ("theory-repeated-joins", ["theory", "tail-miss", "--n", "4", "--n", "8", "--mu", "0.5"], {}, "8"),
     ("maze-table-gamma-tags", ["maze", "table", "{tmp}/m"], maze_folder(), "| 4 |"),
@@ -466,8 +466,8 @@ def test_every_list_option_follows_the_join_rule():
     walk(typer.main.get_command(app), [])
     assert found >= {("passk", "--k"), ("plan", "--rho"), ("plan", "--n"), ("plan", "--gamma"),
                      ("theory tail-miss", "--n"), ("theory peak", "--mu"), ("theory peak", "--tau"),
-                     ("theory peak", "--rho"), ("simulate categorical", "--group-sizes"),
-                     ("simulate categorical", "--gammas"), ("simulate categorical", "--seeds"),
+                     ("theory peak", "--rho"), ("simulate categorical", "--n"),
+                     ("simulate categorical", "--gamma"), ("simulate categorical", "--seeds"),
                      ("simulate population", "--n"), ("simulate population", "--gamma"),
                      ("simulate population", "--method"), ("simulate population", "--pass-k"),
                      ("maze run", "--n"), ("maze run", "--gamma")}
@@ -562,7 +562,7 @@ def test_sigint_of_a_real_run_prints_where_it_resumes(tmp_path):
     out = tmp_path / "t.csv"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     proc = subprocess.Popen([sys.executable, "-m", "fgrpo_sim", "simulate", "categorical", "--out", str(out),
-                             "--group-sizes", "4,8", "--seeds", "0", "--steps", "10000000", "--num-actions", "2000",
+                             "--n", "4,8", "--seeds", "0", "--steps", "10000000", "--num-actions", "2000",
                              "--num-correct", "10", "--chunk-runs", "1", "--no-progress"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     lock = tmp_path / ".t.csv.lock"

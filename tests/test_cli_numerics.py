@@ -141,7 +141,7 @@ def test_eval_resume_with_a_damaged_meta_file_names_it(run_cli, tmp_path, meta):
     out = tmp_path / "samples.jsonl"
     out.write_text('{"problem_id": "x", "sample_index": 0}\n')
     (tmp_path / "samples.jsonl.meta.json").write_text(meta)
-    one_line_error(run_cli("llm", "eval", "--model", "tiny", "--data", ARITH, "--out", out, "--n", "2"),
+    one_line_error(run_cli("llm", "eval", "--model", "tiny", "--data", ARITH, "--out", out, "--samples", "2"),
                    f"cannot resume {out}", "samples.jsonl.meta.json is not a JSON object")
 
 
@@ -153,7 +153,7 @@ def test_eval_vllm_backend_without_vllm_says_how_to_install(run_cli, tmp_path):
     except ImportError:
         pass
     out = tmp_path / "s.jsonl"
-    one_line_error(run_cli("llm", "eval", "--model", "tiny", "--data", ARITH, "--out", out, "--n", "2",
+    one_line_error(run_cli("llm", "eval", "--model", "tiny", "--data", ARITH, "--out", out, "--samples", "2",
                            "--backend", "vllm"), "needs vLLM", 'pip install -e ".[vllm]"')
     assert not out.exists()
 
@@ -199,7 +199,7 @@ def test_hub_ids_fail_at_once_offline_or_unreachable(monkeypatch, tmp_path):
 
 def test_eval_with_an_uncached_hub_id_is_one_line(run_cli, tmp_path):
     result = run_cli("llm", "eval", "--model", "org/no-such-model", "--data", ARITH, "--out", tmp_path / "s.jsonl",
-                     "--n", "2")  # no --no-progress: it would switch transformers' bars off for later tests
+                     "--samples", "2")  # no --no-progress: it would switch transformers' bars off for later tests
     one_line_error(result, "org/no-such-model", "HF_HUB_OFFLINE is set")  # tests run offline (conftest)
 
 

@@ -22,7 +22,7 @@ from fgrpo_sim.validation import parse_list
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-TINY_CATEGORICAL = ["--num-actions", "100", "--num-correct", "10", "--group-sizes", "2,4", "--seeds", "0",
+TINY_CATEGORICAL = ["--num-actions", "100", "--num-correct", "10", "--n", "2,4", "--seeds", "0",
                     "--steps", "4", "--stride", "2", "--no-progress"]
 
 
@@ -291,14 +291,14 @@ def test_resume_refuses_a_damaged_table_and_keeps_it(run_cli, categorical_csv, d
     table = damage(pd.read_csv(categorical_csv, dtype={"config_id": str}))
     table.to_csv(categorical_csv, index=False)
     before = categorical_csv.read_bytes()
-    res = run_cli("simulate", "categorical", "--out", categorical_csv, *TINY_CATEGORICAL, "--gammas", "0,1,2")
+    res = run_cli("simulate", "categorical", "--out", categorical_csv, *TINY_CATEGORICAL, "--gamma", "0,1,2")
     _one_line_error(res, needle)
     assert str(categorical_csv) in res.stderr
     assert categorical_csv.read_bytes() == before  # nothing carried forward, nothing overwritten
 
 
 def test_resume_of_a_sound_table_keeps_its_dtypes(run_cli, categorical_csv):
-    res = run_cli("simulate", "categorical", "--out", categorical_csv, *TINY_CATEGORICAL, "--gammas", "0,1,2")
+    res = run_cli("simulate", "categorical", "--out", categorical_csv, *TINY_CATEGORICAL, "--gamma", "0,1,2")
     assert res.exit_code == 0, res.stderr
     table = pd.read_csv(categorical_csv, dtype={"config_id": str})
     assert len(table) == 2 * 3 * 3 and table["group_size"].dtype.kind == "i" and table["q_pos"].dtype.kind == "f"

@@ -134,7 +134,7 @@ def test_cli_json_prints_one_object_per_setting(run_cli, tmp_path):
 
     out = tmp_path / "gs.parquet"
     args = ("simulate", "group-size", "--out", out, "--n", "2,8,32", "--rare-mass", "0.02", "--populations", "3",
-            "--seeds", "2", "--steps", "6", "--eval-every", "3", "--adam-lr", "0.01", "--sgd-lr", "2",
+            "--runs", "2", "--steps", "6", "--eval-every", "3", "--adam-lr", "0.01", "--sgd-lr", "2",
             "--parametrisation", "axis,orthogonal", "--device", "cpu", "--json", "--no-progress")
     result = run_cli(*args)
     assert result.exit_code == 0, result.stderr

@@ -30,7 +30,7 @@ def _records(path):
 
 def test_eval_then_passk_then_resume_with_more_samples(run_cli, tiny_model_dir, tmp_path):
     out = tmp_path / "samples.jsonl"
-    result = run_cli("llm", "eval", "--model", tiny_model_dir, "--data", ARITH, "--out", out, "--n", "4", *EVAL_ARGS)
+    result = run_cli("llm", "eval", "--model", tiny_model_dir, "--data", ARITH, "--out", out, "--samples", "4", *EVAL_ARGS)
     assert result.exit_code == 0, result.stderr
     records = _records(out)
     assert len(records) == 12
@@ -46,7 +46,7 @@ def test_eval_then_passk_then_resume_with_more_samples(run_cli, tiny_model_dir, 
     first_row = next(line for line in passk.stdout.splitlines() if line.split()[:1] == ["1"])
     assert float(first_row.split()[1]) == pytest.approx(correct / 12, abs=1e-4)
 
-    again = run_cli("llm", "eval", "--model", tiny_model_dir, "--data", ARITH, "--out", out, "--n", "6", *EVAL_ARGS,
+    again = run_cli("llm", "eval", "--model", tiny_model_dir, "--data", ARITH, "--out", out, "--samples", "6", *EVAL_ARGS,
                     "--json")
     assert again.exit_code == 0, again.stderr
     summary = json.loads(again.stdout)
@@ -55,7 +55,7 @@ def test_eval_then_passk_then_resume_with_more_samples(run_cli, tiny_model_dir, 
     assert len(keys) == len(set(keys)) == 18
     assert _records(out)[:12] == records  # earlier samples untouched
 
-    changed = run_cli("llm", "eval", "--model", tiny_model_dir, "--data", ARITH, "--out", out, "--n", "6",
+    changed = run_cli("llm", "eval", "--model", tiny_model_dir, "--data", ARITH, "--out", out, "--samples", "6",
                       *EVAL_ARGS, "--temperature", "0.5")
     assert changed.exit_code == 2 and "cannot resume" in changed.stderr and "temperature" in changed.stderr
 
@@ -144,8 +144,8 @@ def test_cli_errors_are_one_line(run_cli, tmp_path):
     assert missing.exit_code == 2 and "recipe not found" in missing.stderr
     bad_gamma = run_cli("llm", "train", "--config", recipe, "--focal_gamma", "-1", "--max_steps", "1")
     assert bad_gamma.exit_code == 2 and "focal_gamma must be in [0, inf)" in bad_gamma.stderr
-    bad_n = run_cli("llm", "eval", "--model", "tiny", "--data", ARITH, "--out", tmp_path / "x.jsonl", "--n", "0")
-    assert bad_n.exit_code == 2 and "n must be in" in bad_n.stderr
+    bad_n = run_cli("llm", "eval", "--model", "tiny", "--data", ARITH, "--out", tmp_path / "x.jsonl", "--samples", "0")
+    assert bad_n.exit_code == 2 and "--samples must be in [1, inf]" in bad_n.stderr
 
 
 def test_prepare_data_cli(run_cli, tmp_path):
@@ -163,7 +163,7 @@ def test_dnll_rare_on_eval_output(run_cli, tiny_model_dir, tmp_path):
 
     other = save_tiny(*build_tiny(seed=1), tmp_path / "other")
     samples = tmp_path / "s.jsonl"
-    assert run_cli("llm", "eval", "--model", tiny_model_dir, "--data", ARITH, "--out", samples, "--n", "8",
+    assert run_cli("llm", "eval", "--model", tiny_model_dir, "--data", ARITH, "--out", samples, "--samples", "8",
                    "--save-completions", *EVAL_ARGS).exit_code == 0
     records = _records(samples)
     if not any(r["correct"] for r in records):  # keep the test about dNLL, not about the random model's luck

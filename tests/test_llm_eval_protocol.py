@@ -81,7 +81,7 @@ def test_tiny_model_evaluates_gpqa_end_to_end(run_cli, tmp_path):
     model_dir = save_tiny(*build_tiny(seed=0), tmp_path / "model")
     out = tmp_path / "gpqa.jsonl"
     result = run_cli("llm", "eval", "--model", model_dir, "--data", GPQA_FILE, "--benchmark", "gpqa_diamond",
-                     "--out", out, "--n", "2", "--max-new-tokens", "4", "--batch-size", "8", "--no-progress",
+                     "--out", out, "--samples", "2", "--max-new-tokens", "4", "--batch-size", "8", "--no-progress",
                      "--model-family", "qwen3-base", "--json")
     assert result.exit_code == 0, result.stderr
     records = [json.loads(line) for line in out.read_text().splitlines()]

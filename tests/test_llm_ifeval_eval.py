@@ -180,7 +180,7 @@ def test_ifeval_public_schema_file_evaluates_offline_without_nltk_data(run_cli, 
     data.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
     out = tmp_path / "ifeval.jsonl"
     result = run_cli("llm", "eval", "--model", model_dir, "--data", data, "--benchmark", "IFEval", "--out", out,
-                     "--n", "2", "--max-new-tokens", "4", "--batch-size", "8", "--no-progress", "--json")
+                     "--samples", "2", "--max-new-tokens", "4", "--batch-size", "8", "--no-progress", "--json")
     assert result.exit_code == 0, result.stderr
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert sorted((r["problem_id"], r["sample_index"]) for r in records) == [("1000", 0), ("1000", 1),
@@ -190,7 +190,7 @@ def test_ifeval_public_schema_file_evaluates_offline_without_nltk_data(run_cli, 
 
     data.write_text("".join(json.dumps(r) + "\n" for r in [*ROWS, SENTENCES]))
     refused = run_cli("llm", "eval", "--model", model_dir, "--data", data, "--benchmark", "ifeval",
-                      "--out", tmp_path / "with_sentences.jsonl", "--n", "1", "--no-progress")
+                      "--out", tmp_path / "with_sentences.jsonl", "--samples", "1", "--no-progress")
     assert refused.exit_code == 2
     assert refused.stderr.strip().count("\n") == 0 and "python -m nltk.downloader punkt_tab" in refused.stderr
     assert not (tmp_path / "with_sentences.jsonl").exists()

@@ -144,7 +144,7 @@ def test_recipe_index_lists_every_arm(run_cli, tmp_path):
     assert estimate_gpu_hours(7.6, 16, 8192)["gpu_h"] == pytest.approx(2 * one["gpu_h"])
     assert estimate_gpu_hours(7.6, 8, 8192, with_reference=True)["training_gpu_h"] == pytest.approx(
         one["training_gpu_h"] * 10 / 8)
-    result = run_cli("llm", "recipes", "--root", ROOT / "recipes", "--format", "json")
+    result = run_cli("llm", "recipes", "--root", ROOT / "recipes", "--json")
     rows = json.loads(result.stdout)
     assert result.exit_code == 0 and len(rows) == len(arms)
     assert all(r["command"].startswith("fgrpo llm train --config ") and r["est_gpu_h"] > 0 for r in rows)
@@ -339,8 +339,8 @@ def test_entropy_gradient_matches_float64_reference(tmp_path):
 
 
 def test_docs_table_is_the_command_output(run_cli):
-    result = run_cli("llm", "recipes", "--root", ROOT / "recipes", "--format", "markdown")
+    result = run_cli("llm", "recipes", "--root", ROOT / "recipes", "--markdown")
     assert result.exit_code == 0
     docs = " ".join((ROOT / "docs" / "recipes.md").read_text().split())  # lines wrap anywhere
     missing = [line for line in result.stdout.splitlines() if line not in docs]
-    assert not missing, f"docs/recipes.md is stale; regenerate with `fgrpo llm recipes --format markdown`: {missing[:2]}"
+    assert not missing, f"docs/recipes.md is stale; regenerate with `fgrpo llm recipes --markdown`: {missing[:2]}"

@@ -128,7 +128,7 @@ def test_disk_estimate_is_printed_and_follows_the_formula(run_cli):
     assert estimate_disk_gb(7.6, checkpoints=10)["run_gb"] == pytest.approx(11 * 30.4 + 10 * 2 * 30.4)
     assert estimate_disk_gb(7.6, checkpoints=10, weight_bytes=2, optimizer_state="last")["run_gb"] == pytest.approx(
         last["run_gb"] / 2)
-    rows = json.loads(run_cli("llm", "recipes", "--root", ROOT / "recipes", "--format", "json").stdout)
+    rows = json.loads(run_cli("llm", "recipes", "--root", ROOT / "recipes", "--json").stdout)
     assert {r["disk_gb"] for r in rows if r["model"] == "qwen2.5-7b"} == {round(last["run_gb"])}
     text = run_cli("llm", "recipes", "--root", ROOT / "recipes", "--model", "qwen3-4b-base").stdout
     assert "GPU-h, 208 GB disk)" in text and "(S + 1) x P x b" in text

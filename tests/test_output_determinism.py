@@ -40,10 +40,10 @@ def test_eval_meta_file_is_the_same_in_two_folders_and_still_resumes(tmp_path, c
         folder.mkdir()
         (folder / "d.jsonl").write_text(json.dumps({"problem": "1+1?", "answer": "2"}) + "\n")
         args = ["llm", "eval", "--model", "tiny", "--data", folder / "d.jsonl", "--out", folder / "o.jsonl",
-                "--n", "1", "--max-new-tokens", "2", "--no-progress"]
+                "--samples", "1", "--max-new-tokens", "2", "--no-progress"]
         _run(args)
         metas.append((folder / "o.jsonl.meta.json").read_bytes())
-        _run([*args, "--n", "2"])  # resumes (a single-value option keeps the last): the recorded relative path matches
+        _run([*args, "--samples", "2"])  # resumes (a single-value option keeps the last): the recorded relative path matches
     assert metas[0] == metas[1]
     assert json.loads(metas[0])["data"] == "d.jsonl"
     assert len((tmp_path / "b" / "o.jsonl").read_text().splitlines()) == 2

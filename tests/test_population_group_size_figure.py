@@ -55,7 +55,7 @@ def test_cli_runs_a_tiny_study_and_prints_the_verdicts(tmp_path):
     out = tmp_path / "gs.parquet"
     result = CliRunner().invoke(app, ["simulate", "group-size", "--out", str(out), "--n", "2,8,32", "--rare-mass", "0.02",
                                       "--gamma", "1", "--optimizers", "adam", "--parametrisation", "axis",
-                                      "--adam-lr", "0.01", "--populations", "2", "--seeds", "2", "--steps", "4",
+                                      "--adam-lr", "0.01", "--populations", "2", "--runs", "2", "--steps", "4",
                                       "--device", "cpu", "--no-progress"])
     assert result.exit_code == 0, result.output
     assert "lowest (share)" in result.output and "axis" in result.output

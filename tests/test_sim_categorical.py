@@ -189,14 +189,14 @@ def test_run_grid_saves_and_resumes(tmp_path, monkeypatch):
 def test_cli_simulate_categorical(run_cli, tmp_path):
     out = tmp_path / "r.csv"
     res = run_cli("simulate", "categorical", "--out", out, "--num-actions", 200, "--num-correct", 20,
-                  "--group-sizes", "2,32", "--seeds", "0", "--steps", 4, "--stride", 2, "--no-progress")
+                  "--n", "2,32", "--seeds", "0", "--steps", 4, "--stride", 2, "--no-progress")
     assert res.exit_code == 0, res.stderr
     table = pd.read_csv(out)
     assert len(table) == 2 * 2 * 3 and "wrote" in res.stdout
     for args, needle in ((["--optimizer", "rmsprop"], "optimizer must be one of"),
-                         (["--group-sizes", "2,x"], "group_sizes must be"),
+                         (["--n", "2,x"], "--n must be"),
                          (["--lr", "-1"], "lr must be in"),
-                         (["--gammas", "-1"], "gammas must be in")):
+                         (["--gamma", "-1"], "--gamma must be in")):
         bad = run_cli("simulate", "categorical", "--out", out, "--steps", 1, "--no-progress", *args)
         assert bad.exit_code == 2 and needle in bad.stderr, (args, bad.stderr)
     bad = run_cli("simulate", "categorical", "--out", tmp_path / "r.txt", "--steps", 1)
@@ -222,7 +222,7 @@ def test_cli_categorical_refuses_foreign_out_and_bad_paths_before_simulating(run
     empty.write_text("")
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    small = ("--num-actions", 100, "--num-correct", 10, "--group-sizes", 2, "--seeds", 0, "--steps", 2)
+    small = ("--num-actions", 100, "--num-correct", 10, "--n", 2, "--seeds", 0, "--steps", 2)
     for out, needle in ((foreign, "is not a categorical result table (no column 'config_id'); pass --no-resume"),
                         (empty, "is not a readable result table"),
                         (blocker / "r.csv", "file is a file, not a folder")):

@@ -65,7 +65,7 @@ def test_exported_checkpoint_runs_through_fgrpo_llm_eval(verl_run, tmp_path, exp
     data = tmp_path / "bench.jsonl"
     data.write_text(json.dumps({"problem_id": "p0", "problem": "1+1", "answer": "2"}) + "\n")
     result = run_cli("llm", "eval", "--model", tmp_path / "hf", "--data", data, "--out", tmp_path / "eval.jsonl",
-                     "--n", "2", "--max-new-tokens", "4", "--no-progress")
+                     "--samples", "2", "--max-new-tokens", "4", "--no-progress")
     assert result.exit_code == 0, result.stderr
     rows = [json.loads(line) for line in (tmp_path / "eval.jsonl").read_text().splitlines()]
     assert [r["sample_index"] for r in rows] == [0, 1] and all(r["problem_id"] == "p0" for r in rows)

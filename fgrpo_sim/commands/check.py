@@ -15,7 +15,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print a JSON list of {name, closed_form, estimate, interval, passed} (plus trials/etas/errors where they apply)."),
         quick: bool = typer.Option(False, "--quick", help="Reduced grid and fewer trials (a few seconds; what the test suite runs)."),
         seed: int = typer.Option(0, "--seed", help="Base random seed, integer in [0, 2^40]."),
-        device: str = typer.Option("cpu", "--device", help="Torch device for the Monte Carlo draws: cpu, cuda, cuda:K or auto (CUDA when present)."),
+        device: str = typer.Option("auto", "--device", help="Torch device for the Monte Carlo draws: auto (CUDA when present, like every command), cpu, cuda or cuda:K."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr."),
     ) -> None:
         """Compare every closed form of the theory with simulation: each line shows the closed form, the

@@ -57,13 +57,13 @@ def train(
     train_rows: Optional[int] = typer.Option(None, "--train-rows", help="With --dry-run: plan for this many training "
                                              "prompts instead of reading train_data (>= 1). Default: the file's rows "
                                              "when it exists, else the paper's 39,202."),
-    no_progress: bool = typer.Option(False, "--no-progress", help="Hide TRL's progress bar. Default: shown."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show TRL's progress bar. Default: shown."),
 ) -> None:
     from fgrpo_sim.llm.training.run import prepare_training, resolved_trl_config, train_recipe
 
     if train_rows is not None and not dry_run:
         raise ValueError("--train-rows plans a --dry-run; a real run counts the rows of train_data")
-    prepared = prepare_training(config, list(ctx.args), num_processes=num_processes, no_progress=no_progress,
+    prepared = prepare_training(config, list(ctx.args), num_processes=num_processes, no_progress=not progress,
                                 dry_run=dry_run, train_rows=train_rows)
     if dry_run:
         print(json.dumps({"run": prepared["run"], "config": resolved_trl_config(prepared["args"], prepared["fields"]),
@@ -74,7 +74,7 @@ def train(
             print(f"note: train_data {prepared['run']['train_data']} was not read (data not checked); planned for "
                   f"{prepared['train_rows']} rows ({source})", file=sys.stderr)
         return
-    if no_progress:
+    if not progress:
         _quiet_transformers_bars()
     result = train_recipe(config, prepared=prepared)
     if result.summary:
@@ -129,10 +129,10 @@ def prepare_data(
 
 
 @app.command("eval", short_help="Sample, verify and write per-sample JSON lines (resumable) + pass@k.", help=(
-    "Sample --n completions per problem, grade each (math-verify for math; GPQA letter, IFEval checks or SynLogic "
+    "Sample --samples completions per problem, grade each (math-verify for math; GPQA letter, IFEval checks or SynLogic "
     "verifiers for --benchmark gpqa_diamond/ifeval/synlogic), and append one JSON line per sample to "
     "--out ({problem_id, sample_index, correct, status, num_tokens, finished}); `fgrpo passk OUT` reads it. "
-    "Interrupted runs resume where they stopped (nothing is counted twice); a larger --n adds samples. "
+    "Interrupted runs resume where they stopped (nothing is counted twice); a larger --samples adds samples. "
     "Uses vLLM when installed and a GPU is present (one request per problem with n samples, every problem "
     "submitted at once), else batched transformers generate."
 ))
@@ -145,7 +145,7 @@ def eval_command(
                                   "amc23, minerva, olympiadbench or generic (any problem/answer file; math-verify), "
                                   "gpqa_diamond (shuffled options, letter graded), ifeval (instruction checks, "
                                   "prompt-level strict) or synlogic (needs --synlogic-repo). Schemas: docs/evaluation.md."),
-    n: int = typer.Option(16, "--n", help="Samples per problem (paper: 1024), >= 1."),
+    n: int = typer.Option(16, "--samples", help="Completions sampled per problem (paper: 1024), >= 1, e.g. --samples 256."),
     temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature: 0 = greedy, else in "
                                       "[0.001, 1000] (smaller ones overflow the logits) (paper: 1.0)."),
     top_p: float = typer.Option(1.0, "--top-p", help="Nucleus sampling mass in (0, 1] (paper: 1.0)."),
@@ -174,7 +174,7 @@ def eval_command(
     fallback_last_number: bool = typer.Option(False, "--fallback-last-number", help="Score the last number of a completion "
                                               "without \\boxed{} (tiny smoke tests only; not the paper's metric). Default: off."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON. Default: a text table."),
-    no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bar. Default: shown on stderr."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar. Default: shown on stderr."),
     wait: bool = typer.Option(False, "--wait", help="When another run is writing OUT (it holds the hidden lock file "
                               ".OUT.lock next to it), wait for it to finish, then add only the samples still missing. "
                               "Default: exit 2 at once with a message naming the lock."),
@@ -185,7 +185,8 @@ def eval_command(
     from fgrpo_sim.validation import check_integer
 
     refuse_together(ctx, "system_prompt", "no_system_prompt")
-    if no_progress:
+    check_integer("--samples", n, 1)  # EvalSettings names its field n, which is the group size elsewhere in the CLI
+    if not progress:
         _quiet_transformers_bars()
     benchmark = canonical_benchmark(benchmark)  # IFEval -> ifeval: one spelling in the meta file, so resumes match
     spec = prompt_spec(model_family or detect_family(model), benchmark)
@@ -210,7 +211,7 @@ def eval_command(
     problems = everything[:limit] if limit is not None else everything
     # with --limit, lines of the file's later problems (from a run with a larger limit) are not foreign
     known = {p["problem_id"] for p in everything}
-    summary = run_eval(settings, problems, out, progress=not no_progress, wait_for_lock=wait, known_problem_ids=known)
+    summary = run_eval(settings, problems, out, progress=progress, wait_for_lock=wait, known_problem_ids=known)
     # reported with the results (and in the meta file), not before them: an error stays the only stderr line
     summary["model_family"] = f"{spec.family} ({'given' if model_family else 'detected; override with --model-family'})"
     if as_json:
@@ -244,7 +245,7 @@ def dnll_rare_command(
                                "cpu, or cuda[:N]. Default: auto."),
     system_prompt: Optional[str] = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
-    no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bars. Default: shown on stderr."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bars. Default: shown on stderr."),
 ) -> None:
     from fgrpo_sim.llm.evaluation.data import load_benchmark, read_records
     from fgrpo_sim.llm.evaluation.diagnostics import check_dnll_options, dnll_rare
@@ -271,10 +272,10 @@ def dnll_rare_command(
             raise ValueError(f"{trajectories}: line {number}: field 'correct' must be true or false, "
                              f"got {record.get('correct')!r}")
         rows.append(record)
-    if no_progress:
+    if not progress:
         _quiet_transformers_bars()
     result = dnll_rare(rows, base, list(model), system_prompt=prompt, top_fraction=top_fraction, batch_size=batch_size,
-                       device=device, progress=not no_progress)
+                       device=device, progress=progress)
     print(json.dumps(result, indent=2))
 
 
@@ -303,15 +304,17 @@ def report_command(
                                   "the manifest has paper_row values."),
     no_figure: bool = typer.Option(False, "--no-figure", help="Skip the PNGs. Default: written."),
     title: Optional[str] = typer.Option(None, "--title", help="Title line of table.md and table.tex. Default: none."),
-    no_progress: bool = typer.Option(False, "--no-progress", help="Hide the significance-test progress bar. "
-                                     "Default: shown on stderr."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the significance-test progress bar on "
+                                  "stderr (default) or not."),
+    as_json: bool = typer.Option(False, "--json", help="Print what selection.json holds (selected checkpoints, "
+                                 "scores, significance marks, curves) as JSON instead of the markdown table."),
 ) -> None:
     from fgrpo_sim.atomic_io import check_writable_dir
     from fgrpo_sim.llm.evaluation.report import PAPER_CSV, build_report, write_report
 
     check_writable_dir(out_dir, "--out-dir")
     report = build_report(manifest, k=k, m=m, iterations=iterations, seed=seed,
-                          paper_csv=None if no_paper else (paper_csv or PAPER_CSV), progress=not no_progress,
+                          paper_csv=None if no_paper else (paper_csv or PAPER_CSV), progress=progress,
                           title=title)
     figures = {}
     if not no_figure:
@@ -319,7 +322,12 @@ def report_command(
 
         figures = draw_report_figures(report)
     written = write_report(report, out_dir, figures=figures)
-    print(report["markdown"], end="")
+    if as_json:
+        from fgrpo_sim.llm.evaluation.report import selection_data
+
+        print(json.dumps(selection_data(report), indent=2))
+    else:
+        print(report["markdown"], end="")
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
 
 

@@ -15,8 +15,8 @@ def recipes_command(
     root: Path = typer.Option(Path("recipes"), "--root", help="Recipes folder (default: ./recipes)."),
     model: Optional[str] = typer.Option(None, "--model", help="Only this model folder (qwen2.5-7b, qwen3-4b-base, "
                                         "llama-3.2-3b-instruct). Default: all."),
-    output_format: str = typer.Option("text", "--format", help="text (a table), markdown (the docs/recipes.md table) "
-                                      "or json (every field, one object per arm)."),
+    as_json: bool = typer.Option(False, "--json", help="Print every field as JSON, one object per arm, instead of the text table."),
+    markdown: bool = typer.Option(False, "--markdown", help="Print the docs/recipes.md table (markdown) instead of the text table."),
     response_fraction: float = typer.Option(1500 / 8192, "--response-fraction", help="Assumed mean response length as a "
                                             "fraction of max_completion_length, in (0, 1], for the GPU-hour estimate (default 1500/8192 = 0.183)."),
     mfu: float = typer.Option(0.40, "--mfu", help="Assumed training model-FLOP utilisation, in (0, 1]."),
@@ -26,9 +26,10 @@ def recipes_command(
     """List every training arm of the paper with the table it feeds, its recipe, the command that runs it and
     an estimated cost (H100 GPU-hours; our estimate from stated assumptions, see fgrpo_sim/llm/training/recipe_index.py)."""
     from fgrpo_sim.llm.training.recipe_index import arm_row, recipe_index
-    from fgrpo_sim.validation import check_choice, check_range
+    from fgrpo_sim.validation import check_range
 
-    check_choice("--format", output_format, ("text", "markdown", "json"))
+    if as_json and markdown:
+        raise ValueError("--json and --markdown conflict; give only one")
     check_range("--decode-tokens-per-s", decode_rate, 0.0, float("inf"), low_open=True, high_open=True)
     if not root.is_dir():
         raise ValueError(f"--root must be a recipes folder, got {root}")
@@ -41,10 +42,10 @@ def recipes_command(
                          f"{', '.join(sorted({a.model for a in every}))}")
     options = {"response_fraction": response_fraction, "mfu": mfu, "decode_tokens_per_s_at_7b6": decode_rate}
     rows = [arm_row(a, **options) for a in arms]
-    if output_format == "json":
+    if as_json:
         print(json.dumps(rows, indent=2))
         return
-    if output_format == "markdown":
+    if markdown:
         print("| model | paper | arm | command | est. H100 GPU-h | est. wall h on 16 H100 | disk GB |")
         print("|---|---|---|---|---|---|---|")
         for r in rows:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import typer
 
+from fgrpo_sim.commands.options import list_option
+from fgrpo_sim.commands.json_output import emit_json
 from fgrpo_sim.recorded_times import quoted
 
 app = typer.Typer(
@@ -43,11 +45,11 @@ def run(
     preset: str = typer.Option("cpu", "--preset", help=f"Settings: cpu ({quoted('maze-cpu')}, "
                                                        "benchmarks/RESULTS.md), paper (App. K, "
                                                        "needs a GPU and days), tiny (seconds, for tests)."),
-    n: Optional[str] = typer.Option(None, "--n", help="Group sizes N, comma-separated, each in [2, 4096] "
+    n: Optional[Sequence[int]] = list_option(None, "--n", int, help="Group sizes N, comma-separated, each in [2, 4096] "
                                                       "(default: the preset's; cpu: 4,8,16)."),
-    gamma: Optional[str] = typer.Option(None, "--gamma", help="Focal exponents, comma-separated, each >= 0; 0 is "
+    gamma: Optional[Sequence[float]] = list_option(None, "--gamma", float, help="Focal exponents, comma-separated, each >= 0; 0 is "
                                                               "GRPO (default: 0,0.5,1)."),
-    seeds: Optional[int] = typer.Option(None, "--seeds", help="Number of seeds 0..S-1, in [1, 100] (default 3)."),
+    seeds: Optional[int] = typer.Option(None, "--runs", help="Independent runs per N x gamma (seeds 0..R-1), in [1, 100] (default 3)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Results folder (default: runs/figure-data/maze/PRESET, "
                                                           "where `fgrpo figures fig6_maze` looks). Finished runs in "
                                                           "it are reused, so an interrupted run resumes."),
@@ -63,6 +65,7 @@ def run(
     yes: bool = typer.Option(False, "--yes", help="Start a cpu or paper preset run without asking (it takes "
                                                   "minutes to days; the tiny preset never asks)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --summary-copy that is not a maze summary."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object (what summary.json holds) instead of the table."),
 ) -> None:
     """SFT once per seed, then GRPO / F-GRPO for every N x gamma; prints the Table 4 analogue."""
     from dataclasses import replace
@@ -73,17 +76,17 @@ def run(
     from fgrpo_sim.maze.experiment import check_sft_source, check_summary_copy, run_experiment
     from fgrpo_sim.maze.presets import get_preset
     from fgrpo_sim.sim.categorical import resolve_device
-    from fgrpo_sim.validation import check_choice, check_integer, check_range, parse_list
+    from fgrpo_sim.validation import check_choice, check_integer, check_range
 
     spec = get_preset(preset)
-    group_sizes = parse_list("n", n, int) if n is not None else None
-    gammas = parse_list("gamma", gamma, float) if gamma is not None else None
+    group_sizes = list(n) if n is not None else None
+    gammas = list(gamma) if gamma is not None else None
     if group_sizes is not None:
         check_integer("n", group_sizes, 2, 4096)
     if gammas is not None:
         check_range("gamma", gammas, 0.0, 100.0)
     if seeds is not None:
-        check_integer("seeds", seeds, 1, 100)
+        check_integer("--runs", seeds, 1, 100)
     check_choice("device", device, ("auto", "cpu", "cuda"))  # TRL places the model itself: no cuda:K
     device = resolve_device(device).type  # a cuda request on a CPU-only machine fails here, not in torch
     spec = spec.with_grid(group_sizes, gammas, seeds)
@@ -108,6 +111,9 @@ def run(
                              sft_from=sft_from)
     if summary_copy is not None:
         write_text_atomic(summary_copy, dumps(summary, sort_keys=True, separators=(",", ":")) + "\n")
+    if as_json:
+        emit_json(summary)
+        return
     typer.echo(f"Held-out pass@K in % (unbiased estimator, {spec.eval_samples} samples per maze, "
                f"{spec.n_heldout} mazes), mean ± 95% t-interval half-width over {spec.seeds} seed(s):")
     typer.echo(format_table(summary))
@@ -136,6 +142,7 @@ def table(
     out: Path = typer.Argument(Path("runs/figure-data/maze/cpu"), help="Results folder of a `fgrpo maze run`, or a "
                                                                        "summary JSON it wrote (summary.json, "
                                                                        "docs/maze-results.json)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object instead of the table."),
 ) -> None:
     """Re-summarise a results folder (also a partial one) and print the Table 4 analogue; a summary JSON
     (e.g. the committed docs/maze-results.json) is printed as it is."""
@@ -146,14 +153,23 @@ def table(
     from fgrpo_sim.maze.experiment import summarize
 
     if out.is_file():
-        typer.echo(format_table(_read_summary(out)))
+        _print_summary(_read_summary(out), as_json)
         return
     if not (out / "config.json").exists():
         raise ValueError(f"out must be a results folder of `fgrpo maze run` or its summary JSON "
                          f"(no config.json in {out})")
     summary = summarize(out)
     write_text_atomic(out / "summary.json", json.dumps(summary, indent=1, sort_keys=True) + "\n")
-    typer.echo(format_table(summary))
+    _print_summary(summary, as_json)
+
+
+def _print_summary(summary: dict, as_json: bool) -> None:
+    from fgrpo_sim.figures.maze import format_table
+
+    if as_json:
+        emit_json(summary)
+    else:
+        typer.echo(format_table(summary))
 
 
 def _read_summary(path: Path) -> dict:
@@ -175,6 +191,7 @@ def compare(
     n: int = typer.Option(8, "--n", help="Group size N of both runs, in [2, 4096]."),
     gamma_a: float = typer.Option(..., "--gamma-a", help="gamma of run A (>= 0)."),
     gamma_b: float = typer.Option(0.0, "--gamma-b", help="gamma of run B (>= 0; default 0 = GRPO)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (n, gamma_a, gamma_b, seeds, a, b, a_minus_b per K) instead of the table."),
 ) -> None:
     """Paired (same seed, same SFT checkpoint) difference A - B of held-out pass@1/128/256, 95% t-CI over seeds."""
     from fgrpo_sim.maze.experiment import paired_difference
@@ -185,6 +202,9 @@ def compare(
     check_range("gamma_b", gamma_b, 0.0, 100.0)
     gamma_a, gamma_b = gamma_a + 0.0, gamma_b + 0.0  # -0 is 0 (and prints as 0)
     result = paired_difference(a, gamma_a, b, gamma_b, n)
+    if as_json:
+        emit_json({"n": n, "gamma_a": gamma_a, "gamma_b": gamma_b, **result})
+        return
     typer.echo(f"N={n}: A = gamma {gamma_a:g} in {a}; B = gamma {gamma_b:g} in {b}; seeds {result['seeds']}")
     typer.echo("| K | A (%) | B (%) | A - B (points), 95% CI | per seed |")
     typer.echo("| --- | --- | --- | --- | --- |")

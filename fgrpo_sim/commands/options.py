@@ -37,3 +37,12 @@ def refuse_unused(ctx: typer.Context, names, why: str) -> None:
     for name in names:
         if given(ctx, name):
             raise ValueError(f"{flag(ctx, name)} {why}")
+
+
+def list_option(default, name: str, kind: type = float, *, help: str, unique: bool = True, **options):
+    """A comma-separated list option (`--n 4,8,16`): the command receives a list (validation.CommaList), help
+    names the element type (INTEGERS, NUMBERS, NAMES) on every typer."""
+    from fgrpo_sim.validation import CommaList
+
+    parser = CommaList(name, kind, unique=unique)
+    return typer.Option(default, name, parser=parser, metavar=parser.__name__.upper(), help=help, **options)

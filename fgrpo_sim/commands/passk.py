@@ -139,7 +139,7 @@ def passk_command(
         "(atomically)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the table."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON object to this file (atomically)."),
-    no_progress: bool = typer.Option(False, "--no-progress", help="Hide the progress bar of the subsampling test."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar of the subsampling test."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not an earlier `fgrpo passk` result."),
 ) -> None:
     """Unbiased pass@k (Chen et al. 2021) per k, averaged over problems, with bootstrap intervals; with --compare, the paired subsampling test of the difference per k."""
@@ -197,7 +197,7 @@ def passk_command(
         curve_b = pass_at_k_curve(n_b, c_b, ks=ks, n_bootstrap=bootstrap, seed=seed)
         test = paired_subsampling_test(
             data.n, data.c, n_b, c_b, ks=tested, m=m_used, iterations=iterations, alpha=alpha, seed=seed,
-            progress=not no_progress,
+            progress=progress,
         )
         rows = {row["k"]: row for row in test.rows()}
         report["compare"] = {

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import typer
 
+from fgrpo_sim.commands.options import list_option
 from fgrpo_sim.validation import parse_list
 
 
@@ -31,13 +32,10 @@ def register(app: typer.Typer) -> None:
             None, "--beta", help="Difficulty as a Beta distribution 'A,B' (A, B > 0; up to ~100 for the quadrature) instead of a pilot file, "
             "e.g. --beta 0.5,0.5 for a mix of very easy and very hard prompts."),
         column: str = typer.Option("success_rate", "--column", help="Name of the success-rate column in the file."),
-        rho: str = typer.Option(
-            "0.1", "--rho", help="Rare share(s) rho in (0, 1): the rare-correct subset's share of a prompt's "
+        rho: Sequence[float] = list_option("0.1", "--rho", float, help="Rare share(s) rho in (0, 1): the rare-correct subset's share of a prompt's "
             "correct mass (tau = rho * mu). Comma-separated list allowed."),
-        group_sizes: str = typer.Option(
-            "2,4,8,16,32,64,128,256", "--n", help="Candidate group sizes N (integers in [1, 16384]), comma-separated."),
-        gammas: str = typer.Option(
-            "0,0.5,1", "--gamma", help="Focal exponents gamma >= 0 whose mean weight to report, comma-separated."),
+        group_sizes: Sequence[int] = list_option("2,4,8,16,32,64,128,256", "--n", int, help="Candidate group sizes N (integers in [1, 16384]), comma-separated."),
+        gammas: Sequence[float] = list_option("0,0.5,1", "--gamma", float, help="Focal exponents gamma >= 0 whose mean weight to report, comma-separated."),
         max_tail_miss: float = typer.Option(
             0.1, "--max-tail-miss", help="Recommendation: largest acceptable average Pr(B), in [0, 1]."),
         min_active: float = typer.Option(
@@ -60,7 +58,7 @@ def register(app: typer.Typer) -> None:
         from fgrpo_sim.planner import MAX_GROUP_SIZE
         from fgrpo_sim.validation import check_integer
 
-        sizes = parse_list("--n", group_sizes, int)
+        sizes = list(group_sizes)
         check_integer("N", sizes, 1, MAX_GROUP_SIZE)  # before the quadrature is sized from max(N)
         if beta is not None:
             params = parse_list("--beta", beta, float, unique=False)  # Beta(A, B): A = B is fine
@@ -69,8 +67,8 @@ def register(app: typer.Typer) -> None:
             difficulty = beta_difficulty(params[0], params[1], max_group_size=max(sizes))
         else:
             difficulty = empirical_difficulty(read_success_rates(success_rates, column), label=str(success_rates))
-        plan = plan_group_size(difficulty, rhos=parse_list("--rho", rho, float), group_sizes=sizes,
-                               gammas=parse_list("--gamma", gammas, float), max_tail_miss=max_tail_miss, min_active=min_active)
+        plan = plan_group_size(difficulty, rhos=list(rho), group_sizes=sizes,
+                               gammas=list(gammas), max_tail_miss=max_tail_miss, min_active=min_active)
         if as_json:
             typer.echo(plan.to_json())
             return

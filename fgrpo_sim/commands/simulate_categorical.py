@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
 
 import typer
 
-from fgrpo_sim.validation import parse_list
+from fgrpo_sim.commands.json_output import emit_json as _emit_json, records as _records
+from fgrpo_sim.commands.options import list_option
 
 #: The options `--study` reads; every other one given with it is refused.
-STUDY_OPTIONS = ("out", "steps", "device", "wait", "progress", "study")
+STUDY_OPTIONS = ("out", "steps", "device", "wait", "progress", "study", "as_json")
 PAPER_N = ",".join(str(2**k) for k in range(1, 18))
 
 
@@ -20,9 +22,9 @@ def register(app: typer.Typer) -> None:
     def categorical_command(
         ctx: typer.Context,
         out: Path = typer.Option(..., "--out", help="Result table, .parquet or .csv (written atomically after each chunk of runs)."),
-        group_sizes: str = typer.Option(PAPER_N, "--group-sizes", show_default=False, help="Group sizes N (draws per step), comma-separated integers in [1, 2^31 - 1]. The default is the paper's grid 2,4,...,2^17."),
-        gammas: str = typer.Option("0,1", "--gammas", help="Focal exponents gamma in [0, 100], comma-separated (0 = unweighted GRPO)."),
-        seeds: str = typer.Option("0,1,2,3", "--seeds", help="Seeds, comma-separated integers in [0, 2^62] (runs with equal seed share random streams)."),
+        group_sizes: Sequence[int] = list_option(PAPER_N, "--n", int, show_default=False, help="Group sizes N (draws per step), comma-separated integers in [1, 2^31 - 1], e.g. --n 8,64,1024. The default is the paper's grid 2,4,...,2^17."),
+        gammas: Sequence[float] = list_option("0,1", "--gamma", float, help="Focal exponents gamma in [0, 100], comma-separated (0 = unweighted GRPO), e.g. --gamma 0,0.5,1."),
+        seeds: Sequence[int] = list_option("0,1,2,3", "--seeds", int, help="Seed values, comma-separated integers in [0, 2^62], e.g. --seeds 0,1,2,3 (runs with equal seed share random streams)."),
         steps: int = typer.Option(1000, "--steps", help="Update steps per run, in [0, 10^7]. The paper uses 1000."),
         surrogate: str = typer.Option("logprob", "--surrogate", help="Surrogate: logprob (policy gradient: sum over the N draws of (R_j - mean R) log p), distinct (Hu et al.: sum over distinct sampled actions of R_i p_i), draws (App. J: sum over the N draws of (R_j - mean R) p). logprob is the setting that reproduces Fig 2's claims (see docs/categorical.md)."),
         optimizer: str = typer.Option("adamw", "--optimizer", help="Optimizer on the logits: sgd, adam (L2 weight decay), adamw (decoupled)."),
@@ -44,8 +46,9 @@ def register(app: typer.Typer) -> None:
         backend: str = typer.Option("auto", "--backend", help="auto (native on CPU when a C compiler exists, else torch), native (fused C kernels, CPU), torch (any device)."),
         chunk_runs: int = typer.Option(68, "--chunk-runs", help="Runs simulated together per batch, in [1, 10^6] (memory ~ 20 MB per run in float32); results are saved after each chunk."),
         resume: bool = typer.Option(True, "--resume/--no-resume", help="Skip runs of the same setting already complete in OUT and keep other settings' rows (default), or start OUT afresh."),
-        study: bool = typer.Option(False, "--study", help="Run the sensitivity study instead (surrogate x optimizer x eps x weight decay on a reduced grid; uses only --out, --steps, --device, --wait, --progress; any other option given is refused) and print the claims table."),
+        study: bool = typer.Option(False, "--study", help="Run the sensitivity study instead (surrogate x optimizer x eps x weight decay on a reduced grid; uses only --out, --steps, --device, --wait, --progress, --json; any other option given is refused) and print the claims table."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the table: out, rows, setting and final_means (one record per N x gamma: group_size, gamma, q_pos, m_ret); with --study, claims (one record per claim)."),
         wait: bool = typer.Option(False, "--wait", help="When another run is writing OUT (it holds the hidden lock file .OUT.lock next to it), wait for it to finish and then resume from its rows. Default: exit 2 at once with a message naming the lock."),
     ) -> None:
         """Simulate a softmax policy over K actions trained with group-relative updates (paper Sec. 5.1).
@@ -59,22 +62,35 @@ def register(app: typer.Typer) -> None:
             from fgrpo_sim.sim.categorical.study import claims_table, format_claims_markdown, run_study
 
             refuse_unused(ctx, [p.name for p in ctx.command.params if p.name not in STUDY_OPTIONS], "is not used with "
-                          "--study (the study runs its own grid; it uses only --out, --steps, --device, --wait, --progress)")
+                          "--study (the study runs its own grid; it uses only --out, --steps, --device, --wait, --progress, --json)")
             table = run_study(out, steps=steps, progress=progress, device=device, wait_for_lock=wait)
-            typer.echo(format_claims_markdown(claims_table(table)))
+            claims = claims_table(table)
+            if as_json:
+                _emit_json({"out": str(out), "claims": _records(claims)})
+            else:
+                typer.echo(format_claims_markdown(claims))
             return
         from fgrpo_sim.sim.categorical import CategoricalConfig, run_grid
 
-        config = CategoricalConfig(
-            num_actions=num_actions, num_correct=num_correct, anchor_logit=anchor_logit,
-            correct_logit=correct_logit, incorrect_logit=incorrect_logit, reward_correct=reward_correct,
-            reward_wrong=reward_wrong, steps=steps, group_sizes=tuple(parse_list("group_sizes", group_sizes, int)),
-            gammas=tuple(parse_list("gammas", gammas, float)), seeds=tuple(parse_list("seeds", seeds, int)), surrogate=surrogate,
-            optimizer=optimizer, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
-            stride=stride, dtype=dtype, device=device, sampler=backend, chunk_runs=chunk_runs,
-        )
-        table = run_grid(config, out, resume=resume, progress=progress, wait_for_lock=wait)
+        from fgrpo_sim.validation import options_named
+
+        # the config names its fields group_sizes and gammas; the user typed --n and --gamma
+        with options_named(group_sizes="--n", gammas="--gamma", seeds="--seeds"):
+            config = CategoricalConfig(
+                num_actions=num_actions, num_correct=num_correct, anchor_logit=anchor_logit,
+                correct_logit=correct_logit, incorrect_logit=incorrect_logit, reward_correct=reward_correct,
+                reward_wrong=reward_wrong, steps=steps, group_sizes=tuple(group_sizes),
+                gammas=tuple(gammas), seeds=tuple(seeds), surrogate=surrogate,
+                optimizer=optimizer, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+                stride=stride, dtype=dtype, device=device, sampler=backend, chunk_runs=chunk_runs,
+            )
+            table = run_grid(config, out, resume=resume, progress=progress, wait_for_lock=wait)
         final = table[table["step"] == config.steps]
         summary = final.groupby(["group_size", "gamma"])[["q_pos", "m_ret"]].mean().reset_index()
+        if as_json:
+            _emit_json({"out": str(out), "rows": len(table), "setting": config.config_id(),
+                        "final_means": _records(summary)})
+            return
         typer.echo(f"wrote {out} ({len(table)} rows of setting {config.config_id()}); final means over seeds:")
         typer.echo(summary.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import typer
 
+from fgrpo_sim.commands.options import list_option
 from fgrpo_sim.validation import options_named, parse_list
 
 #: Options (parameter names) that only one --sharing mode reads; giving one to the other mode is an error.
@@ -44,10 +45,10 @@ def register(app: typer.Typer) -> None:
                                       "log-uniformly from [rho, rho_max]."),
         actions: str = typer.Option("2,2,4", "--actions", help="Actions per mode: 'COMMON,RARE,WRONG' "
                                     "(each >= 1)."),
-        group_sizes: str = typer.Option("4,8,32", "--n", help="Group sizes N to sweep, comma-separated integers in [1, 10^6]."),
-        gammas: str = typer.Option("0,1", "--gamma", help="Focal exponents gamma >= 0, comma-separated "
+        group_sizes: Sequence[int] = list_option("4,8,32", "--n", int, help="Group sizes N to sweep, comma-separated integers in [1, 10^6]."),
+        gammas: Sequence[float] = list_option("0,1", "--gamma", float, help="Focal exponents gamma >= 0, comma-separated "
                                    "(0 = unweighted)."),
-        methods: str = typer.Option("grpo", "--method", help="Objectives from fgrpo_sim.core: grpo, dapo, cispo "
+        methods: Sequence[str] = list_option("grpo", "--method", str, help="Objectives from fgrpo_sim.core: grpo, dapo, cispo "
                                     "(comma-separated)."),
         low_lr: bool = typer.Option(True, "--low-lr/--no-low-lr", help="Add, for each gamma > 0, the unweighted "
                                     "method at lr x m_gamma (the paper's low-LR control)."),
@@ -68,10 +69,13 @@ def register(app: typer.Typer) -> None:
                                            "correct gets 1)."),
         runs: int = typer.Option(4, "--runs", help="Independent runs (seeds), simulated as one batch, in [1, 10^5]."),
         eval_every: int = typer.Option(10, "--eval-every", help="Evaluate every this many steps, >= 1."),
-        pass_k: str = typer.Option("1,8,64,256", "--pass-k", help="k values (integers >= 1, comma-separated) for exact pass@k = 1-(1-Q_pos)^k."),
+        pass_k: Sequence[int] = list_option("1,8,64,256", "--pass-k", int, help="k values (integers >= 1, comma-separated) for exact pass@k = 1-(1-Q_pos)^k."),
         seed: int = typer.Option(0, "--seed", help="Seed of the training randomness and of the population, >= 0."),
         device: str = typer.Option("auto", "--device", help="auto (CUDA when present), cpu or cuda."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show tqdm progress bars on stderr."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the tables: out, rows, "
+                                     "and summary (the final evaluation, one record per variant x N; with --sharing "
+                                     "shared, one list per split)."),
         sharing: str = typer.Option("per-prompt", "--sharing", help="per-prompt (default): every prompt owns "
                                     "its logits (--beta, --rho, --rho-max, --actions apply; the [shared] "
                                     "options are an error). shared: K global "
@@ -111,6 +115,7 @@ def register(app: typer.Typer) -> None:
         types (common-solvable, rare-only, all).
         """
         from fgrpo_sim.atomic_io import check_replaceable, check_writable
+        from fgrpo_sim.commands.json_output import emit_json, records
         from fgrpo_sim.validation import check_choice
 
         suffix = out.suffix.lower()
@@ -143,6 +148,13 @@ def register(app: typer.Typer) -> None:
             frame = run_shared_sweep(make_shared_population(population_spec), specs, device=device,
                                      progress=progress)
             _write_table(frame, out, suffix)
+            if as_json:
+                from fgrpo_sim.sim.population_shared import shared_summary
+
+                splits = [s for s in ("train", "heldout") if s in set(frame["split"])]
+                emit_json({"out": str(out), "rows": len(frame),
+                           "summary": {s: records(shared_summary(frame, s)) for s in splits}})
+                return
             _print_shared_summary(frame, pass_k_column)
         else:
             from fgrpo_sim.sim import population
@@ -150,6 +162,9 @@ def register(app: typer.Typer) -> None:
             frame = population.run_sweep(population.make_population(population_spec), specs, device=device,
                                          progress=progress)
             _write_table(frame, out, suffix)
+            if as_json:
+                emit_json({"out": str(out), "rows": len(frame), "summary": records(population.final_summary(frame))})
+                return
             typer.echo(f"parametrisation: {parametrisation}")
             cols = ["variant", "N", "lr", "pass@1", pass_k_column, "rare_mass_retained", "tail_miss_observed",
                     "tail_miss_predicted"]
@@ -220,9 +235,9 @@ def _train_specs(prompts, *, group_sizes, gammas, methods, low_lr, optimizer, lr
 
     base = TrainSpec(optimizer=optimizer, parametrisation=parametrisation, lr=lr, steps=steps, prompt_batch=prompt_batch,
                      updates_per_step=updates_per_step, reward_wrong=reward_wrong, runs=runs,
-                     eval_every=eval_every, pass_k=tuple(parse_list("--pass-k", pass_k, int)), seed=seed)
-    specs = sweep_variants(base, parse_list("--n", group_sizes, int), parse_list("--gamma", gammas, float),
-                           methods=parse_list("--method", methods, str), low_lr_control=low_lr)
+                     eval_every=eval_every, pass_k=tuple(pass_k), seed=seed)
+    specs = sweep_variants(base, list(group_sizes), list(gammas),
+                           methods=list(methods), low_lr_control=low_lr)
     for s in specs:
         s.validate(prompts)
     resolve_device(device)
@@ -263,26 +278,26 @@ def register_group_size(app: typer.Typer) -> None:
     def group_size_command(
         out: Path = typer.Option(..., "--out", help="Output table (.parquet or .csv), written atomically after each "
                                  "(optimizer, parametrisation) chunk; a rerun resumes (skips chunks already there)."),
-        group_sizes: str = typer.Option("2,4,8,16,32,64,128,256,512,1024", "--n", help="Group sizes, comma-separated."),
-        rare_mass: str = typer.Option("0.005,0.02,0.1", "--rare-mass", help="Shared prior mass on the rare strategies "
+        group_sizes: Sequence[int] = list_option("2,4,8,16,32,64,128,256,512,1024", "--n", int, help="Group sizes N, comma-separated, e.g. --n 4,8,32."),
+        rare_mass: Sequence[float] = list_option("0.005,0.02,0.1", "--rare-mass", float, help="Shared prior mass on the rare strategies "
                                       "(one rare-share setting each), comma-separated, in (0, 0.4)."),
-        gammas: str = typer.Option("0.5,1", "--gamma", help="F-GRPO exponents, comma-separated, each > 0; GRPO and the low-LR controls always run."),
-        optimizers: str = typer.Option("adam,sgd", "--optimizers", help="Optimizers, comma-separated: adam and/or sgd."),
-        parametrisations: str = typer.Option("axis,orthogonal,dense", "--parametrisation", help="Logits = M theta "
+        gammas: Sequence[float] = list_option("0.5,1", "--gamma", float, help="F-GRPO exponents, comma-separated, each > 0; GRPO and the low-LR controls always run."),
+        optimizers: Sequence[str] = list_option("adam,sgd", "--optimizers", str, help="Optimizers, comma-separated: adam and/or sgd."),
+        parametrisations: Sequence[str] = list_option("axis,orthogonal,dense", "--parametrisation", str, help="Logits = M theta "
                                              "(comma-separated): axis (one parameter per strategy), orthogonal "
                                              "(random rotation, same SGD path), dense (random map into 4K "
                                              "parameters); M drawn from each population's seed."),
-        adam_lr: str = typer.Option("0.01,0.03", "--adam-lr", help="Adam learning rates, comma-separated, in (0, 10]."),
-        sgd_lr: str = typer.Option("2,6", "--sgd-lr", help="SGD learning rates, comma-separated, in (0, 1000]."),
+        adam_lr: Sequence[float] = list_option("0.01,0.03", "--adam-lr", float, help="Adam learning rates, comma-separated, in (0, 10]."),
+        sgd_lr: Sequence[float] = list_option("2,6", "--sgd-lr", float, help="SGD learning rates, comma-separated, in (0, 1000]."),
         populations: int = typer.Option(10, "--populations", help="Population draws (seeds 0..P-1), in [2, 10^4]; intervals resample them."),
-        seeds: int = typer.Option(2, "--seeds", help="Batch seeds per population, in [1, 10^4]."),
+        seeds: int = typer.Option(2, "--runs", help="Independent runs (batch seeds) per population draw, in [1, 10^4]."),
         steps: int = typer.Option(200, "--steps", help="Equal-steps view: steps for every N (equal-rollouts: steps x 8 / N)."),
         prompt_batch: int = typer.Option(32, "--prompt-batch", help="Prompts per step B, in [1, 256]."),
         rare_correct_prob: float = typer.Option(1.0, "--rare-correct-prob", help="Chance that a rare strategy is "
                                                 "correct on a common-solvable prompt, in [0, 1]: 1 (default) makes "
                                                 "them Lemma 3.1's E on every such prompt (and the globally best "
                                                 "strategies); below 0.5 they are worse than the common ones."),
-        views: str = typer.Option("equal-steps", "--views", help="equal-steps (Table 2) and/or equal-rollouts."),
+        views: Sequence[str] = list_option("equal-steps", "--views", str, help="Comparisons, comma-separated: equal-steps (Table 2) and/or equal-rollouts."),
         eval_every: int = typer.Option(20, "--eval-every", help="Evaluate every this many steps (and last), >= 1."),
         device: str = typer.Option("auto", "--device", help="auto (CUDA when present), cpu or cuda."),
         resume: bool = typer.Option(True, "--resume/--no-resume", help="Keep OUT's finished chunks (and other "
@@ -308,16 +323,16 @@ def register_group_size(app: typer.Typer) -> None:
         base = GroupSizeStudySpec()
         with options_named(group_sizes="--n", rare_masses="--rare-mass", gammas="--gamma", optimizers="--optimizers",
                            parametrisations="--parametrisation", adam_lrs="--adam-lr", sgd_lrs="--sgd-lr",
-                           views="--views", populations="--populations", seeds="--seeds", steps="--steps",
+                           views="--views", populations="--populations", seeds="--runs", steps="--steps",
                            prompt_batch="--prompt-batch", eval_every="--eval-every"):
-            spec = replace(base, group_sizes=tuple(parse_list("--n", group_sizes, int)),
-                           rare_masses=tuple(parse_list("--rare-mass", rare_mass, float)),
-                           gammas=tuple(parse_list("--gamma", gammas, float)),
-                           optimizers=tuple(parse_list("--optimizers", optimizers, str)),
-                           parametrisations=tuple(parse_list("--parametrisation", parametrisations, str)),
-                           adam_lrs=tuple(parse_list("--adam-lr", adam_lr, float)),
-                           sgd_lrs=tuple(parse_list("--sgd-lr", sgd_lr, float)),
-                           views=tuple(parse_list("--views", views, str)), populations=populations, seeds=seeds,
+            spec = replace(base, group_sizes=tuple(group_sizes),
+                           rare_masses=tuple(rare_mass),
+                           gammas=tuple(gammas),
+                           optimizers=tuple(optimizers),
+                           parametrisations=tuple(parametrisations),
+                           adam_lrs=tuple(adam_lr),
+                           sgd_lrs=tuple(sgd_lr),
+                           views=tuple(views), populations=populations, seeds=seeds,
                            steps=steps, prompt_batch=prompt_batch, eval_every=eval_every,
                            population=replace(base.population, rare_correct_prob=rare_correct_prob)).validate()
         resolve_device(device)

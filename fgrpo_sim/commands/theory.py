@@ -83,38 +83,63 @@ def _emit_json(payload: dict) -> None:
 def tail_miss_command(
     n_text: List[str] = typer.Option(["8"], "--n", help="Group size(s) N (rollouts per prompt), integers >= 1, "
                                      "comma-separated for a table: --n 4,8,16 (as in plan and simulate)."),
-    mu_text: str = typer.Option("0.5", "--mu", help=_MU_HELP),
-    tau: Optional[float] = typer.Option(None, "--tau", help=_TAU_HELP),
-    rho: Optional[float] = typer.Option(None, "--rho", help=_RHO_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (inputs, probability, log_probability (natural log), activity_probability)."),
+    mu_text: List[str] = typer.Option(["0.5"], "--mu", help=_MU_HELP + " Comma-separated for one table per mu: "
+                                      "--mu 0.2,0.5 (as in theory peak)."),
+    tau_text: Optional[List[str]] = typer.Option(None, "--tau", help=_TAU_HELP + " Comma-separated for one table each."),
+    rho_text: Optional[List[str]] = typer.Option(None, "--rho", help=_RHO_HELP + " Comma-separated for one table "
+                                                 "each: --rho 0.01,0.1."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (inputs, probability, log_probability "
+                                 "(natural log), activity_probability); a JSON list of them when --mu, --tau or "
+                                 "--rho lists several values."),
 ) -> None:
     """Pr(B) = (1-tau)^N - (mu-tau)^N - (1-mu)^N: the group is active (has both correct and incorrect
     rollouts, so GRPO learns from it) yet never samples the rare correct subset E."""
-    from fgrpo_sim.theory import activity_probability, log_tail_miss_probability, tail_miss_probability
     from fgrpo_sim.validation import check_integer
 
-    mu = _parse_mu(mu_text)
     n = _list_option("--n", n_text, int)
     check_integer("n", n, 1, 2**62)
+    taus = _list_option("--tau", tau_text, float) if tau_text else [None]
+    rhos = _list_option("--rho", rho_text, float) if rho_text else [None]
+    tables = [_tail_miss_table(n, mu_text, tau, rho)
+              for mu_text in _list_option("--mu", mu_text, str) for tau in taus for rho in rhos]
+    if as_json:
+        payloads = [_tail_miss_payload(table) for table in tables]
+        if len(payloads) == 1:
+            _emit_json(payloads[0])
+        else:
+            typer.echo(json.dumps([{k: _json_number(v) for k, v in p.items()} for p in payloads]))
+        return
+    for index, (mu, tau, rho, rows) in enumerate(tables):
+        if index:
+            typer.echo("")
+        typer.echo(f"mu = {mu:g}, tau = {tau:.6g}, rho = tau/mu = {rho:.6g}")
+        typer.echo(f"{'N':>8}  {'Pr(B) tail miss':>16}  {'log10 Pr(B)':>12}  {'Pr(A_N) active':>16}")
+        for k, p, lg, a in rows:
+            typer.echo(f"{k:>8}  {p:>16.10g}  {lg / math.log(10):>12.6g}  {a:>16.10g}")
+
+
+def _tail_miss_table(n: list, mu_text: str, tau: Optional[float], rho: Optional[float]):
+    """(mu, tau, rho, [(N, Pr(B), ln Pr(B), Pr(active))]) for one mu as typed and one --tau or --rho."""
+    from fgrpo_sim.theory import activity_probability, log_tail_miss_probability, tail_miss_probability
+
+    mu = _parse_mu(mu_text)
     tau, rho = _resolve_tau(mu, tau, rho)
     # 1 - mu from the digits typed, as `theory peak` reads it (the float nearest mu keeps few of them near 1)
     comp = _one_minus(mu_text, mu)
-    probs = [tail_miss_probability(k, mu, tau, one_minus_mu=comp) for k in n]
-    logs = [log_tail_miss_probability(k, mu, tau, one_minus_mu=comp) for k in n]  # finite where Pr(B) underflows
-    active = [activity_probability(k, mu, one_minus_mu=comp) for k in n]
-    if as_json:
-        single = len(n) == 1
-        _emit_json({
-            "n": n[0] if single else list(n), "mu": mu, "tau": tau, "rho": rho,
-            "probability": probs[0] if single else probs,
-            "log_probability": _json_number(logs[0]) if single else [_json_number(v) for v in logs],
-            "activity_probability": active[0] if single else active,
-        })
-        return
-    typer.echo(f"mu = {mu:g}, tau = {tau:.6g}, rho = tau/mu = {rho:.6g}")
-    typer.echo(f"{'N':>8}  {'Pr(B) tail miss':>16}  {'log10 Pr(B)':>12}  {'Pr(A_N) active':>16}")
-    for k, p, lg, a in zip(n, probs, logs, active):
-        typer.echo(f"{k:>8}  {p:>16.10g}  {lg / math.log(10):>12.6g}  {a:>16.10g}")
+    rows = [(k, tail_miss_probability(k, mu, tau, one_minus_mu=comp),
+             log_tail_miss_probability(k, mu, tau, one_minus_mu=comp),  # finite where Pr(B) underflows
+             activity_probability(k, mu, one_minus_mu=comp)) for k in n]
+    return mu, tau, rho, rows
+
+
+def _tail_miss_payload(table) -> dict:
+    mu, tau, rho, rows = table
+    single = len(rows) == 1
+    column = (lambda i: rows[0][i]) if single else (lambda i: [row[i] for row in rows])
+    logs = column(2)
+    return {"n": column(0), "mu": mu, "tau": tau, "rho": rho, "probability": column(1),
+            "log_probability": _json_number(logs) if single else [_json_number(v) for v in logs],
+            "activity_probability": column(3)}
 
 
 @app.command("peak", short_help="Group size N* where the tail-miss probability peaks.")
@@ -166,14 +191,16 @@ def peak_command(
 
 @app.command("lr-multiplier", short_help="m_gamma: learning-rate factor matching focal weighting.")
 def lr_multiplier_command(
-    gamma: float = typer.Option(0.5, "--gamma", help="Focal exponent gamma >= 0 (0 = plain GRPO)."),
+    gamma_text: List[str] = typer.Option(["0.5"], "--gamma", help="Focal exponent gamma >= 0 (0 = plain GRPO); "
+                                         "comma-separated for one line each: --gamma 0.5,1."),
     weight: str = typer.Option(
         "mean_abs_advantage", "--weight",
         help="How prompts are weighted when averaging (1-mu)^gamma over mu in [0, 1]: mean_abs_advantage "
         "(2 sqrt(mu(1-mu)), the paper's 0.679) or variance (mu(1-mu), the paper's prose).",
     ),
     base_lr: Optional[float] = typer.Option(None, "--base-lr", help="Optional learning rate of the unweighted run, > 0; also print base_lr * m_gamma."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (inputs, multiplier[, matched_lr])."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (inputs, multiplier[, matched_lr]); a "
+                                 "JSON list of them when --gamma lists several values."),
 ) -> None:
     """m_gamma: the learning-rate factor whose average scale reduction matches focal weighting (App. N).
 
@@ -181,18 +208,26 @@ def lr_multiplier_command(
     from fgrpo_sim.theory import lr_multiplier
     from fgrpo_sim.validation import check_range
 
-    multiplier = lr_multiplier(gamma, weight=weight)
-    payload = {"gamma": gamma, "weight": weight, "multiplier": multiplier}
     if base_lr is not None:
         check_range("base_lr", base_lr, 0.0, math.inf, low_open=True, high_open=True)
-        payload.update(base_lr=base_lr, matched_lr=base_lr * multiplier)
+    payloads = []
+    for gamma in _list_option("--gamma", gamma_text, float):
+        multiplier = lr_multiplier(gamma, weight=weight)
+        payload = {"gamma": gamma, "weight": weight, "multiplier": multiplier}
+        if base_lr is not None:
+            payload.update(base_lr=base_lr, matched_lr=base_lr * multiplier)
+        payloads.append(payload)
     if as_json:
-        _emit_json(payload)
+        if len(payloads) == 1:
+            _emit_json(payloads[0])
+        else:
+            typer.echo(json.dumps([{k: _json_number(v) for k, v in p.items()} for p in payloads]))
         return
-    line = f"m_gamma = {multiplier:.6g}  [gamma = {gamma:g}, weight = {weight}]"
-    if base_lr is not None:
-        line += f"; learning rate {base_lr:g} -> {base_lr * multiplier:.4g}"
-    typer.echo(line)
+    for payload in payloads:
+        line = f"m_gamma = {payload['multiplier']:.6g}  [gamma = {payload['gamma']:g}, weight = {weight}]"
+        if base_lr is not None:
+            line += f"; learning rate {base_lr:g} -> {payload['matched_lr']:.4g}"
+        typer.echo(line)
 
 
 @app.command("derive", short_help="Print the sympy derivations behind the numbers.")
@@ -200,6 +235,8 @@ def derive_command(
     latex: bool = typer.Option(False, "--latex", help="Print LaTeX instead of plain sympy text. Default: off."),
     name: Optional[List[str]] = typer.Option(None, "--name", help="Print only these derivations (repeatable), e.g. tail_miss, "
                                              "lr_multiplier, dQ_pos; an unknown name lists them all. Default: all."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object: name -> {description, text} "
+                                 "(text in LaTeX with --latex)."),
 ) -> None:
     """Run the sympy derivations (tail miss, its slope and limits, m_gamma, dQ_pos / dQ_upos, Lemma H.1) and print them."""
     from fgrpo_sim.theory import derivations
@@ -209,6 +246,10 @@ def derive_command(
     unknown = [n for n in selected if n not in items]
     if unknown:
         raise ValueError(f"unknown derivation {', '.join(unknown)}; --name must be one of {', '.join(items)}")
+    if as_json:
+        typer.echo(json.dumps({key: {"description": items[key].description,
+                                     "text": items[key].latex() if latex else items[key].text()} for key in selected}))
+        return
     for key in selected:
         item = items[key]
         typer.echo(f"# {item.name}: {item.description}")

@@ -252,7 +252,7 @@ class Rehearsal:
     # ------------------------------------------------------------------ 3. eval
     def _eval(self, model: Path, benchmark: str, out: Path, *extra: Any) -> Path:
         args = ["llm", "eval", "--model", model, "--data", self.inputs[benchmark], "--benchmark", benchmark,
-                "--out", out, "--n", N_SAMPLES, "--max-new-tokens", MAX_NEW_TOKENS, "--model-family", "qwen2.5",
+                "--out", out, "--samples", N_SAMPLES, "--max-new-tokens", MAX_NEW_TOKENS, "--model-family", "qwen2.5",
                 "--seed", 0, "--no-progress", "--json", *extra]
         if benchmark == "math500":
             args.append("--fallback-last-number")  # the random model never writes \boxed{} (see recipes/tiny)

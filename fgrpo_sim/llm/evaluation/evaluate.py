@@ -125,7 +125,7 @@ def _recorded_paths(settings: EvalSettings, out: Path) -> dict[str, Any]:
 
 
 def _check_meta(out: Path, settings: EvalSettings) -> int:
-    """Refuse to resume `out` under other decoding settings; return the largest --n of earlier runs on it
+    """Refuse to resume `out` under other decoding settings; return the largest --samples of earlier runs on it
     (from its meta file; 0 when `out` is new)."""
     meta_path = out.with_name(out.name + ".meta.json")
     current = {k: getattr(settings, k) for k in _RESUME_KEYS}
@@ -158,7 +158,7 @@ def _write_meta(out: Path, settings: EvalSettings, n_max: int | None = None) -> 
     from fgrpo_sim.atomic_io import write_text_atomic
 
     meta = {**asdict(settings), **_recorded_paths(settings, out)}
-    meta["n_max"] = max(settings.n, n_max or 0)  # the largest --n any run on this file used (resume bound)
+    meta["n_max"] = max(settings.n, n_max or 0)  # the largest --samples any run on this file used (resume bound)
     write_text_atomic(out.with_name(out.name + ".meta.json"), dumps(meta, indent=2) + "\n")
 
 
@@ -180,7 +180,7 @@ def check_resumable(numbered: list[tuple[int, Any]], out: Path, problem_ids: set
         elif not isinstance(record.get("sample_index"), int) or isinstance(record.get("sample_index"), bool):
             why = f"sample_index {record.get('sample_index')!r} is not an integer"
         elif not 0 <= record["sample_index"] < n_bound:
-            why = f"sample_index {record['sample_index']} is outside [0, n) with n = {n_bound} (the largest --n used on it)"
+            why = f"sample_index {record['sample_index']} is outside [0, n) with n = {n_bound} (the largest --samples used on it)"
         elif not isinstance(record.get("correct"), bool):
             why = f"correct {record.get('correct')!r} is not true/false"
         else:

@@ -399,6 +399,16 @@ def build_report(manifest: str | Path, *, k: int = 256, m: int | None = None, it
             "points": points, "curves": passk_curves(chosen, paper), "title": title}
 
 
+def selection_data(report: dict[str, Any]) -> dict[str, Any]:
+    """What selection.json holds (and `fgrpo llm report --json` prints): the selected checkpoints, every
+    checkpoint's scores, the significance marks and the pass@k curves."""
+    data = {key: report[key] for key in ("k", "selected", "all_checkpoints", "significant", "subsample_m")
+            if key in report}
+    if report.get("curves"):
+        data["passk_curves"] = [{k: v for k, v in c.items() if k != "key"} for c in report["curves"]]
+    return data
+
+
 def write_report(report: dict[str, Any], out_dir: str | Path, *, figures: dict[str, Any] | None = None
                  ) -> list[Path]:
     """table.md, table.tex and selection.json under out_dir, plus each of `figures` (file name -> drawn
@@ -412,11 +422,7 @@ def write_report(report: dict[str, Any], out_dir: str | Path, *, figures: dict[s
     for name, text in (("table.md", report["markdown"]), ("table.tex", report["latex"])):
         write_text_atomic(out / name, text)
         written.append(out / name)
-    data = {key: report[key] for key in ("k", "selected", "all_checkpoints", "significant", "subsample_m")
-            if key in report}
-    if report.get("curves"):
-        data["passk_curves"] = [{k: v for k, v in c.items() if k != "key"} for c in report["curves"]]
-    write_text_atomic(out / "selection.json", json.dumps(data, indent=2) + "\n")
+    write_text_atomic(out / "selection.json", json.dumps(selection_data(report), indent=2) + "\n")
     written.append(out / "selection.json")
     for name, fig in (figures or {}).items():
         if report.get("title"):

@@ -1,0 +1,72 @@
+"""Old option spellings, kept working for one release (issue 32: one vocabulary across commands).
+
+One table, applied to the command line before click parses it, so that `--help` shows only the new names
+and no command carries hidden options of its own. Each old spelling used prints one line on stderr,
+`fgrpo: deprecated: --gammas is now --gamma; the old spelling goes in 0.2`, and then means exactly what it
+meant before (`maze run --seeds 3` was a count of runs and stays one: it becomes `--runs 3`, never a seed list).
+"""
+
+from __future__ import annotations
+
+import sys
+
+#: The release that drops the old spellings.
+REMOVED_IN = "0.2"
+
+#: command path -> old option -> new option, or {old value: new tokens} where the old option's value picks
+#: the new spelling (`llm recipes --format json` is `--json`).
+RENAMED: dict[tuple[str, ...], dict[str, str | dict[str, list[str]]]] = {
+    ("simulate", "categorical"): {"--group-sizes": "--n", "--gammas": "--gamma"},
+    ("simulate", "group-size"): {"--seeds": "--runs"},  # was a count of batch seeds per population
+    ("maze", "run"): {"--seeds": "--runs"},  # was a count: seeds 0..S-1
+    ("llm", "eval"): {"--n": "--samples"},  # samples per problem; --n is the group size elsewhere
+    ("llm", "recipes"): {"--format": {"text": [], "markdown": ["--markdown"], "json": ["--json"]}},
+}
+
+
+def _notice(old: str, new: str) -> None:
+    print(f"fgrpo: deprecated: {old} is now {new}; the old spelling goes in {REMOVED_IN}", file=sys.stderr)
+
+
+def rewrite_deprecated(argv: list[str], path: tuple[str, ...], start: int) -> list[str]:
+    """`argv` with the old spellings of command `path` (its own arguments begin at `start`) replaced by the
+    new ones, one deprecation line on stderr per old spelling used."""
+    renamed = RENAMED.get(path)
+    if not renamed:
+        return argv
+    out = list(argv[:start])
+    noticed: set[str] = set()
+    i = start
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":  # everything after is an argument, not an option
+            out.extend(argv[i:])
+            break
+        old, eq, value = token.partition("=")
+        new = renamed.get(old) if token.startswith("--") else None
+        if new is None:
+            out.append(token)
+            i += 1
+            continue
+        if isinstance(new, str):
+            out.append(new + eq + value)
+            if old not in noticed:
+                _notice(old, new)
+            noticed.add(old)
+            i += 1
+            continue
+        if not eq:  # the value is the next token
+            if i + 1 >= len(argv):
+                raise ValueError(f"{old} needs a value: one of {', '.join(new)}")
+            value = argv[i + 1]
+            i += 1
+        if value not in new:
+            raise ValueError(f"{old} must be one of {', '.join(new)}, got {value!r}")
+        tokens = new[value]
+        spelled = f"{old} {value}"
+        if spelled not in noticed:
+            _notice(spelled, " ".join(tokens) or "the default (no option)")
+        noticed.add(spelled)
+        out.extend(tokens)
+        i += 1
+    return out
