@@ -73,3 +73,26 @@ def _tiny_sweep(options, group_sizes, gammas, quick, full, beta=(1.0, 1.0)):
     population = make_population(PopulationSpec(num_prompts=32, beta_a=beta[0], beta_b=beta[1], seed=0))
     base = TrainSpec(steps=20, runs=1, prompt_batch=8, eval_every=10, seed=0)
     return run_sweep(population, sweep_variants(base, group_sizes, gammas), progress=False), settings, population
+
+
+def smallest_font(fig) -> float:
+    """The smallest font size of any visible text in `fig` (titles, labels, tick labels, legends, notes)."""
+    fig.canvas.draw()
+    sizes = [t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
+    return min(sizes)
+
+
+def test_sensitivity_figure_reads_without_a_key():
+    """fig2-sensitivity: settings in words in a legend (no code decoded in a footnote), every text >= 9 pt."""
+    import matplotlib.pyplot as plt
+
+    from fgrpo_sim.figures.categorical import compute_sensitivity, draw_sensitivity
+
+    fig = draw_sensitivity(compute_sensitivity(FigureOptions(data_dir=None)))  # the committed study table
+    assert smallest_font(fig) >= 9
+    assert not fig._supxlabel or "[YYn]" not in fig._supxlabel.get_text()
+    assert len(fig.axes) <= 12  # 24 panels of one setting each were unreadable
+    legend_texts = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert len(legend_texts) == 8 and "AdamW, eps 1e-08, no decay (default)" in legend_texts and "SGD" in legend_texts
+    assert all("/" not in t for t in legend_texts)  # no 'distinct/adamw/eps=...' codes
+    plt.close(fig)
