@@ -93,7 +93,7 @@ def draw_frontier(data):
     fig.suptitle(f"Population simulator, final state of each run across group sizes (the number at each point is N): "
                  f"{s['prompts']} prompts, $\\mu_0$ ~ Beta{FRONTIER_BETA}, $\\rho$ = 0.1, Adam lr 0.05, {s['steps']} steps x "
                  f"{s['batch']} prompts, mean of {s['runs']} runs.\nAcross N, the low-LR controls reach a given pass@1 with more "
-                 "rare mass than F-GRPO; along training at N = 8 (population_rare_mass (b)) F-GRPO keeps more.",
+                 "rare mass than F-GRPO; along training at N = 8 (population-rare-mass (b)) F-GRPO keeps more.",
                  fontsize=8)
     return fig
 
@@ -197,13 +197,13 @@ def draw_peak_map(data):
     return fig
 
 
-add_figure("population_frontier",
+add_figure("population-frontier",
            "Population simulator: pass@1 vs pass@256 and rare mass over N, GRPO / F-GRPO / low-LR control",
            compute_frontier, draw_frontier)
-add_figure("population_rare_mass",
+add_figure("population-rare-mass",
            "Population simulator: rare-correct mass over training at N = 8, GRPO vs F-GRPO vs low-LR control",
            compute_rare_mass, draw_rare_mass)
-add_figure("peak_map", "Peak group size N*(mu, rho) of Lemma 3.1 over the (mu, rho) plane, with Pr(B) at the peak",
+add_figure("peak-map", "Peak group size N*(mu, rho) of Lemma 3.1 over the (mu, rho) plane, with Pr(B) at the peak",
            compute_peak_map, draw_peak_map)
 
 
@@ -273,6 +273,6 @@ def draw_shared(data):
     return fig
 
 
-add_figure("population_shared",
+add_figure("population-shared",
            "Shared-strategy population at N = 8: held-out pass@256 falls under GRPO while pass@1 rises; F-GRPO / low-LR",
            compute_shared, draw_shared)
