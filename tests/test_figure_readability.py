@@ -96,3 +96,40 @@ def test_sensitivity_figure_reads_without_a_key():
     assert len(legend_texts) == 8 and "AdamW, eps 1e-08, no decay (default)" in legend_texts and "SGD" in legend_texts
     assert all("/" not in t for t in legend_texts)  # no 'distinct/adamw/eps=...' codes
     plt.close(fig)
+
+
+def line_kind(line) -> str:
+    """A line's dash family as a reader sees it: solid, dashed, dash-dot or dotted (dots: on-segments <= 1.5)."""
+    pattern = line._unscaled_dash_pattern[1]
+    if not pattern or line.get_linestyle() in ("None", " ", ""):
+        return "none" if line.get_linestyle() in ("None", " ", "") else "solid"
+    if len(pattern) >= 4:
+        return "dash-dot"
+    return "dotted" if max(pattern[0::2]) <= 1.5 else "dashed"
+
+
+def legend_styles(legend) -> list[tuple]:
+    import matplotlib.colors as mcolors
+
+    return [(mcolors.to_hex(h.get_color()), line_kind(h), h.get_marker()) for h in legend.legend_handles
+            if hasattr(h, "get_marker")]
+
+
+def test_group_size_figure_gives_each_legend_entry_its_own_style():
+    """population-group-size: GRPO low-LR and the predicted dip were both dotted; every legend entry is told apart
+    by colour, dash family or marker, and every dash family drawn in the simulation panels is in the legend."""
+    import matplotlib.pyplot as plt
+
+    from fgrpo_sim.figures import population_group_size as figure
+
+    fig = figure.draw(figure.compute(FigureOptions(data_dir=None)))
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    for legend in legends:
+        styles = legend_styles(legend)
+        assert len(styles) == len(set(styles)), styles
+    (main,) = fig.legends
+    shown = {kind for _, kind, _ in legend_styles(main)}
+    drawn = {line_kind(line) for ax in fig.axes if not ax.get_legend() for line in ax.get_lines()}
+    assert drawn <= shown | {"none"}, drawn - shown
+    assert smallest_font(fig) >= 9
+    plt.close(fig)
