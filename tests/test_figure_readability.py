@@ -133,3 +133,50 @@ def test_group_size_figure_gives_each_legend_entry_its_own_style():
     assert drawn <= shown | {"none"}, drawn - shown
     assert smallest_font(fig) >= 9
     plt.close(fig)
+
+
+def test_population_bar_panels_have_legends(monkeypatch):
+    """population-rare-mass (c) and population-shared (c) are bar panels: each carries a legend naming every bar
+    colour (they had none), and the figures' texts are >= 9 pt except the N labels on the frontier's points."""
+    import matplotlib.colors as mcolors
+    import matplotlib.pyplot as plt
+
+    import fgrpo_sim.figures.population as population
+
+    monkeypatch.setattr(population, "_sweep", _tiny_sweep)
+    monkeypatch.setattr(population, "SHARED_QUICK", dict(prompts=32, heldout=32, steps=20, runs=1, batch=8,
+                                                         eval_every=10))
+    options = FigureOptions(progress=False, device="cpu")
+    for fig in (population.draw_rare_mass(population.compute_rare_mass(options)),
+                population.draw_shared(population.compute_shared(options))):
+        bar_panels = [ax for ax in fig.axes if ax.containers]
+        assert bar_panels
+        for ax in bar_panels:
+            legend = ax.get_legend()
+            assert legend is not None, ax.get_title()
+            named = {mcolors.to_hex(h.get_facecolor()) for h in legend.legend_handles if hasattr(h, "get_facecolor")}
+            drawn = {mcolors.to_hex(c.patches[0].get_facecolor()) for c in ax.containers}
+            assert drawn <= named, ax.get_title()
+        assert smallest_font(fig) >= 9
+        plt.close(fig)
+
+
+def test_population_figures_draw_the_runs_the_docs_quote(monkeypatch):
+    """The README and docs/population.md quote 10-run numbers (population_claims.RUNS); the quick figures drew
+    2 or 4 runs. They draw the same number of runs now, with the same settings and seeds."""
+    import fgrpo_sim.figures.population as population
+    from fgrpo_sim.sim.population_claims import RUNS
+
+    asked = []
+
+    def record(options, group_sizes, gammas, quick, full, beta=(1.0, 1.0)):
+        asked.append(quick["runs"])
+        raise StopIteration  # the settings are all this test needs
+
+    monkeypatch.setattr(population, "_sweep", record)
+    for compute in (population.compute_rare_mass, population.compute_frontier):
+        try:
+            compute(FigureOptions(progress=False))
+        except StopIteration:
+            pass
+    assert asked == [RUNS, RUNS] and population.SHARED_QUICK["runs"] == RUNS
