@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/timings.py make-figures make-test    # one JSON line per command
     .venv/bin/python benchmarks/timings.py rehearsal
     .venv/bin/python benchmarks/timings.py --list
+    python benchmarks/timings.py --ranges    # the "quoted as" range per command, from RESULTS.md's rows
 
 Every time quoted elsewhere points to the "Command times" table of benchmarks/RESULTS.md, and that
 table is filled from this script's output (tests/test_timings.py checks that the quotes agree with
@@ -16,13 +17,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import subprocess
 import sys
 import tempfile
+import re
 import time
 from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 
 PYTHON = sys.executable
 
@@ -78,11 +83,60 @@ def time_command(name: str) -> dict:
             "stderr_tail": result.stderr[-300:] if result.returncode else ""}
 
 
+def measurements(text: str) -> list[dict]:
+    """The rows of RESULTS.md's "Command times" measurement table: name, wall (low, high seconds), about, counted."""
+    section = text.split("## Command times", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 8 or not cells[0].startswith("`"):
+            continue  # not a measurement row (the header, the "quoted as" table)
+        wall = cells[4]
+        match = re.fullmatch(r"(~?)(\d+(?:\.\d+)?)(?:-(\d+(?:\.\d+)?))?", wall)
+        if not match:
+            raise ValueError(f"RESULTS.md, Command times: wall {wall!r} of {cells[0]} is not seconds, ~seconds or a-b")
+        low = float(match.group(2))
+        rows.append({"name": cells[0].strip("`"), "low": low, "high": float(match.group(3) or low),
+                     "about": bool(match.group(1)), "counted": cells[6] == "yes"})
+    return rows
+
+
+def _rounded(seconds: float, unit: str, up: bool) -> str:
+    """Seconds in `unit` (s, min, h), rounded outwards: one decimal under 10 units, whole units from 10."""
+    value = seconds / {"s": 1, "min": 60, "h": 3600}[unit]
+    scale = 1 if value >= 10 else 10
+    value = (math.ceil if up else math.floor)(value * scale - 1e-9 * (1 if up else -1)) / scale
+    return f"{value:g}"
+
+
+def quoted_range(rows: list[dict]) -> str:
+    """'12-70 s', '3.2-15 min', '20 min to 3 h' or 'about 30 min': smallest to largest wall time of `rows`."""
+    low, high = min(r["low"] for r in rows), max(r["high"] for r in rows)
+    unit = "s" if high < 120 else "min" if high < 7200 else "h"
+    if low == high:
+        return f"about {_rounded(high, unit, up=True)} {unit}"
+    low_unit = unit if unit != "h" or low >= 3600 else "min"
+    if low_unit != unit:
+        return f"{_rounded(low, low_unit, up=False)} {low_unit} to {_rounded(high, unit, up=True)} {unit}"
+    return f"{_rounded(low, unit, up=False)}-{_rounded(high, unit, up=True)} {unit}"
+
+
+def quoted_ranges(text: str | None = None) -> dict[str, str]:
+    """The "quoted as" range of each command, from the rows of RESULTS.md counted in its range."""
+    rows = [r for r in measurements(RESULTS.read_text() if text is None else text) if r["counted"]]
+    return {name: quoted_range([r for r in rows if r["name"] == name]) for name in dict.fromkeys(r["name"] for r in rows)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("names", nargs="*", help=f"commands to time, from: {', '.join(COMMANDS)}")
     parser.add_argument("--list", action="store_true", help="list the commands and exit")
+    parser.add_argument("--ranges", action="store_true", help="print each command's quoted range from RESULTS.md and exit")
     args = parser.parse_args()
+    if args.ranges:
+        for name, quote in quoted_ranges().items():
+            print(f"{name:<16} {quote}")
+        return
     if args.list or not args.names:
         for name, (what, _) in COMMANDS.items():
             print(f"{name:<13} {what}")

@@ -1,22 +1,22 @@
 """Recorded wall times that `--help` and `fgrpo figures --list` quote.
 
-The one source is the "Command times" table of benchmarks/RESULTS.md (filled from
-`benchmarks/timings.py`); these strings repeat its "quoted as" column because an installed package
+The one source is the "Command times" measurements of benchmarks/RESULTS.md; these strings repeat the ranges
+`python benchmarks/timings.py --ranges` computes from them because an installed package
 cannot read that file. tests/test_timings.py fails when the table, this dict, the README or the help
-texts disagree, so updating a range means: the table, then this dict (the test names what else to fix).
+texts disagree, so updating a range means: a row in the table, then this dict (the test names what else to fix).
 """
 
 from __future__ import annotations
 
 RECORDED_TIMES = {
-    "make-figures": "0.5-12 min",
-    "make-test": "3-15 min",
-    "fig2-full": "1-11 min",
+    "make-figures": "2.2-2.3 min",
+    "make-test": "3.2-15 min",
+    "fig2-full": "0.7-12 min",
     "study": "about 30 min",
-    "maze-cpu": "20 min to hours",
+    "maze-cpu": "20 min to 3 h",
     "check": "12-70 s",
-    "fresh-make-test": "6-19 min",
-    "rehearsal": "1.3-6 min",
+    "fresh-make-test": "6.2-19 min",
+    "rehearsal": "1.2-5.8 min",
 }
 
 

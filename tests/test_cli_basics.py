@@ -75,13 +75,13 @@ def test_command_lists_show_whole_one_line_summaries(run_cli, group):
 
 
 def test_paper_size_maze_figures_need_yes(run_cli, tmp_path, monkeypatch):
-    """`figures fig6_maze --full` would start days of training: refused in one line naming the command, unless --yes."""
+    """`figures fig6-maze --full` would start days of training: refused in one line naming the command, unless --yes."""
     from fgrpo_sim.figures import maze as maze_figures
     from fgrpo_sim.figures.registry import FigureOptions
     from fgrpo_sim.maze import experiment
 
     monkeypatch.setattr(experiment, "run_experiment", lambda *a, **k: pytest.fail("started the paper-size run"))
-    for names in (["fig6_maze"], ["fig1a", "fig7_maze"]):  # refused before any figure is computed
+    for names in (["fig6-maze"], ["fig1a", "fig7-maze"]):  # refused before any figure is computed
         result = run_cli("figures", *names, "--full", "--out", tmp_path, "--data-dir", tmp_path / "data")
         assert result.exit_code == 2 and result.stderr.strip().count("\n") == 0, result.stderr
         assert "fgrpo maze run --preset paper" in result.stderr and "--yes" in result.stderr
@@ -89,4 +89,19 @@ def test_paper_size_maze_figures_need_yes(run_cli, tmp_path, monkeypatch):
     maze_figures.refuse_paper_run_unconfirmed(FigureOptions(full=True, yes=True, data_dir=tmp_path))  # confirmed
     maze_figures.refuse_paper_run_unconfirmed(FigureOptions(full=False, data_dir=tmp_path))  # cpu preset: committed
     help_text = " ".join(run_cli("figures", "--help").stdout.split())
-    assert "--yes" in help_text and "fig6_maze / fig7_maze --full" in help_text
+    assert "--yes" in help_text and "fig6-maze / fig7-maze --full" in help_text
+
+
+def test_figure_names_have_one_spelling_and_old_names_still_work(run_cli, tmp_path):
+    """Figure names are kebab-case like the commands; an old snake_case name prints one deprecation line, then works."""
+    import re
+
+    from fgrpo_sim.figures.registry import RENAMED, load_all
+
+    names = list(load_all())
+    assert all(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", n) for n in names), names
+    assert set(RENAMED.values()) <= set(names) and not set(RENAMED) & set(names)
+    result = run_cli("figures", "peak_map", "--out", tmp_path, "--no-progress")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.strip() == "fgrpo: deprecated: figure peak_map is now peak-map; the old name goes in 0.2"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["peak-map.pdf", "peak-map.png"]

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-# population_shared is the figure whose bytes changed on regeneration; a shorter run of the same compute
+# population-shared is the figure whose bytes changed on regeneration; a shorter run of the same compute
 # (torch simulation, pandas means, matplotlib drawing, save_figure) keeps the test at seconds
 _SCRIPT = """
 import sys
@@ -18,7 +18,7 @@ import fgrpo_sim.figures.population as population
 from fgrpo_sim.figures.registry import FigureOptions, save_figure
 population.SHARED_QUICK.update(prompts=48, heldout=48, steps=40, runs=2, batch=16, eval_every=10)
 data = population.compute_shared(FigureOptions(progress=False))
-save_figure(population.draw_shared(data), sys.argv[1], "population_shared")
+save_figure(population.draw_shared(data), sys.argv[1], "population-shared")
 """
 
 
@@ -32,8 +32,8 @@ def _render(out: Path, hash_seed: str, threads: int) -> dict[str, bytes]:
 def test_population_figure_is_byte_identical_across_runs(tmp_path):
     first = _render(tmp_path / "a", "1", 1)
     second = _render(tmp_path / "b", "2", 2)
-    assert sorted(first) == ["population_shared.pdf", "population_shared.png"]
+    assert sorted(first) == ["population-shared.pdf", "population-shared.png"]
     assert first == second
-    png, pdf = first["population_shared.png"], first["population_shared.pdf"]
+    png, pdf = first["population-shared.png"], first["population-shared.pdf"]
     assert b"Matplotlib version" not in png and b"Software" not in png
     assert b"CreationDate" not in pdf and b"Matplotlib" not in pdf

@@ -73,3 +73,110 @@ def _tiny_sweep(options, group_sizes, gammas, quick, full, beta=(1.0, 1.0)):
     population = make_population(PopulationSpec(num_prompts=32, beta_a=beta[0], beta_b=beta[1], seed=0))
     base = TrainSpec(steps=20, runs=1, prompt_batch=8, eval_every=10, seed=0)
     return run_sweep(population, sweep_variants(base, group_sizes, gammas), progress=False), settings, population
+
+
+def smallest_font(fig) -> float:
+    """The smallest font size of any visible text in `fig` (titles, labels, tick labels, legends, notes)."""
+    fig.canvas.draw()
+    sizes = [t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
+    return min(sizes)
+
+
+def test_sensitivity_figure_reads_without_a_key():
+    """fig2-sensitivity: settings in words in a legend (no code decoded in a footnote), every text >= 9 pt."""
+    import matplotlib.pyplot as plt
+
+    from fgrpo_sim.figures.categorical import compute_sensitivity, draw_sensitivity
+
+    fig = draw_sensitivity(compute_sensitivity(FigureOptions(data_dir=None)))  # the committed study table
+    assert smallest_font(fig) >= 9
+    assert not fig._supxlabel or "[YYn]" not in fig._supxlabel.get_text()
+    assert len(fig.axes) <= 12  # 24 panels of one setting each were unreadable
+    legend_texts = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert len(legend_texts) == 8 and "AdamW, eps 1e-08, no decay (default)" in legend_texts and "SGD" in legend_texts
+    assert all("/" not in t for t in legend_texts)  # no 'distinct/adamw/eps=...' codes
+    plt.close(fig)
+
+
+def line_kind(line) -> str:
+    """A line's dash family as a reader sees it: solid, dashed, dash-dot or dotted (dots: on-segments <= 1.5)."""
+    pattern = line._unscaled_dash_pattern[1]
+    if not pattern or line.get_linestyle() in ("None", " ", ""):
+        return "none" if line.get_linestyle() in ("None", " ", "") else "solid"
+    if len(pattern) >= 4:
+        return "dash-dot"
+    return "dotted" if max(pattern[0::2]) <= 1.5 else "dashed"
+
+
+def legend_styles(legend) -> list[tuple]:
+    import matplotlib.colors as mcolors
+
+    return [(mcolors.to_hex(h.get_color()), line_kind(h), h.get_marker()) for h in legend.legend_handles
+            if hasattr(h, "get_marker")]
+
+
+def test_group_size_figure_gives_each_legend_entry_its_own_style():
+    """population-group-size: GRPO low-LR and the predicted dip were both dotted; every legend entry is told apart
+    by colour, dash family or marker, and every dash family drawn in the simulation panels is in the legend."""
+    import matplotlib.pyplot as plt
+
+    from fgrpo_sim.figures import population_group_size as figure
+
+    fig = figure.draw(figure.compute(FigureOptions(data_dir=None)))
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    for legend in legends:
+        styles = legend_styles(legend)
+        assert len(styles) == len(set(styles)), styles
+    (main,) = fig.legends
+    shown = {kind for _, kind, _ in legend_styles(main)}
+    drawn = {line_kind(line) for ax in fig.axes if not ax.get_legend() for line in ax.get_lines()}
+    assert drawn <= shown | {"none"}, drawn - shown
+    assert smallest_font(fig) >= 9
+    plt.close(fig)
+
+
+def test_population_bar_panels_have_legends(monkeypatch):
+    """population-rare-mass (c) and population-shared (c) are bar panels: each carries a legend naming every bar
+    colour (they had none), and the figures' texts are >= 9 pt except the N labels on the frontier's points."""
+    import matplotlib.colors as mcolors
+    import matplotlib.pyplot as plt
+
+    import fgrpo_sim.figures.population as population
+
+    monkeypatch.setattr(population, "_sweep", _tiny_sweep)
+    monkeypatch.setattr(population, "SHARED_QUICK", dict(prompts=32, heldout=32, steps=20, runs=1, batch=8,
+                                                         eval_every=10))
+    options = FigureOptions(progress=False, device="cpu")
+    for fig in (population.draw_rare_mass(population.compute_rare_mass(options)),
+                population.draw_shared(population.compute_shared(options))):
+        bar_panels = [ax for ax in fig.axes if ax.containers]
+        assert bar_panels
+        for ax in bar_panels:
+            legend = ax.get_legend()
+            assert legend is not None, ax.get_title()
+            named = {mcolors.to_hex(h.get_facecolor()) for h in legend.legend_handles if hasattr(h, "get_facecolor")}
+            drawn = {mcolors.to_hex(c.patches[0].get_facecolor()) for c in ax.containers}
+            assert drawn <= named, ax.get_title()
+        assert smallest_font(fig) >= 9
+        plt.close(fig)
+
+
+def test_population_figures_draw_the_runs_the_docs_quote(monkeypatch):
+    """The README and docs/population.md quote 10-run numbers (population_claims.RUNS); the quick figures drew
+    2 or 4 runs. They draw the same number of runs now, with the same settings and seeds."""
+    import fgrpo_sim.figures.population as population
+    from fgrpo_sim.sim.population_claims import RUNS
+
+    asked = []
+
+    def record(options, group_sizes, gammas, quick, full, beta=(1.0, 1.0)):
+        asked.append(quick["runs"])
+        raise StopIteration  # the settings are all this test needs
+
+    monkeypatch.setattr(population, "_sweep", record)
+    for compute in (population.compute_rare_mass, population.compute_frontier):
+        try:
+            compute(FigureOptions(progress=False))
+        except StopIteration:
+            pass
+    assert asked == [RUNS, RUNS] and population.SHARED_QUICK["runs"] == RUNS

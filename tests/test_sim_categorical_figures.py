@@ -66,5 +66,5 @@ def test_figures_draw_from_a_small_simulation(tmp_path):
     assert set(final.columns) >= {"setting", "group_size", "gamma", "q_pos", "m_ret", "q_pos_start"}
     claims = claims_table(table)
     assert len(claims) == 1 and claims["claims_shown"].iloc[0] in (0, 1, 2, 3)
-    fig = draw_sensitivity({"final": final, "verdicts": {s: score_claims(p) for s, p in final.groupby("setting")}})
+    fig = draw_sensitivity({"final": final})
     assert len(fig.axes) >= 3

@@ -18,9 +18,9 @@ def register(app: typer.Typer) -> None:
                                  "(default build/figures, outside git; `--out figures` replaces the committed copies)."),
         list_: bool = typer.Option(False, "--list", help="List the registered figures and exit."),
         full: bool = typer.Option(False, "--full", help="Use the paper's exact (slow) grids instead of quick presets. "
-                                  "For fig6_maze / fig7_maze that is the paper-size Maze (App. K: days on a GPU): "
+                                  "For fig6-maze / fig7-maze that is the paper-size Maze (App. K: days on a GPU): "
                                   "refused unless its results exist or you add --yes."),
-        yes: bool = typer.Option(False, "--yes", help="Confirm a computation that takes days (fig6_maze / fig7_maze "
+        yes: bool = typer.Option(False, "--yes", help="Confirm a computation that takes days (fig6-maze / fig7-maze "
                                  "--full without finished results); without it such a figure stops with a one-line "
                                  "message naming the command that runs the experiment."),
         device: str = typer.Option("auto", "--device", help="Torch device for simulation figures: auto (CUDA when present), cpu, cuda."),
@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
     ) -> None:
         """Regenerate figures (paper numbering: fig1a, fig2, fig3, ...) into OUT as PNG and PDF."""
-        from fgrpo_sim.figures.registry import FigureOptions, load_all, save_figure
+        from fgrpo_sim.figures.registry import FigureOptions, current_name, load_all, save_figure
 
         registry = load_all()
         if list_:
@@ -40,7 +40,10 @@ def register(app: typer.Typer) -> None:
                 flag = "" if spec.in_default_set else "  [not in default set]"
                 typer.echo(f"{name:<{width}}  {spec.description}{flag}")
             return
-        selected = list(names) if names else [n for n, s in sorted(registry.items()) if s.in_default_set]
+        def warn(line: str) -> None:
+            typer.echo(line, err=True)
+
+        selected = [current_name(n, warn) for n in names] if names else [n for n, s in sorted(registry.items()) if s.in_default_set]
         unknown = [n for n in selected if n not in registry]
         if unknown:
             raise ValueError(

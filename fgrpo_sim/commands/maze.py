@@ -51,7 +51,7 @@ def run(
                                                               "GRPO (default: 0,0.5,1)."),
     seeds: Optional[int] = typer.Option(None, "--runs", help="Independent runs per N x gamma (seeds 0..R-1), in [1, 100] (default 3)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Results folder (default: runs/figure-data/maze/PRESET, "
-                                                          "where `fgrpo figures fig6_maze` looks). Finished runs in "
+                                                          "where `fgrpo figures fig6-maze` looks). Finished runs in "
                                                           "it are reused, so an interrupted run resumes."),
     rl_lr: Optional[float] = typer.Option(None, "--rl-lr", help="Override the preset's RL learning rate, in (0, 1] "
                                                                 "(e.g. a learning-rate control, paper App. N)."),

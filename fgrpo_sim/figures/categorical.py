@@ -5,7 +5,8 @@ dashed, regimes I/II/III shaded in (c). The quick preset (default) runs 6 group 
 paper's 128,000-action setup for the paper's 1000 steps; `--full` runs the paper's 17 N x 2 gamma x 4
 seeds. Results are cached (and resumed) in DATA_DIR/fig2-{quick,full}.parquet.
 
-fig2-sensitivity: final M_ret and Q_pos vs N for every setting of the sensitivity study. Reads
+fig2-sensitivity: final M_ret and Q_pos vs N for every setting of the sensitivity study (a column per
+surrogate, a colour per optimizer setting). Reads
 DATA_DIR/categorical-study.parquet, else the committed docs/categorical-study.csv, else runs the
 study (times: benchmarks/RESULTS.md, "Command times"), so it is not in the default set.
 
@@ -180,49 +181,68 @@ def load_study(options: FigureOptions):
 
 
 def compute_sensitivity(options: FigureOptions) -> dict:
-    from fgrpo_sim.sim.categorical.study import score_claims
+    # the claims each setting shows are docs/categorical.md's table (study.score_claims), not part of the figure
+    return {"final": load_study(options)}
 
-    final = load_study(options)
-    verdicts = {s: score_claims(part) for s, part in final.groupby("setting", sort=False)}
-    return {"final": final, "verdicts": verdicts}
+
+# the sensitivity figure, in words: one column per surrogate, one row per quantity (M_ret, Q_pos) and gamma, one
+# coloured line per optimizer setting; which Fig 2 claims each setting shows is the table in docs/categorical.md
+SURROGATE_TITLES = {"logprob": "log-prob surrogate (default)", "distinct": "linear in p, distinct actions",
+                    "draws": "linear in p, every draw"}
+SENSITIVITY_ROWS = (("m_ret", 0.0, r"final $M_{ret}$, GRPO ($\gamma$ = 0)"),
+                    ("m_ret", 1.0, r"final $M_{ret}$, F-GRPO ($\gamma$ = 1)"),
+                    ("q_pos", 0.0, r"final $Q_{pos}$, GRPO ($\gamma$ = 0)"),
+                    ("q_pos", 1.0, r"final $Q_{pos}$, F-GRPO ($\gamma$ = 1)"))
+
+
+def optimizer_words(optimizer: str, eps: float, weight_decay: float) -> str:
+    """An optimizer setting as a legend says it: 'AdamW, eps 1e-08, decoupled decay 0.01'."""
+    if optimizer == "sgd":
+        return "SGD" + (f", L2 decay {weight_decay:g}" if weight_decay else "")
+    decay = ("no decay" if not weight_decay else
+             f"{'decoupled' if optimizer == 'adamw' else 'L2'} decay {weight_decay:g}")
+    return f"{'AdamW' if optimizer == 'adamw' else 'Adam'}, eps {eps:g}, {decay}"
 
 
 def draw_sensitivity(data: dict):
+    import matplotlib.pyplot as plt
+
     from fgrpo_sim.figures.style import new_figure
-    from fgrpo_sim.sim.categorical.study import CLAIM_CODES, OPTIMIZER_SETTINGS, SURROGATE_ORDER, setting_label
+    from fgrpo_sim.sim.categorical.config import CategoricalConfig
+    from fgrpo_sim.sim.categorical.study import OPTIMIZER_SETTINGS, setting_label
 
     final = data["final"]
-    rows, cols = len(OPTIMIZER_SETTINGS), len(SURROGATE_ORDER)
-    fig, axes = new_figure(rows, cols, width=3.3, height=1.9, sharex=True, sharey=True)
-    for i, (opt, eps, wd) in enumerate(OPTIMIZER_SETTINGS):
-        for j, surrogate in enumerate(SURROGATE_ORDER):
+    default = CategoricalConfig()
+    surrogates = ("logprob", "distinct", "draws")
+    fig, axes = new_figure(len(SENSITIVITY_ROWS), len(surrogates), width=4.0, height=2.6, sharex=True, sharey=True)
+    colors = plt.get_cmap("tab10").colors
+    markers = "osD^vP*X"  # flat lines of different settings overlap: markers tell them apart
+    handles = []
+    for k, (opt, eps, wd) in enumerate(OPTIMIZER_SETTINGS):
+        words = optimizer_words(opt, eps, wd)
+        if (opt, eps, wd) == (default.optimizer, default.eps, default.weight_decay):
+            words += " (default)"
+        style = dict(color=colors[k], marker=markers[k], ms=3.5, lw=1.4)
+        handles.append(plt.Line2D([], [], label=words, **style))
+        for j, surrogate in enumerate(surrogates):
+            part = final[final["setting"] == setting_label(surrogate, opt, eps, wd)]
+            for i, (column, gamma, _) in enumerate(SENSITIVITY_ROWS):
+                g = part[part["gamma"] == gamma].sort_values("group_size")
+                axes[i, j].plot(g["group_size"], g[column], **style)
+    for i, (_, _, row_title) in enumerate(SENSITIVITY_ROWS):
+        for j, surrogate in enumerate(surrogates):
             ax = axes[i, j]
-            label = setting_label(surrogate, opt, eps, wd)
-            part = final[final["setting"] == label]
-            if part.empty:
-                ax.text(0.5, 0.5, "not run", ha="center", transform=ax.transAxes)
-            for gamma, g in part.groupby("gamma"):
-                g = g.sort_values("group_size")
-                ls = "-" if gamma == 0 else "--"
-                ax.plot(g["group_size"], g["m_ret"], ls, color="tab:red", lw=1.2)
-                ax.plot(g["group_size"], g["q_pos"], ls, color="tab:blue", lw=1.0, alpha=0.7)
-            v = data["verdicts"].get(label)
-            marks = "".join("Y" if v and v[k] else "n" for k in
-                            ("claim1_qpos_rises", "claim2_mret_nonmonotonic", "claim3_gamma_helps_in_zone"))
-            ax.set_title(f"{label}  [{marks}]", fontsize=6.5)
+            ax.set_title(f"{SURROGATE_TITLES[surrogate]}: {row_title}", fontsize=9.5)
             ax.set_xscale("log", base=2)
             ax.set_ylim(-0.05, 1.05)
-            if i == rows - 1:
-                ax.set_xlabel("N", fontsize=8)
-            if j == 0:
-                ax.set_ylabel("final value", fontsize=8)
-            ax.tick_params(labelsize=6)
-    fig.suptitle("Sensitivity of the categorical simulation: final $M_{ret}$ (red) and $Q_{pos}$ (blue) vs N, "
-                 r"$\gamma$=0 solid, $\gamma$=1 dashed", fontsize=10)
-    key = "\n".join(code.replace("gamma", r"$\gamma$").replace("Q_pos", "$Q_{pos}$").replace("M_ret", "$M_{ret}$")
-                       .replace(">=", r"$\geq$") for code in CLAIM_CODES)
-    fig.supxlabel("[YYn] after each title = the paper's three Fig 2 claims in order, Y shown / n not shown "
-                  "(scored on the final seed means):\n" + key, fontsize=7.5)
+            ax.tick_params(labelsize=9)
+        axes[i, 0].set_ylabel(row_title.split(",")[0].replace("final ", ""), fontsize=10)
+    for ax in axes[-1, :]:
+        ax.set_xlabel("group size N", fontsize=10)
+    fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=9.5,
+               title="optimizer (lr 1e-2, 1000 steps, one seed)", title_fontsize=10)
+    fig.suptitle("Sensitivity of the categorical simulation: final state vs N for 3 surrogates x 8 optimizer settings",
+                 fontsize=12)
     return fig
 
 

@@ -251,7 +251,7 @@ def draw_fig7(summary: dict, n: int | None = None):
     return fig
 
 
-add_figure("fig6_maze", "Maze: -log pass@K vs group size N for GRPO and F-GRPO (paper Fig 6 analogue)",
+add_figure("fig6-maze", "Maze: -log pass@K vs group size N for GRPO and F-GRPO (paper Fig 6 analogue)",
            load_summary, draw_fig6, preflight=refuse_paper_run_unconfirmed)
-add_figure("fig7_maze", "Maze: training reward, held-out pass@1 and pass@2048 over RL steps (paper Fig 7 analogue)",
+add_figure("fig7-maze", "Maze: training reward, held-out pass@1 and pass@2048 over RL steps (paper Fig 7 analogue)",
            load_summary, draw_fig7, preflight=refuse_paper_run_unconfirmed)

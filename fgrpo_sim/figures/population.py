@@ -4,6 +4,7 @@ N = 8, and the map of the peak group size N*(mu, rho)."""
 from __future__ import annotations
 
 from fgrpo_sim.figures.registry import FigureOptions, add_figure
+from fgrpo_sim.sim.population_claims import RUNS as CLAIM_RUNS  # the run count of every number docs quote
 
 FAMILY_STYLE = {  # variant family -> (colour, line style, marker)
     "GRPO": ("tab:blue", "-", "o"),
@@ -56,7 +57,7 @@ def compute_frontier(options: FigureOptions):
     sizes = (2, 4, 8, 16, 32, 64, 128) if options.full else (2, 4, 8, 16, 32)
     frame, settings, _ = _sweep(
         options, sizes, (0.0, 0.5, 1.0),
-        quick=dict(prompts=256, steps=150, runs=2, batch=32, eval_every=150),
+        quick=dict(prompts=256, steps=150, runs=CLAIM_RUNS, batch=32, eval_every=150),
         full=dict(prompts=512, steps=400, runs=8, batch=64, eval_every=100), beta=FRONTIER_BETA)
     initial = frame[(frame["step"] == 0) & (frame["bucket"] == "all")][["pass@1", "pass@256"]].mean()
     return {"summary": final_summary(frame), "settings": settings,
@@ -89,12 +90,12 @@ def draw_frontier(data):
         ax.set_ylabel(label)
     axes[0].set_title("(a) pass@1 vs pass@256 after training")
     axes[1].set_title("(b) pass@1 vs rare-correct mass kept, after training")
-    axes[1].legend(loc="upper left", fontsize=7)
+    axes[1].legend(loc="upper left", fontsize=9)
     fig.suptitle(f"Population simulator, final state of each run across group sizes (the number at each point is N): "
                  f"{s['prompts']} prompts, $\\mu_0$ ~ Beta{FRONTIER_BETA}, $\\rho$ = 0.1, Adam lr 0.05, {s['steps']} steps x "
                  f"{s['batch']} prompts, mean of {s['runs']} runs.\nAcross N, the low-LR controls reach a given pass@1 with more "
-                 "rare mass than F-GRPO; along training at N = 8 (population_rare_mass (b)) F-GRPO keeps more.",
-                 fontsize=8)
+                 "rare mass than F-GRPO; along training at N = 8 (population-rare-mass (b)) F-GRPO keeps more.",
+                 fontsize=9)
     return fig
 
 
@@ -103,7 +104,7 @@ def draw_frontier(data):
 def compute_rare_mass(options: FigureOptions):
     frame, settings, _ = _sweep(
         options, (8,), (0.0, 0.5, 1.0),
-        quick=dict(prompts=256, steps=300, runs=2, batch=32, eval_every=15),
+        quick=dict(prompts=256, steps=300, runs=CLAIM_RUNS, batch=32, eval_every=15),
         full=dict(prompts=512, steps=600, runs=8, batch=64, eval_every=20))
     keep = ["variant", "run", "step", "bucket", "rare_mass_retained", "pass@1", "tail_miss_observed",
             "tail_miss_predicted"]
@@ -129,7 +130,8 @@ def draw_rare_mass(data):
     _grouped_bars(axes[2], {
         family: [last[(last["variant"] == family) & (last["bucket"] == b)]["rare_mass_retained"].mean() for b in buckets]
         for family in families
-    }, [b.replace("mu0 ", "") for b in buckets], fontsize=8)
+    }, [b.replace("mu0 ", "") for b in buckets], fontsize=9)
+    axes[2].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=9)  # off the bars
     axes[2].set_xlabel(r"initial success rate $\mu_0$ (bucket)")
     axes[2].set_ylabel("rare-correct mass / initial, at the end")
     axes[2].axhline(1.0, color="gray", lw=0.8)
@@ -140,9 +142,9 @@ def draw_rare_mass(data):
     axes[0].set_title("(a) rare-correct mass, all prompts")
     axes[1].set_title("(b) the same at equal pass@1")
     axes[2].set_title("(c) by difficulty")
-    axes[0].legend(fontsize=7)
+    axes[0].legend(fontsize=9)
     fig.suptitle(f"GRPO vs F-GRPO vs low-LR control at N = 8: {s['prompts']} prompts, $\\mu_0$ ~ Beta(1, 1), $\\rho$ = 0.1, "
-                 f"Adam lr 0.05, {s['batch']} prompts/step, mean of {s['runs']} runs", fontsize=8)
+                 f"Adam lr 0.05, {s['batch']} prompts/step, mean of {s['runs']} runs", fontsize=9)
     return fig
 
 
@@ -197,19 +199,19 @@ def draw_peak_map(data):
     return fig
 
 
-add_figure("population_frontier",
+add_figure("population-frontier",
            "Population simulator: pass@1 vs pass@256 and rare mass over N, GRPO / F-GRPO / low-LR control",
            compute_frontier, draw_frontier)
-add_figure("population_rare_mass",
+add_figure("population-rare-mass",
            "Population simulator: rare-correct mass over training at N = 8, GRPO vs F-GRPO vs low-LR control",
            compute_rare_mass, draw_rare_mass)
-add_figure("peak_map", "Peak group size N*(mu, rho) of Lemma 3.1 over the (mu, rho) plane, with Pr(B) at the peak",
+add_figure("peak-map", "Peak group size N*(mu, rho) of Lemma 3.1 over the (mu, rho) plane, with Pr(B) at the peak",
            compute_peak_map, draw_peak_map)
 
 
 # ------------------------------------------------------------------ shared-parameter population
 
-SHARED_QUICK = dict(prompts=256, heldout=256, steps=300, runs=4, batch=32, eval_every=10)
+SHARED_QUICK = dict(prompts=256, heldout=256, steps=300, runs=CLAIM_RUNS, batch=32, eval_every=10)
 SHARED_FULL = dict(prompts=512, heldout=512, steps=600, runs=8, batch=64, eval_every=10)
 SHARED_LR = 0.01  # Adam, on the shared strategy logits
 
@@ -253,12 +255,15 @@ def draw_shared(data):
         family: [last[(last["variant"] == family) & (last["split"] == sp) & (last["bucket"] == b)]["pass@256"].mean()
                  for sp, b in groups]
         for family in families
-    }, [f"{sp}\n{b}" for sp, b in groups], fontsize=7)
+    }, [f"{sp.replace('heldout', 'held-out')}\n{b.replace('-solvable', '')}" for sp, b in groups], fontsize=9)
     initial = frame[(frame["step"] == 0) & (frame["bucket"] != "all")]
     for j, (sp, b) in enumerate(groups):
         value = initial[(initial["split"] == sp) & (initial["bucket"] == b)]["pass@256"].mean()
-        axes[2].plot([j - width / 2, j + 0.8 - width / 2], [value, value], color="green", ls=":", lw=1.2)
+        axes[2].plot([j - width / 2, j + 0.8 - width / 2], [value, value], color="green", ls=":", lw=1.2,
+                     label="initial policy" if j == 0 else None)
+    axes[2].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=9)  # off the bars
     axes[2].set_ylabel("pass@256 at the end (dotted: initial)")
+    axes[2].set_xlabel("split / prompts (common: solvable by a common strategy)")
     axes[0].set_xlabel("training step")
     axes[0].set_ylabel("held-out pass@256 (exact)")
     axes[1].set_xlabel("held-out pass@1 along training")
@@ -266,13 +271,13 @@ def draw_shared(data):
     axes[0].set_title("(a) held-out pass@256 over training")
     axes[1].set_title("(b) the same against pass@1")
     axes[2].set_title("(c) by split and prompt type")
-    axes[0].legend(fontsize=7)
+    axes[0].legend(fontsize=9)
     fig.suptitle(f"Shared strategy logits, N = 8: {s['prompts']} training + {s['heldout']} held-out prompts "
                  f"(4 common, 12 rare, 8 wrong strategies; 25% rare-only prompts), Adam lr {SHARED_LR}, "
-                 f"{s['steps']} steps x {s['batch']} prompts, mean of {s['runs']} runs", fontsize=8)
+                 f"{s['steps']} steps x {s['batch']} prompts, mean of {s['runs']} runs", fontsize=9)
     return fig
 
 
-add_figure("population_shared",
+add_figure("population-shared",
            "Shared-strategy population at N = 8: held-out pass@256 falls under GRPO while pass@1 rises; F-GRPO / low-LR",
            compute_shared, draw_shared)

@@ -17,7 +17,9 @@ COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "population-group-siz
 CACHE_NAME = "population-group-size.parquet"
 COMMAND = "fgrpo simulate group-size --out runs/figure-data/population-group-size.parquet"
 RARE_COLOURS = ("tab:purple", "tab:green", "tab:orange", "tab:brown")
-SHOWN = {"GRPO": "-", "F-GRPO gamma=0.5": "--", "GRPO low-LR (x m_0.5)": ":"}
+# one line style per variant, none dotted: dotted is the predicted dip (a vertical line per rare mass)
+SHOWN = {"GRPO": "-", "F-GRPO gamma=0.5": "--", "GRPO low-LR (x m_0.5)": "-."}
+PREDICTED_DIP = (0, (1, 3))
 PARAMETRISATIONS = ("axis", "orthogonal", "dense")
 OPTIMIZERS = ("adam", "sgd")
 
@@ -55,7 +57,7 @@ def draw(data: dict):
 
     from fgrpo_sim.figures.style import new_figure
 
-    fig, axes = new_figure(2, 4, width=3.4, height=2.9)
+    fig, axes = new_figure(2, 4, width=3.9, height=3.1)
     reports = data["reports"]
     rares = sorted({r["rare_mass"] for r in reports})
     for row, opt in enumerate(OPTIMIZERS):
@@ -75,15 +77,15 @@ def draw(data: dict):
                     if variant == "GRPO":
                         ax.fill_between(r["N"], low, high, color=colour, alpha=0.15, lw=0)
                     ax.plot(r["N"], mean, ls, color=colour, lw=1.3, marker="o" if variant == "GRPO" else None, ms=3)
-                ax.axvline(r["predicted_N"], color=colour, ls=(0, (1, 3)), lw=1.2)
+                ax.axvline(r["predicted_N"], color=colour, ls=PREDICTED_DIP, lw=1.2)
                 low_n = r["observed_lowest_N"]
                 ax.plot([low_n], [r["pass@256"][r["N"].index(low_n)]], "v", color=colour, ms=8, mec="k", mew=0.6)
             lr = data["lrs"].get(opt)
             ax.set_title(f"{'Adam' if opt == 'adam' else 'SGD'} lr {lr:g}, {kind} map", fontsize=9)
-            ax.set_ylabel("held-out pass@256", fontsize=8)
+            ax.set_ylabel("held-out pass@256", fontsize=9)
             ax.set_xscale("log", base=2)
-            ax.set_xlabel("group size N", fontsize=8)
-            ax.tick_params(labelsize=7)
+            ax.set_xlabel("group size N", fontsize=9)
+            ax.tick_params(labelsize=9)
     paper = data["paper"]
     grpo = paper[paper["method"] == "GRPO"]
     ax = axes[0, 3]
@@ -93,28 +95,28 @@ def draw(data: dict):
         focal = paper[(paper["method"] != "GRPO") & (paper["scope"] == "math_avg") & (paper["metric"] == metric)]
         ax.plot(focal["group_size"], focal["value"], "*", color=colour, ms=11, label=f"F-GRPO {metric}")
     ax.set_title("paper, Table 2 (Qwen2.5-7B, math avg, %)", fontsize=9)
-    ax.set_ylabel("pass@k (%)", fontsize=8)
-    ax.legend(fontsize=6.5)
+    ax.set_ylabel("pass@k (%)", fontsize=9)
+    ax.legend(fontsize=9)
     ax = axes[1, 3]
     rows = grpo[grpo["metric"] == "delta_nll_rare"].sort_values("group_size")
     ax.plot(rows["group_size"], rows["value"], "-o", color="k", ms=3, label="GRPO")
     focal = paper[(paper["method"] != "GRPO") & (paper["metric"] == "delta_nll_rare")]
     ax.plot(focal["group_size"], focal["value"], "*", color="k", ms=11, label="F-GRPO")
     ax.set_title(r"paper, Table 2: $\Delta$NLL$_{rare}$", fontsize=9)
-    ax.set_ylabel("nats", fontsize=8)
-    ax.legend(fontsize=7)
+    ax.set_ylabel("nats", fontsize=9)
+    ax.legend(fontsize=9)
     for ax in axes[:, 3]:
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("group size N", fontsize=8)
-        ax.tick_params(labelsize=7)
+        ax.set_xlabel("group size N", fontsize=9)
+        ax.tick_params(labelsize=9)
     predicted = {r["rare_mass"]: r["predicted_N"] for r in reports}
     handles = [plt.Line2D([], [], color=RARE_COLOURS[i], lw=2, label=f"rare mass {r:g} (predicted dip N = {predicted[r]})")
                for i, r in enumerate(rares)]
-    handles += [plt.Line2D([], [], color="0.3", ls=ls, label=v.replace("gamma=", r"$\gamma$ = ").replace("m_0.5", r"$m_{0.5}$"))
+    handles += [plt.Line2D([], [], color="0.3", ls=ls, marker="o" if v == "GRPO" else None, ms=3, label=v.replace("gamma=", r"$\gamma$ = ").replace("m_0.5", r"$m_{0.5}$"))
                 for v, ls in SHOWN.items()]
-    handles.append(plt.Line2D([], [], color="0.3", ls=(0, (1, 3)), label="predicted dip (planner.predict_dip)"))
+    handles.append(plt.Line2D([], [], color="0.3", ls=PREDICTED_DIP, label="predicted dip (planner.predict_dip)"))
     handles.append(plt.Line2D([], [], color="0.3", marker="v", ls="", mec="k", label="observed lowest N (GRPO)"))
-    fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=7.5)
+    fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=9)
     fig.suptitle(f"Shared-strategy population vs N, by parametrisation (logits = M theta); {data['populations']} "
                  f"populations x {data['seeds']} batch seeds, bands: 95% bootstrap over populations; data: {data['source']}",
                  fontsize=10)

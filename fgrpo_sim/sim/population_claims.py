@@ -182,7 +182,7 @@ def group_size_claims(runs: int = RUNS) -> str:
 
 
 def frontier_claims(runs: int = RUNS) -> str:
-    """docs/population.md's "Across N" paragraph (the population_frontier figure's quick setting: 256
+    """docs/population.md's "Across N" paragraph (the population-frontier figure's quick setting: 256
     prompts, mu0 ~ Beta(0.5, 1), 150 steps of 32) with `runs` runs: final pass@1, pass@256 and rare mass
     kept per N and variant, and F-GRPO gamma 1 minus its low-LR control in rare mass kept (paired by run)."""
     from fgrpo_sim.metrics.bootstrap import bootstrap_mean_ci as mean_ci
