@@ -2,10 +2,11 @@
 
 Outputs that a run reads back and extends (the categorical result table, the `llm eval` samples file)
 are locked through a hidden sidecar next to the real file: `.NAME.lock` beside NAME (beside a symbolic
-link's target, so two names for one file share one lock). The lock is POSIX `flock`: the kernel drops
-it when its process ends, however it ends, so a killed run never leaves a stale lock. A run that
-finishes (or fails) removes the sidecar while still holding it; a killed run leaves an empty one,
-which the next run simply locks again.
+link's target, so two names for one file share one lock). The lock is `filelock`'s (POSIX `flock`, which
+the kernel drops when its process ends, however it ends, so a killed run never leaves a stale lock).
+Ours on top: a run that finishes (or fails) removes the sidecar while still holding it, so no empty
+`.NAME.lock` is left beside a finished output (filelock keeps it); a run waiting on that file then finds it
+unlinked and locks the new one (filelock checks), and a killed run's empty sidecar is simply locked again.
 
 A second writer either fails at once with a one-line ValueError naming the lock (the default; the
 CLI exits 2) or, with `wait=True` (`--wait`), blocks until the first run is done and then resumes from
@@ -20,11 +21,7 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: no lock (documented in docs/reliability.md)
-    fcntl = None  # type: ignore[assignment]
-
+from filelock import FileLock, Timeout
 
 #: The output whose lock this process took last and did not release normally: where an interrupted
 #: run can be resumed from (the CLI names it on Ctrl-C).
@@ -52,12 +49,9 @@ def output_lock(path: str | os.PathLike, *, wait: bool = False, name: str = "--o
 
     `wait_hint` is the advice in the busy message (empty for a command without a --wait option);
     `resumable` is what an interrupted run names as its resume point (default: `path`)."""
-    lock = lock_path_for(path, name)
-    if fcntl is None:  # pragma: no cover
-        yield lock
-        return
     global _last_locked
-    fd = _acquire(lock, path, name, wait, wait_hint)
+    lock = lock_path_for(path, name)
+    held = _acquire(lock, path, name, wait, wait_hint)
     _last_locked = Path(resumable if resumable is not None else path)
     try:
         yield lock
@@ -69,43 +63,26 @@ def output_lock(path: str | os.PathLike, *, wait: bool = False, name: str = "--o
     else:
         _last_locked = None
     finally:
-        # Removed while still held: a run waiting on this inode then sees that the path no longer
-        # names it and starts over on a fresh file (see _acquire), so no two runs ever hold the lock.
         with contextlib.suppress(OSError):
-            os.unlink(lock)
-        os.close(fd)  # releases the lock
+            os.unlink(lock)  # while still held (module doc)
+        held.release()
 
 
-def _acquire(lock: Path, path, name: str, wait: bool, wait_hint: str) -> int:
-    """Open and flock `lock`; returns the descriptor once the lock is held on the file the path names."""
-    announced = False
-    while True:
+def _acquire(lock: Path, path, name: str, wait: bool, wait_hint: str) -> FileLock:
+    """The held lock on `lock`: at once, else a ValueError, or with `wait` after announcing the wait."""
+    file_lock = FileLock(lock, thread_local=False)
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
         try:
-            lock.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
-        except OSError as exc:
-            raise ValueError(f"{name} {path}: cannot create its lock file {lock} ({exc.strerror or exc})") from None
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                if not wait:
-                    advice = f"let it finish, {wait_hint}, or choose another output" if wait_hint else \
-                        "let it finish or choose another output"
-                    raise ValueError(f"{name} {path} is being written by another run (it holds the lock {lock}); "
-                                     f"{advice}") from None
-                if not announced:
-                    print(f"waiting for another run writing {path} (lock {lock}) ...", file=sys.stderr, flush=True)
-                    announced = True
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                on_path, held = os.stat(lock), os.fstat(fd)
-                same = (on_path.st_dev, on_path.st_ino) == (held.st_dev, held.st_ino)
-            except FileNotFoundError:
-                same = False
-        except BaseException:
-            os.close(fd)
-            raise
-        if same:
-            return fd
-        os.close(fd)  # the previous holder removed that file as it finished: lock the new one
+            file_lock.acquire(timeout=0)
+        except Timeout:
+            if not wait:
+                advice = f"let it finish, {wait_hint}, or choose another output" if wait_hint else \
+                    "let it finish or choose another output"
+                raise ValueError(f"{name} {path} is being written by another run (it holds the lock {lock}); "
+                                 f"{advice}") from None
+            print(f"waiting for another run writing {path} (lock {lock}) ...", file=sys.stderr, flush=True)
+            file_lock.acquire()
+    except OSError as exc:  # an unwritable folder (Timeout is an OSError too, but never reaches here)
+        raise ValueError(f"{name} {path}: cannot create its lock file {lock} ({exc.strerror or exc})") from None
+    return file_lock
