@@ -35,7 +35,7 @@ def main() -> None:
 
     from trl import GRPOTrainer
 
-    from fgrpo_sim.llm import trainer as trainer_module
+    from fgrpo_sim.llm.training import trainer as trainer_module
     from fgrpo_sim.llm.training.run import CheckpointReached, stop_after_checkpoint, train_recipe
 
     cls = trainer_module.FocalGRPOTrainer

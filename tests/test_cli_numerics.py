@@ -206,7 +206,7 @@ def test_eval_with_an_uncached_hub_id_is_one_line(run_cli, tmp_path):
 def test_categorical_table_never_records_a_diverged_policy(monkeypatch):
     import torch
 
-    from fgrpo_sim.sim import categorical_run
+    from fgrpo_sim.sim.categorical import run as categorical_run
     from fgrpo_sim.sim.categorical import CategoricalBatch
     from fgrpo_sim.sim.categorical.config import CategoricalConfig
 

@@ -11,7 +11,7 @@ from extras import require
 torch = pytest.importorskip("torch")
 require("transformers")
 
-from fgrpo_sim.llm import diagnostics  # noqa: E402
+from fgrpo_sim.llm.evaluation import diagnostics  # noqa: E402
 from fgrpo_sim.llm.evaluation.diagnostics import dnll_rare, length_normalised_nll  # noqa: E402
 
 
@@ -104,7 +104,7 @@ def test_one_model_in_memory_at_a_time(monkeypatch):
     import gc
     import weakref
 
-    from fgrpo_sim.llm import diagnostics
+    from fgrpo_sim.llm.evaluation import diagnostics
 
     class Model:
         pass

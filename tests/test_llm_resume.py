@@ -26,7 +26,7 @@ def _metrics(folder: Path) -> list[tuple[int, float, float | None]]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """An uninterrupted run and two killed-and-resumed ones, each with its generation batches' prompts."""
-    from fgrpo_sim.llm import trainer as trainer_module
+    from fgrpo_sim.llm.training import trainer as trainer_module
     from fgrpo_sim.llm.training.run import CheckpointReached, stop_after_checkpoint, train_recipe
 
     tmp = tmp_path_factory.mktemp("resume")

@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from fgrpo_sim.commands.tables import echo_table
+
 _FORMAT_HELP = (
     "Input format (JSON lines): one object per line with 'problem_id' (string or integer) and either "
     "'correct' (true/false; one line per generated sample, as `fgrpo llm eval` writes) or 'n' and 'c' "
@@ -228,10 +230,7 @@ def passk_command(
     if other is None:
         ci_head = (f"{level}% CI (bootstrap, {bootstrap} resamples of problems)" if bootstrap
                    else f"({no_interval or 'no bootstrap'})")
-        typer.echo(f"{'k':>6}  {'pass@k':>8}  {ci_head}")
-        for j, kk in enumerate(ks):
-            ci = f"[{curve.lower[j]:.4f}, {curve.upper[j]:.4f}]" if bootstrap else ""
-            typer.echo(f"{kk:>6}  {curve.mean[j]:>8.4f}  {ci}")
+        echo_table(["k", "pass@k", ci_head], _curve_rows(ks, curve, bool(bootstrap)), left=[2])
         return
     typer.echo("compared with " + _describe(other))
     typer.echo(
@@ -239,15 +238,13 @@ def passk_command(
         f"difference = {labels[0]} - {labels[1]}"
     )
     interval = f"{round(100 * (1 - alpha)):d}% interval"
-    typer.echo(f"{'k':>6}  {'pass@k A':>9}  {'pass@k B':>9}  {'A - B':>8}  {interval:>20}  {'p-value':>8}  significant")
+    table = []
     for j, kk in enumerate(ks):
-        head = f"{kk:>6}  {curve.mean[j]:>9.4f}  {curve_b.mean[j]:>9.4f}  {curve.mean[j] - curve_b.mean[j]:>+8.4f}"
-        if kk in rows:
-            r = rows[kk]
-            ci = f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]"
-            typer.echo(f"{head}  {ci:>20}  {_format_p(r['p_value']):>8}  {'yes' if r['significant'] else 'no'}")
-        else:
-            typer.echo(f"{head}  {'(k > m: no test)':>20}")
+        head = [kk, f"{curve.mean[j]:.4f}", f"{curve_b.mean[j]:.4f}", f"{curve.mean[j] - curve_b.mean[j]:+.4f}"]
+        r = rows.get(kk)
+        table.append(head + ([f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]", _format_p(r["p_value"]),
+                              "yes" if r["significant"] else "no"] if r else ["(k > m: no test)", "", ""]))
+    echo_table(["k", "pass@k A", "pass@k B", "A - B", interval, "p-value", "significant"], table, left=[6])
 
 
 def _usable_bootstrap(bootstrap: int, data) -> tuple[int, str | None]:
@@ -287,10 +284,13 @@ def _several_files(paths: list[Path], labels: list[str], k: str, bootstrap: int,
         head = (f"{round(100 * curve.confidence)}% CI (bootstrap, {entry['n_bootstrap']} resamples of problems)" if entry["n_bootstrap"]
                 else f"({entry.get('note', 'no bootstrap')})")
         typer.echo(("\n" if i else "") + f"{name}: " + _describe(d))
-        typer.echo(f"{'k':>6}  {'pass@k':>8}  {head}")
-        for j, kk in enumerate(ks):
-            ci = f"[{curve.lower[j]:.4f}, {curve.upper[j]:.4f}]" if entry["n_bootstrap"] else ""
-            typer.echo(f"{kk:>6}  {curve.mean[j]:>8.4f}  {ci}")
+        echo_table(["k", "pass@k", head], _curve_rows(ks, curve, bool(entry["n_bootstrap"])), left=[2])
+
+
+def _curve_rows(ks, curve, with_interval: bool) -> list[list[str]]:
+    """k, pass@k and its bootstrap interval (empty without one), as printed."""
+    return [[kk, f"{curve.mean[j]:.4f}", f"[{curve.lower[j]:.4f}, {curve.upper[j]:.4f}]" if with_interval else ""]
+            for j, kk in enumerate(ks)]
 
 
 def register(app: typer.Typer) -> None:

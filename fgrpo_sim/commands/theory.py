@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from fgrpo_sim import jsonl as json  # standard JSON out: non-finite numbers as null, never bare NaN
+from fgrpo_sim.commands.tables import echo_table
 
 app = typer.Typer(
     help=(
@@ -113,9 +114,8 @@ def tail_miss_command(
         if index:
             typer.echo("")
         typer.echo(f"mu = {mu:g}, tau = {tau:.6g}, rho = tau/mu = {rho:.6g}")
-        typer.echo(f"{'N':>8}  {'Pr(B) tail miss':>16}  {'log10 Pr(B)':>12}  {'Pr(A_N) active':>16}")
-        for k, p, lg, a in rows:
-            typer.echo(f"{k:>8}  {p:>16.10g}  {lg / math.log(10):>12.6g}  {a:>16.10g}")
+        echo_table(["N", "Pr(B) tail miss", "log10 Pr(B)", "Pr(A_N) active"],
+                   [(k, f"{p:.10g}", f"{lg / math.log(10):.6g}", f"{a:.10g}") for k, p, lg, a in rows])
 
 
 def _tail_miss_table(n: list, mu_text: str, tau: Optional[float], rho: Optional[float]):
