@@ -99,3 +99,22 @@ def test_population_claims_helpers_pair_runs_at_a_common_pass1_level():
     np.testing.assert_allclose(values["F-GRPO gamma=1"], 0.6)
     final = final_per_run(frame, "pass@1")
     np.testing.assert_allclose(final["GRPO"], [0.6, 0.64, 0.68])
+
+
+def test_column_means_resample_the_units_together_as_scipy_does():
+    """pass@k curves' interval (issue 32: one bootstrap): each column's interval is scipy's percentile
+    bootstrap of that column, every column drawn from the same resamples of the rows."""
+    from scipy.stats import bootstrap
+
+    from fgrpo_sim.metrics.bootstrap import bootstrap_column_means_ci
+
+    rng = np.random.default_rng(3)
+    values = np.column_stack([rng.random(40), rng.random(40) ** 3, np.full(40, 0.5)])
+    low, high = bootstrap_column_means_ci(values, 0.9, 2000, seed=7)
+    for j in range(2):
+        ref = bootstrap((values[:, j],), np.mean, n_resamples=2000, confidence_level=0.9, method="percentile",
+                        rng=np.random.default_rng(7)).confidence_interval
+        assert low[j] == pytest.approx(ref.low, rel=1e-9) and high[j] == pytest.approx(ref.high, rel=1e-9)
+    assert low[2] == high[2] == 0.5  # a constant column: no spread, no scipy warning
+    with pytest.raises(ValueError, match="at least 2 units"):
+        bootstrap_column_means_ci(values[:1])

@@ -1,4 +1,5 @@
-"""Percentile bootstrap intervals over seeds (rliable's standard), as small pure functions.
+"""Percentile bootstrap intervals over seeds (rliable's standard), as small pure functions; the package's one
+bootstrap (pass@k curves resample problems through `bootstrap_column_means_ci`).
 
 Runs are the unit of resampling: `values` is [runs] or [runs, tasks], and with several tasks (strata,
 e.g. settings or group sizes) the runs of each task are resampled independently (rliable's stratified
@@ -76,4 +77,43 @@ def bootstrap_paired_difference_ci(a, b, confidence: float = 0.95, n_resamples: 
     return bootstrap_mean_ci(a_arr - b_arr, confidence, n_resamples, seed)
 
 
-__all__ = ["Interval", "bootstrap_mean_ci", "bootstrap_paired_difference_ci"]
+def bootstrap_column_means_ci(values, confidence: float = 0.95, n_resamples: int = 1000,
+                              seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) percentile intervals of the mean of each column of `values` [units, columns], the units
+    (rows: problems, for a pass@k curve) resampled together, so every column sees the same resamples.
+    At least 2 units; n_resamples >= 1. A column whose values are all equal gets that value as both bounds."""
+    from scipy.stats import bootstrap
+
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 1:
+        raise ValueError(f"values must be [units, columns] with at least 2 units, got shape {np.shape(values)}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"values must be finite, got {int((~np.isfinite(arr)).sum())} NaN/inf values")
+    confidence = float(check_range("confidence", confidence, 0.0, 1.0, low_open=True, high_open=True))
+    n_resamples = int(check_integer("n_resamples", n_resamples, 1, 10_000_000))
+    units = arr.shape[0]
+    mean = arr.mean(axis=0)
+    constant = np.all(arr == arr[0], axis=0)
+    if np.all(constant):  # every resample equals the mean; scipy warns on a degenerate distribution
+        return mean.copy(), mean.copy()
+
+    def column_means(index, axis=-1):
+        # resampled row indices [batch, units] -> column means [columns, batch], through per-row counts (a
+        # [batch, units] array, not the [batch, units, columns] copy that indexing would make)
+        single = np.ndim(index) == 1  # scipy also evaluates the statistic on the sample itself
+        index = np.atleast_2d(index)
+        rows = index.shape[0]
+        counts = np.bincount((np.arange(rows)[:, None] * units + index).ravel(), minlength=rows * units)
+        counts = counts.reshape(rows, units).astype(float)
+        means = (counts @ arr / units).T
+        return means[:, 0] if single else means
+
+    res = bootstrap((np.arange(units),), column_means, n_resamples=n_resamples, confidence_level=confidence,
+                    method="percentile", vectorized=True, rng=np.random.default_rng(seed),
+                    batch=max(1, 4_000_000 // units))
+    low, high = np.asarray(res.confidence_interval.low, float), np.asarray(res.confidence_interval.high, float)
+    low[constant], high[constant] = mean[constant], mean[constant]
+    return low, high
+
+
+__all__ = ["Interval", "bootstrap_mean_ci", "bootstrap_paired_difference_ci", "bootstrap_column_means_ci"]

@@ -1,4 +1,4 @@
-"""pass@k curves over a set of problems, with percentile-bootstrap intervals over problems."""
+"""pass@k curves over a set of problems, with percentile-bootstrap intervals over problems (metrics/bootstrap.py)."""
 
 from __future__ import annotations
 
@@ -106,13 +106,9 @@ def pass_at_k_curve(
     mean = per_problem.mean(axis=0)
     lower, upper = mean.copy(), mean.copy()
     if n_bootstrap > 0:
-        rng = np.random.default_rng(seed)
-        problems = n.size
-        # Resampling problems with replacement == multinomial weights on the problems.
-        weights = rng.multinomial(problems, np.full(problems, 1.0 / problems), size=n_bootstrap)
-        boot = weights @ per_problem / problems  # [n_bootstrap, len(ks)]
-        tail = (1.0 - confidence) / 2.0
-        lower, upper = np.quantile(boot, [tail, 1.0 - tail], axis=0)
+        from fgrpo_sim.metrics.bootstrap import bootstrap_column_means_ci
+
+        lower, upper = bootstrap_column_means_ci(per_problem, confidence, n_bootstrap, seed)
     return PassAtKCurve(ks, mean, lower, upper, per_problem, confidence, n_bootstrap)
 
 
