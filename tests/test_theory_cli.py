@@ -109,3 +109,17 @@ def test_peak_and_tail_miss_read_one_minus_mu_the_same_way(run_cli):
                               str(peak["n_star"]), "--json").stdout)
     assert abs(tail["probability"] / peak["probability"] - 1) < 1e-9
     assert abs(tail["probability"] / 1e-12 - 1) < 1e-9  # Pr(B) = c - c^2 at N = 2, tau = mu / 2, c = 1 - mu = 1e-12
+
+
+def test_tables_never_wrap_or_colour_on_a_narrow_terminal(monkeypatch, capsys):
+    # rich sizes its Console from COLUMNS and colours a terminal: the tables must stay one line per row,
+    # with no escape codes, wherever they are printed (docs compare them; pipes read them).
+    from fgrpo_sim.commands.tables import echo_table
+
+    monkeypatch.setenv("COLUMNS", "20")
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    echo_table(["N", "Pr(B) tail miss", "a long interval column"], [["1048576", "0.8284229645", "[0.3737, 0.4615]"]],
+               left=[2])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["      N  Pr(B) tail miss  a long interval column",
+                     "1048576     0.8284229645  [0.3737, 0.4615]"]

@@ -17,5 +17,10 @@ def echo_table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, left
         table.add_column(header, justify="left" if i in left else "right", no_wrap=True)
     for row in rows:
         table.add_row(*(str(cell) for cell in row))
-    # wide enough that rich never crops a cell; markup and highlighting off: cells hold "[a, b]" intervals
-    Console(file=sys.stdout, width=10_000, markup=False, highlight=False, emoji=False).print(table)
+    # wide enough that rich never crops a cell (COLUMNS is ignored); no colour even where FORCE_COLOR asks;
+    # markup and highlighting off: cells hold "[a, b]" intervals
+    console = Console(width=10_000, color_system=None, markup=False, highlight=False, emoji=False)
+    with console.capture() as captured:
+        console.print(table)
+    for line in captured.get().splitlines():  # rich pads a left-aligned last column: no trailing blanks
+        print(line.rstrip(), file=sys.stdout)
