@@ -202,6 +202,9 @@ def test_several_files_and_plot_with_bands(run_cli, tmp_path):
     assert matplotlib.image.imread(png).shape[0] > 100
     text = run_cli("passk", a, b, "--k", "1", "--bootstrap", "0")
     assert text.stdout.startswith("a.jsonl: ") and "\nb.jsonl: " in text.stdout
+    assert "a.jsonl: a.jsonl" not in text.stdout  # the file named once (it was twice)
+    labelled = run_cli("passk", a, b, "--k", "1", "--bootstrap", "0", "--label", "A,B").stdout
+    assert labelled.startswith("A: a.jsonl: ") and "\nB: b.jsonl: " in labelled
     res = run_cli("passk", a, b, "--compare", a)
     assert res.exit_code == 2 and "--compare takes one RESULTS file" in res.stderr
     from fgrpo_sim.figures.evaluation import draw_passk_bands
