@@ -72,12 +72,9 @@ def _list_option(name: str, given: List[str], kind: type) -> list:
     return parse_list(name, ",".join(given), kind)  # one list, so a value repeated across options is refused too
 
 
-def _json_number(x: float):
-    return None if isinstance(x, float) and not math.isfinite(x) else x
-
-
-def _emit_json(payload: dict) -> None:
-    typer.echo(json.dumps({k: _json_number(v) for k, v in payload.items()}))
+def _emit_json(payloads: list[dict]) -> None:
+    """One JSON object, or a list of them when a list option gave several values (non-finite numbers as null)."""
+    typer.echo(json.dumps(payloads[0] if len(payloads) == 1 else payloads))
 
 
 @app.command("tail-miss", short_help="Pr(B): an active group misses the rare subset E (Lemma 3.1).")
@@ -105,10 +102,7 @@ def tail_miss_command(
               for mu_text in _list_option("--mu", mu_text, str) for tau in taus for rho in rhos]
     if as_json:
         payloads = [_tail_miss_payload(table) for table in tables]
-        if len(payloads) == 1:
-            _emit_json(payloads[0])
-        else:
-            typer.echo(json.dumps([{k: _json_number(v) for k, v in p.items()} for p in payloads]))
+        _emit_json(payloads)
         return
     for index, (mu, tau, rho, rows) in enumerate(tables):
         if index:
@@ -136,10 +130,8 @@ def _tail_miss_payload(table) -> dict:
     mu, tau, rho, rows = table
     single = len(rows) == 1
     column = (lambda i: rows[0][i]) if single else (lambda i: [row[i] for row in rows])
-    logs = column(2)
     return {"n": column(0), "mu": mu, "tau": tau, "rho": rho, "probability": column(1),
-            "log_probability": _json_number(logs) if single else [_json_number(v) for v in logs],
-            "activity_probability": column(3)}
+            "log_probability": column(2), "activity_probability": column(3)}
 
 
 @app.command("peak", short_help="Group size N* where the tail-miss probability peaks.")
@@ -177,10 +169,7 @@ def peak_command(
                 rows.append({"mu": mu, "tau": tau, "rho": rho, "n_star": result.n_star,
                              "n_continuous": result.n_continuous, "probability": result.probability})
     if as_json:
-        if len(rows) == 1:
-            _emit_json(rows[0])
-        else:
-            typer.echo(json.dumps([{k: _json_number(v) for k, v in row.items()} for row in rows]))
+        _emit_json(rows)
         return
     for row in rows:
         typer.echo(
@@ -218,10 +207,7 @@ def lr_multiplier_command(
             payload.update(base_lr=base_lr, matched_lr=base_lr * multiplier)
         payloads.append(payload)
     if as_json:
-        if len(payloads) == 1:
-            _emit_json(payloads[0])
-        else:
-            typer.echo(json.dumps([{k: _json_number(v) for k, v in p.items()} for p in payloads]))
+        _emit_json(payloads)
         return
     for payload in payloads:
         line = f"m_gamma = {payload['multiplier']:.6g}  [gamma = {payload['gamma']:g}, weight = {weight}]"
