@@ -19,7 +19,7 @@ from fgrpo_sim.cli import _command, _is_list_option
 REPO = Path(__file__).resolve().parents[1]
 
 #: Spellings that must not appear in any --help: each has a new name (commands/deprecated.py).
-BANNED = {"--group-sizes", "--gammas", "--format"}
+BANNED = {"--group-sizes", "--gammas", "--format", "--optimizers"}
 
 #: Commands that print no result of their own, and why (every other command must have --json).
 NO_RESULT = {
@@ -154,7 +154,7 @@ def test_help_shows_only_new_names(run_cli):
     for path in ("simulate categorical", "llm eval", "llm recipes", "maze run", "simulate group-size"):
         result = run_cli(*path.split(), "--help")
         assert result.exit_code == 0, result.stderr
-        for old in ("--group-sizes", "--gammas", "--format"):
+        for old in BANNED:
             assert old not in result.stdout, (path, old)
 
 
@@ -181,6 +181,9 @@ def test_old_categorical_spellings_run_as_before(run_cli, tmp_path):
     # the old count keeps its meaning: it becomes --runs (checked before any work), never a list of seeds
     (["maze", "run", "--preset", "tiny", "--seeds", "0"], "--seeds", "--runs", "--runs must be in [1, 100], got 0"),
     (["simulate", "group-size", "--out", "{tmp}/g.csv", "--seeds", "0"], "--seeds", "--runs", "--runs must be in"),
+    # the simulators' name for the optimizer (a list here): the old spelling's values are checked under the new one
+    (["simulate", "group-size", "--out", "{tmp}/g.csv", "--optimizers", "rmsprop"], "--optimizers", "--optimizer",
+     "--optimizer must be"),
     (["llm", "eval", "--model", "tiny", "--data", "{tmp}/d.jsonl", "--out", "{tmp}/o.jsonl", "--n", "0"],
      "--n", "--samples", "--samples must be in [1, inf], got 0"),
 ])

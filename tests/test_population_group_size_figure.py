@@ -54,7 +54,7 @@ def test_cli_runs_a_tiny_study_and_prints_the_verdicts(tmp_path):
 
     out = tmp_path / "gs.parquet"
     result = CliRunner().invoke(app, ["simulate", "group-size", "--out", str(out), "--n", "2,8,32", "--rare-mass", "0.02",
-                                      "--gamma", "1", "--optimizers", "adam", "--parametrisation", "axis",
+                                      "--gamma", "1", "--optimizer", "adam", "--parametrisation", "axis",
                                       "--adam-lr", "0.01", "--populations", "2", "--runs", "2", "--steps", "4",
                                       "--device", "cpu", "--no-progress"])
     assert result.exit_code == 0, result.output
@@ -64,8 +64,8 @@ def test_cli_runs_a_tiny_study_and_prints_the_verdicts(tmp_path):
 
 
 def test_cli_bad_input_is_one_line(run_cli, tmp_path):
-    result = run_cli("simulate", "group-size", "--out", tmp_path / "x.parquet", "--optimizers", "rmsprop")
-    assert result.exit_code == 2 and "--optimizers must be" in result.stderr  # the option, not the spec's field
+    result = run_cli("simulate", "group-size", "--out", tmp_path / "x.parquet", "--optimizer", "rmsprop")
+    assert result.exit_code == 2 and "--optimizer must be" in result.stderr  # the option, not the spec's field
     assert result.stderr.strip().count("\n") == 0
     result = run_cli("simulate", "group-size", "--out", tmp_path / "x.parquet", "--parametrisation", "polar")
     assert result.exit_code == 2 and "--parametrisation must be one of axis, orthogonal, dense" in result.stderr

@@ -17,7 +17,8 @@ REMOVED_IN = "0.2"
 #: the new spelling (`llm recipes --format json` is `--json`).
 RENAMED: dict[tuple[str, ...], dict[str, str | dict[str, list[str]]]] = {
     ("simulate", "categorical"): {"--group-sizes": "--n", "--gammas": "--gamma"},
-    ("simulate", "group-size"): {"--seeds": "--runs"},  # was a count of batch seeds per population
+    ("simulate", "group-size"): {"--seeds": "--runs",  # was a count of batch seeds per population
+                                 "--optimizers": "--optimizer"},  # the simulators' name, here a list
     ("maze", "run"): {"--seeds": "--runs"},  # was a count: seeds 0..S-1
     ("llm", "eval"): {"--n": "--samples"},  # samples per problem; --n is the group size elsewhere
     ("llm", "recipes"): {"--format": {"text": [], "markdown": ["--markdown"], "json": ["--json"]}},

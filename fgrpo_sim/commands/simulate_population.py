@@ -282,7 +282,7 @@ def register_group_size(app: typer.Typer) -> None:
         rare_mass: Sequence[float] = list_option("0.005,0.02,0.1", "--rare-mass", float, help="Shared prior mass on the rare strategies "
                                       "(one rare-share setting each), comma-separated, in (0, 0.4)."),
         gammas: Sequence[float] = list_option("0.5,1", "--gamma", float, help="F-GRPO exponents, comma-separated, each > 0; GRPO and the low-LR controls always run."),
-        optimizers: Sequence[str] = list_option("adam,sgd", "--optimizers", str, help="Optimizers, comma-separated: adam and/or sgd."),
+        optimizers: Sequence[str] = list_option("adam,sgd", "--optimizer", str, help="Optimizers to compare, comma-separated: adam and/or sgd (--optimizer adam,sgd)."),
         parametrisations: Sequence[str] = list_option("axis,orthogonal,dense", "--parametrisation", str, help="Logits = M theta "
                                              "(comma-separated): axis (one parameter per strategy), orthogonal "
                                              "(random rotation, same SGD path), dense (random map into 4K "
@@ -321,7 +321,7 @@ def register_group_size(app: typer.Typer) -> None:
         if suffix not in (".parquet", ".csv"):
             raise ValueError(f"--out must end in .parquet or .csv, got {out.name!r}")
         base = GroupSizeStudySpec()
-        with options_named(group_sizes="--n", rare_masses="--rare-mass", gammas="--gamma", optimizers="--optimizers",
+        with options_named(group_sizes="--n", rare_masses="--rare-mass", gammas="--gamma", optimizers="--optimizer",
                            parametrisations="--parametrisation", adam_lrs="--adam-lr", sgd_lrs="--sgd-lr",
                            views="--views", populations="--populations", seeds="--runs", steps="--steps",
                            prompt_batch="--prompt-batch", eval_every="--eval-every"):
