@@ -96,7 +96,8 @@ def test_figure_names_have_one_spelling_and_old_names_still_work(run_cli, tmp_pa
     """Figure names are kebab-case like the commands; an old snake_case name prints one deprecation line, then works."""
     import re
 
-    from fgrpo_sim.figures.registry import RENAMED, load_all
+    from fgrpo_sim.commands.deprecated import RENAMED_FIGURES as RENAMED
+    from fgrpo_sim.figures.registry import load_all
 
     names = list(load_all())
     assert all(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", n) for n in names), names

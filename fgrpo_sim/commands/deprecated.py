@@ -25,8 +25,22 @@ RENAMED: dict[tuple[str, ...], dict[str, str | dict[str, list[str]]]] = {
 }
 
 
-def _notice(old: str, new: str) -> None:
-    print(f"fgrpo: deprecated: {old} is now {new}; the old spelling goes in {REMOVED_IN}", file=sys.stderr)
+#: figure names before the one spelling (kebab-case, like the commands): `fgrpo figures NAME` still takes them
+RENAMED_FIGURES = {"fig6_maze": "fig6-maze", "fig7_maze": "fig7-maze", "peak_map": "peak-map",
+                   "population_frontier": "population-frontier", "population_rare_mass": "population-rare-mass",
+                   "population_shared": "population-shared"}
+
+
+def _notice(old: str, new: str, noun: str = "spelling") -> None:
+    print(f"fgrpo: deprecated: {old} is now {new}; the old {noun} goes in {REMOVED_IN}", file=sys.stderr)
+
+
+def current_figure_name(name: str) -> str:
+    """A figure's name today: an old one from RENAMED_FIGURES is translated, with its one deprecation line."""
+    if name in RENAMED_FIGURES:
+        _notice(f"figure {name}", RENAMED_FIGURES[name], noun="name")
+        return RENAMED_FIGURES[name]
+    return name
 
 
 def rewrite_deprecated(argv: list[str], path: tuple[str, ...], start: int) -> list[str]:

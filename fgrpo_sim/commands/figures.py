@@ -31,7 +31,8 @@ def register(app: typer.Typer) -> None:
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
     ) -> None:
         """Regenerate figures (paper numbering: fig1a, fig2, fig3, ...) into OUT as PNG and PDF."""
-        from fgrpo_sim.figures.registry import FigureOptions, current_name, load_all, save_figure
+        from fgrpo_sim.commands.deprecated import current_figure_name
+        from fgrpo_sim.figures.registry import FigureOptions, load_all, save_figure
 
         registry = load_all()
         if list_:
@@ -40,10 +41,7 @@ def register(app: typer.Typer) -> None:
                 flag = "" if spec.in_default_set else "  [not in default set]"
                 typer.echo(f"{name:<{width}}  {spec.description}{flag}")
             return
-        def warn(line: str) -> None:
-            typer.echo(line, err=True)
-
-        selected = [current_name(n, warn) for n in names] if names else [n for n, s in sorted(registry.items()) if s.in_default_set]
+        selected = [current_figure_name(n) for n in names] if names else [n for n, s in sorted(registry.items()) if s.in_default_set]
         unknown = [n for n in selected if n not in registry]
         if unknown:
             raise ValueError(

@@ -12,6 +12,7 @@ _COLUMNS = ("paper", "what", "command", "est_gpu_h", "est_wall_h_on_16")
 
 
 def recipes_command(
+    ctx: typer.Context,
     root: Path = typer.Option(Path("recipes"), "--root", help="Recipes folder (default: ./recipes)."),
     model: Optional[str] = typer.Option(None, "--model", help="Only this model folder (qwen2.5-7b, qwen3-4b-base, "
                                         "llama-3.2-3b-instruct). Default: all."),
@@ -26,10 +27,10 @@ def recipes_command(
     """List every training arm of the paper with the table it feeds, its recipe, the command that runs it and
     an estimated cost (H100 GPU-hours; our estimate from stated assumptions, see fgrpo_sim/llm/training/recipe_index.py)."""
     from fgrpo_sim.llm.training.recipe_index import arm_row, recipe_index
+    from fgrpo_sim.commands.options import refuse_together
     from fgrpo_sim.validation import check_range
 
-    if as_json and markdown:
-        raise ValueError("--json and --markdown conflict; give only one")
+    refuse_together(ctx, "as_json", "markdown")
     check_range("--decode-tokens-per-s", decode_rate, 0.0, float("inf"), low_open=True, high_open=True)
     if not root.is_dir():
         raise ValueError(f"--root must be a recipes folder, got {root}")

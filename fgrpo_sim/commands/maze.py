@@ -49,7 +49,7 @@ def run(
                                                       "(default: the preset's; cpu: 4,8,16)."),
     gamma: Optional[Sequence[float]] = list_option(None, "--gamma", float, help="Focal exponents, comma-separated, each >= 0; 0 is "
                                                               "GRPO (default: 0,0.5,1)."),
-    seeds: Optional[int] = typer.Option(None, "--runs", help="Independent runs per N x gamma (seeds 0..R-1), in [1, 100] (default 3)."),
+    runs: Optional[int] = typer.Option(None, "--runs", help="Independent runs per N x gamma (seeds 0..R-1), in [1, 100] (default 3)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Results folder (default: runs/figure-data/maze/PRESET, "
                                                           "where `fgrpo figures fig6-maze` looks). Finished runs in "
                                                           "it are reused, so an interrupted run resumes."),
@@ -85,11 +85,11 @@ def run(
         check_integer("n", group_sizes, 2, 4096)
     if gammas is not None:
         check_range("gamma", gammas, 0.0, 100.0)
-    if seeds is not None:
-        check_integer("--runs", seeds, 1, 100)
+    if runs is not None:
+        check_integer("--runs", runs, 1, 100)
     check_choice("device", device, ("auto", "cpu", "cuda"))  # TRL places the model itself: no cuda:K
     device = resolve_device(device).type  # a cuda request on a CPU-only machine fails here, not in torch
-    spec = spec.with_grid(group_sizes, gammas, seeds)
+    spec = spec.with_grid(group_sizes, gammas, runs)
     if rl_lr is not None:
         check_range("rl_lr", rl_lr, 0.0, 1.0, low_open=True)
         spec = replace(spec, rl_lr=float(rl_lr))

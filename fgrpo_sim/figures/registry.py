@@ -43,11 +43,6 @@ class FigureSpec:
 
 FIGURES: dict[str, FigureSpec] = {}
 
-# Names before 0.1's one spelling (kebab-case, like the CLI's commands); they still work, with a one-line note, until 0.2.
-RENAMED = {"fig6_maze": "fig6-maze", "fig7_maze": "fig7-maze", "peak_map": "peak-map",
-           "population_frontier": "population-frontier", "population_rare_mass": "population-rare-mass",
-           "population_shared": "population-shared"}
-
 # Modules of this package that are helpers, not figure definitions.
 _NOT_FIGURE_MODULES = {"registry", "style"}
 
@@ -57,14 +52,6 @@ def add_figure(name: str, description: str, compute, draw, *, in_default_set: bo
     if name in FIGURES:
         raise ValueError(f"figure name {name!r} registered twice")
     FIGURES[name] = FigureSpec(name, description, compute, draw, in_default_set, preflight)
-
-
-def current_name(name: str, warn) -> str:
-    """The figure's name today: an old name from RENAMED is translated and `warn` gets one line saying so."""
-    if name in RENAMED:
-        warn(f"fgrpo: deprecated: figure {name} is now {RENAMED[name]}; the old name goes in 0.2")
-        return RENAMED[name]
-    return name
 
 
 def load_all() -> dict[str, FigureSpec]:
