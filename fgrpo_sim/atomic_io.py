@@ -209,15 +209,22 @@ def remove_stale_temp_files(folder: str | os.PathLike, target_name: str | None =
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike, *, is_ours=None, force: bool = False, name: str = "output",
+                force_option: str = "--force") -> Iterator[Path]:
     """Yield a temporary path next to `path`; on success it replaces `path`, on error it is removed.
 
     The result gets the permissions of the file it replaces, or those of a normally created file.
     A symbolic link is written through (its target is replaced, the link kept); an existing path that
     is not a regular file is refused. Stale temp files of this target left by killed runs are removed.
+
+    `is_ours` (the overwrite rule, `check_replaceable`): an existing file is replaced only when
+    `is_ours(target)` recognises it or `force` is set; checked here, at the write itself, so a writer
+    that passes its recogniser cannot replace someone's file even where its command forgot to check first.
     """
-    given = check_writable(path, "output")
-    path = resolve_output(given, "output")
+    given = check_writable(path, name)
+    if is_ours is not None:
+        check_replaceable(given, name, is_ours, force=force, force_option=force_option)
+    path = resolve_output(given, name)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         prefix, suffix = _temp_prefix_suffix(path)
@@ -302,13 +309,14 @@ def recorded_path(path: str | os.PathLike, out: str | os.PathLike | None = None)
         return os.fspath(path)
 
 
-def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
-    with atomic_path(path) as tmp:
+def write_text_atomic(path: str | os.PathLike, text: str, **rule) -> Path:
+    """`text` to `path` atomically; `rule`: atomic_path's overwrite-rule keywords (is_ours, force, name)."""
+    with atomic_path(path, **rule) as tmp:
         tmp.write_text(text)
     return Path(path)
 
 
-def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
-    with atomic_path(path) as tmp:
+def write_bytes_atomic(path: str | os.PathLike, data: bytes, **rule) -> Path:
+    with atomic_path(path, **rule) as tmp:
         tmp.write_bytes(data)
     return Path(path)

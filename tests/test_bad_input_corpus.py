@@ -73,6 +73,11 @@ CAT = ["simulate", "categorical", "--out", "{tmp}/out.csv", "--n", "4", "--gamma
 POP = ["simulate", "population", "--out", "{tmp}/out.csv", "--prompts", "4", "--prompt-batch", "2", "--steps", "1",
        "--runs", "1", "--no-progress"]
 LONG = "x" * 300
+# a PNG that this tool did not draw (no Software=fgrpo-sim tag): signature, header, end
+FOREIGN_PNG = (b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\x0dIHDR" + bytes(13) + bytes(4)
+               + b"\x00\x00\x00\x00IEND\xaeB`\x82")
+# the layout `llm export-verl` recognises (run folder -> global_step_N/actor/huggingface), no weights needed
+VERL_CHECKPOINT = {"ck/latest_checkpointed_iteration.txt": "3", "ck/global_step_3/actor/huggingface/config.json": "{}"}
 
 CASES = [
     # --- passk: files, lines, keys, integers, its own input as output
@@ -259,6 +264,33 @@ CASES = [
     ("maze-run-summary-copy-foreign", ["maze", "run", "--preset", "tiny", "--out", "{tmp}/m", "--summary-copy",
                                        "{tmp}/notes.json", "--no-progress"], {"notes.json": '{"a": 1}'},
      "--summary-copy {tmp}/notes.json exists and was not written by this command; pass --force"),
+    # issue 38: every file a command writes, alone or inside an output folder, is replaced only if this tool
+    # made it (folder outputs: their hidden manifest); all files of a multi-file output are judged first
+    ("passk-plot-foreign-text", ["passk", "{tmp}/r.jsonl", "--k", "1", "--plot", "{tmp}/curve.png"],
+     {"r.jsonl": PASSK_OK, "curve.png": "my notes, not a picture\n"},
+     "--plot {tmp}/curve.png exists and was not written by this command; pass --force"),
+    ("passk-plot-foreign-png", ["passk", "{tmp}/r.jsonl", "--k", "1", "--plot", "{tmp}/photo.png", "--out", "{tmp}/p.json"],
+     {"r.jsonl": PASSK_OK, "photo.png": FOREIGN_PNG}, "--plot {tmp}/photo.png exists and was not written by"),
+    ("eval-meta-foreign-new-out", EVAL, {"d.jsonl": DATA_OK, "out.jsonl.meta.json": '{"mine": true}\n'},
+     "out.jsonl.meta.json exists and was not written by this command; pass --force"),
+    ("eval-meta-foreign-empty-out", EVAL, {"d.jsonl": DATA_OK, "out.jsonl": "", "out.jsonl.meta.json": "plain text\n"},
+     "out.jsonl.meta.json exists and was not written by this command"),
+    ("report-out-dir-foreign-latex", REPORT, {**manifest(), "rep/table.tex": "\\section{mine}\n"},
+     "--out-dir {tmp}/rep/table.tex exists and was not written by this command; pass --force"),
+    ("report-out-dir-foreign-png", REPORT[:-2] + ["--no-progress"], {**manifest(), "rep/passk_curves.png": FOREIGN_PNG},
+     "{tmp}/rep/passk_curves.png exists and was not written"),
+    ("report-out-dir-selection-is-folder", REPORT, {**manifest(), "rep/selection.json/keep.txt": "x"},
+     "--out-dir {tmp}/rep/selection.json is a folder"),
+    ("report-out-dir-foreign-manifest", REPORT, {**manifest(), "rep/.fgrpo-sim-outputs.json": "[1, 2]"},
+     ".fgrpo-sim-outputs.json there was not written by this tool; pass --force"),
+    ("figures-out-foreign-pdf", ["figures", "fig4", "--out", "{tmp}/figs"], {"figs/fig4.pdf": "%PDF-1.4 mine\n"},
+     "--out {tmp}/figs/fig4.pdf exists and was not written by this command; pass --force"),
+    ("maze-run-out-foreign-summary", ["maze", "run", "--preset", "tiny", "--out", "{tmp}/m", "--no-progress"],
+     {"m/summary.json": '{"title": "my summary"}'}, "--out {tmp}/m/summary.json exists and was not written"),
+    ("maze-run-out-foreign-timings", ["maze", "run", "--preset", "tiny", "--out", "{tmp}/m", "--no-progress"],
+     {"m/timings.json": "12 s\n"}, "--out {tmp}/m/timings.json exists and was not written"),
+    ("export-verl-out-inside-checkpoint", ["llm", "export-verl", "{tmp}/ck", "{tmp}/ck/global_step_3/merged"],
+     VERL_CHECKPOINT, "OUT {tmp}/ck/global_step_3/merged is inside CHECKPOINT {tmp}/ck"),
     # issue 31: a JSON string escape that is a lone UTF-16 surrogate is not text: named when read, before work
     ("eval-data-lone-surrogate", EVAL, {"d.jsonl": '{"problem_id": "\\udc00x", "problem": "a", "answer": "2"}\n'},
      "d.jsonl line 1: the string '\\udc00x' holds a lone surrogate"),

@@ -105,4 +105,4 @@ def test_figure_names_have_one_spelling_and_old_names_still_work(run_cli, tmp_pa
     result = run_cli("figures", "peak_map", "--out", tmp_path, "--no-progress")
     assert result.exit_code == 0, result.stderr
     assert result.stderr.strip() == "fgrpo: deprecated: figure peak_map is now peak-map; the old name goes in 0.2"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["peak-map.pdf", "peak-map.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".fgrpo-sim-outputs.json", "peak-map.pdf", "peak-map.png"]

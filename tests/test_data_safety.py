@@ -196,7 +196,7 @@ def test_figures_run_removes_hidden_temp_files_of_a_killed_run(run_cli, tmp_path
     res = run_cli("figures", "fig1a", "--out", out, "--data-dir", data, "--no-progress")
     assert res.exit_code == 0, res.stderr
     assert not any(p.exists() for p in leftovers)
-    assert sorted(p.name for p in out.iterdir()) == ["fig1a.pdf", "fig1a.png"]
+    assert sorted(p.name for p in out.iterdir()) == [".fgrpo-sim-outputs.json", "fig1a.pdf", "fig1a.png"]  # + manifest
     again = tmp_path / "again"
     assert run_cli("figures", "fig1a", "--out", again, "--data-dir", data, "--no-progress").exit_code == 0
     for name in ("fig1a.pdf", "fig1a.png"):  # same code, same figure: byte-identical files

@@ -32,7 +32,8 @@ def _render(out: Path, hash_seed: str, threads: int) -> dict[str, bytes]:
 def test_population_figure_is_byte_identical_across_runs(tmp_path):
     first = _render(tmp_path / "a", "1", 1)
     second = _render(tmp_path / "b", "2", 2)
-    assert sorted(first) == ["population-shared.pdf", "population-shared.png"]
+    # the folder's manifest (fgrpo_sim.ownership) lists both with their hashes: identical too
+    assert sorted(first) == [".fgrpo-sim-outputs.json", "population-shared.pdf", "population-shared.png"]
     assert first == second
     png, pdf = first["population-shared.png"], first["population-shared.pdf"]
     assert b"Matplotlib version" not in png and b"Software" not in png

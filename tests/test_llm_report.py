@@ -108,8 +108,8 @@ def test_report_cli_writes_tables_and_figure(run_cli, manifest, tmp_path):
     result = run_cli("llm", "report", manifest, "--out-dir", out, "--k", str(K), "--m", "8", "--iterations", "500")
     assert result.exit_code == 0, result.stderr
     assert "| method | epoch | step | math500 | aime24 | gpqa_diamond |" in result.stdout
-    assert sorted(p.name for p in out.iterdir()) == ["pass1_vs_passk.png", "passk_curves.png", "selection.json",
-                                                     "table.md", "table.tex"]
+    assert sorted(p.name for p in out.iterdir()) == [".fgrpo-sim-outputs.json", "pass1_vs_passk.png", "passk_curves.png",
+                                                     "selection.json", "table.md", "table.tex"]  # manifest: ours
     selection = json.loads((out / "selection.json").read_text())
     assert selection["selected"][1]["step"] == 10
     # the curves: the selected checkpoints' own pass@k (k = 1, 2, 4, 8, 16 <= n) and the paper's Table 12 run

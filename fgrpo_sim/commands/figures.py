@@ -29,10 +29,12 @@ def register(app: typer.Typer) -> None:
             None, "--data-dir", help="Folder for cached simulation results (default: runs/figure-data)."
         ),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
+        force: bool = typer.Option(False, "--force", help="Replace a NAME.png / NAME.pdf in OUT that this tool did "
+                                   "not write there (its hidden manifest .fgrpo-sim-outputs.json lists ours)."),
     ) -> None:
         """Regenerate figures (paper numbering: fig1a, fig2, fig3, ...) into OUT as PNG and PDF."""
         from fgrpo_sim.commands.deprecated import current_figure_name
-        from fgrpo_sim.figures.registry import FigureOptions, load_all, save_figure
+        from fgrpo_sim.figures.registry import FigureOptions, figure_files, figure_folder, load_all, save_figure
 
         registry = load_all()
         if list_:
@@ -55,6 +57,7 @@ def register(app: typer.Typer) -> None:
 
         resolve_device(device)  # mps / meta / a missing GPU: one line now, not a traceback inside a figure
         check_writable_dir(out, "--out")  # before any figure is computed
+        figure_folder(out, force).check([f for name in selected for f in figure_files(name)])
         if data_dir is not None:
             check_writable_dir(data_dir, "--data-dir")
         options = FigureOptions(full=full, device=device, seed=seed, progress=progress, yes=yes,
@@ -72,6 +75,6 @@ def register(app: typer.Typer) -> None:
         for name in selected:
             spec = registry[name]
             fig = spec.draw(spec.compute(options))
-            paths = save_figure(fig, out, name)
+            paths = save_figure(fig, out, name, force=force)
             plt.close(fig)
             typer.echo(f"{name}: " + ", ".join(str(p) for p in paths))

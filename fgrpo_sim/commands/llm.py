@@ -178,6 +178,8 @@ def eval_command(
     wait: bool = typer.Option(False, "--wait", help="When another run is writing OUT (it holds the hidden lock file "
                               ".OUT.lock next to it), wait for it to finish, then add only the samples still missing. "
                               "Default: exit 2 at once with a message naming the lock."),
+    force: bool = typer.Option(False, "--force", help="Replace an OUT.meta.json that `fgrpo llm eval` did not write. "
+                               "Default: refused, before any work."),
 ) -> None:
     from fgrpo_sim.llm.evaluation.evaluate import EvalSettings, run_eval
     from fgrpo_sim.llm.evaluation.ood_data import load_any_benchmark
@@ -211,7 +213,8 @@ def eval_command(
     problems = everything[:limit] if limit is not None else everything
     # with --limit, lines of the file's later problems (from a run with a larger limit) are not foreign
     known = {p["problem_id"] for p in everything}
-    summary = run_eval(settings, problems, out, progress=progress, wait_for_lock=wait, known_problem_ids=known)
+    summary = run_eval(settings, problems, out, progress=progress, wait_for_lock=wait, known_problem_ids=known,
+                       force=force)
     # reported with the results (and in the meta file), not before them: an error stays the only stderr line
     summary["model_family"] = f"{spec.family} ({'given' if model_family else 'detected; override with --model-family'})"
     if as_json:
@@ -308,11 +311,14 @@ def report_command(
                                   "stderr (default) or not."),
     as_json: bool = typer.Option(False, "--json", help="Print what selection.json holds (selected checkpoints, "
                                  "scores, significance marks, curves) as JSON instead of the markdown table."),
+    force: bool = typer.Option(False, "--force", help="Replace files in --out-dir that this tool did not write "
+                               "there (its hidden manifest .fgrpo-sim-outputs.json lists ours). Default: refused "
+                               "before any work, nothing written."),
 ) -> None:
-    from fgrpo_sim.atomic_io import check_writable_dir
-    from fgrpo_sim.llm.evaluation.report import PAPER_CSV, build_report, write_report
+    from fgrpo_sim.llm.evaluation.report import PAPER_CSV, REPORT_FILES, build_report, report_folder, write_report
 
-    check_writable_dir(out_dir, "--out-dir")
+    # before any work; write_report checks again, with the figures it got, before its first file
+    report_folder(out_dir, force).check([*REPORT_FILES, *(() if no_figure else ("pass1_vs_passk.png",))])
     report = build_report(manifest, k=k, m=m, iterations=iterations, seed=seed,
                           paper_csv=None if no_paper else (paper_csv or PAPER_CSV), progress=progress,
                           title=title)
@@ -321,7 +327,7 @@ def report_command(
         from fgrpo_sim.figures.evaluation import draw_report_figures
 
         figures = draw_report_figures(report)
-    written = write_report(report, out_dir, figures=figures)
+    written = write_report(report, out_dir, figures=figures, force=force)
     if as_json:
         from fgrpo_sim.llm.evaluation.report import selection_data
 

@@ -40,6 +40,9 @@ def export_verl_command(
 ) -> None:
     """Merge a verl checkpoint into a Hugging Face model folder with verl's own model merger (FSDP shards,
     or the full weights verl saved in huggingface/), tokenizer as verl saved it. Runs in .venv-verl."""
+    from fgrpo_sim.verl.export import check_export_paths
+
+    check_export_paths(checkpoint, out)  # before looking for verl: a wrong path is named whether or not it is installed
     python = verl_python()
     if python is None:
         raise ValueError("verl is not installed in this environment and no .venv-verl was found: run "

@@ -64,7 +64,8 @@ def run(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars on stderr."),
     yes: bool = typer.Option(False, "--yes", help="Start a cpu or paper preset run without asking (it takes "
                                                   "minutes to days; the tiny preset never asks)."),
-    force: bool = typer.Option(False, "--force", help="Replace an existing --summary-copy that is not a maze summary."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --summary-copy that is not a maze summary, "
+                               "or a summary.json / timings.json in --out that this tool did not write."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object (what summary.json holds) instead of the table."),
 ) -> None:
     """SFT once per seed, then GRPO / F-GRPO for every N x gamma; prints the Table 4 analogue."""
@@ -72,8 +73,9 @@ def run(
 
     from fgrpo_sim.atomic_io import check_replaceable, check_writable, check_writable_dir, write_text_atomic
     from fgrpo_sim.figures.maze import format_table
-    from fgrpo_sim.jsonl import dumps, has_keys
-    from fgrpo_sim.maze.experiment import check_sft_source, check_summary_copy, run_experiment
+    from fgrpo_sim.jsonl import dumps
+    from fgrpo_sim.maze.experiment import (REWRITTEN, check_sft_source, check_summary_copy, is_summary,
+                                           results_folder, run_experiment)
     from fgrpo_sim.maze.presets import get_preset
     from fgrpo_sim.sim.categorical import resolve_device
     from fgrpo_sim.validation import check_choice, check_integer, check_range
@@ -99,18 +101,19 @@ def run(
     out = out if out is not None else Path("runs/figure-data/maze") / spec.name
     # Everything that could fail after hours of training is checked before the first step.
     check_writable_dir(out, "--out")
+    results_folder(out, force).check(REWRITTEN)
     if summary_copy is not None:
         check_writable(summary_copy, "--summary-copy")
         check_summary_copy(summary_copy, out)
-        check_replaceable(summary_copy, "--summary-copy", lambda path: has_keys(path, ("preset", "sft", "cells")),
-                          force=force)
+        check_replaceable(summary_copy, "--summary-copy", is_summary, force=force)
     if sft_from is not None:
         check_sft_source(sft_from, spec.to_dict(), "--sft-from")
     _confirm_long_run(spec, yes)
     summary = run_experiment(spec, out, progress=progress, device=device, log=lambda m: typer.echo(m, err=True),
-                             sft_from=sft_from)
+                             sft_from=sft_from, force=force)
     if summary_copy is not None:
-        write_text_atomic(summary_copy, dumps(summary, sort_keys=True, separators=(",", ":")) + "\n")
+        write_text_atomic(summary_copy, dumps(summary, sort_keys=True, separators=(",", ":")) + "\n",
+                          is_ours=is_summary, force=force, name="--summary-copy")
     if as_json:
         emit_json(summary)
         return
@@ -145,11 +148,8 @@ def table(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object instead of the table."),
 ) -> None:
     """Re-summarise a results folder (also a partial one) and print the Table 4 analogue; a summary JSON
-    (e.g. the committed docs/maze-results.json) is printed as it is."""
-    import json
-
-    from fgrpo_sim.atomic_io import write_text_atomic
-    from fgrpo_sim.figures.maze import format_table
+    (e.g. the committed docs/maze-results.json) is printed as it is. It only reads: the folder (a
+    read-only one too) is left as it is; `fgrpo maze run` writes summary.json."""
     from fgrpo_sim.maze.experiment import summarize
 
     if out.is_file():
@@ -158,9 +158,7 @@ def table(
     if not (out / "config.json").exists():
         raise ValueError(f"out must be a results folder of `fgrpo maze run` or its summary JSON "
                          f"(no config.json in {out})")
-    summary = summarize(out)
-    write_text_atomic(out / "summary.json", json.dumps(summary, indent=1, sort_keys=True) + "\n")
-    _print_summary(summary, as_json)
+    _print_summary(summarize(out), as_json)
 
 
 def _print_summary(summary: dict, as_json: bool) -> None:

@@ -92,13 +92,14 @@ def _labels(text: str | None, paths: list[Path]) -> list[str]:
     return labels
 
 
-def _draw_plot(path: Path, curves: list[tuple[str, object]]) -> None:
+def _draw_plot(path: Path, curves: list[tuple[str, object]], force: bool) -> None:
     from fgrpo_sim.atomic_io import atomic_path
     from fgrpo_sim.figures.evaluation import draw_passk_bands
+    from fgrpo_sim.ownership import PNG_METADATA, is_our_png
 
     fig = draw_passk_bands([{"label": label, **c.as_dict()} for label, c in curves])
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=150)
+    with atomic_path(path, is_ours=is_our_png, force=force, name="--plot") as tmp:
+        fig.savefig(tmp, format="png", dpi=150, metadata=PNG_METADATA)  # our tag: a later --plot may replace it
 
 
 def _describe(data) -> str:
@@ -142,7 +143,8 @@ def passk_command(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the table."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON object to this file (atomically)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar of the subsampling test."),
-    force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not an earlier `fgrpo passk` result."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not an earlier `fgrpo passk` "
+                               "result, or a --plot PNG that `fgrpo passk` did not draw."),
 ) -> None:
     """Unbiased pass@k (Chen et al. 2021) per k, averaged over problems, with bootstrap intervals; with --compare, the paired subsampling test of the difference per k."""
     import numpy as np
@@ -169,10 +171,13 @@ def passk_command(
             check_writable(path, option)  # before any reading or resampling
             check_not_input(path, option, *results, compare)
     check_replaceable(out, "--out", _is_passk_result, force=force)
+    from fgrpo_sim.ownership import is_our_png
+
+    check_replaceable(plot, "--plot", is_our_png, force=force)
     if out is not None and plot is not None and Path(out).resolve() == Path(plot).resolve():
         raise ValueError(f"--plot must differ from --out, got {plot} for both")
     if len(results) > 1:
-        _several_files(results, labels, k, bootstrap, seed, as_json, out, plot)
+        _several_files(results, labels, k, bootstrap, seed, as_json, out, plot, force)
         return
     results = results[0]
     data = read_results_jsonl(results)
@@ -218,9 +223,9 @@ def passk_command(
 
     text = dumps(report)
     if out is not None:
-        write_text_atomic(out, text + "\n")
+        write_text_atomic(out, text + "\n", is_ours=_is_passk_result, force=force, name="--out")
     if plot is not None:
-        _draw_plot(plot, [(labels[0], curve)] + ([(labels[1], curve_b)] if other is not None else []))
+        _draw_plot(plot, [(labels[0], curve)] + ([(labels[1], curve_b)] if other is not None else []), force)
     if as_json:
         typer.echo(text)
         return
@@ -255,7 +260,7 @@ def _usable_bootstrap(bootstrap: int, data) -> tuple[int, str | None]:
 
 
 def _several_files(paths: list[Path], labels: list[str], k: str, bootstrap: int, seed: int, as_json: bool,
-                   out: Path | None, plot: Path | None) -> None:
+                   out: Path | None, plot: Path | None, force: bool) -> None:
     """`fgrpo passk A B ...`: one pass@k table per file at the same k (those <= every file's smallest n)."""
     from fgrpo_sim.atomic_io import recorded_path, write_text_atomic
     from fgrpo_sim.jsonl import dumps
@@ -274,9 +279,9 @@ def _several_files(paths: list[Path], labels: list[str], k: str, bootstrap: int,
         curves.append((name, curve))
     text = dumps({"files": entries})
     if out is not None:
-        write_text_atomic(out, text + "\n")
+        write_text_atomic(out, text + "\n", is_ours=_is_passk_result, force=force, name="--out")
     if plot is not None:
-        _draw_plot(plot, curves)
+        _draw_plot(plot, curves, force)
     if as_json:
         typer.echo(text)
         return

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from fgrpo_sim.atomic_io import atomic_path
+from fgrpo_sim.ownership import OutputFolder
 
 
 @dataclass(frozen=True)
@@ -64,13 +64,27 @@ def load_all() -> dict[str, FigureSpec]:
     return FIGURES
 
 
-def save_figure(fig, out_dir: str | Path, name: str, dpi: int = 150) -> list[Path]:
-    """Save `fig` as NAME.png (at `dpi`) and NAME.pdf in `out_dir`, each written atomically."""
-    out_dir = Path(out_dir)
+def figure_files(name: str) -> list[str]:
+    """The files figure NAME is saved as."""
+    return [f"{name}.png", f"{name}.pdf"]
+
+
+def figure_folder(out_dir: str | Path, force: bool = False) -> OutputFolder:
+    """`fgrpo figures --out`: an output folder under the overwrite rule (its manifest lists our figures)."""
+    return OutputFolder(out_dir, "--out", force=force)
+
+
+def save_figure(fig, out_dir: str | Path, name: str, dpi: int = 150, *, force: bool = False) -> list[Path]:
+    """Save `fig` as NAME.png (at `dpi`) and NAME.pdf in `out_dir`, each written atomically; a file of
+    that name which this tool did not write there is refused unless `force` (ownership.OutputFolder)."""
+    folder = figure_folder(out_dir, force)
+    files = figure_files(name)
+    folder.check(files)  # both before either is written
     paths = []
-    for ext in ("png", "pdf"):
-        target = out_dir / f"{name}.{ext}"
-        with atomic_path(target) as tmp:
+    for file in files:
+        ext = file.rsplit(".", 1)[1]
+        target = Path(out_dir) / file
+        with folder.path(file) as tmp:
             # no creation date and no matplotlib version in the file: regenerating an unchanged figure leaves
             # the file byte for byte unchanged (tests/test_figure_determinism.py)
             metadata = {"CreationDate": None, "Creator": None, "Producer": None} if ext == "pdf" else {"Software": None}

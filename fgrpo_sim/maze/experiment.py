@@ -43,10 +43,14 @@ def run_file(out: Path, seed: int, n: int, gamma: float) -> Path:
     return out / f"seed{seed}" / f"rl_N{n}_gamma{_gamma_tag(gamma)}.json"
 
 
-def _dump(path: Path, data) -> None:
+def _json_text(data) -> str:
     from fgrpo_sim.jsonl import dumps
 
-    write_text_atomic(path, dumps(data, indent=1, sort_keys=True) + "\n")
+    return dumps(data, indent=1, sort_keys=True) + "\n"
+
+
+def _dump(path: Path, data) -> None:
+    write_text_atomic(path, _json_text(data))
 
 
 def evaluate_model(model, tokenizer, heldout, ks: Sequence[int], n_samples: int, seed: int) -> dict:
@@ -147,14 +151,37 @@ def read_json(path: Path) -> dict:
     return data
 
 
+#: The files of a results folder that every run replaces (pieces are written once and reused, never replaced).
+REWRITTEN = ("summary.json", "timings.json")
+
+
+def is_summary(path: str | Path) -> bool:
+    """A summary JSON of `fgrpo maze run` (summary.json, --summary-copy): the overwrite rule's recogniser."""
+    from fgrpo_sim.jsonl import has_keys
+
+    return has_keys(path, ("preset", "sft", "cells"))
+
+
+def results_folder(out: str | Path, force: bool = False):
+    """`out` as an output folder under the overwrite rule (fgrpo_sim.ownership); a folder written before the
+    manifest existed has its summary.json and timings.json recognised by their keys."""
+    from fgrpo_sim.jsonl import has_keys
+    from fgrpo_sim.ownership import OutputFolder
+
+    return OutputFolder(out, "--out", force=force, recognisers={
+        "summary.json": is_summary, "timings.json": lambda path: has_keys(path, ("cells",))})
+
+
 def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, device: str = "cpu",
-                   log=print, sft_from: Path | None = None) -> dict:
+                   log=print, sft_from: Path | None = None, force: bool = False) -> dict:
     """Run (or resume) every seed x N x gamma of `preset` into `out`; returns the summary.
 
     `sft_from`: another results folder whose SFT checkpoints (same SFT settings) are reused instead of
-    retraining, e.g. for a learning-rate control that only changes the RL settings.
+    retraining, e.g. for a learning-rate control that only changes the RL settings. A summary.json or
+    timings.json in `out` that this tool did not write is refused before any training (`force` replaces it).
     """
     out = Path(out)
+    folder = results_folder(out, force)
     config = preset.to_dict()
     if sft_from is not None:
         sft_from = check_sft_source(sft_from, config)
@@ -167,9 +194,10 @@ def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, devi
             if not same_settings(read_json(cfg_path), config):
                 raise ValueError(f"out folder {out} holds results of different settings; choose another --out")
             check_results_folder(out)
+        folder.check(REWRITTEN)
         with _transformers_bars(progress):
             _dump(cfg_path, config)
-            return _run_seeds(preset, out, config, progress=progress, device=device, log=log, sft_from=sft_from)
+            return _run_seeds(preset, folder, config, progress=progress, device=device, log=log, sft_from=sft_from)
 
 
 def _is_number(v) -> bool:
@@ -259,9 +287,9 @@ def _transformers_bars(enabled: bool):
             hf_logging.enable_progress_bar()
 
 
-def _run_seeds(preset: MazePreset, out: Path, config: dict, *, progress: bool, device: str, log,
+def _run_seeds(preset: MazePreset, folder, config: dict, *, progress: bool, device: str, log,
                sft_from: Path | None) -> dict:
-    """The body of `run_experiment`, after its checks."""
+    """The body of `run_experiment`, after its checks; `folder`: the results folder (ownership.OutputFolder)."""
     import torch
 
     from fgrpo_sim.maze.generator import split_mazes
@@ -270,6 +298,7 @@ def _run_seeds(preset: MazePreset, out: Path, config: dict, *, progress: bool, d
     from fgrpo_sim.maze.sft import train_sft
     from fgrpo_sim.maze.tokenizer import build_tokenizer, load_tokenizer
 
+    out = folder.folder
     max_completion = 2 * ((preset.size - 1) // 2) ** 2  # longest possible route is cells^2 - 1 moves, plus slack
     for seed in range(preset.seeds):
         seed_dir = out / f"seed{seed}"
@@ -325,8 +354,8 @@ def _run_seeds(preset: MazePreset, out: Path, config: dict, *, progress: bool, d
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
     summary = summarize(out)
-    _dump(out / "summary.json", summary)
-    _dump(out / "timings.json", timings(out))
+    for name, data in (("summary.json", summary), ("timings.json", timings(out))):
+        folder.write_text(name, _json_text(data))
     return summary
 
 

@@ -19,6 +19,7 @@ character vocabulary among them). OUT is written as a whole or not at all (temp 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -62,16 +63,35 @@ def _merge_fsdp(actor: Path, target: Path) -> None:
     merger.cleanup()
 
 
-def export_checkpoint(checkpoint: str | Path, out: str | Path) -> dict:
-    """Write a Hugging Face model folder at `out` from a verl checkpoint; returns what was done."""
+def check_export_paths(checkpoint: str | Path, out: str | Path) -> tuple[Path, Path]:
+    """(actor folder, the folder really written) once CHECKPOINT is a verl checkpoint and OUT a new or empty
+    folder outside it (the copy would otherwise hold a second copy of the weights); a link OUT is written
+    through to an existing empty folder, a dangling one refused. Needs no verl: the CLI checks first."""
     from fgrpo_sim.atomic_io import check_writable_dir
 
     actor = actor_folder(checkpoint)
-    hf = actor / "huggingface"
-    out = Path(out)
+    given = Path(out)
+    out = given
+    if given.is_symlink():
+        out = Path(os.path.realpath(given))
+        if not out.is_dir():
+            raise ValueError(f"OUT {given} is a link to {out}, which is not an existing folder; give a new folder")
     if out.exists() and any(out.iterdir()):
-        raise ValueError(f"OUT {out} exists and is not empty; give a new folder")
+        raise ValueError(f"OUT {given} exists and is not empty; give a new folder")
     check_writable_dir(out, "OUT")
+    inside = Path(os.path.realpath(out))
+    source = Path(os.path.realpath(checkpoint))
+    if inside == source or source in inside.parents:
+        raise ValueError(f"OUT {given} is inside CHECKPOINT {checkpoint}; give a folder outside it (the export would "
+                         "copy the checkpoint into itself)")
+    return actor, out
+
+
+def export_checkpoint(checkpoint: str | Path, out: str | Path) -> dict:
+    """Write a Hugging Face model folder at `out` from a verl checkpoint; returns what was done."""
+    given = out
+    actor, out = check_export_paths(checkpoint, out)
+    hf = actor / "huggingface"
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -95,7 +115,7 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path) -> dict:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return {"checkpoint": str(actor), "out": str(out), "method": method}
+    return {"checkpoint": str(actor), "out": str(given), "method": method}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -43,26 +43,32 @@ def verl_rows(path: str | Path, system_prompt: str | None = None, split: str = "
     return rows
 
 
-def write_parquet(rows: list[dict[str, Any]], path: str | Path) -> Path:
-    """Write rows as one parquet file, atomically."""
+def write_parquet(rows: list[dict[str, Any]], path: str | Path, folder=None) -> Path:
+    """Write rows as one parquet file, atomically: through `folder` (an ownership.OutputFolder, which replaces
+    only its own files) when given, else never over an existing file."""
     import pandas as pd
 
     from fgrpo_sim.atomic_io import atomic_path
 
-    with atomic_path(path) as tmp:
+    path = Path(path)
+    with (folder.path(path.name) if folder is not None else atomic_path(path, is_ours=lambda p: False)) as tmp:
         pd.DataFrame(rows).to_parquet(tmp, index=False)
-    return Path(path)
+    return path
 
 
-def prepare(source: str | Path, out_dir: str | Path, val_rows: int = 256) -> dict[str, Any]:
-    """Write train.parquet and val.parquet under out_dir; returns the paths and row counts."""
+def prepare(source: str | Path, out_dir: str | Path, val_rows: int = 256, force: bool = False) -> dict[str, Any]:
+    """Write train.parquet and val.parquet under out_dir; returns the paths and row counts. Either file there
+    that this tool did not write is refused, before either is written, unless `force` (docs/reliability.md)."""
+    from fgrpo_sim.ownership import OutputFolder
     from fgrpo_sim.validation import check_integer
 
     check_integer("val_rows", val_rows, 1)
+    folder = OutputFolder(out_dir, "--out-dir", force=force)
+    folder.check(["train.parquet", "val.parquet"])
     rows = verl_rows(source)
     val = [{**row, "extra_info": {**row["extra_info"], "split": "val"}} for row in rows[:val_rows]]
-    train_path = write_parquet(rows, Path(out_dir) / "train.parquet")
-    val_path = write_parquet(val, Path(out_dir) / "val.parquet")
+    train_path = write_parquet(rows, Path(out_dir) / "train.parquet", folder)
+    val_path = write_parquet(val, Path(out_dir) / "val.parquet", folder)
     return {"train": str(train_path), "train_rows": len(rows), "val": str(val_path), "val_rows": len(val)}
 
 
@@ -72,9 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("source", help="JSONL written by `fgrpo llm prepare-data` (or any problem/answer file)")
     parser.add_argument("--out-dir", default="data/verl", help="folder for train.parquet and val.parquet")
     parser.add_argument("--val-rows", type=int, default=256, help="rows copied into val.parquet (first rows)")
+    parser.add_argument("--force", action="store_true", help="replace a train.parquet / val.parquet in --out-dir "
+                        "that this tool did not write (its hidden manifest .fgrpo-sim-outputs.json lists ours)")
     args = parser.parse_args(argv)
     try:
-        result = prepare(args.source, args.out_dir, args.val_rows)
+        result = prepare(args.source, args.out_dir, args.val_rows, args.force)
     except (ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

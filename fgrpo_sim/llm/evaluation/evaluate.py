@@ -124,12 +124,28 @@ def _recorded_paths(settings: EvalSettings, out: Path) -> dict[str, Any]:
     return {k: recorded_path(getattr(settings, k), out) for k in _PATH_KEYS if getattr(settings, k) is not None}
 
 
-def _check_meta(out: Path, settings: EvalSettings) -> int:
+def _meta_path(out: Path) -> Path:
+    return out.with_name(out.name + ".meta.json")
+
+
+def _is_meta(path: Path) -> bool:
+    """An earlier meta file of `fgrpo llm eval` (the overwrite rule's recogniser: its settings' keys)."""
+    from fgrpo_sim.jsonl import has_keys
+
+    return has_keys(path, ("model", "data", "benchmark"))  # the settings a resume compares
+
+
+def _check_meta(out: Path, settings: EvalSettings, force: bool = False) -> int:
     """Refuse to resume `out` under other decoding settings; return the largest --samples of earlier runs on it
-    (from its meta file; 0 when `out` is new)."""
-    meta_path = out.with_name(out.name + ".meta.json")
+    (from its meta file; 0 when `out` is new). When `out` is new or empty, a meta file there that this command
+    did not write is refused (the overwrite rule; `force` replaces it), before any work; a resume refuses
+    any meta file whose settings differ."""
+    from fgrpo_sim.atomic_io import check_replaceable
+
+    meta_path = _meta_path(out)
     current = {k: getattr(settings, k) for k in _RESUME_KEYS}
-    if not (out.exists() and out.stat().st_size > 0):
+    if not (out.exists() and out.stat().st_size > 0):  # a fresh start: the meta file there must be ours
+        check_replaceable(meta_path, "--out's settings file", _is_meta, force=force)
         return 0
     if not meta_path.exists():
         raise ValueError(f"cannot resume {out}: it has no {meta_path.name}, so it was not written by "
@@ -154,12 +170,13 @@ def _check_meta(out: Path, settings: EvalSettings) -> int:
     return max([int(v) for v in values if isinstance(v, int) and not isinstance(v, bool)] or [0])
 
 
-def _write_meta(out: Path, settings: EvalSettings, n_max: int | None = None) -> None:
+def _write_meta(out: Path, settings: EvalSettings, n_max: int | None = None, force: bool = False) -> None:
     from fgrpo_sim.atomic_io import write_text_atomic
 
     meta = {**asdict(settings), **_recorded_paths(settings, out)}
     meta["n_max"] = max(settings.n, n_max or 0)  # the largest --samples any run on this file used (resume bound)
-    write_text_atomic(out.with_name(out.name + ".meta.json"), dumps(meta, indent=2) + "\n")
+    write_text_atomic(_meta_path(out), dumps(meta, indent=2) + "\n", is_ours=_is_meta, force=force,
+                      name="--out's settings file")
 
 
 def check_resumable(numbered: list[tuple[int, Any]], out: Path, problem_ids: set[str], n_bound: int
@@ -359,6 +376,7 @@ def run_eval(
     *,
     wait_for_lock: bool = False,
     known_problem_ids: set[str] | None = None,
+    force: bool = False,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Generate and verify every missing sample, appending records to `out`; returns a summary dict.
@@ -367,7 +385,8 @@ def run_eval(
     second run on the same file fails at once with a ValueError naming the lock, or with
     `wait_for_lock` waits and then resumes (so no sample is written twice). Lines already in `out` are
     checked first (`check_resumable`): problem ids must be among `known_problem_ids` (default: those of
-    `problems`; the CLI passes the whole benchmark file's ids when --limit is given).
+    `problems`; the CLI passes the whole benchmark file's ids when --limit is given). `force` replaces an
+    `OUT.meta.json` that this command did not write (else refused, before any work).
     Keyword arguments `sampler`, `verifier`, `progress`, `on_batch` are passed on.
     """
     from fgrpo_sim.atomic_io import check_writable
@@ -378,7 +397,7 @@ def run_eval(
     known = set(known_problem_ids) if known_problem_ids is not None else set()
     known |= {str(p["problem_id"]) for p in problems}
     with output_lock(out, wait=wait_for_lock):
-        return _run_eval_locked(settings, problems, out, known_problem_ids=known, **kwargs)
+        return _run_eval_locked(settings, problems, out, known_problem_ids=known, force=force, **kwargs)
 
 
 def _run_eval_locked(
@@ -387,6 +406,7 @@ def _run_eval_locked(
     out: Path,
     *,
     known_problem_ids: set[str],
+    force: bool = False,
     sampler=None,
     verifier=None,
     progress: bool = True,
@@ -398,7 +418,7 @@ def _run_eval_locked(
     from fgrpo_sim.llm.evaluation.grading import BenchmarkGrader
 
     out.parent.mkdir(parents=True, exist_ok=True)  # run_eval validated settings and resolved `out`
-    n_max = _check_meta(out, settings)
+    n_max = _check_meta(out, settings, force)
     # chosen before anything is read or loaded, so a missing vLLM fails at once
     backend = choose_backend(settings.backend) if sampler is None else None
     existing = check_resumable(read_existing_numbered(out), out, known_problem_ids, max(settings.n, n_max))
@@ -421,7 +441,7 @@ def _run_eval_locked(
             model, tokenizer = load_model_and_tokenizer(settings.model, dtype="auto" if on_gpu else None,
                                                         device="cuda" if on_gpu else None)
             sampler = TransformersSampler(model, tokenizer, settings)
-    _write_meta(out, settings, n_max)  # only once the model loaded: a failed start leaves nothing behind
+    _write_meta(out, settings, n_max, force)  # only once the model loaded: a failed start leaves nothing behind
     if hasattr(sampler, "progress"):
         sampler.progress = show_progress(progress)
     bar = progress_bar(total=len(jobs), progress=progress, desc="eval samples", unit="sample")

@@ -409,25 +409,35 @@ def selection_data(report: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def write_report(report: dict[str, Any], out_dir: str | Path, *, figures: dict[str, Any] | None = None
-                 ) -> list[Path]:
+#: What `write_report` always writes; the figures (file name -> Figure) come on top.
+REPORT_FILES = ("table.md", "table.tex", "selection.json")
+
+
+def report_folder(out_dir: str | Path, force: bool = False):
+    """`--out-dir` as an output folder under the overwrite rule (fgrpo_sim.ownership: its manifest lists ours)."""
+    from fgrpo_sim.ownership import OutputFolder
+
+    return OutputFolder(out_dir, "--out-dir", force=force)
+
+
+def write_report(report: dict[str, Any], out_dir: str | Path, *, figures: dict[str, Any] | None = None,
+                 force: bool = False) -> list[Path]:
     """table.md, table.tex and selection.json under out_dir, plus each of `figures` (file name -> drawn
     matplotlib Figure, e.g. from `fgrpo_sim.figures.evaluation.draw_report_figures(report)`) as PNG,
-    titled with the report's title; all atomically. The report is data: drawing is the caller's."""
-    from fgrpo_sim.atomic_io import atomic_path, write_text_atomic
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    titled with the report's title; all atomically. The report is data: drawing is the caller's.
+    Every file is checked before the first is written: one there that this tool did not write is refused
+    (ValueError naming --force) unless `force`, and nothing is written."""
+    folder = report_folder(out_dir, force)
+    figures = figures or {}
+    folder.check([*REPORT_FILES, *figures])
     written = []
-    for name, text in (("table.md", report["markdown"]), ("table.tex", report["latex"])):
-        write_text_atomic(out / name, text)
-        written.append(out / name)
-    write_text_atomic(out / "selection.json", json.dumps(selection_data(report), indent=2) + "\n")
-    written.append(out / "selection.json")
-    for name, fig in (figures or {}).items():
+    for name, text in (("table.md", report["markdown"]), ("table.tex", report["latex"]),
+                       ("selection.json", json.dumps(selection_data(report), indent=2) + "\n")):
+        written.append(folder.write_text(name, text))
+    for name, fig in figures.items():
         if report.get("title"):
             fig.suptitle(report["title"], fontsize=9)
-        with atomic_path(out / name) as tmp:
+        with folder.path(name) as tmp:
             fig.savefig(tmp, format="png", dpi=150)
-        written.append(out / name)
+        written.append(Path(out_dir) / name)
     return written
