@@ -154,6 +154,54 @@ def draw_passk_bands(curves: list[dict]):
     return fig
 
 
+def draw_paired_difference(curves: list[dict], compared: dict):
+    """`fgrpo passk RESULTS --compare OTHER --plot`: left, both files' pass@k against k; right, the paired
+    difference RESULTS - OTHER per k with the paired test's interval, significant k filled and starred, untested k
+    hollow without a bar. The right panel is what the table's test says; per-file bands over problems are not
+    drawn (they describe another question and overlap where the paired test finds a difference).
+
+    `curves`: two {"label", "k", "pass_at_k"}; `compared`: `fgrpo passk --json`'s "compare" object (test,
+    test_description, alpha, per_k rows with difference, ci_low, ci_high, significant or skipped)."""
+    fig, (left, right) = new_figure(1, 2, width=4.6, height=3.6)
+    for i, c in enumerate(curves):
+        left.plot(c["k"], c["pass_at_k"], color=f"C{i}", marker="o", markersize=3, label=c["label"])
+    left.set_ylabel("pass@k")
+    left.set_title("pass@k", fontsize=10)
+    left.legend(fontsize=8)
+    left.ticklabel_format(axis="y", useOffset=False, style="plain")
+    rows = compared["per_k"]
+    tested = [r for r in rows if "skipped" not in r]
+    significant = [r for r in tested if r["significant"]]
+    plain = [r for r in tested if not r["significant"]]
+    right.axhline(0.0, color="0.4", linewidth=0.8)
+    level = round(100 * (1 - compared["alpha"]))
+    for group, style in ((plain, {"color": "C7", "mfc": "white", "label": "not significant"}),
+                         (significant, {"color": "C3", "mfc": "C3", "label": f"significant (p < {compared['alpha']:g})"})):
+        if group:
+            ks = [r["k"] for r in group]
+            diffs = [r["difference"] for r in group]
+            errors = [[r["difference"] - r["ci_low"] for r in group], [r["ci_high"] - r["difference"] for r in group]]
+            right.errorbar(ks, diffs, yerr=errors, fmt="o", markersize=5, capsize=3, color=style["color"],
+                           mfc=style["mfc"], label=style["label"])
+    for r in significant:
+        right.annotate("*", (r["k"], r["ci_high"]), textcoords="offset points", xytext=(0, 2), ha="center",
+                       color="C3", fontsize=12)
+    untested = [r for r in rows if "skipped" in r]
+    if untested:
+        diffs = {k: a - b for k, a, b in zip(curves[0]["k"], curves[0]["pass_at_k"], curves[1]["pass_at_k"])}
+        right.scatter([r["k"] for r in untested], [diffs[r["k"]] for r in untested], marker="x", color="0.5",
+                      label=f"untested ({untested[0]['skipped']})")
+    right.set_ylabel(f"{curves[0]['label']} - {curves[1]['label']}")
+    right.set_title(f"paired difference, {level}% interval of the test", fontsize=10)
+    right.ticklabel_format(axis="y", useOffset=False, style="plain")
+    right.legend(fontsize=7, title=f"{compared['test']} test, alpha = {compared['alpha']:g}", title_fontsize=7)
+    for ax in (left, right):
+        if len({k for c in curves for k in c["k"]}) > 1:
+            ax.set_xscale("log", base=2)
+        ax.set_xlabel("k")
+    return fig
+
+
 def draw_report_figures(report: dict) -> dict:
     """The figures of an `fgrpo llm report` (`fgrpo_sim.llm.evaluation.report.build_report`'s dict):
     file name -> Figure, pass1_vs_passk.png always, passk_curves.png when the report has curves."""
