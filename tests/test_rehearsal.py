@@ -134,7 +134,7 @@ def report_dir(tmp_path, run_cli):
         writer.writeheader()
         writer.writerows(rows)
     out = tmp_path / "report"
-    result = run_cli("llm", "report", manifest, "--out-dir", out, "--k", "4", "--m", "8", "--iterations", "50",
+    result = run_cli("llm", "report", manifest, "--out-dir", out, "--k", "4",
                      "--no-progress", "--title", "pipeline test")
     assert result.exit_code == 0, result.stderr
     return out, manifest
