@@ -272,6 +272,7 @@ def draw_paired_difference(curves: list[dict], compared: dict):
                       label=f"untested ({untested[0]['skipped']})")
     right.set_ylabel(f"{curves[0]['label']} - {curves[1]['label']}")
     right.set_title(f"paired difference, {level}% interval of the test", fontsize=10)
+    right.margins(y=0.12)  # room for the stars above the intervals
     right.ticklabel_format(axis="y", useOffset=False, style="plain")
     right.legend(fontsize=7, title=f"{compared['test']} test, alpha = {compared['alpha']:g}", title_fontsize=7)
     for ax in (left, right):
