@@ -131,7 +131,7 @@ def passk_command(
         DEFAULT_TEST, "--test",
         help="The paired test of --compare: 'u-statistic' (default; z-test with the unbiased variance of the pass@k "
         "estimator, measured size about alpha; k <= n / 2) or 'app-q' (the paper's m-out-of-n subsampling "
-        "interval, App. Q, to reproduce its marks; measured size about 0.1% at alpha = 0.05; k <= m). Sizes: "
+        "interval, App. Q, to reproduce its marks; measured size 0.06% at alpha = 0.05; k <= m). Sizes: "
         "docs/core-and-metrics.md.",
     ),
     m: Optional[int] = typer.Option(
@@ -156,7 +156,8 @@ def passk_command(
         "significant k marked."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the table."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON object to this file (atomically)."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar of --test app-q."),
+    progress: bool = typer.Option(True, "--progress/--no-progress",
+                                  help="Show the progress bar of --test app-q (the u-statistic test has none)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not an earlier `fgrpo passk` result."),
 ) -> None:
     """Unbiased pass@k (Chen et al. 2021) per k, averaged over problems, with bootstrap intervals; with --compare, a paired test of the difference per k (--test)."""
@@ -175,7 +176,7 @@ def passk_command(
     if compare is None:
         refuse_unused(ctx, ("test_name", "m", "iterations", "alpha"), "is used with --compare only")
     if test_name != "app-q":
-        refuse_unused(ctx, ("m", "iterations", "progress"), "is used with --test app-q only (the u-statistic test "
+        refuse_unused(ctx, ("m", "iterations"), "is used with --test app-q only (the u-statistic test "
                       "draws no subsamples)")
     check_integer("--iterations", iterations, 1, MAX_ITERATIONS)
     check_range("--alpha", alpha, 0.0, 1.0, low_open=True, high_open=True)

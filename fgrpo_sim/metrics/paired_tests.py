@@ -3,7 +3,7 @@
     u-statistic  (default) z-test with the unbiased variance of the pass@k estimator (`ustat_test`): rejects a
                  true null at about alpha (measured: benchmarks/paired_test_calibration.py); k <= n / 2
     app-q        the paper's paired m-out-of-n subsampling interval (App. Q, `subsampling`): true size about
-                 0.1% at alpha = 0.05, kept to reproduce the paper's marks; k <= m
+                 0.06% at alpha = 0.05, kept to reproduce the paper's marks; k <= m
 
 Both hold the benchmark's problems fixed: they test the difference on these problems, given the noise of the
 sampled generations, not over a new draw of problems.

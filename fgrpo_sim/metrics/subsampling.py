@@ -32,7 +32,7 @@ the one rule for m that `fgrpo passk --compare` and `fgrpo llm report` share.
 What the test conditions on: the problem set is fixed, so the interval reflects the sampling
 noise of the generations, not the choice of problems. It is the spread of an estimator based on
 m (not n) samples per problem, about sqrt(n / m) wider than that of the full-n estimate being tested:
-its true size at alpha = 0.05 is about 0.1%, not 5% (benchmarks/paired_test_calibration.py). Kept, by
+its true size at alpha = 0.05 is 0.06%, not 5% (benchmarks/paired_test_calibration.py). Kept, by
 the name "app-q", to reproduce the paper's marks; the default test is `ustat_test.paired_ustatistic_test`.
 """
 

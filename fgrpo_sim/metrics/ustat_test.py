@@ -2,7 +2,7 @@
 
 Why this test (benchmarks/paired_test_calibration.py, numbers in docs/core-and-metrics.md): App. Q's m-out-of-n
 interval describes an estimator built from m samples per problem, about sqrt(n / m) wider than the n-sample
-estimate it is used to test, so its true size at alpha = 0.05 is about 0.1%, not 5%. This test rejects a true
+estimate it is used to test, so its true size at alpha = 0.05 is 0.06%, not 5%. This test rejects a true
 null at about alpha at n = 8 to 1024, finds real differences as often as the rescaled subsampling interval,
 and needs no resampling (milliseconds instead of seconds).
 
