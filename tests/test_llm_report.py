@@ -100,6 +100,9 @@ def test_table_values_and_significance_marks(manifest):
     assert "| F-GRPO | 1 | 10 | 50.0 / " in md and "100.0* / 100.0*" in md
     assert "| 38.6 / 70.3 | 19.2 / 63.3 | 0.46" not in md  # dNLL of the paper only when the paper row has one
     assert "38.6 / 70.3 | 19.2 / 63.3" in md and "37.3 / 64.1 | 17.1 / 55.9" in md  # paper Table 1 columns
+    assert "Paper columns: pass@1 / pass@256" in md  # said when shown (and only then: test_marks_belong_...)
+    assert "app-q test (paired m-out-of-n subsampling interval, paper App. Q), two-sided alpha = 0.05" in md
+    assert "Subsample size m = 8 per problem" in md
     assert "$^{*}$" in report["latex"] and r"\begin{tabular}" in report["latex"]
 
 
