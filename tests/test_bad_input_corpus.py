@@ -61,7 +61,7 @@ def manifest(**row) -> dict:
     return {"man.csv": "\n".join(lines) + "\n", "e.jsonl": EVAL_FILE, "f.jsonl": EVAL_FILE}
 
 
-REPORT = ["llm", "report", "{tmp}/man.csv", "--out-dir", "{tmp}/rep", "--k", "1", "--m", "1", "--iterations", "40",
+REPORT = ["llm", "report", "{tmp}/man.csv", "--out-dir", "{tmp}/rep", "--k", "1",
           "--no-figure", "--no-progress"]
 DYN = ["figures", "llm-dynamics", "--out", "{tmp}/figs", "--data-dir", "{tmp}/runs", "--no-progress"]
 EVAL = ["llm", "eval", "--model", "tiny", "--data", "{tmp}/d.jsonl", "--out", "{tmp}/out.jsonl", "--samples", "1",

@@ -94,7 +94,7 @@ def test_compare_identical_and_planted(run_cli, tmp_path):
     a = _write(tmp_path / "a.jsonl", [{"problem_id": p, "n": 128, "c": c} for p, c in base.items()])
     a2 = _write(tmp_path / "a2.jsonl", _sample_rows(dict(reversed(list(base.items()))), 128))  # other order, per-sample
     b = _write(tmp_path / "b.jsonl", [{"problem_id": p, "n": 128, "c": c} for p, c in better.items()])
-    args = ["--iterations", "1000", "--no-progress", "--bootstrap", "0", "--json"]
+    args = ["--test", "app-q", "--iterations", "1000", "--no-progress", "--bootstrap", "0", "--json"]
 
     same = json.loads(run_cli("passk", a, "--compare", a2, *args).stdout)["compare"]
     assert same["m"] == 32  # min(256, 128 / 4)
@@ -106,7 +106,7 @@ def test_compare_identical_and_planted(run_cli, tmp_path):
 
     res = run_cli("passk", b, "--compare", a, "--k", "1,4,64", *args[:-1])
     assert res.exit_code == 0, res.stderr
-    assert "k > m: no test" in res.stdout  # k = 64 > m = 32
+    assert "k > m = 32: no test" in res.stdout  # k = 64 > m = 32
     table = [line.split() for line in res.stdout.splitlines() if line.strip().startswith(("1 ", "4 "))]
     assert [row[-1] for row in table] == ["yes", "yes"]
 
@@ -114,9 +114,9 @@ def test_compare_identical_and_planted(run_cli, tmp_path):
 def test_compare_requires_same_problems(run_cli, tmp_path):
     a = _write(tmp_path / "a.jsonl", [{"problem_id": "x", "n": 8, "c": 1}, {"problem_id": "y", "n": 8, "c": 1}])
     b = _write(tmp_path / "b.jsonl", [{"problem_id": "x", "n": 8, "c": 1}])
-    res = run_cli("passk", a, "--compare", b, "--iterations", "100", "--no-progress")
+    res = run_cli("passk", a, "--compare", b)
     assert res.exit_code == 2 and "lacks 1 problem(s)" in res.stderr and "'y'" in res.stderr
-    res = run_cli("passk", a, "--compare", a, "--m", "9")
+    res = run_cli("passk", a, "--compare", a, "--test", "app-q", "--m", "9")
     assert res.exit_code == 2 and "--m must be in [1, 7]" in res.stderr
 
 
@@ -138,9 +138,10 @@ def test_passk_unreadable_inputs_are_named(run_cli, tmp_path):
 def test_passk_caps_memory_hungry_settings_and_reports_memory_errors(run_cli, tmp_path, monkeypatch):
     good = tmp_path / "good.jsonl"
     good.write_text('{"problem_id": 1, "n": 4, "c": 1}\n')
-    for option, needle in (("--bootstrap", "--bootstrap must be in [0, 1000000]"),
-                           ("--iterations", "--iterations must be in [1, 10000000]")):
-        result = run_cli("passk", good, option, "100000000000")
+    for options, needle in ((["--bootstrap"], "--bootstrap must be in [0, 1000000]"),
+                            (["--compare", good, "--test", "app-q", "--iterations"],
+                             "--iterations must be in [1, 10000000]")):
+        result = run_cli("passk", good, *options, "100000000000")
         assert result.exit_code == 2 and needle in result.stderr, result.stderr
     import fgrpo_sim.metrics as metrics
 
@@ -157,9 +158,9 @@ def test_degenerate_statistics_are_refused_or_said(run_cli, tmp_path):
     """Issue 29: m = n (zero-width interval), fewer rounds than 2 / alpha, and a bootstrap over one problem."""
     a = _write(tmp_path / "a.jsonl", _sample_rows({"x": 3, "y": 5}, 8))
     b = _write(tmp_path / "b.jsonl", _sample_rows({"x": 4, "y": 5}, 8))
-    res = run_cli("passk", a, "--compare", b, "--m", "8", "--no-progress")
+    res = run_cli("passk", a, "--compare", b, "--test", "app-q", "--m", "8", "--no-progress")
     assert res.exit_code == 2 and "--m must be in [1, 7], got 8" in res.stderr and "Traceback" not in res.stderr
-    res = run_cli("passk", a, "--compare", b, "--iterations", "39", "--no-progress")
+    res = run_cli("passk", a, "--compare", b, "--test", "app-q", "--iterations", "39", "--no-progress")
     assert res.exit_code == 2 and "--iterations must be >= 2 / --alpha = 40" in res.stderr
     one = _write(tmp_path / "one.jsonl", _sample_rows({"x": 3}, 8))
     res = run_cli("passk", one, "--k", "1")
@@ -175,13 +176,12 @@ def test_label_names_the_compare_header_and_equal_names_are_told_apart(run_cli, 
     (tmp_path / "f-grpo").mkdir()
     a = _write(tmp_path / "f-grpo" / "math500.jsonl", _sample_rows({"x": 3, "y": 5}, 8))
     b = _write(tmp_path / "grpo" / "math500.jsonl", _sample_rows({"x": 2, "y": 5}, 8))
-    res = run_cli("passk", a, "--compare", b, "--k", "1", "--iterations", "100", "--no-progress")
+    res = run_cli("passk", a, "--compare", b, "--k", "1")
     assert res.exit_code == 0, res.stderr
     assert "difference = f-grpo/math500.jsonl - grpo/math500.jsonl" in res.stdout
-    res = run_cli("passk", a, "--compare", b, "--k", "1", "--iterations", "100", "--no-progress",
-                  "--label", "F-GRPO,GRPO")
+    res = run_cli("passk", a, "--compare", b, "--k", "1", "--label", "F-GRPO,GRPO")
     assert "difference = F-GRPO - GRPO" in res.stdout
-    res = run_cli("passk", a, "--compare", b, "--label", "F-GRPO", "--no-progress")
+    res = run_cli("passk", a, "--compare", b, "--label", "F-GRPO")
     assert res.exit_code == 2 and "--label must name each of the 2 files" in res.stderr
 
 
@@ -210,3 +210,67 @@ def test_several_files_and_plot_with_bands(run_cli, tmp_path):
 
     fig = draw_passk_bands([{"label": "A", **{k: files[0][k] for k in ("k", "pass_at_k", "ci_low", "ci_high")}}])
     assert len(fig.axes[0].collections) == 1 and fig.axes[0].get_legend().get_texts()[0].get_text() == "A"
+
+
+def _planted(tmp_path, n=64, problems=100, shift=0.06, seed=0):
+    rng = np.random.default_rng(seed)
+    mu = rng.beta(0.6, 0.6, problems)
+    rows = {"a": rng.binomial(n, np.clip(mu + shift, 0, 1)), "b": rng.binomial(n, mu)}
+    return [_write(tmp_path / f"{name}.jsonl", [{"problem_id": f"p{i}", "n": n, "c": int(c)} for i, c in enumerate(cs)])
+            for name, cs in rows.items()]
+
+
+def test_compare_names_its_test_and_what_it_holds_fixed(run_cli, tmp_path):
+    """Issue 37: the default test is the calibrated u-statistic test; App. Q's stays available by name; the
+    output names the test, its alpha and what it holds fixed; App. Q's options are refused without it."""
+    from fgrpo_sim.commands.passk import DEFAULT_TEST
+    from fgrpo_sim.metrics import DEFAULT_TEST as METRICS_DEFAULT
+
+    assert DEFAULT_TEST == METRICS_DEFAULT == "u-statistic"
+    a, b = _planted(tmp_path)
+    res = run_cli("passk", a, "--compare", b, "--k", "1,8,32,64", "--bootstrap", "0")
+    assert res.exit_code == 0, res.stderr
+    assert "u-statistic test (z-test, unbiased variance of the pass@k estimator), two-sided alpha = 0.05" in res.stdout
+    assert "problems are held fixed" in res.stdout and "(k > n / 2: no test)" in res.stdout
+    compared = json.loads(run_cli("passk", a, "--compare", b, "--k", "1,64", "--json", "--bootstrap", "0").stdout)["compare"]
+    assert compared["test"] == "u-statistic" and "held fixed" in compared["test_description"]
+    assert compared["per_k"][0]["significant"] and compared["per_k"][1] == {"k": 64, "skipped": "k > n / 2"}
+    app_q = json.loads(run_cli("passk", a, "--compare", b, "--k", "1", "--json", "--bootstrap", "0", "--test", "app-q",
+                               "--iterations", "200", "--no-progress").stdout)["compare"]
+    assert app_q["test"] == "app-q" and app_q["m"] == 16 and app_q["iterations"] == 200
+    for args, needle in ((["--compare", b, "--m", "4"], "--m is used with --test app-q only"),
+                         (["--compare", b, "--iterations", "100"], "--iterations is used with --test app-q only"),
+                         (["--test", "app-q"], "--test is used with --compare only"),
+                         (["--compare", b, "--test", "z"], "--test must be one of u-statistic, app-q, got 'z'"),
+                         (["--compare", b, "--k", "64"], "--k: no k is <= 32")):
+        res = run_cli("passk", a, *args)
+        assert res.exit_code == 2 and needle in res.stderr, res.stderr
+
+
+def test_compare_plot_draws_the_paired_difference(run_cli, tmp_path, monkeypatch):
+    """Issue 37: --plot drew per-file bootstrap bands over problems, which overlap where the paired test finds a
+    difference; now a second panel draws the paired difference with the test's interval, significant k marked."""
+    from fgrpo_sim.figures import evaluation
+
+    drawn = {}
+
+    def keep(*args, **kwargs):
+        drawn["fig"] = fig = original(*args, **kwargs)
+        return fig
+
+    original = evaluation.draw_paired_difference
+    monkeypatch.setattr(evaluation, "draw_paired_difference", keep)
+    a, b = _planted(tmp_path)
+    png = tmp_path / "diff.png"
+    res = run_cli("passk", a, "--compare", b, "--k", "1,8,64", "--plot", png, "--json", "--bootstrap", "0")
+    assert res.exit_code == 0, res.stderr
+    assert png.stat().st_size > 0
+    rows = json.loads(res.stdout)["compare"]["per_k"]
+    left, right = drawn["fig"].axes
+    assert not left.collections  # no bands over problems
+    stars = [t for t in right.texts if t.get_text() == "*"]
+    significant = [r for r in rows if r.get("significant")]
+    assert len(significant) == 2 and sorted(t.xy[0] for t in stars) == [r["k"] for r in significant]
+    for star, row in zip(sorted(stars, key=lambda t: t.xy[0]), significant):
+        assert star.xy[1] == pytest.approx(row["ci_high"])  # drawn at the top of the test's own interval
+    assert "u-statistic test, alpha = 0.05" in right.get_legend().get_title().get_text()

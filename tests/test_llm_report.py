@@ -84,7 +84,7 @@ def test_manifest_benchmark_spellings_are_the_graders(manifest):
 
 
 def test_table_values_and_significance_marks(manifest):
-    report = build_report(manifest, k=K, m=8, iterations=2000)
+    report = build_report(manifest, k=K, test="app-q", m=8, iterations=2000)
     base, focal = report["selected"]
     assert base["per_benchmark"]["math500"]["pass1"] == pytest.approx(50.0)
     assert base["per_benchmark"]["aime24"]["pass1"] == pytest.approx(100 * 4 / 16 / 4)
@@ -94,18 +94,22 @@ def test_table_values_and_significance_marks(manifest):
     assert focal["math_pass1"] == pytest.approx((50.0 + 12.5) / 2)
     assert focal["ood_pass1"] == pytest.approx(100.0) and base["ood_pass1"] == pytest.approx(0.0)
     # GPQA goes from 0 to 100 %: significant; math500 is identical: not significant.
-    assert report["significant"]["F-GRPO/gpqa_diamond"] == [True, True]
-    assert report["significant"]["F-GRPO/math500"] == [False, False]
+    assert _marks(report, "F-GRPO", "gpqa_diamond") == [True, True]
+    assert _marks(report, "F-GRPO", "math500") == [False, False]
     md = report["markdown"]
     assert "| F-GRPO | 1 | 10 | 50.0 / " in md and "100.0* / 100.0*" in md
     assert "| 38.6 / 70.3 | 19.2 / 63.3 | 0.46" not in md  # dNLL of the paper only when the paper row has one
     assert "38.6 / 70.3 | 19.2 / 63.3" in md and "37.3 / 64.1 | 17.1 / 55.9" in md  # paper Table 1 columns
+    assert "Paper columns: pass@1 / pass@256" in md  # said when shown (and only then: test_marks_belong_...)
+    assert "app-q test (paired m-out-of-n subsampling interval, paper App. Q), two-sided alpha = 0.05" in md
+    assert "Subsample size m = 8 per problem" in md
     assert "$^{*}$" in report["latex"] and r"\begin{tabular}" in report["latex"]
 
 
 def test_report_cli_writes_tables_and_figure(run_cli, manifest, tmp_path):
     out = tmp_path / "report"
-    result = run_cli("llm", "report", manifest, "--out-dir", out, "--k", str(K), "--m", "8", "--iterations", "500")
+    result = run_cli("llm", "report", manifest, "--out-dir", out, "--k", str(K), "--test", "app-q", "--m", "8",
+                     "--iterations", "500")
     assert result.exit_code == 0, result.stderr
     assert "| method | epoch | step | math500 | aime24 | gpqa_diamond |" in result.stdout
     assert sorted(p.name for p in out.iterdir()) == [".fgrpo-sim-outputs.json", "pass1_vs_passk.png", "passk_curves.png",
@@ -123,7 +127,7 @@ def test_report_cli_writes_tables_and_figure(run_cli, manifest, tmp_path):
 
 
 def test_paper_columns_per_benchmark_and_title(manifest, tmp_path):
-    report = build_report(manifest, k=K, m=8, iterations=100, title="Pipeline test, not a result")
+    report = build_report(manifest, k=K, title="Pipeline test, not a result")
     md = report["markdown"]
     assert md.startswith("## Pipeline test, not a result\n")
     header = md.splitlines()[2]
@@ -136,7 +140,7 @@ def test_paper_columns_per_benchmark_and_title(manifest, tmp_path):
     text = text.replace("table1:qwen2.5-7b:F-GRPO,", "table6:qwen2.5-7b:GRPO-g0.5,")
     other = tmp_path / "other.csv"
     other.write_text(text)
-    md = build_report(other, k=K, m=8, iterations=100)["markdown"]
+    md = build_report(other, k=K)["markdown"]
     low_lr = next(line for line in md.splitlines() if line.startswith("| GRPO |"))
     focal = next(line for line in md.splitlines() if line.startswith("| F-GRPO |"))
     assert "| 75.9 / 94.4 | 15.0 / 51.0 |" in low_lr  # Table 11, GRPO low-LR
@@ -147,11 +151,11 @@ def test_paper_columns_per_benchmark_and_title(manifest, tmp_path):
     mine = tmp_path / "mine.csv"
     mine.write_text(manifest.read_text().replace("table1:qwen2.5-7b:GRPO,", "mine,").replace(
         "table1:qwen2.5-7b:F-GRPO,", ","))
-    report = build_report(mine, k=K, m=8, iterations=100, paper_csv=own)
+    report = build_report(mine, k=K, paper_csv=own)
     grpo = next(line for line in report["markdown"].splitlines() if line.startswith("| GRPO |"))
     assert "| - | - | - | 1.0 / 2.0 | 3.0 / 4.0 |" in grpo and report["curves"][0]["paper"] is None
     with pytest.raises(ValueError, match="title must be one line"):
-        build_report(manifest, k=K, m=8, iterations=100, title="two\nlines")
+        build_report(manifest, k=K, title="two\nlines")
 
 
 def test_report_errors_are_one_line(run_cli, manifest, tmp_path):
@@ -162,8 +166,7 @@ def test_report_errors_are_one_line(run_cli, manifest, tmp_path):
     costly = tmp_path / "costly.csv"
     costly.write_text(text.replace("focal,F-GRPO,F-GRPO,1,10,10", "focal,F-GRPO,F-GRPO,1,10,50"))
     # baseline now selected at step 20 with compute 5: only focal checkpoints with compute <= 5 qualify (none)
-    result = run_cli("llm", "report", costly, "--out-dir", tmp_path / "r2", "--k", str(K), "--m", "8",
-                     "--iterations", "100")
+    result = run_cli("llm", "report", costly, "--out-dir", tmp_path / "r2", "--k", str(K))
     assert result.exit_code == 2 and "has no checkpoint at compute <= 5" in result.stderr
 
 
@@ -217,29 +220,39 @@ def test_n8_tiny_difference_gets_no_star_and_matches_passk(tmp_path, run_cli):
     focal = list(base)
     focal[0] += 1  # one more correct sample in one problem of 30: a tiny difference
     manifest = _two_run_manifest(tmp_path, base, focal, n=8)
-    report = build_report(manifest, k=2, iterations=2000, paper_csv=None)
-    assert report["subsample_m"] == {"F-GRPO/math500": 2}
-    assert report["significant"]["F-GRPO/math500"] == [False, False]
+    report = build_report(manifest, k=2, test="app-q", iterations=2000, paper_csv=None)
+    assert [mark["m"] for mark in report["significance"]] == [2]
+    assert _marks(report, "F-GRPO", "math500") == [False, False]
     assert "*" not in report["markdown"].split("\n\nCells")[0]
     assert "m = 2 per problem" in report["markdown"]
     passk = run_cli("passk", tmp_path / "F-GRPO.jsonl", "--compare", tmp_path / "GRPO.jsonl", "--k", "1,2",
-                    "--iterations", "2000", "--no-progress", "--json")
+                    "--test", "app-q", "--iterations", "2000", "--no-progress", "--json")
     assert passk.exit_code == 0, passk.stderr
     compared = json.loads(passk.stdout)["compare"]
     assert compared["m"] == 2 and [row["significant"] for row in compared["per_k"]] == [False, False]
     # an explicit --m = n is refused, naming the benchmark and the pair
     with pytest.raises(ValueError, match=r"math500, F-GRPO vs GRPO: m must be in \[1, 7\], got 8"):
-        build_report(manifest, k=2, m=8, iterations=2000, paper_csv=None)
+        build_report(manifest, k=2, test="app-q", m=8, iterations=2000, paper_csv=None)
 
 
 def test_report_says_which_passk_went_untested(tmp_path):
-    """k > m gets no test (as in `fgrpo passk`): the cell has no star and the note names it."""
+    """k > m (app-q) or k > n / 2 (u-statistic) gets no test (as in `fgrpo passk`): no star, the note names it."""
     manifest = _two_run_manifest(tmp_path, [0] * 10, [8] * 10, n=8)  # 0 % -> 100 %: pass@1 significant
-    report = build_report(manifest, k=8, iterations=2000, paper_csv=None)
-    assert report["significant"]["F-GRPO/math500"] == [True, None]
+    report = build_report(manifest, k=8, test="app-q", iterations=2000, paper_csv=None)
+    assert _marks(report, "F-GRPO", "math500") == [True, None]
     assert "100.0* / 100.0 |" in report["markdown"]
-    assert "pass@8 untested (k > m) for: F-GRPO/math500" in report["markdown"]
+    assert "pass@8 untested (k > m) for: F-GRPO/math500 (GRPO)" in report["markdown"]
     assert "pass@8 untested" in report["latex"]
+    report = build_report(manifest, k=8, paper_csv=None)
+    assert "pass@8 untested (k > n / 2) for: F-GRPO/math500 (GRPO)" in report["markdown"]
+    with pytest.raises(ValueError, match="m and iterations are used with test 'app-q' only"):
+        build_report(manifest, k=8, m=2, paper_csv=None)
+
+
+def _marks(report, run, bench, comparison="GRPO"):
+    """[pass@1 significant?, pass@k significant? (None: untested)] of one comparison's test."""
+    (mark,) = [m for m in report["significance"] if (m["comparison"], m["run"], m["benchmark"]) == (comparison, run, bench)]
+    return [None if mark[key] is None else mark[key]["significant"] for key in ("pass1", "passk")]
 
 
 def _drawn(fig):
@@ -280,7 +293,7 @@ def test_report_plots_draw_a_shared_checkpoint_once_and_skip_empty_panels(tmp_pa
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    report = build_report(manifest, k=2, iterations=100, paper_csv=None)
+    report = build_report(manifest, k=2, paper_csv=None)
     figures = draw_report_figures(report)
     (ax,) = _drawn(figures["pass1_vs_passk.png"])  # math only: the empty OOD panel is not drawn
     labels = sorted(t.get_text() for t in ax.texts if t.get_text())
@@ -288,3 +301,75 @@ def test_report_plots_draw_a_shared_checkpoint_once_and_skip_empty_panels(tmp_pa
     assert len(ax.collections) == 3  # three checkpoints, three markers
     (curves_ax,) = _drawn(figures["passk_curves.png"])
     assert sorted(line.get_label() for line in curves_ax.get_lines()) == ["F-G1", "F-G2", "GRPO / GRPO (N=8)"]
+
+
+def _table3_manifest(tmp_path, focal_steps=(10,)):
+    """Table 3's layout (the rehearsal's table2-3 manifest): one F-GRPO run in two comparisons, vs GRPO and vs
+    GRPO low-LR. F-GRPO's counts are drawn from GRPO's own per-problem rates; GRPO low-LR's from rates 0.25 lower.
+    With `focal_steps` (10, 20), F-GRPO's step 20 (rates + 0.06) is affordable only in the low-LR comparison."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    rates = rng.beta(0.6, 0.6, 60)
+    runs = [("grpo", "baseline", "GRPO", "GRPO", 10, rates)]
+    runs += [("f-grpo", "focal", "GRPO", "F-GRPO", step, rates + (0.06 if step == 20 else 0)) for step in focal_steps]
+    runs += [("low", "baseline", "GRPO low-LR", "GRPO low-LR", 20, rates - 0.25)]
+    runs += [("f-grpo", "focal", "GRPO low-LR", "F-GRPO", step, r) for _, _, _, _, step, r in runs[1:-1]]
+    rows, files = [], {}
+    for run, role, comparison, method, step, run_rates in runs:
+        name = f"{run}-{step}.jsonl"
+        if name not in files:
+            files[name] = rng.binomial(N, np.clip(run_rates, 0, 1))
+            (tmp_path / name).write_text("".join(json.dumps({"problem_id": f"p{i}", "n": N, "c": int(c)}) + "\n"
+                                                 for i, c in enumerate(files[name])))
+        rows.append({"comparison": comparison, "role": role, "method": method, "run": run, "epoch": step // 10,
+                     "step": step, "compute": step, "benchmark": "math500", "file": name})
+    return _write_manifest(tmp_path / "table3.csv", rows)
+
+
+def test_marks_belong_to_their_comparison(tmp_path, run_cli):
+    """Issue 37: marks were keyed by (run, benchmark), so the low-LR comparison's test overwrote the GRPO
+    comparison's, and F-GRPO drawn from GRPO's own rates showed a star against GRPO."""
+    manifest = _table3_manifest(tmp_path)
+    out = tmp_path / "report"
+    result = run_cli("llm", "report", manifest, "--out-dir", out, "--k", str(K), "--no-progress", "--no-figure")
+    assert result.exit_code == 0, result.stderr
+    rows = [line for line in result.stdout.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert [row.split(" | ")[0] for row in rows] == ["| GRPO", "| F-GRPO", "| GRPO low-LR", "| F-GRPO"]
+    assert "*" not in rows[1] and rows[3].count("*") == 2  # vs GRPO: no mark; vs GRPO low-LR: both marks kept
+    tests = {m["comparison"]: m for m in json.loads((out / "selection.json").read_text())["significance"]}
+    same, lower = tests["GRPO"], tests["GRPO low-LR"]
+    assert same["baseline_run"] == "grpo" and lower["baseline_run"] == "low"
+    for mark in (same, lower):  # p-values and intervals kept, not only yes/no
+        for key in ("pass1", "passk"):
+            row = mark[key]
+            assert (row["p_value"] < 0.05) == row["significant"] == (row["ci_low"] > 0 or row["ci_high"] < 0)
+            assert row["ci_low"] <= row["difference"] <= row["ci_high"]
+    assert same["pass1"]["p_value"] > 0.05 and same["passk"]["p_value"] > 0.05
+    assert lower["pass1"]["difference"] > 20 and lower["pass1"]["p_value"] < 1e-6
+    # the note names the test that made the marks, and its alpha; no paper columns here, so no word of them
+    note = result.stdout.split("Cells:")[1]
+    assert "u-statistic test" in note and "alpha = 0.05" in note and "problems held fixed" in note
+    assert "Paper columns" not in note
+    app_q = build_report(manifest, k=K, test="app-q", iterations=200, paper_csv=None)["markdown"]
+    assert "app-q test (paired m-out-of-n subsampling interval, paper App. Q)" in app_q and "m = 4" in app_q
+
+
+def test_report_labels_are_distinct_and_do_not_overprint(tmp_path):
+    """Issue 37: F-GRPO selected at two checkpoints (one per comparison) drew two points both labelled "F-GRPO",
+    and labels of nearby points overprinted."""
+    from fgrpo_sim.figures.evaluation import draw_report_figures
+
+    report = build_report(_table3_manifest(tmp_path, focal_steps=(10, 20)), k=K, paper_csv=None)
+    assert [(s["run"], s["step"]) for s in report["selected"]] == [("grpo", 10), ("f-grpo", 10), ("low", 20),
+                                                                   ("f-grpo", 20)]
+    figures = draw_report_figures(report)
+    (ax,) = _drawn(figures["pass1_vs_passk.png"])
+    texts = [t for t in ax.texts if t.get_text()]
+    assert sorted(t.get_text() for t in texts) == ["F-GRPO (GRPO low-LR)", "F-GRPO (GRPO)", "GRPO", "GRPO low-LR"]
+    renderer = figures["pass1_vs_passk.png"].canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in texts]
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    (curves_ax,) = _drawn(figures["passk_curves.png"])
+    assert sorted(line.get_label() for line in curves_ax.get_lines()) == [
+        "F-GRPO (GRPO low-LR)", "F-GRPO (GRPO)", "GRPO", "GRPO low-LR"]

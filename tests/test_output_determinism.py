@@ -25,7 +25,7 @@ def test_passk_json_and_out_are_the_same_in_two_folders(tmp_path, capsys):
         (folder / "r.jsonl").write_text(ROWS)
         (folder / "s.jsonl").write_text(ROWS)
         capsys.readouterr()
-        _run(["passk", folder / "r.jsonl", "--compare", folder / "s.jsonl", "--k", "1", "--iterations", "40",
+        _run(["passk", folder / "r.jsonl", "--compare", folder / "s.jsonl", "--k", "1", "--test", "app-q", "--iterations", "40",
               "--bootstrap", "10", "--json", "--out", folder / "p.json", "--no-progress"])
         outputs.append((capsys.readouterr().out, (folder / "p.json").read_bytes()))
     assert outputs[0] == outputs[1]

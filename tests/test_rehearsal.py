@@ -134,7 +134,7 @@ def report_dir(tmp_path, run_cli):
         writer.writeheader()
         writer.writerows(rows)
     out = tmp_path / "report"
-    result = run_cli("llm", "report", manifest, "--out-dir", out, "--k", "4", "--m", "8", "--iterations", "50",
+    result = run_cli("llm", "report", manifest, "--out-dir", out, "--k", "4",
                      "--no-progress", "--title", "pipeline test")
     assert result.exit_code == 0, result.stderr
     return out, manifest
@@ -143,8 +143,8 @@ def report_dir(tmp_path, run_cli):
 def test_report_numbers_equal_the_eval_files(report_dir):
     out, manifest = report_dir
     # 4 checkpoints x (2 benchmarks + 2 averages) x (pass@1, pass@4); 2 selected x 2 curves x k = 1..16;
-    # 2 table rows x (2 benchmarks x 2 + 2 averages x 2 + dNLL)
-    assert check_report(out, manifest) == 4 * 8 + 2 * 2 * 5 + 2 * 9
+    # 2 table rows x (2 benchmarks x 2 + 2 averages x 2 + dNLL); the focal row's 2 benchmarks x 2 marks
+    assert check_report(out, manifest) == 4 * 8 + 2 * 2 * 5 + 2 * 9 + 2 * 2
 
 
 @pytest.mark.parametrize("target", ["table.md", "selection.json"])
@@ -163,6 +163,24 @@ def test_report_check_catches_a_changed_number(report_dir, target):
         text = json.dumps(data)
     path.write_text(text)
     with pytest.raises(ReportMismatch):
+        check_report(out, manifest)
+
+
+def test_report_check_catches_a_mark_of_another_test_or_comparison(report_dir):
+    """Issue 37: each focal cell's stars must be its own comparison's test results, made by the default test."""
+    out, manifest = report_dir
+    path = out / "selection.json"
+    original = path.read_text()
+    data = json.loads(original)
+    mark = data["significance"][0]
+    mark["pass1"]["significant"] = not mark["pass1"]["significant"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(ReportMismatch, match="its comparison's tests say"):
+        check_report(out, manifest)
+    data = json.loads(original)
+    data["significance"][0]["test"] = "app-q"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ReportMismatch, match="not the default u-statistic test"):
         check_report(out, manifest)
 
 

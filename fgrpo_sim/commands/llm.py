@@ -14,6 +14,7 @@ import typer
 
 from fgrpo_sim import jsonl as json  # standard JSON out: non-finite numbers as null, never bare NaN
 from fgrpo_sim.commands.options import refuse_together
+from fgrpo_sim.commands.passk import DEFAULT_TEST  # one default test for passk --compare and llm report
 
 app = typer.Typer(
     help=(
@@ -287,20 +288,30 @@ def dnll_rare_command(
     "Read a manifest of eval outputs (runs x checkpoints x benchmarks), select per comparison the baseline "
     "checkpoint with the best average math pass@1 and each focal run's best checkpoint at equal or lower compute "
     "(paper App. L.4), and write table.md, table.tex, selection.json, pass1_vs_passk.png and passk_curves.png "
-    "(Fig 1b/1c style, the paper's Tables 12-14 curves dashed) to --out-dir. Significant per-benchmark differences (paired subsampling test, App. Q) are marked '*'. Manifest "
+    "(Fig 1b/1c style, the paper's Tables 12-14 curves dashed) to --out-dir. Significant per-benchmark differences "
+    "from the row's own comparison baseline are marked '*' (--test; the table's note names the test and alpha; "
+    "selection.json keeps each test's difference, interval and p-value). The benchmarks' problems are held fixed: "
+    "a mark is about the sampled generations on these problems, not about problem sampling. Manifest "
     "columns and an example: docs/evaluation.md."
 ))
 def report_command(
+    ctx: typer.Context,
     manifest: Path = typer.Argument(..., help="CSV (or JSON lines) with comparison, role, method, run, epoch, step, "
                                     "compute, benchmark, file[, dnll_rare, paper_row]."),
     out_dir: Path = typer.Option(..., "--out-dir", help="Folder for table.md, table.tex, selection.json and the figure."),
     k: int = typer.Option(256, "--k", help="The large k of the tables, >= 1 (paper: 256; needs >= k samples per problem)."),
-    m: Optional[int] = typer.Option(None, "--m", help="Subsample size of the significance test per problem, in "
+    test_name: str = typer.Option(
+        DEFAULT_TEST, "--test",
+        help="The paired test of the marks, as `fgrpo passk --compare`: 'u-statistic' (default; z-test with the "
+        "unbiased variance of the pass@k estimator, measured size about alpha; pass@k with k > n / 2 untested) or "
+        "'app-q' (the paper's m-out-of-n subsampling test, to reproduce its marks; measured size 0.06% at "
+        "alpha = 0.05). Two-sided alpha = 0.05."),
+    m: Optional[int] = typer.Option(None, "--m", help="--test app-q: subsample size per problem, in "
                                     "[1, n - 1] (paper: 256 of 1024). Default: min(256, n // 4), as `fgrpo passk "
                                     "--compare`; pass@k with k > m is untested (the table says so)."),
-    iterations: int = typer.Option(50_000, "--iterations", help="Subsampling rounds of the test, >= 40 (2 / alpha at "
+    iterations: int = typer.Option(50_000, "--iterations", help="--test app-q: subsampling rounds, >= 40 (2 / alpha at "
                                    "alpha = 0.05; paper: 50,000)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the significance test, >= 0."),
+    seed: int = typer.Option(0, "--seed", help="--test app-q: seed of the subsampling, >= 0."),
     paper_csv: Optional[Path] = typer.Option(None, "--paper-csv", help="The paper's numbers for rows with a paper_row. "
                                              "Default: the CSV shipped in fgrpo_sim/llm/evaluation/paper_results.csv."),
     no_paper: bool = typer.Option(False, "--no-paper", help="Leave out the paper columns. Default: shown when "
@@ -315,11 +326,17 @@ def report_command(
                                "there (its hidden manifest .fgrpo-sim-outputs.json lists ours). Default: refused "
                                "before any work, nothing written."),
 ) -> None:
+    from fgrpo_sim.commands.options import refuse_unused
     from fgrpo_sim.llm.evaluation.report import PAPER_CSV, REPORT_FILES, build_report, report_folder, write_report
+    from fgrpo_sim.metrics.paired_tests import check_test
 
+    if check_test(test_name, "--test") != "app-q":
+        refuse_unused(ctx, ("m", "iterations", "seed"), "is used with --test app-q only (the u-statistic test draws "
+                      "no subsamples)")
     # before any work; write_report checks again, with the figures it got, before its first file
     report_folder(out_dir, force).check([*REPORT_FILES, *(() if no_figure else ("pass1_vs_passk.png",))])
-    report = build_report(manifest, k=k, m=m, iterations=iterations, seed=seed,
+    app_q = test_name == "app-q"
+    report = build_report(manifest, k=k, test=test_name, m=m, iterations=iterations if app_q else None, seed=seed,
                           paper_csv=None if no_paper else (paper_csv or PAPER_CSV), progress=progress,
                           title=title)
     figures = {}

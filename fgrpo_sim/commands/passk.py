@@ -18,6 +18,7 @@ _FORMAT_HELP = (
 )
 
 
+DEFAULT_TEST = "u-statistic"  # metrics.paired_tests.DEFAULT_TEST; not imported here: the CLI loads numpy when a command runs
 MAX_ITERATIONS = 10**7  # the test keeps every round's differences in memory (8 bytes x rounds x k values)
 MAX_BOOTSTRAP = 10**6  # the bootstrap draws all resamples at once (8 bytes x resamples x problems)
 
@@ -92,12 +93,16 @@ def _labels(text: str | None, paths: list[Path]) -> list[str]:
     return labels
 
 
-def _draw_plot(path: Path, curves: list[tuple[str, object]], force: bool) -> None:
+def _draw_plot(path: Path, curves: list[tuple[str, object]], force: bool, compared: dict | None = None) -> None:
+    """Several files: pass@k with each file's bootstrap band. --compare: the two curves and, beside them, the
+    paired difference per k with the test's interval (the bands over problems answer another question and
+    overlap where the paired test finds a difference)."""
     from fgrpo_sim.atomic_io import atomic_path
-    from fgrpo_sim.figures.evaluation import draw_passk_bands
+    from fgrpo_sim.figures.evaluation import draw_passk_bands, draw_paired_difference
     from fgrpo_sim.ownership import PNG_METADATA, is_our_png
 
-    fig = draw_passk_bands([{"label": label, **c.as_dict()} for label, c in curves])
+    data = [{"label": label, **c.as_dict()} for label, c in curves]
+    fig = draw_paired_difference(data, compared) if compared is not None else draw_passk_bands(data)
     with atomic_path(path, is_ours=is_our_png, force=force, name="--plot") as tmp:
         fig.savefig(tmp, format="png", dpi=150, metadata=PNG_METADATA)  # our tag: a later --plot may replace it
 
@@ -109,6 +114,7 @@ def _describe(data) -> str:
 
 
 def passk_command(
+    ctx: typer.Context,
     results: list[Path] = typer.Argument(..., help="Results file(s) (JSON lines, format below); several: one table "
                                          "each (and one plot with --plot).", show_default=False),
     k: str = typer.Option(
@@ -118,15 +124,23 @@ def passk_command(
     ),
     compare: Optional[Path] = typer.Option(
         None, "--compare",
-        help="Second results file over the same problems: adds the paper's paired m-out-of-n subsampling "
-        "test (App. Q) of pass@k(RESULTS) - pass@k(COMPARE) per k.",
+        help="Second results file over the same problems: adds a paired test (--test) of pass@k(RESULTS) - "
+        "pass@k(COMPARE) per k. The benchmark's problems are held fixed: the test is about the sampled "
+        "generations on these problems, not about drawing other problems.",
+    ),
+    test_name: str = typer.Option(
+        DEFAULT_TEST, "--test",
+        help="The paired test of --compare: 'u-statistic' (default; z-test with the unbiased variance of the pass@k "
+        "estimator, measured size about alpha; k <= n / 2) or 'app-q' (the paper's m-out-of-n subsampling "
+        "interval, App. Q, to reproduce its marks; measured size 0.06% at alpha = 0.05; k <= m). Sizes: "
+        "docs/core-and-metrics.md.",
     ),
     m: Optional[int] = typer.Option(
         None, "--m",
-        help="Subsample size per problem for --compare; default min(256, smallest n / 4), at least 1, i.e. the "
+        help="--test app-q: subsample size per problem; default min(256, smallest n / 4), at least 1, i.e. the "
         "paper's 256 of 1024. Must be < every n (m = n has a zero-width interval); k > m gets no test.",
     ),
-    iterations: int = typer.Option(50_000, "--iterations", help="Subsampling rounds for --compare (paper: 50,000), in "
+    iterations: int = typer.Option(50_000, "--iterations", help="--test app-q: subsampling rounds (paper: 50,000), in "
                                    "[2 / alpha, 10^7] (40 at alpha = 0.05)."),
     alpha: float = typer.Option(0.05, "--alpha", help="Two-sided significance level for --compare, in (0, 1)."),
     bootstrap: int = typer.Option(
@@ -138,28 +152,37 @@ def passk_command(
         "header ('difference = A - B') and the plot legend. Default: file names, with parent folders where two "
         "names are equal."),
     plot: Optional[Path] = typer.Option(
-        None, "--plot", help="Also draw pass@k against k with each file's bootstrap band (--bootstrap) to this PNG "
-        "(atomically)."),
+        None, "--plot", help="Also draw a PNG (atomically): pass@k against k with each file's bootstrap band "
+        "(--bootstrap); with --compare, the two curves and the paired difference per k with the test's interval, "
+        "significant k marked."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the table."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON object to this file (atomically)."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar of the subsampling test."),
+    progress: bool = typer.Option(True, "--progress/--no-progress",
+                                  help="Show the progress bar of --test app-q (the u-statistic test has none)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not an earlier `fgrpo passk` "
                                "result, or a --plot PNG that `fgrpo passk` did not draw."),
 ) -> None:
-    """Unbiased pass@k (Chen et al. 2021) per k, averaged over problems, with bootstrap intervals; with --compare, the paired subsampling test of the difference per k."""
-    import numpy as np
+    """Unbiased pass@k (Chen et al. 2021) per k, averaged over problems, with bootstrap intervals; with --compare, a paired test of the difference per k (--test)."""
+    from fgrpo_sim.commands.options import refuse_unused
 
     from fgrpo_sim.atomic_io import (check_not_input, check_replaceable, check_writable, recorded_path,
                                      write_text_atomic)
     from fgrpo_sim.jsonl import dumps
-    from fgrpo_sim.metrics import paired_subsampling_test, pass_at_k_curve, subsample_size
+    from fgrpo_sim.metrics import pass_at_k_curve, run_paired_test, subsample_size
+    from fgrpo_sim.metrics.paired_tests import HOLDS_FIXED, check_test, describe, largest_k, untested_reason
     from fgrpo_sim.metrics.subsampling import min_iterations
     from fgrpo_sim.metrics.results_io import align_problems, read_results_jsonl
     from fgrpo_sim.validation import check_integer, check_range
 
+    check_test(test_name, "--test")
+    if compare is None:
+        refuse_unused(ctx, ("test_name", "m", "iterations", "alpha"), "is used with --compare only")
+    if test_name != "app-q":
+        refuse_unused(ctx, ("m", "iterations"), "is used with --test app-q only (the u-statistic test "
+                      "draws no subsamples)")
     check_integer("--iterations", iterations, 1, MAX_ITERATIONS)
     check_range("--alpha", alpha, 0.0, 1.0, low_open=True, high_open=True)
-    if compare is not None and iterations < min_iterations(alpha):
+    if compare is not None and test_name == "app-q" and iterations < min_iterations(alpha):
         raise ValueError(f"--iterations must be >= 2 / --alpha = {min_iterations(alpha)} for --compare (fewer rounds "
                          f"cannot give p < alpha), got {iterations}")
     check_integer("--bootstrap", bootstrap, 0, MAX_BOOTSTRAP)
@@ -197,35 +220,38 @@ def passk_command(
         _check_ks_fit(ks, other, str(compare))
         order = align_problems(data, other)
         n_b, c_b = other.n[order], other.c[order]
-        m_used = subsample_size(n_min, m, "--m")
-        tested = [kk for kk in ks if kk <= m_used]
+        m_used = subsample_size(n_min, m, "--m") if test_name == "app-q" else None
+        largest = largest_k(test_name, n_min, m_used)
+        tested = [kk for kk in ks if kk <= largest]
         if not tested:
-            raise ValueError(f"no k is <= m = {m_used}; the subsampling test needs k <= m (use a larger --m or smaller --k)")
+            raise ValueError(f"--k: no k is <= {largest}, the largest the {test_name} test can test "
+                             f"({untested_reason(test_name, m_used)}: no test); use a smaller --k"
+                             + (" or a larger --m" if test_name == "app-q" else ""))
         curve_b = pass_at_k_curve(n_b, c_b, ks=ks, n_bootstrap=bootstrap, seed=seed)
-        test = paired_subsampling_test(
-            data.n, data.c, n_b, c_b, ks=tested, m=m_used, iterations=iterations, alpha=alpha, seed=seed,
-            progress=progress,
-        )
+        test = run_paired_test(test_name, data.n, data.c, n_b, c_b, tested, alpha=alpha, m=m_used,
+                               iterations=iterations, seed=seed, progress=progress)
         rows = {row["k"]: row for row in test.rows()}
+        skipped = untested_reason(test_name, m_used)
         report["compare"] = {
             "other": {**other.summary(), "file": recorded_path(compare, out)},
             "other_pass_at_k": curve_b.mean.tolist(),
             "other_ci_low": curve_b.lower.tolist(),
             "other_ci_high": curve_b.upper.tolist(),
-            "test": "paired m-out-of-n subsampling (App. Q), independent subsamples per model, difference = results - other",
+            "test": test_name,
+            "test_description": describe(test_name, alpha, m_used, iterations) + "; difference = results - other; "
+                                + HOLDS_FIXED,
             "labels": labels,
-            "m": m_used,
-            "iterations": iterations,
+            **({"m": m_used, "iterations": iterations, "seed": seed} if test_name == "app-q" else {}),
             "alpha": alpha,
-            "seed": seed,
-            "per_k": [rows.get(kk, {"k": kk, "skipped": f"k > m = {m_used}"}) for kk in ks],
+            "per_k": [rows.get(kk, {"k": kk, "skipped": skipped}) for kk in ks],
         }
 
     text = dumps(report)
     if out is not None:
         write_text_atomic(out, text + "\n", is_ours=_is_passk_result, force=force, name="--out")
     if plot is not None:
-        _draw_plot(plot, [(labels[0], curve)] + ([(labels[1], curve_b)] if other is not None else []), force)
+        _draw_plot(plot, [(labels[0], curve)] + ([(labels[1], curve_b)] if other is not None else []), force,
+                   report.get("compare"))
     if as_json:
         typer.echo(text)
         return
@@ -238,17 +264,15 @@ def passk_command(
         echo_table(["k", "pass@k", ci_head], _curve_rows(ks, curve, bool(bootstrap)), left=[2])
         return
     typer.echo("compared with " + _describe(other))
-    typer.echo(
-        f"paired m-out-of-n subsampling test: m = {test.m} per problem, {iterations} rounds, two-sided alpha = {alpha:g}; "
-        f"difference = {labels[0]} - {labels[1]}"
-    )
+    typer.echo(f"{describe(test_name, alpha, m_used, iterations)}; difference = {labels[0]} - {labels[1]}")
+    typer.echo(HOLDS_FIXED[0].upper() + HOLDS_FIXED[1:])
     interval = f"{round(100 * (1 - alpha)):d}% interval"
     table = []
     for j, kk in enumerate(ks):
         head = [kk, f"{curve.mean[j]:.4f}", f"{curve_b.mean[j]:.4f}", f"{curve.mean[j] - curve_b.mean[j]:+.4f}"]
         r = rows.get(kk)
         table.append(head + ([f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]", _format_p(r["p_value"]),
-                              "yes" if r["significant"] else "no"] if r else ["(k > m: no test)", "", ""]))
+                              "yes" if r["significant"] else "no"] if r else [f"({skipped}: no test)", "", ""]))
     echo_table(["k", "pass@k A", "pass@k B", "A - B", interval, "p-value", "significant"], table, left=[6])
 
 

@@ -63,18 +63,28 @@ def pass_at_k(n: Any, c: Any, k: Any) -> np.ndarray | float:
     if np.any(k_b > n_b):
         i = np.flatnonzero(k_b > n_b)[0]
         raise ValueError(f"k must be in [1, n], got k = {k_b.flat[i]} for n = {n_b.flat[i]}")
-    wrong = n_b - c_b
-    certain = wrong < k_b  # every k-subset contains a correct sample
-    safe_rest = np.where(certain, k_b, wrong - k_b)  # placeholder where the formula is not used
-    # log C(n-c, k) - log C(n, k) = lgamma(n-c+1) - lgamma(n-c-k+1) - lgamma(n+1) + lgamma(n-k+1)
-    log_ratio = gammaln(wrong + 1.0) - gammaln(safe_rest + 1.0) - gammaln(n_b + 1.0) + gammaln(n_b - k_b + 1.0)
-    short = ~certain & (c_b > 0) & (np.minimum(c_b, k_b) <= _PRODUCT_TERMS)
-    if np.any(short):
-        log_ratio = np.array(log_ratio, dtype=float, copy=True).reshape(n_b.shape)
-        log_ratio[short] = _log_ratio_product(n_b[short], c_b[short], k_b[short])
-    value = np.where(certain, 1.0, -np.expm1(np.minimum(log_ratio, 0.0)))
+    certain = n_b - c_b < k_b  # every k-subset contains a correct sample
+    value = np.where(certain, 1.0, -np.expm1(np.minimum(log_miss_ratio(n_b, c_b, k_b), 0.0)))
     value = np.where(c_b == 0, 0.0, value)
     return float(value) if value.ndim == 0 else value
+
+
+def log_miss_ratio(n: np.ndarray, c: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """log C(n - c, k) / C(n, k), the log of the unbiased estimate of (1 - p)^k, for broadcast integer arrays of
+    one shape with 0 <= c <= n and 1 <= k <= n (the caller checks); -inf where n - c < k. The module docstring's
+    two forms (product where min(c, k) <= 64, log-gamma otherwise)."""
+    wrong = n - c
+    certain = wrong < k
+    safe_rest = np.where(certain, k, wrong - k)  # placeholder where the formula is not used
+    # log C(n-c, k) - log C(n, k) = lgamma(n-c+1) - lgamma(n-c-k+1) - lgamma(n+1) + lgamma(n-k+1)
+    log_ratio = gammaln(wrong + 1.0) - gammaln(safe_rest + 1.0) - gammaln(n + 1.0) + gammaln(n - k + 1.0)
+    log_ratio = np.array(log_ratio, dtype=float, copy=True).reshape(np.shape(n))
+    short = ~certain & (c > 0) & (np.minimum(c, k) <= _PRODUCT_TERMS)
+    if np.any(short):
+        log_ratio[short] = _log_ratio_product(n[short], c[short], k[short])
+    log_ratio[c == 0] = 0.0
+    log_ratio[certain] = -np.inf
+    return log_ratio
 
 
 def pass_at_k_table(m: int, ks: Any) -> np.ndarray:
@@ -85,4 +95,4 @@ def pass_at_k_table(m: int, ks: Any) -> np.ndarray:
     return pass_at_k(np.full((1, m + 1), m), x[None, :], ks[:, None])
 
 
-__all__ = ["pass_at_k", "pass_at_k_table"]
+__all__ = ["pass_at_k", "pass_at_k_table", "log_miss_ratio"]

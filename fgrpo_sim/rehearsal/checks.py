@@ -3,7 +3,9 @@
 `check_report(report_dir, manifest)` counts samples and correct samples per problem straight from each eval
 JSON-lines file of the manifest (no shared reader), takes pass@k from `fgrpo_sim.metrics.pass_at_k`, and
 compares with every number the report wrote: selection.json (every checkpoint's per-benchmark pass@1 / pass@k
-and averages, the pass@k curves) and the selected rows of table.md as printed (one decimal, dNLL two).
+and averages, the pass@k curves) and the selected rows of table.md as printed (one decimal, dNLL two), and
+that each row's marks are its own comparison's tests (selection.json's `significance`), made by the default
+(u-statistic) test.
 A mismatch raises ReportMismatch naming the number; the count of numbers checked is returned.
 """
 
@@ -84,12 +86,25 @@ def check_report(report_dir: Path, manifest: Path) -> int:
                 _same(f"{key} {kind} pass@{kk} curve", value,
                       float(np.mean([_pass(files[key][b], int(kk)) for b in names])))
                 checked += 1
-    checked += _check_table(report_dir / "table.md", selection["selected"], expected_scores, dnll)
+    marks = {(m["comparison"], m["run"], m["benchmark"]): m for m in selection["significance"]}
+    checked += _check_table(report_dir / "table.md", selection["selected"], expected_scores, dnll, marks)
     return checked
 
 
-def _check_table(path: Path, selected: list[dict], scores: dict, dnll: dict) -> int:
-    """The selected checkpoints' rows of table.md, cell by cell, as printed."""
+def _check_marks(path: Path, cell: str, mark: dict) -> int:
+    """A focal cell's stars are its own comparison's test results, and the default test made them."""
+    if mark["test"] != "u-statistic":
+        raise ReportMismatch(f"{path}: {mark['run']}/{mark['benchmark']} was tested with {mark['test']!r}, "
+                             "not the default u-statistic test")
+    want = [bool(mark[key] and mark[key]["significant"]) for key in ("pass1", "passk")]
+    if [half.strip().endswith("*") for half in cell.split(" / ")] != want:
+        raise ReportMismatch(f"{path}: {mark['run']}/{mark['benchmark']} ({mark['comparison']}) printed {cell!r}, "
+                             f"its comparison's tests say significant = {want}")
+    return 2
+
+
+def _check_table(path: Path, selected: list[dict], scores: dict, dnll: dict, marks: dict) -> int:
+    """The selected checkpoints' rows of table.md, cell by cell, as printed, with their marks."""
     lines = [line for line in path.read_text().splitlines() if line.startswith("| ")]
     header = [c.strip() for c in lines[0].strip("|").split("|")]
     body = [[c.strip() for c in line.strip("|").split("|")] for line in lines[1:]]
@@ -106,6 +121,8 @@ def _check_table(path: Path, selected: list[dict], scores: dict, dnll: dict) -> 
             if printed != f"{p1:.1f} / {pk:.1f}":
                 raise ReportMismatch(f"{path}: {key} {bench} printed {printed!r}, the eval files give {p1:.1f} / {pk:.1f}")
             checked += 2
+            if chosen["role"] == "focal":
+                checked += _check_marks(path, cells[bench], marks[(chosen["comparison"], chosen["run"], bench)])
         for kind, column in (("math", "math avg"), ("ood", "OOD avg")):
             names = [b for b in scores[key] if (b in OOD_NAMES) == (kind == "ood")]
             want = " / ".join(f"{np.mean([scores[key][b][i] for b in names]):.1f}" for i in (0, 1))

@@ -20,12 +20,15 @@ compute); each focal run's checkpoint with the highest average math pass@1 among
 compute is at most the selected baseline's. Averages are plain means over the benchmarks present
 (math: every benchmark not in OOD_BENCHMARKS; OOD: gpqa_diamond, ifeval, synlogic), in percent.
 
-Significance (App. Q): for every focal run and benchmark, `fgrpo_sim.metrics.paired_subsampling_test`
-between the selected focal and baseline checkpoints (m of n samples per problem, pass@1 and pass@k);
-a significant per-benchmark difference is marked with "*". m follows `fgrpo passk --compare`'s rule
-(`metrics.subsample_size`: min(256, n // 4), below every n); pass@k with k > m is untested, and the
-table's note says so. Averages are not tested (the paper's App. Q
-test is per benchmark).
+Significance: for every comparison, focal run and benchmark, a paired test of pass@1 and pass@k between the
+selected focal and baseline checkpoints (`fgrpo_sim.metrics.paired_tests`, as `fgrpo passk --compare`): by
+default the u-statistic z-test (measured size about alpha; k <= n / 2), or by name App. Q's m-out-of-n
+subsampling test (the paper's marks; m = min(256, n // 4) unless given; k <= m). A significant per-benchmark
+difference is marked "*" in its comparison's row; the table's note names the test, alpha and the untested
+cells, and selection.json keeps each test's difference, interval and p-value. The marks belong to their
+comparison: a focal run in two comparisons (Table 3: F-GRPO vs GRPO and vs GRPO low-LR) has a mark per
+comparison. Averages are not tested (the paper's test is per benchmark). The benchmarks' problems are held
+fixed: a mark is about the sampled generations on these problems, not about problem sampling.
 """
 
 from __future__ import annotations
@@ -201,33 +204,48 @@ def select_checkpoints(checkpoints: list[Checkpoint]) -> list[Checkpoint]:
     return chosen
 
 
-def significance(chosen: list[Checkpoint], k: int, m: int | None, iterations: int, seed: int = 0,
-                 alpha: float = 0.05, progress: bool = False) -> dict[tuple[str, str], dict[str, Any]]:
-    """(run, benchmark) -> {"m": m used, "pass1": significant?, "passk": significant? (None: untested, k > m)} of
-    each focal run vs its baseline. m: `fgrpo_sim.metrics.subsample_size`, the rule `fgrpo passk --compare` uses
-    (None: min(256, n // 4) for the pair's smallest n; a given m must be below every n of the pair)."""
-    from fgrpo_sim.metrics import paired_subsampling_test, subsample_size
+def significance(chosen: list[Checkpoint], k: int, test: str = "u-statistic", m: int | None = None,
+                 iterations: int = 50_000, seed: int = 0, alpha: float = 0.05, progress: bool = False
+                 ) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """(comparison, focal run, benchmark) -> that comparison's test of the focal run vs its baseline:
+    {"comparison", "run", "baseline_run", "benchmark", "test", "alpha", "m" (app-q), "pass1": result, "passk":
+    result or None (untested: k > n / 2, or k > m under app-q)}, a result being {"k", "difference", "ci_low",
+    "ci_high", "p_value", "significant"} (difference and interval in percentage points, as the table).
+    `test`, m, iterations, seed: as `fgrpo passk --compare` (`fgrpo_sim.metrics.paired_tests`)."""
+    from fgrpo_sim.metrics import run_paired_test, subsample_size
+    from fgrpo_sim.metrics.paired_tests import largest_k
     from fgrpo_sim.progress import bar as progress_bar
 
     from fgrpo_sim.metrics.results_io import align_problems
 
     bases = {c.comparison: c for c in chosen if c.role == "baseline"}
-    marks: dict[tuple[str, str], dict[str, Any]] = {}
+    marks: dict[tuple[str, str, str], dict[str, Any]] = {}
     pairs = [(focal, bench) for focal in chosen if focal.role == "focal" for bench in focal.counts]
-    # At paper settings (n = 1024, m = 256, 50,000 rounds) each pair takes tens of seconds: show progress.
+    # At paper settings App. Q's test (n = 1024, m = 256, 50,000 rounds) takes seconds per pair: show progress.
     for focal, bench in progress_bar(pairs, progress=progress, desc="significance tests", unit="test"):
-        a, b = focal.counts[bench], bases[focal.comparison].counts[bench]
+        base = bases[focal.comparison]
+        a, b = focal.counts[bench], base.counts[bench]
         order = align_problems(a, b)
+        n_min = min(int(a.n.min()), int(b.n.min()))
         try:
-            size = subsample_size(min(int(a.n.min()), int(b.n.min())), m)
+            size = subsample_size(n_min, m) if test == "app-q" else None
         except ValueError as exc:
-            raise ValueError(f"{bench}, {focal.run} vs {bases[focal.comparison].run}: {exc}") from None
-        ks = [kk for kk in dict.fromkeys((1, k)) if kk <= size]  # k > m gets no test, as in `fgrpo passk`
-        test = paired_subsampling_test(a.n, a.c, b.n[order], b.c[order], ks=ks, m=size,
-                                       iterations=iterations, alpha=alpha, seed=seed)
-        tested = {int(kk): bool(sig) for kk, sig in zip(test.ks, test.significant)}
-        marks[(focal.run, bench)] = {"m": size, "pass1": tested.get(1), "passk": tested.get(k)}
+            raise ValueError(f"{bench}, {focal.run} vs {base.run}: {exc}") from None
+        ks = [kk for kk in dict.fromkeys((1, k)) if kk <= largest_k(test, n_min, size)]  # others: untested
+        rows = {} if not ks else {row["k"]: row for row in run_paired_test(
+            test, a.n, a.c, b.n[order], b.c[order], ks, alpha=alpha, m=size, iterations=iterations, seed=seed).rows()}
+        result = {kk: {"k": kk, "significant": row["significant"], "p_value": row["p_value"],
+                       **{key: 100 * row[key] for key in ("difference", "ci_low", "ci_high")}}
+                  for kk, row in rows.items()}
+        marks[(focal.comparison, focal.run, bench)] = {
+            "comparison": focal.comparison, "run": focal.run, "baseline_run": base.run, "benchmark": bench,
+            "test": test, "alpha": alpha, **({"m": size} if size is not None else {}),
+            "pass1": result.get(1), "passk": result.get(k)}
     return marks
+
+
+def _star(result: dict | None) -> str:
+    return "*" if result and result["significant"] else ""
 
 
 def load_paper_results(path: str | Path = PAPER_CSV) -> dict[str, dict[str, Any]]:
@@ -272,9 +290,8 @@ def build_table(chosen: list[Checkpoint], k: int, marks: dict | None = None,
         cells = [c.method, str(c.epoch), str(c.step)]
         for b in benches:
             p1, pk = c.scores[b]
-            mark = marks.get((c.run, b), {})
-            s1, sk = mark.get("pass1"), mark.get("passk")
-            cells.append(f"{p1:.1f}{'*' if s1 else ''} / {pk:.1f}{'*' if sk else ''}")
+            mark = marks.get((c.comparison, c.run, b), {})  # this comparison's test: a run may sit in two
+            cells.append(f"{p1:.1f}{_star(mark.get('pass1'))} / {pk:.1f}{_star(mark.get('passk'))}")
         cells += [f"{_fmt(c.average('math', 0))} / {_fmt(c.average('math', 1))}",
                   f"{_fmt(c.average('ood', 0))} / {_fmt(c.average('ood', 1))}"]
         if with_dnll:
@@ -314,8 +331,8 @@ def passk_curves(chosen: list[Checkpoint], paper: dict[str, dict[str, Any]] | No
 
     out = []
     for c in chosen:
-        entry: dict[str, Any] = {"label": c.method, "comparison": c.comparison, "role": c.role, "paper": None,
-                                 "key": checkpoint_key(c)}
+        entry: dict[str, Any] = {"label": c.method, "comparison": c.comparison, "role": c.role, "step": c.step,
+                                 "paper": None, "key": checkpoint_key(c)}
         n_min = min(int(counts.n.min()) for counts in c.counts.values())
         ks = [2 ** i for i in range(n_min.bit_length()) if 2 ** i <= n_min]
         for kind in ("math", "ood"):
@@ -335,25 +352,41 @@ def passk_curves(chosen: list[Checkpoint], paper: dict[str, dict[str, Any]] | No
 
 
 def test_note(marks: dict, k: int) -> str:
-    """The m of the significance tests, and which pass@k cells went untested (k > m): said, not left blank."""
-    sizes = sorted({mark["m"] for mark in marks.values()})
-    if not sizes:
+    """Which test made the marks (name, alpha, m under app-q), what it holds fixed, and which pass@k cells went
+    untested: said, not left blank."""
+    from fgrpo_sim.metrics.paired_tests import describe, untested_reason
+
+    if not marks:
         return ""
-    note = f" Subsample size m = {', '.join(map(str, sizes))} per problem (min(256, n // 4) unless --m)."
-    untested = sorted(f"{run}/{bench}" for (run, bench), mark in marks.items() if mark["passk"] is None)
+    first = next(iter(marks.values()))
+    test, alpha = first["test"], first["alpha"]
+    sizes = sorted({mark["m"] for mark in marks.values() if "m" in mark})
+    note = (f" * = significant difference from the row's own comparison baseline, {describe(test, alpha)}; the "
+            "benchmarks' problems held fixed (a mark is about the sampled generations, not problem sampling).")
+    if sizes:
+        note += f" Subsample size m = {', '.join(map(str, sizes))} per problem (min(256, n // 4) unless --m)."
+    untested = sorted(f"{mark['run']}/{mark['benchmark']} ({mark['comparison']})" for mark in marks.values()
+                      if mark["passk"] is None)
     if untested and k != 1:
-        note += f" pass@{k} untested (k > m) for: {', '.join(untested)}."
+        reason = untested_reason(test, sizes[0] if sizes else None).split(" = ")[0]
+        note += f" pass@{k} untested ({reason}) for: {', '.join(untested)}."
     return note
+
+
+PAPER_NOTE = "Paper columns: pass@1 / pass@256 as printed in the paper (per benchmark: Tables 1, 10, 11)."
 
 
 def to_markdown(header: list[str], rows: list[list[str]], k: int, title: str | None = None, marks: dict | None = None
                 ) -> str:
     lines = ([f"## {title}", ""] if title else []) + ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
-    note = (f"\nCells: pass@1 / pass@{k} in %. * = significant difference from the comparison's baseline "
-            "(paired subsampling test, paper App. Q)." + test_note(marks or {}, k) + " Paper columns: pass@1 / "
-            "pass@256 as printed in the paper (per benchmark: Tables 1, 10, 11).")
+    note = (f"\nCells: pass@1 / pass@{k} in %." + test_note(marks or {}, k)
+            + (" " + PAPER_NOTE if _with_paper(header) else ""))
     return "\n".join(lines) + "\n" + note + "\n"
+
+
+def _with_paper(header: list[str]) -> bool:
+    return any(h.startswith("paper ") for h in header)
 
 
 def to_latex(header: list[str], rows: list[list[str]], k: int, title: str | None = None, marks: dict | None = None
@@ -365,44 +398,50 @@ def to_latex(header: list[str], rows: list[list[str]], k: int, title: str | None
              " & ".join(esc(h) for h in header) + r" \\", r"\midrule"]
     lines += [" & ".join(esc(c) for c in r) + r" \\" for r in rows]
     lines += [r"\bottomrule", r"\end{tabular}",
-              f"% cells: pass@1 / pass@{k} (%); $^*$ significant vs baseline (paired subsampling, App. Q);"
-              + test_note(marks or {}, k) + " paper columns: pass@1 / pass@256 as printed in the paper"]
+              f"% cells: pass@1 / pass@{k} (%)." + test_note(marks or {}, k).replace("* =", "$^*$ =")
+              + (" " + PAPER_NOTE if _with_paper(header) else "")]
     return "\n".join(lines) + "\n"
 
 
-def build_report(manifest: str | Path, *, k: int = 256, m: int | None = None, iterations: int = 50_000, seed: int = 0,
-                 paper_csv: str | Path | None = PAPER_CSV, progress: bool = False, title: str | None = None
-                 ) -> dict[str, Any]:
-    """Everything `fgrpo llm report` writes: selection, markdown and LaTeX tables (under `title`), figure data."""
+def build_report(manifest: str | Path, *, k: int = 256, test: str = "u-statistic", m: int | None = None,
+                 iterations: int | None = None, seed: int = 0, paper_csv: str | Path | None = PAPER_CSV,
+                 progress: bool = False, title: str | None = None) -> dict[str, Any]:
+    """Everything `fgrpo llm report` writes: selection, markdown and LaTeX tables (under `title`), figure data.
+    test: the paired test of the marks ("u-statistic" or "app-q"); m and iterations (default 50,000) are
+    app-q's, refused with the u-statistic test."""
     from fgrpo_sim.validation import check_integer
 
+    from fgrpo_sim.metrics.paired_tests import check_test
     from fgrpo_sim.metrics.subsampling import min_iterations
 
     check_integer("k", k, 1)
+    if check_test(test) != "app-q" and (m is not None or iterations is not None):
+        raise ValueError(f"m and iterations are used with test 'app-q' only, got test {test!r}")
     if m is not None:
         check_integer("m", m, 1)
+    iterations = 50_000 if iterations is None else iterations
     check_integer("iterations", iterations, min_iterations(0.05))  # fewer rounds cannot reach p < 0.05
     if title is not None and ("\n" in title or "\r" in title):
         raise ValueError("title must be one line (it heads table.md and a LaTeX comment)")
     checkpoints = load_checkpoints(manifest, k)
     chosen = select_checkpoints(checkpoints)
-    marks = significance(chosen, k, m, iterations, seed, progress=progress)
+    marks = significance(chosen, k, test, m, iterations, seed, progress=progress)
     paper = load_paper_results(paper_csv) if paper_csv else {}
     header, rows = build_table(chosen, k, marks, paper)
-    points = [{"label": c.method, "comparison": c.comparison, "role": c.role, "key": checkpoint_key(c),
+    points = [{"label": c.method, "comparison": c.comparison, "role": c.role, "step": c.step, "key": checkpoint_key(c),
                "math": (c.average("math", 0), c.average("math", 1)), "ood": (c.average("ood", 0), c.average("ood", 1)),
                "paper": paper.get(c.paper_row or "")} for c in chosen]
     return {"k": k, "selected": [c.summary() for c in chosen], "all_checkpoints": [c.summary() for c in checkpoints],
-            "significant": {f"{run}/{bench}": [v["pass1"], v["passk"]] for (run, bench), v in marks.items()},
-            "subsample_m": {f"{run}/{bench}": v["m"] for (run, bench), v in marks.items()},
+            "significance": list(marks.values()),
             "markdown": to_markdown(header, rows, k, title, marks), "latex": to_latex(header, rows, k, title, marks),
             "points": points, "curves": passk_curves(chosen, paper), "title": title}
 
 
 def selection_data(report: dict[str, Any]) -> dict[str, Any]:
     """What selection.json holds (and `fgrpo llm report --json` prints): the selected checkpoints, every
-    checkpoint's scores, the significance marks and the pass@k curves."""
-    data = {key: report[key] for key in ("k", "selected", "all_checkpoints", "significant", "subsample_m")
+    checkpoint's scores, each comparison's significance tests (`significance`: test, alpha, difference, interval,
+    p-value per focal run and benchmark) and the pass@k curves."""
+    data = {key: report[key] for key in ("k", "selected", "all_checkpoints", "significance")
             if key in report}
     if report.get("curves"):
         data["passk_curves"] = [{k: v for k, v in c.items() if k != "key"} for c in report["curves"]]
