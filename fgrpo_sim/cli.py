@@ -71,7 +71,7 @@ def _set_placeholders(command) -> None:
     for sub in getattr(command, "commands", {}).values():
         _set_placeholders(sub)
     for param in getattr(command, "params", []):
-        if param.param_type_name == "option":
+        if param.param_type_name == "option":  # arguments are shown by their names
             param.metavar = placeholder(param)
 
 
