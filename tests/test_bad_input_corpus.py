@@ -114,7 +114,7 @@ CASES = [
     ("categorical-out-long-name", [*CAT, "--out", "{tmp}/" + "y" * 300 + ".csv"], {}, "file names are limited to 255"),
     ("categorical-resume-inf-metric", CAT, {"out.csv": "INF_TABLE"}, "is not a finite number"),
     ("population-empty-element", [*POP, "--n", "4,,8"], {}, "--n has an empty element"),
-    ("population-pass-k-empty", [*POP, "--pass-k", "1,"], {}, "--pass-k has an empty element"),
+    ("population-k-empty", [*POP, "--k", "1,"], {}, "--k has an empty element"),
     ("population-out-empty", [*POP, "--out", ""], {}, "--out is empty"),
     # --- figures and check
     ("figures-out-empty", ["figures", "fig4", "--out", ""], {}, "--out is empty"),

@@ -70,18 +70,28 @@ def _mu_option(default: str, help: str):
     return list_option(default, "--mu", Decimal, help=help)
 
 
+def _tau_option(more: str):
+    return list_option(None, "--tau", float, help=f"{_TAU_HELP} {more}")
+
+
+def _rho_option(more: str):
+    return list_option(None, "--rho", float, help=f"{_RHO_HELP} {more}")
+
+
+def _json_lines_option(keys: str):
+    return typer.Option(False, "--json", help=f"Print JSON Lines: one object per row ({keys}).")
+
+
 @app.command("tail-miss", short_help="Pr(B): an active group misses the rare subset E (Lemma 3.1).")
 def tail_miss_command(
     n: Sequence[int] = list_option("8", "--n", int, help="Group size(s) N (rollouts per prompt), integers >= 1, "
                                    "comma-separated for a table: --n 4,8,16 (as in plan and simulate)."),
     mus: Sequence[Decimal] = _mu_option("0.5", help=_MU_HELP + " Comma-separated for one table per mu: "
                                         "--mu 0.2,0.5 (as in theory peak)."),
-    taus: Optional[Sequence[float]] = list_option(None, "--tau", float, help=_TAU_HELP + " Comma-separated for one "
-                                                  "table each."),
-    rhos: Optional[Sequence[float]] = list_option(None, "--rho", float, help=_RHO_HELP + " Comma-separated for one "
-                                                  "table each: --rho 0.01,0.1."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON Lines: one object per row (n, mu, tau, rho, "
-                                 "probability, log_probability (natural log), activity_probability)."),
+    taus: Optional[Sequence[float]] = _tau_option("Comma-separated for one table each."),
+    rhos: Optional[Sequence[float]] = _rho_option("Comma-separated for one table each: --rho 0.01,0.1."),
+    as_json: bool = _json_lines_option("n, mu, tau, rho, probability, log_probability (natural log), "
+                                       "activity_probability"),
 ) -> None:
     """Pr(B) = (1-tau)^N - (mu-tau)^N - (1-mu)^N: the group is active (has both correct and incorrect
     rollouts, so GRPO learns from it) yet never samples the rare correct subset E."""
@@ -119,12 +129,10 @@ def _tail_miss_table(n: list, typed: Decimal, tau: Optional[float], rho: Optiona
 def peak_command(
     mus: Sequence[Decimal] = _mu_option("0.5", help=_MU_HELP.replace("in [0, 1]", "in (0, 1]")
                                         + " Comma-separated for a table: --mu 0.2,0.5,0.8."),
-    taus: Optional[Sequence[float]] = list_option(None, "--tau", float, help=_TAU_HELP + " Must be > 0 (at tau = 0 "
-                                                  "there is no peak). Comma-separated for a table."),
-    rhos: Optional[Sequence[float]] = list_option(None, "--rho", float, help=_RHO_HELP + " Comma-separated for a "
-                                                  "table: --rho 0.01,0.05,0.1."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON Lines: one object per row (mu, tau, rho, n_star, "
-                                 "n_continuous, probability)."),
+    taus: Optional[Sequence[float]] = _tau_option("Must be > 0 (at tau = 0 there is no peak). Comma-separated for "
+                                                  "a table."),
+    rhos: Optional[Sequence[float]] = _rho_option("Comma-separated for a table: --rho 0.01,0.05,0.1."),
+    as_json: bool = _json_lines_option("mu, tau, rho, n_star, n_continuous, probability"),
 ) -> None:
     """The group size N* at which the tail-miss probability peaks (exact integer argmax) and Pr(B) there.
 
@@ -167,8 +175,7 @@ def lr_multiplier_command(
         "(2 sqrt(mu(1-mu)), the paper's 0.679) or variance (mu(1-mu), the paper's prose).",
     ),
     base_lr: Optional[float] = typer.Option(None, "--base-lr", help="Optional learning rate of the unweighted run, > 0; also print base_lr * m_gamma."),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON Lines: one object per gamma (gamma, weight, "
-                                 "multiplier[, base_lr, matched_lr])."),
+    as_json: bool = _json_lines_option("gamma, weight, multiplier[, base_lr, matched_lr]"),
 ) -> None:
     """m_gamma: the learning-rate factor whose average scale reduction matches focal weighting (App. N).
 
