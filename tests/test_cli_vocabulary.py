@@ -368,3 +368,19 @@ def test_prepare_data_prints_lines_then_json_with_the_flag(run_cli, tmp_path):
     assert lines["rows_read"] == str(report["rows_read"]) == "4" and lines["kept"] == str(report["kept"]) == "3"
     for reason, count in report["dropped"].items():  # nested keys joined with dots, one line each
         assert re.search(rf"^dropped\.{re.escape(reason)} +{count}$", text.stdout, re.M), text.stdout
+
+
+def test_passk_json_has_one_shape_for_one_file_and_several(run_cli, tmp_path):
+    """`passk --json` printed an object for one file and {"files": [...]} for several: JSON Lines now, one
+    object per file with the same keys (--out holds the same lines)."""
+    results = tmp_path / "r.jsonl"
+    results.write_text("".join(json.dumps({"problem_id": f"p{i}", "n": 4, "c": i}) + "\n" for i in range(4)))
+    keys = []
+    for files in ([results], [results, results]):
+        out = tmp_path / f"out{len(files)}.jsonl"
+        result = run_cli("passk", *files, "--k", "1,2", "--bootstrap", "10", "--json", "--out", out)
+        assert result.exit_code == 0, result.stderr
+        rows = [json.loads(line) for line in result.stdout.splitlines()]
+        assert len(rows) == len(files) and out.read_text() == result.stdout
+        keys.append({tuple(row) for row in rows})
+    assert keys[0] == keys[1] and len(keys[0]) == 1

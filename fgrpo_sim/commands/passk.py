@@ -57,7 +57,8 @@ def _is_passk_result(path: Path) -> bool:
     """An earlier `--out` of this command, one file or several (the overwrite rule's recogniser)."""
     from fgrpo_sim.jsonl import has_keys
 
-    return has_keys(path, ("results", "k", "pass_at_k")) or has_keys(path, ("files",))
+    # its first JSON line: one object per file (JSON Lines), or last release's {"files": [...]}
+    return has_keys(path, ("results", "k", "pass_at_k"), lines=True) or has_keys(path, ("files",), lines=True)
 
 
 def _format_p(p: float) -> str:
@@ -131,8 +132,9 @@ def passk_command(
     plot: Optional[Path] = typer.Option(
         None, "--plot", help="Also draw pass@k against k with each file's bootstrap band (--bootstrap) to this PNG "
         "(atomically)."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the table."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON object to this file (atomically)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON Lines instead of the tables: one object per "
+                                 "RESULTS file (label, results, k, pass_at_k, intervals; with --compare, compare)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON Lines to this file (atomically)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar of the subsampling test."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not an earlier `fgrpo passk` result."),
 ) -> None:
@@ -175,7 +177,9 @@ def passk_command(
     bootstrap, no_interval = _usable_bootstrap(bootstrap, data)
     curve = pass_at_k_curve(data.n, data.c, ks=ks, n_bootstrap=bootstrap, seed=seed)
     # input paths relative to --out's folder (or the current one): identical runs in two folders, same bytes
-    report = {"results": {**data.summary(), "file": recorded_path(results, out)}, **curve.as_dict()}
+    # the keys of each line that several files print (--json: one shape whatever the count)
+    report = {"label": labels[0], "results": {**data.summary(), "file": recorded_path(results, out)},
+              **curve.as_dict()}
     if no_interval:
         report["note"] = no_interval
 
@@ -264,7 +268,7 @@ def _several_files(paths: list[Path], labels: list[str], k: list, bootstrap: int
         entries.append({"label": name, "results": {**d.summary(), "file": recorded_path(path, out)},
                         **curve.as_dict(), **({"note": note} if note else {})})
         curves.append((name, curve))
-    text = dumps({"files": entries})
+    text = "\n".join(dumps(entry) for entry in entries)  # JSON Lines: one object per file, as one file prints
     if out is not None:
         write_text_atomic(out, text + "\n")
     if plot is not None:
