@@ -59,7 +59,20 @@ def _command():
     process (about 50 ms): `merge_repeated_options` and `main` both read it on every call."""
     command = typer.main.get_command(app)
     _guard_empty_paths(command)
+    _set_placeholders(command)
     return command
+
+
+def _set_placeholders(command) -> None:
+    """Every option's `--help` placeholder from one scheme (commands/options.py: INTEGER, NUMBER, TEXT, PATH;
+    INTEGERS, NUMBERS, NAMES for lists), whatever a typer release would print."""
+    from fgrpo_sim.commands.options import placeholder
+
+    for sub in getattr(command, "commands", {}).values():
+        _set_placeholders(sub)
+    for param in getattr(command, "params", []):
+        if param.param_type_name == "option":  # arguments are shown by their names
+            param.metavar = placeholder(param)
 
 
 def _is_path_param(param) -> bool:
@@ -127,10 +140,10 @@ def _leaf_command(argv: list[str]):
 
 
 def _is_list_option(param) -> bool:
-    """A comma-separated list option (`--n 4,8,16`): every such option says "comma" in its help."""
-    import re
+    """A comma-separated list option (`--n 4,8,16`): one declared with options.list_option."""
+    from fgrpo_sim.commands.options import list_parser
 
-    return re.search(r"\bcomma(-separated)?\b", (getattr(param, "help", None) or "").lower()) is not None
+    return list_parser(param) is not None
 
 
 def apply_deprecated_spellings(argv: list[str]) -> list[str]:
@@ -144,46 +157,79 @@ def apply_deprecated_spellings(argv: list[str]) -> list[str]:
     return rewrite_deprecated(argv, tuple(argv[:start]), start)
 
 
-def merge_repeated_options(argv: list[str]) -> list[str]:
-    """One rule for a list option given twice: its values join (`--n 4 --n 8` is `--n 4,8`, so a value
-    repeated across them is refused like `4,4`), in every command, as `theory` always did; click would
-    keep only the last. A single-value option given twice keeps the last (the usual override of a
-    script's default); options declared repeatable (`llm dnll-rare --model`) are left to click."""
-    command, start = _leaf_command(argv)
-    if hasattr(command, "commands"):
-        return argv
-    by_name = {opt: p for p in command.params if p.param_type_name == "option"
-               for opt in [*p.opts, *getattr(p, "secondary_opts", [])]}
-    seen: dict[str, list[tuple[int, int, str, str]]] = {}  # param name -> (first index, count, spelling, value)
+class _OldSpelling:
+    """What the argv walk needs of an old option that stands for flags (`llm recipes --format json`): it
+    takes a value, and it is no list."""
+
+    is_flag = count = multiple = False
+
+    def __init__(self, name: str):
+        self.name, self.opts = name, [name]
+
+
+def _option_uses(argv: list[str], start: int, by_name: dict):
+    """(index, width, spelling, parameter, value) of each option in argv[start:] up to `--` (value None for a
+    flag); `by_name` maps each spelling to its click parameter."""
     i = start
     while i < len(argv):
         token = argv[i]
         if token == "--":
-            break
+            return
         name, eq, value = token.partition("=") if token.startswith("--") else (token, "", "")
         param = by_name.get(name) if token.startswith("-") and token != "-" else None
-        if param is None or getattr(param, "is_flag", False) or getattr(param, "count", False):
+        if param is None:
             i += 1
             continue
-        width = 1 if eq else 2
+        if getattr(param, "is_flag", False) or getattr(param, "count", False):
+            yield i, 1, name, param, None
+            i += 1
+            continue
         if not eq:
             if i + 1 >= len(argv):
-                break  # click reports the missing value
+                return  # click reports the missing value
             value = argv[i + 1]
-        if not param.multiple:
-            seen.setdefault(param.name, []).append((i, width, name, value))
-        i += width
+        yield i, 1 if eq else 2, name, param, value
+        i += 1 if eq else 2
+
+
+def _spellings(command, path: tuple[str, ...]) -> dict:
+    """Every option spelling of `command` -> its click parameter, last release's spellings
+    (commands/deprecated.py) included: an old name that became one option maps to that option's parameter."""
+    from fgrpo_sim.commands.deprecated import RENAMED
+
+    by_name = {opt: p for p in command.params if p.param_type_name == "option"
+               for opt in [*p.opts, *getattr(p, "secondary_opts", [])]}
+    for old, new in RENAMED.get(path, {}).items():
+        by_name[old] = by_name[new] if isinstance(new, str) else _OldSpelling(old)
+    return by_name
+
+
+def merge_repeated_options(argv: list[str]) -> list[str]:
+    """One rule for a list option given twice: its values join (`--n 4 --n 8` is `--n 4,8`, so a value
+    repeated across them is refused like `4,4`), in every command, as `theory` always did; click would
+    keep only the last. A single-value option given twice keeps the last (the usual override of a
+    script's default); options declared repeatable (`llm dnll-rare --model`) are left to click.
+    An option given in its old spelling and its new one (`--gammas 0 --gamma 1`) is refused, naming both:
+    read before the old spellings are rewritten, while the two can still be told apart."""
+    from fgrpo_sim.commands.deprecated import refuse_old_with_new
+
+    command, start = _leaf_command(argv)
+    if hasattr(command, "commands"):
+        return argv
+    uses = list(_option_uses(argv, start, _spellings(command, tuple(argv[:start]))))
+    refuse_old_with_new(tuple(argv[:start]), [spelling for _, _, spelling, _, _ in uses])
+    seen: dict[str, list[tuple]] = {}  # a list option's name -> its uses (index, width, spelling, param, value)
+    for use in uses:
+        if use[4] is not None and _is_list_option(use[3]):
+            seen.setdefault(use[3].name, []).append(use)
     drop: set[int] = set()
     replace: dict[int, list[str]] = {}
-    for uses in seen.values():
-        if len(uses) < 2:
+    for param_uses in seen.values():
+        if len(param_uses) < 2:
             continue
-        values = [u[3] for u in uses]
-        if _is_list_option(by_name[uses[0][2]]):
-            first = uses[0]
-            replace[first[0]] = [first[2], ",".join(values)]
-            drop.update(j for u in uses[1:] for j in range(u[0], u[0] + u[1]))
-            drop.update(range(first[0], first[0] + first[1]))
+        first = param_uses[0]
+        replace[first[0]] = [first[2], ",".join(u[4] for u in param_uses)]
+        drop.update(j for u in param_uses for j in range(u[0], u[0] + u[1]))
     if not drop:
         return argv
     merged: list[str] = []
@@ -243,7 +289,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     _printable_names()
     try:
-        argv = merge_repeated_options(apply_deprecated_spellings(argv))
+        argv = apply_deprecated_spellings(merge_repeated_options(argv))
         # obj: what a command may call back, without importing this module (the rehearsal runs `fgrpo` commands)
         result = _command().main(args=argv, prog_name="fgrpo", standalone_mode=False, obj={"run_cli": main})
     except NO_ARGS_IS_HELP as exc:  # `fgrpo theory` alone: show that group's help

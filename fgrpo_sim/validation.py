@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from decimal import Decimal
 from typing import Any, Iterator
 
 import numpy as np
@@ -115,7 +116,8 @@ MAX_INT_DIGITS = 4300
 
 
 def parse_list(name: str, text: str, kind: type = float, *, unique: bool = True) -> list:
-    """Values of a comma-separated command-line list such as "2,4,8": kind int, float or str.
+    """Values of a comma-separated command-line list such as "2,4,8": kind int, float, str or Decimal (numbers
+    with the digits as typed, for `theory`'s 1 - mu near 1; a repeat is still judged by the float value).
 
     Integers may be written as integral floats ("1e3"); spaces around a value are ignored, but an empty
     element ("4,,16", "4,16,") is an error: it is almost always a typo for a missing value. Ranges are
@@ -124,7 +126,7 @@ def parse_list(name: str, text: str, kind: type = float, *, unique: bool = True)
     a repeat would silently run or count the same thing twice. `unique=False` is for fixed-field
     tuples such as Beta(A, B), whose fields may be equal.
     """
-    what = {int: "integers", float: "numbers", str: "names"}[kind]
+    what = LIST_KINDS[kind]
     parts = [part.strip() for part in str(text).split(",")]
     if not any(parts):
         raise ValueError(f"{name} must list at least one value, got {text!r}")
@@ -143,6 +145,9 @@ def parse_list(name: str, text: str, kind: type = float, *, unique: bool = True)
                 values.append(part)
             elif kind is float:
                 values.append(float(part))
+            elif kind is Decimal:
+                float(part)  # what float() refuses (hex, "snan") is no number here either
+                values.append(Decimal(part))
             else:
                 try:
                     values.append(int(part))
@@ -151,16 +156,21 @@ def parse_list(name: str, text: str, kind: type = float, *, unique: bool = True)
                     if not math.isfinite(number) or number != int(number):
                         raise ValueError(part) from None
                     values.append(int(number))
-        except ValueError:
+        except (ValueError, ArithmeticError):  # decimal.InvalidOperation is an ArithmeticError
             raise ValueError(f"{name} must be a comma-separated list of {what}, got {shorten(text)}") from None
     if unique:
         seen = set()
         for value in values:
-            if value in seen:  # 0 and 0.0, 1e3 and 1000 are the same value
-                raise ValueError(f"{name} lists {_fmt(value) if kind is float else value} twice; "
+            key = float(value) if kind is Decimal else value  # .5 and 5e-1 are one number, as 1 and 1.0 are
+            if key in seen:  # 0 and 0.0, 1e3 and 1000 are the same value
+                raise ValueError(f"{name} lists {_fmt(key) if kind in (float, Decimal) else value} twice; "
                                  f"give each value once, got {text!r}")
-            seen.add(value)
+            seen.add(key)
     return values
+
+
+#: The element kinds of a list option and their word in messages and `--help` (NUMBERS, INTEGERS, NAMES).
+LIST_KINDS = {int: "integers", float: "numbers", Decimal: "numbers", str: "names"}
 
 
 class CommaList:
@@ -170,14 +180,28 @@ class CommaList:
     which the Python API shares. A plain callable, not a click.ParamType: typer >= 0.20 converts values with
     pydantic and has no `click_type=`, while `parser=` takes a callable on every typer we support."""
 
-    def __init__(self, name: str, kind: type = float, *, unique: bool = True):
-        self.name, self.kind, self.unique = name, kind, unique
-        self.__name__ = {int: "integers", float: "numbers", str: "names"}[kind]  # typer 0.16 shows it in --help
+    def __init__(self, name: str, kind: type = float, *, unique: bool = True, words: tuple[str, ...] = (),
+                 one: str | None = None):
+        # words: whole values that stand for a list the command builds (`passk --k auto`); one: why this command
+        # takes a single value of a name that is a list elsewhere (`--optimizer`: a list where a command sweeps)
+        self.name, self.kind, self.unique, self.words, self.one = name, kind, unique, tuple(words), one
+        self.__name__ = LIST_KINDS[kind]  # typer 0.16 shows it in --help
 
     def __call__(self, value: Any) -> list:
         if isinstance(value, (list, tuple)):  # already converted (click converts a default once more)
             return list(value)
-        return parse_list(self.name, value, self.kind, unique=self.unique)
+        if str(value).strip().lower() in self.words:
+            return [str(value).strip().lower()]
+        try:
+            values = parse_list(self.name, value, self.kind, unique=self.unique)
+        except ValueError as exc:
+            if self.words and str(exc).startswith(f"{self.name} must be a comma-separated list"):
+                raise ValueError(f"{self.name} must be {', '.join(self.words)} or a comma-separated list of "
+                                 f"{LIST_KINDS[self.kind]}, got {shorten(value)}") from None
+            raise
+        if self.one is not None and len(values) > 1:
+            raise ValueError(f"{self.name} takes one value here ({self.one}), got {shorten(value)}")
+        return values
 
 
 def broadcast_named(**arrays: Any) -> list[np.ndarray]:

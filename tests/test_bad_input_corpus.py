@@ -119,7 +119,7 @@ CASES = [
     ("categorical-out-long-name", [*CAT, "--out", "{tmp}/" + "y" * 300 + ".csv"], {}, "file names are limited to 255"),
     ("categorical-resume-inf-metric", CAT, {"out.csv": "INF_TABLE"}, "is not a finite number"),
     ("population-empty-element", [*POP, "--n", "4,,8"], {}, "--n has an empty element"),
-    ("population-pass-k-empty", [*POP, "--pass-k", "1,"], {}, "--pass-k has an empty element"),
+    ("population-k-empty", [*POP, "--k", "1,"], {}, "--k has an empty element"),
     ("population-out-empty", [*POP, "--out", ""], {}, "--out is empty"),
     # --- figures and check
     ("figures-out-empty", ["figures", "fig4", "--out", ""], {}, "--out is empty"),
@@ -323,6 +323,28 @@ CASES = [
     ("group-size-rare-mass-range", ["simulate", "group-size", "--out", "{tmp}/out.csv", "--rare-mass", "0.5"], {},
      "--rare-mass must be in (0, 0.4)"),  # the option, not the spec's field rare_masses (issue 31)
     # issue 31: refused before the run, naming the user's option (the one check, renamed by options_named)
+    # issue 38: an old spelling and its new one in one call are refused naming both, before any work (joined or
+    # overridden, one would be dropped or doubled in silence); a figure named twice, in any spellings, is refused
+    ("mixed-categorical-n", [*CAT, "--group-sizes", "8"], {}, "--group-sizes is the old spelling of --n"),
+    ("mixed-group-size-runs", ["simulate", "group-size", "--out", "{tmp}/out.csv", "--runs", "1", "--seeds", "2",
+                               "--populations", "1"], {}, "--seeds is the old spelling of --runs"),
+    ("mixed-group-size-optimizer-eq", ["simulate", "group-size", "--out", "{tmp}/out.csv", "--optimizer=sgd",
+                                       "--optimizers=adam", "--populations", "1"], {},
+     "--optimizers is the old spelling of --optimizer"),
+    ("mixed-maze-runs", ["maze", "run", "--preset", "tiny", "--out", "{tmp}/m", "--runs", "2", "--seeds=1",
+                         "--rl-steps", "0"], {}, "--seeds is the old spelling of --runs"),
+    ("mixed-eval-samples", [*EVAL, "--n", "2"], {}, "--n is the old spelling of --samples"),
+    ("mixed-recipes-markdown", ["llm", "recipes", "--markdown", "--format", "text"], {},
+     "--format is the old spelling of --markdown"),
+    ("mixed-population-k", [*POP, "--k", "1", "--pass-k", "1"], {}, "--pass-k is the old spelling of --k"),
+    ("figures-old-and-new-name", ["figures", "fig6_maze", "fig6-maze", "--out", "{tmp}/figs", "--no-progress"], {},
+     "NAME lists figure fig6-maze twice (as fig6_maze and fig6-maze)"),
+    ("figures-name-twice", ["figures", "fig1a", "fig1a", "--out", "{tmp}/figs", "--no-progress"], {},
+     "NAME lists figure fig1a twice"),
+    # theory --mu: repeats judged as numbers, like every other list (the digits typed still give 1 - mu)
+    ("theory-mu-same-number", ["theory", "tail-miss", "--mu", "0.50,.5"], {}, "--mu lists 0.5 twice"),
+    ("theory-mu-repeated-option", ["theory", "tail-miss", "--mu", "0.2", "--mu", "2e-1", "--json"], {},
+     "--mu lists 0.2 twice"),
     ("group-size-one-population", ["simulate", "group-size", "--out", "{tmp}/out.csv", "--populations", "1"], {},
      "--populations must be in [2, 10000]"),  # its intervals resample population draws: one has none
     ("population-strategy-mass-sum", [*POP, "--sharing", "shared", "--strategy-mass", "0.6,0.5"], {},
@@ -479,8 +501,8 @@ def test_valid_input_is_accepted(tmp_path, capsys, case_id, args, files, needle)
 
 
 def test_every_list_option_follows_the_join_rule():
-    """The options that parse_list reads are the ones cli.merge_repeated_options joins (their help says
-    "comma-separated"); a flag whose help says "command" is not one."""
+    """The options that parse_list reads (declared with options.list_option) are the ones
+    cli.merge_repeated_options joins; a flag is never one."""
     import typer.main
 
     from fgrpo_sim.cli import _is_list_option, app
@@ -501,7 +523,7 @@ def test_every_list_option_follows_the_join_rule():
                      ("theory peak", "--rho"), ("simulate categorical", "--n"),
                      ("simulate categorical", "--gamma"), ("simulate categorical", "--seeds"),
                      ("simulate population", "--n"), ("simulate population", "--gamma"),
-                     ("simulate population", "--method"), ("simulate population", "--pass-k"),
+                     ("simulate population", "--method"), ("simulate population", "--k"),
                      ("maze run", "--n"), ("maze run", "--gamma")}
 
 

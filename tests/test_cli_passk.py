@@ -195,7 +195,7 @@ def test_several_files_and_plot_with_bands(run_cli, tmp_path):
     png = tmp_path / "curves.png"
     res = run_cli("passk", a, b, "--k", "1,2,8", "--plot", png, "--label", "A,B", "--json")
     assert res.exit_code == 0, res.stderr
-    files = json.loads(res.stdout)["files"]
+    files = [json.loads(line) for line in res.stdout.splitlines()]  # JSON Lines: one object per file
     assert [f["label"] for f in files] == ["A", "B"] and [f["k"] for f in files] == [[1, 2, 8]] * 2
     assert files[0]["pass_at_k"][0] == pytest.approx(np.mean([1 / 8, 4 / 8, 0]))
     assert files[1]["pass_at_k"][2] == pytest.approx(np.mean([pass_at_k(16, 8, 8), pass_at_k(16, 2, 8)]))

@@ -1,9 +1,11 @@
-"""One vocabulary across commands (issue 32): the real command tree, walked option by option.
+"""One vocabulary across commands (issues 32 and 39): the real command tree, walked option by option.
 
-Group size is --n, the focal exponent --gamma, a list of seed values --seeds, a count of repeats --runs;
-every option whose help says "comma-separated" takes a list; every command that prints a result has
---json; every long command has --progress/--no-progress; --device defaults to auto. Last release's
-spellings still work, each with one deprecation line on stderr.
+Group size is --n, the focal exponent --gamma, a list of seed values --seeds, a count of repeats --runs, k of
+pass@k --k; a name that is a list anywhere is a list everywhere (one declared list type, options.list_option;
+a command that runs one value of it says so); every command that prints a result has --json, whose output
+has one shape whatever the count; one placeholder scheme; every long command has --progress/--no-progress;
+--device defaults to auto. Last release's spellings still work, each with one deprecation line on stderr,
+and are refused beside their new spelling.
 """
 
 from __future__ import annotations
@@ -19,14 +21,11 @@ from fgrpo_sim.cli import _command, _is_list_option
 REPO = Path(__file__).resolve().parents[1]
 
 #: Spellings that must not appear in any --help: each has a new name (commands/deprecated.py).
-BANNED = {"--group-sizes", "--gammas", "--format", "--optimizers"}
+BANNED = {"--group-sizes", "--gammas", "--format", "--optimizers", "--pass-k"}
 
 #: Commands that print no result of their own, and why (every other command must have --json).
 NO_RESULT = {
     "figures": "writes figure files and names them",
-    "llm train": "trains and writes checkpoints; --dry-run already prints JSON",
-    "llm prepare-data": "writes a data file",
-    "llm dnll-rare": "its result is always JSON",
     "llm rehearse": "a pipeline test: one line per stage, not a result",
     "llm export-verl": "writes a checkpoint folder",
     "maze show": "draws mazes as text pictures",
@@ -36,14 +35,15 @@ NO_RESULT = {
 LONG = {"figures", "check", "passk", "simulate categorical", "simulate population", "simulate group-size",
         "llm train", "llm eval", "llm dnll-rare", "llm report", "maze run"}
 
-#: Options of a concept that takes several values, where one command takes exactly one, and why.
-SINGLE_BY_NATURE = {
-    ("maze compare", "--n"): "a paired comparison of two runs at one group size",
-    ("simulate population", "--rho"): "one population's rare share (sweep --n and --gamma instead)",
-}
+#: Concepts whose option is a list wherever it appears (a command that runs one value takes a list of one and
+#: says why: validation.CommaList's `one`), never a list in one command and a single value in another.
+LIST_CONCEPTS = ("--n", "--gamma", "--seeds", "--mu", "--tau", "--rho", "--optimizer", "--parametrisation", "--k")
 
-#: Concepts whose option takes a list wherever it appears (unless SINGLE_BY_NATURE says why not).
-LIST_CONCEPTS = ("--n", "--gamma", "--seeds", "--mu", "--tau", "--rho")
+#: Options that repeat instead of taking commas, and why (every other option given twice joins or overrides).
+REPEATABLE = {("llm dnll-rare", "--model"): "model folders and hub ids may hold commas"}
+
+#: The placeholder scheme of every --help (commands/options.py PLACEHOLDERS).
+PLACEHOLDERS = {"INTEGER", "NUMBER", "TEXT", "PATH", "INTEGERS", "NUMBERS", "NAMES"}
 
 
 def _leaves(command=None, path=()):
@@ -137,7 +137,7 @@ def test_list_options_use_the_one_list_type(run_cli, path):
 def test_list_concepts_take_lists(path):
     for param in _options(LEAVES[path]):
         name = param.opts[0]
-        if name in LIST_CONCEPTS and (path, name) not in SINGLE_BY_NATURE:
+        if name in LIST_CONCEPTS:
             assert _is_list_option(param), f"fgrpo {path} {name} must take a comma-separated list"
 
 
@@ -208,3 +208,179 @@ def test_recipes_old_format_refuses_an_unknown_value(run_cli):
     result = run_cli("llm", "recipes", "--format", "xml")
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
     assert "--format must be one of text, markdown, json" in result.stderr
+
+
+# ---------------------------------------------------------------- issue 39: one vocabulary, finished
+
+@pytest.mark.parametrize("path", sorted(LEAVES))
+def test_only_declared_options_repeat(path):
+    """One list type: a list option takes commas (and joins when given twice); click's `multiple` is left to
+    the options REPEATABLE names (theory's options were repeatable text, split by a parser of its own)."""
+    for param in _options(LEAVES[path]):
+        if param.multiple:
+            assert (path, param.opts[0]) in REPEATABLE, f"fgrpo {path} {param.opts[0]}: declare it with list_option"
+
+
+def test_list_options_are_known_by_their_declaration_not_their_help():
+    """cli's argv pre-parser asks the option's CommaList, not its help text: "comma" in a help makes no list
+    (`--beta 'A,B'` is one pair), and a list option whose help never says "comma" is still one."""
+    import copy
+
+    plain = next(p for p in _options(LEAVES["simulate population"]) if p.opts == ["--beta"])
+    worded = copy.copy(plain)
+    worded.help = "A comma-separated pair A,B."
+    assert not _is_list_option(worded)
+    rho = next(p for p in _options(LEAVES["simulate population"]) if p.opts == ["--rho"])
+    assert "comma" not in rho.help.lower() and _is_list_option(rho)
+
+
+@pytest.mark.parametrize("path", sorted(LEAVES))
+def test_one_placeholder_scheme(run_cli, path):
+    """Every option's placeholder comes from one scheme on every typer (typer 0.29 alone printed <int>,
+    <list[str]> on the numeric --n, and the list type INTEGERS)."""
+    import re
+
+    for param in _options(LEAVES[path]):
+        if param.is_flag or param.count:
+            continue
+        assert param.metavar in PLACEHOLDERS, (path, param.opts, param.metavar)
+        assert param.metavar.endswith("S") == _is_list_option(param), (path, param.opts, param.metavar)
+    shown = run_cli(*path.split(), "--help").stdout
+    options = [line for line in shown.splitlines() if line.lstrip().startswith("--")]
+    typed = re.findall(r"<[a-z\[\]]+>", "\n".join(options))  # typer 0.29's own placeholders (<int>, <list[str]>)
+    assert not typed, f"fgrpo {path} --help: {typed}"
+
+
+@pytest.mark.parametrize("args", [
+    ["theory", "tail-miss", "--n", "{count}", "--mu", "0.5"],
+    ["theory", "peak", "--rho", "{count}"],
+    ["theory", "lr-multiplier", "--gamma", "{count}"],
+])
+def test_json_has_one_shape_whatever_the_count(run_cli, args):
+    """--json prints JSON Lines, one object per row with the same keys, for one value and for several (it
+    printed an object for one row and a list for several, and tail-miss's n was a number or a list)."""
+    shapes = []
+    for values in ("1", "1,2"):
+        value = values if "--n" in args else ",".join(f"0.{v}" for v in values.split(","))
+        result = run_cli(*[value if a == "{count}" else a for a in args], "--json")
+        assert result.exit_code == 0, result.stderr
+        rows = [json.loads(line) for line in result.stdout.splitlines()]
+        assert len(rows) == len(values.split(",")) and all(isinstance(row, dict) for row in rows)
+        assert all(not isinstance(v, list) for row in rows for v in row.values())
+        shapes.append({tuple(row) for row in rows})
+    assert shapes[0] == shapes[1] and len(shapes[0]) == 1
+
+
+def test_k_is_one_name(run_cli, tmp_path):
+    """k of pass@k is --k in every command; `simulate population --pass-k` still works for a release."""
+    common = ["simulate", "population", "--prompts", "4", "--prompt-batch", "2", "--steps", "1", "--runs", "1",
+              "--n", "2", "--gamma", "0", "--no-progress", "--device", "cpu", "--json"]
+    new = run_cli(*common, "--out", tmp_path / "new.csv", "--k", "1,2")
+    old = run_cli(*common, "--out", tmp_path / "old.csv", "--pass-k", "1,2")
+    assert new.exit_code == old.exit_code == 0, (new.stderr, old.stderr)
+    _one_deprecation(old.stderr, "--pass-k", "--k")
+    assert "pass@2" in json.loads(new.stdout)["summary"][0] and json.loads(old.stdout) == {
+        **json.loads(new.stdout), "out": str(tmp_path / "old.csv")}
+
+
+@pytest.mark.parametrize("path, option, values, why", [
+    ("simulate population", "--optimizer", "adam,sgd", "one --lr fits one optimizer"),
+    ("simulate population", "--parametrisation", "axis,dense", "one population per call"),
+    ("simulate population", "--rho", "0.1,0.2", "one population per call"),
+    ("simulate categorical", "--optimizer", "adam,sgd", "--study sweeps optimizers"),
+    ("maze compare", "--n", "4,8", "one group size"),
+    ("llm report", "--k", "8,16", "one large k"),
+])
+def test_a_list_name_where_one_value_runs_says_why(run_cli, tmp_path, path, option, values, why):
+    args = {"simulate population": ["--out", tmp_path / "p.csv"], "simulate categorical": ["--out", tmp_path / "c.csv"],
+            "maze compare": [tmp_path, tmp_path, "--gamma-a", "1"], "llm report": [tmp_path / "m.csv", "--out-dir",
+                                                                                 tmp_path / "r"]}[path]
+    result = run_cli(*path.split(), *args, option, values)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"fgrpo: error: {option} takes one value here (") and why in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_the_grpo_baseline_rule_is_one_rule(run_cli, tmp_path):
+    """gamma 0 (the unweighted baseline) always runs, listed or not, in both population commands, and both
+    --help texts say so: group-size refused --gamma 0,0.5, population --gamma 0.5 dropped GRPO in silence."""
+    from fgrpo_sim.commands.simulate_population import BASELINE_RULE
+
+    for path in ("simulate population", "simulate group-size"):
+        gamma = next(p for p in _options(LEAVES[path]) if p.opts == ["--gamma"])
+        assert BASELINE_RULE in gamma.help, path
+    result = run_cli("simulate", "population", "--out", tmp_path / "p.csv", "--prompts", "4", "--prompt-batch", "2",
+                     "--steps", "1", "--runs", "1", "--n", "2", "--gamma", "0.5", "--no-low-lr", "--no-progress",
+                     "--device", "cpu", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert {row["variant"] for row in json.loads(result.stdout)["summary"]} == {"GRPO", "F-GRPO gamma=0.5"}
+    # group-size accepts 0 in the list (the error is the next check's, not --gamma's) and needs an exponent > 0
+    listed = run_cli("simulate", "group-size", "--out", tmp_path / "g.csv", "--gamma", "0,0.5", "--populations", "1")
+    assert listed.exit_code == 2 and "populations" in listed.stderr and "gamma" not in listed.stderr
+    alone = run_cli("simulate", "group-size", "--out", tmp_path / "g.csv", "--gamma", "0")
+    assert alone.exit_code == 2 and "--gamma must list an exponent > 0" in alone.stderr
+
+
+@pytest.mark.parametrize("path, old", [(path, old) for path, renamed in __import__(
+    "fgrpo_sim.commands.deprecated", fromlist=["RENAMED"]).RENAMED.items() for old in renamed])
+def test_old_spelling_beside_its_new_one_is_refused(path, old):
+    """Every row of commands/deprecated.py: the old spelling and the new one in one call are refused naming
+    both, whichever comes first (they were rewritten to one name, then joined or overridden)."""
+    from fgrpo_sim.cli import merge_repeated_options
+    from fgrpo_sim.commands.deprecated import RENAMED, new_spellings
+
+    value = "json" if isinstance(RENAMED[path][old], dict) else "1"
+    for new in new_spellings(path, old):
+        takes_value = not next(p for p in _options(LEAVES[" ".join(path)]) if new in p.opts).is_flag
+        given = [new, "2"] if takes_value else [new]
+        for argv in ([*path, old, value, *given], [*path, *given, f"{old}={value}"]):
+            with pytest.raises(ValueError, match=f"^{old} is the old spelling of {new}; give only {new}, not both$"):
+                merge_repeated_options(argv)
+
+
+def test_an_old_spelling_given_twice_joins_with_one_notice(run_cli, tmp_path):
+    common = ["--seeds", "0", "--steps", "2", "--num-actions", "4", "--num-correct", "1", "--backend", "torch",
+              "--device", "cpu", "--no-progress", "--json", "--n", "2"]
+    result = run_cli("simulate", "categorical", "--out", tmp_path / "t.csv", *common, "--gammas", "0", "--gammas", "1")
+    assert result.exit_code == 0, result.stderr
+    _one_deprecation(result.stderr, "--gammas", "--gamma")
+    assert sorted(row["gamma"] for row in json.loads(result.stdout)["final_means"]) == [0, 1]
+
+
+@pytest.mark.parametrize("path", ["llm prepare-data", "llm train", "llm dnll-rare"])
+def test_json_only_commands_read_as_text_by_default(path):
+    """llm train / prepare-data / dnll-rare printed JSON only: a readable default now, JSON with --json."""
+    assert any(p.opts == ["--json"] and p.is_flag and p.default is False for p in _options(LEAVES[path])), path
+
+
+def test_prepare_data_prints_lines_then_json_with_the_flag(run_cli, tmp_path):
+    import re
+
+    source = tmp_path / "s.jsonl"
+    source.write_text("".join(json.dumps({"problem": f"{i}+1?", "answer": str(i + 1)}) + "\n" for i in range(3))
+                      + json.dumps({"problem": "", "answer": "1"}) + "\n")
+    text = run_cli("llm", "prepare-data", source, "--out", tmp_path / "a.jsonl")
+    assert text.exit_code == 0, text.stderr
+    lines = dict(line.split(None, 1) for line in text.stdout.splitlines())
+    data = run_cli("llm", "prepare-data", source, "--out", tmp_path / "b.jsonl", "--json")
+    assert data.exit_code == 0, data.stderr
+    report = json.loads(data.stdout)
+    assert lines["rows_read"] == str(report["rows_read"]) == "4" and lines["kept"] == str(report["kept"]) == "3"
+    for reason, count in report["dropped"].items():  # nested keys joined with dots, one line each
+        assert re.search(rf"^dropped\.{re.escape(reason)} +{count}$", text.stdout, re.M), text.stdout
+
+
+def test_passk_json_has_one_shape_for_one_file_and_several(run_cli, tmp_path):
+    """`passk --json` printed an object for one file and {"files": [...]} for several: JSON Lines now, one
+    object per file with the same keys (--out holds the same lines)."""
+    results = tmp_path / "r.jsonl"
+    results.write_text("".join(json.dumps({"problem_id": f"p{i}", "n": 4, "c": i}) + "\n" for i in range(4)))
+    keys = []
+    for files in ([results], [results, results]):
+        out = tmp_path / f"out{len(files)}.jsonl"
+        result = run_cli("passk", *files, "--k", "1,2", "--bootstrap", "10", "--json", "--out", out)
+        assert result.exit_code == 0, result.stderr
+        rows = [json.loads(line) for line in result.stdout.splitlines()]
+        assert len(rows) == len(files) and out.read_text() == result.stdout
+        keys.append({tuple(row) for row in rows})
+    assert keys[0] == keys[1] and len(keys[0]) == 1

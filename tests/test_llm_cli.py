@@ -92,7 +92,7 @@ def test_train_tiny_recipe_from_the_cli(run_cli, tmp_path):
         warnings.simplefilter("always")
         result = run_cli("llm", "train", "--config", ROOT / "recipes/tiny/f-grpo.yaml", "--no-progress",
                          "--max_steps", "2", "--logging-steps=1", "--output_dir", out,
-                         "--per_device_train_batch_size", "8")
+                         "--per_device_train_batch_size", "8", "--json")
     assert result.exit_code == 0, result.stderr
     # TRL 1.16 reads transformers' deprecated gradient_checkpointing names every step; training keeps that quiet
     assert not [w for w in caught if issubclass(w.category, FutureWarning) and "checkpointing" in str(w.message)]
@@ -116,7 +116,8 @@ def test_qwen_recipes_resolve_to_paper_settings(run_cli, tmp_path):
     expected_gamma = {"grpo": 0.0, "dapo": 0.0, "cispo": 0.0, "f-grpo": 0.5, "f-dapo": 0.5, "f-cispo": 1.0}
     assert {p.stem for p in QWEN_RECIPES} >= set(expected_gamma) | {f"grpo-n{n}" for n in (2, 4, 8, 16, 32)}
     for path in QWEN_RECIPES:
-        dry = run_cli("llm", "train", "--config", path, "--dry-run", "--num-processes", "8", "--train_data", data)
+        dry = run_cli("llm", "train", "--config", path, "--dry-run", "--num-processes", "8", "--train_data", data,
+                      "--json")
         assert dry.exit_code == 0, (path, dry.stderr)
         out = json.loads(dry.stdout)
         run, config = out["run"], out["config"]
@@ -132,7 +133,7 @@ def test_qwen_recipes_resolve_to_paper_settings(run_cli, tmp_path):
         if path.stem in expected_gamma:
             assert n == 8 and config["focal_gamma"] == expected_gamma[path.stem]
     dry = run_cli("llm", "train", "--config", ROOT / "recipes/qwen2.5-7b/f-cispo.yaml", "--dry-run", "--focal_gamma", "2",
-                  "--train_data", data)
+                  "--train_data", data, "--json")
     assert dry.exit_code == 0 and json.loads(dry.stdout)["config"]["focal_gamma"] == 2
 
 
@@ -150,7 +151,8 @@ def test_cli_errors_are_one_line(run_cli, tmp_path):
 
 def test_prepare_data_cli(run_cli, tmp_path):
     out = tmp_path / "prepared.jsonl"
-    result = run_cli("llm", "prepare-data", ARITH, "--out", out, "--tokenizer", "tiny", "--max-prompt-tokens", "90")
+    result = run_cli("llm", "prepare-data", ARITH, "--out", out, "--tokenizer", "tiny", "--max-prompt-tokens", "90",
+                     "--json")
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["kept"] == len(_records(out)) > 0 and summary["rows_read"] == 64
@@ -170,7 +172,7 @@ def test_dnll_rare_on_eval_output(run_cli, tiny_model_dir, tmp_path):
         records[0]["correct"] = True
         samples.write_text("".join(json.dumps(r) + "\n" for r in records))
     result = run_cli("llm", "dnll-rare", "--trajectories", samples, "--data", ARITH, "--base", tiny_model_dir,
-                     "--model", tiny_model_dir, "--model", other, "--top-fraction", "0.5", "--no-system-prompt")
+                     "--model", tiny_model_dir, "--model", other, "--top-fraction", "0.5", "--no-system-prompt", "--json")
     assert result.exit_code == 0, result.stderr
     out = json.loads(result.stdout)
     n_correct = sum(r["correct"] for r in records)

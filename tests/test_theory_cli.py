@@ -80,11 +80,13 @@ def test_lists_take_commas_like_plan_and_simulate(run_cli):
     table = run_cli("theory", "tail-miss", "--n", "4,8,16", "--mu", "0.5", "--rho", "0.1")
     assert table.exit_code == 0, table.stderr
     assert len(table.stdout.strip().splitlines()) == 5  # header lines + three rows
-    data = _json(run_cli("theory", "tail-miss", "--n", "4,8", "--mu", "0.5", "--tau", "0.05", "--json"))
-    assert data["n"] == [4, 8] and data["probability"][1] == tail_miss_probability(8, 0.5, 0.05)
+    # --json: JSON Lines, one object per row, whatever the count (issue 39)
+    lines = run_cli("theory", "tail-miss", "--n", "4,8", "--mu", "0.5", "--tau", "0.05", "--json").stdout.splitlines()
+    data = [json.loads(line) for line in lines]
+    assert [d["n"] for d in data] == [4, 8] and data[1]["probability"] == tail_miss_probability(8, 0.5, 0.05)
     peaks = run_cli("theory", "peak", "--mu", "0.3", "--rho", "0.01,0.05", "--json")
     assert peaks.exit_code == 0, peaks.stderr
-    rows = json.loads(peaks.stdout)
+    rows = [json.loads(line) for line in peaks.stdout.splitlines()]
     assert [row["n_star"] for row in rows] == [peak_group_size(0.3, 0.003).n_star, peak_group_size(0.3, 0.015).n_star]
     # repeating the option appends to the same list, so a value repeated across options is refused like 4,4
     repeated = run_cli("theory", "tail-miss", "--n", "4", "--n", "4", "--mu", "0.5", "--rho", "0.1")

@@ -4,6 +4,11 @@ One table, applied to the command line before click parses it, so that `--help` 
 and no command carries hidden options of its own. Each old spelling used prints one line on stderr,
 `fgrpo: deprecated: --gammas is now --gamma; the old spelling goes in 0.2`, and then means exactly what it
 meant before (`maze run --seeds 3` was a count of runs and stays one: it becomes `--runs 3`, never a seed list).
+
+An old spelling and its new one in one call (`--gammas 0 --gamma 1`, `--format json --json`) are refused in one
+line naming both (cli.merge_repeated_options asks before the rewrite, while the two can be told apart): joined
+or overridden, one of them would be dropped or doubled in silence. Likewise a figure named twice, in any
+spellings (`fgrpo figures peak_map peak-map`), is refused: it would be built twice.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ REMOVED_IN = "0.2"
 #: the new spelling (`llm recipes --format json` is `--json`).
 RENAMED: dict[tuple[str, ...], dict[str, str | dict[str, list[str]]]] = {
     ("simulate", "categorical"): {"--group-sizes": "--n", "--gammas": "--gamma"},
+    ("simulate", "population"): {"--pass-k": "--k"},  # k of pass@k is --k in every command
     ("simulate", "group-size"): {"--seeds": "--runs",  # was a count of batch seeds per population
                                  "--optimizers": "--optimizer"},  # the simulators' name, here a list
     ("maze", "run"): {"--seeds": "--runs"},  # was a count: seeds 0..S-1
@@ -35,12 +41,37 @@ def _notice(old: str, new: str, noun: str = "spelling") -> None:
     print(f"fgrpo: deprecated: {old} is now {new}; the old {noun} goes in {REMOVED_IN}", file=sys.stderr)
 
 
-def current_figure_name(name: str) -> str:
-    """A figure's name today: an old one from RENAMED_FIGURES is translated, with its one deprecation line."""
-    if name in RENAMED_FIGURES:
-        _notice(f"figure {name}", RENAMED_FIGURES[name], noun="name")
-        return RENAMED_FIGURES[name]
-    return name
+def new_spellings(path: tuple[str, ...], old: str) -> list[str]:
+    """The option(s) that `old` stands for in command `path` (none where it is no old spelling there)."""
+    new = RENAMED.get(path, {}).get(old)
+    if new is None:
+        return []
+    return [new] if isinstance(new, str) else list(dict.fromkeys(t for tokens in new.values() for t in tokens))
+
+
+def refuse_old_with_new(path: tuple[str, ...], spellings: list[str]) -> None:
+    """ValueError naming both when an old spelling and its new one are given together (`spellings`: the
+    options of one call as typed, in order)."""
+    for old in dict.fromkeys(spellings):
+        for new in new_spellings(path, old):
+            if new in spellings:
+                raise ValueError(f"{old} is the old spelling of {new}; give only {new}, not both")
+
+
+def current_figure_names(names: list[str]) -> list[str]:
+    """Figure names today: old ones from RENAMED_FIGURES translated, one deprecation line per old name
+    however often it is given; a figure named twice, in any spellings, is refused first (it would be built
+    twice)."""
+    current = [RENAMED_FIGURES.get(name, name) for name in names]
+    for i, name in enumerate(current):
+        if name in current[:i]:
+            given = list(dict.fromkeys(n for n, c in zip(names, current) if c == name))
+            spelled = f" (as {' and '.join(given)})" if len(given) > 1 else ""
+            raise ValueError(f"NAME lists figure {name} twice{spelled}; give each figure once")
+    for name in dict.fromkeys(names):
+        if name in RENAMED_FIGURES:
+            _notice(f"figure {name}", RENAMED_FIGURES[name], noun="name")
+    return current
 
 
 def rewrite_deprecated(argv: list[str], path: tuple[str, ...], start: int) -> list[str]:

@@ -12,7 +12,7 @@ def register(app: typer.Typer) -> None:
     @app.command("figures", short_help="Regenerate the figures as PNG and PDF (see --list).")
     def figures_command(
         names: Optional[List[str]] = typer.Argument(
-            None, help="Figures to build (default: every figure in the default set). See --list."
+            None, help="Figures to build, each once (default: every figure in the default set). See --list."
         ),
         out: Path = typer.Option(Path("build/figures"), "--out", help="Output folder for NAME.png and NAME.pdf "
                                  "(default build/figures, outside git; `--out figures` replaces the committed copies)."),
@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
                                    "not write there (its hidden manifest .fgrpo-sim-outputs.json lists ours)."),
     ) -> None:
         """Regenerate figures (paper numbering: fig1a, fig2, fig3, ...) into OUT as PNG and PDF."""
-        from fgrpo_sim.commands.deprecated import current_figure_name
+        from fgrpo_sim.commands.deprecated import current_figure_names
         from fgrpo_sim.figures.registry import FigureOptions, figure_files, figure_folder, load_all, save_figure
 
         registry = load_all()
@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
                 flag = "" if spec.in_default_set else "  [not in default set]"
                 typer.echo(f"{name:<{width}}  {spec.description}{flag}")
             return
-        selected = [current_figure_name(n) for n in names] if names else [n for n, s in sorted(registry.items()) if s.in_default_set]
+        selected = current_figure_names(names) if names else [n for n, s in sorted(registry.items()) if s.in_default_set]
         unknown = [n for n in selected if n not in registry]
         if unknown:
             raise ValueError(

@@ -8,12 +8,12 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import typer
 
 from fgrpo_sim import jsonl as json  # standard JSON out: non-finite numbers as null, never bare NaN
-from fgrpo_sim.commands.options import refuse_together
+from fgrpo_sim.commands.options import list_option, refuse_together
 from fgrpo_sim.commands.passk import DEFAULT_TEST  # one default test for passk --compare and llm report
 
 app = typer.Typer(
@@ -50,7 +50,7 @@ def train(
     config: Path = typer.Option(..., "--config", help="Recipe YAML (see recipes/); keys documented in fgrpo_sim/llm/training/recipe.py."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Run every check the real run makes before loading the model "
                                  "(values, batch layout, output_dir, checkpoint, and the data file when it exists), print "
-                                 "the run keys, the resolved TRL config and the launch arithmetic as JSON, and stop. "
+                                 "the run keys, the resolved TRL config and the launch arithmetic (--json: as JSON), and stop. "
                                  "Default: off."),
     num_processes: Optional[int] = typer.Option(None, "--num-processes", help="Number of training processes (GPUs) to "
                                                 "plan for, >= 1. Default: WORLD_SIZE from accelerate/torchrun, else 1. "
@@ -59,6 +59,8 @@ def train(
                                              "prompts instead of reading train_data (>= 1). Default: the file's rows "
                                              "when it exists, else the paper's 39,202."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show TRL's progress bar. Default: shown."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object. Default: "
+                                 "readable key/value lines."),
 ) -> None:
     from fgrpo_sim.llm.training.run import prepare_training, resolved_trl_config, train_recipe
 
@@ -67,9 +69,9 @@ def train(
     prepared = prepare_training(config, list(ctx.args), num_processes=num_processes, no_progress=not progress,
                                 dry_run=dry_run, train_rows=train_rows)
     if dry_run:
-        print(json.dumps({"run": prepared["run"], "config": resolved_trl_config(prepared["args"], prepared["fields"]),
-                          "world_size": prepared["world_size"], "train_rows": prepared["train_rows"],
-                          "data_checked": prepared["data_checked"], "launch": prepared["launch"]}, indent=2, default=str))
+        _print_result({"run": prepared["run"], "config": resolved_trl_config(prepared["args"], prepared["fields"]),
+                       "world_size": prepared["world_size"], "train_rows": prepared["train_rows"],
+                       "data_checked": prepared["data_checked"], "launch": prepared["launch"]}, as_json)
         if not prepared["data_checked"]:
             source = "--train-rows" if train_rows is not None else "the paper's, --train-rows N to change"
             print(f"note: train_data {prepared['run']['train_data']} was not read (data not checked); planned for "
@@ -79,15 +81,27 @@ def train(
         _quiet_transformers_bars()
     result = train_recipe(config, prepared=prepared)
     if result.summary:
-        print(json.dumps(result.summary, indent=2))
+        _print_result(result.summary, as_json)
+
+
+def _print_result(payload: dict, as_json: bool) -> None:
+    """`--json`: one indented JSON object (what a Path or date lacks in JSON as its text); else key/value lines."""
+    from fgrpo_sim.commands.tables import echo_fields
+
+    if as_json:
+        print(json.dumps(payload, indent=2, default=str))
+    else:
+        import json as std_json
+
+        echo_fields(std_json.loads(json.dumps(payload, default=str)))  # the same values --json prints
 
 
 @app.command("prepare-data", short_help="Prepare DeepScaleR (dedup, conflicts, length filter, system prompt).", help=(
     "Prepare DeepScaleR as in the paper: drop rows without problem/answer (reported by row number), drop "
     "duplicate problems whose answers conflict (answers that math-verify finds equivalent, such as 1/2 and 0.5, "
     "agree; one copy of agreeing duplicates is kept), prepend the system prompt, drop prompts over "
-    "--max-prompt-tokens tokens, and write JSON lines for `fgrpo llm train`. Prints a JSON report: rows read, "
-    "kept, and `dropped` with the count of each reason. Training builds prompts with the recipe's system_prompt."
+    "--max-prompt-tokens tokens, and write JSON lines for `fgrpo llm train`. Prints a report (--json: as JSON): "
+    "rows read, kept, and `dropped` with the count of each reason. Training builds prompts with the recipe's system_prompt."
 ))
 def prepare_data(
     ctx: typer.Context,
@@ -101,6 +115,8 @@ def prepare_data(
     system_prompt: str = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not a prepared data file."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object. Default: "
+                                 "readable key/value lines."),
 ) -> None:
     from fgrpo_sim.atomic_io import check_not_input, check_replaceable, check_writable
     from fgrpo_sim.jsonl import has_keys
@@ -126,7 +142,7 @@ def prepare_data(
     summary = report.as_dict()
     summary["out"] = str(out)
     summary["length_filter"] = "skipped (no --tokenizer)" if tok is None else f"<= {max_prompt_tokens} tokens"
-    print(json.dumps(summary, indent=2))
+    _print_result(summary, as_json)
 
 
 @app.command("eval", short_help="Sample, verify and write per-sample JSON lines (resumable) + pass@k.", help=(
@@ -250,6 +266,8 @@ def dnll_rare_command(
     system_prompt: Optional[str] = typer.Option(None, "--system-prompt", help=f"System prompt. Default: {_PAPER_PROMPT_HELP}"),
     no_system_prompt: bool = typer.Option(False, "--no-system-prompt", help="Use no system prompt. Default: off."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bars. Default: shown on stderr."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as one JSON object. Default: "
+                                 "readable key/value lines."),
 ) -> None:
     from fgrpo_sim.llm.evaluation.data import load_benchmark, read_records
     from fgrpo_sim.llm.evaluation.diagnostics import check_dnll_options, dnll_rare
@@ -280,7 +298,7 @@ def dnll_rare_command(
         _quiet_transformers_bars()
     result = dnll_rare(rows, base, list(model), system_prompt=prompt, top_fraction=top_fraction, batch_size=batch_size,
                        device=device, progress=progress)
-    print(json.dumps(result, indent=2))
+    _print_result(result, as_json)
 
 
 @app.command("report", short_help="Select checkpoints (App. L.4) and write Table 1/2/3/6-shaped tables + figure.",
@@ -299,7 +317,8 @@ def report_command(
     manifest: Path = typer.Argument(..., help="CSV (or JSON lines) with comparison, role, method, run, epoch, step, "
                                     "compute, benchmark, file[, dnll_rare, paper_row]."),
     out_dir: Path = typer.Option(..., "--out-dir", help="Folder for table.md, table.tex, selection.json and the figure."),
-    k: int = typer.Option(256, "--k", help="The large k of the tables, >= 1 (paper: 256; needs >= k samples per problem)."),
+    k: Sequence[int] = list_option("256", "--k", int, one="the tables' one large k", help="The large k of the tables, "
+                                   ">= 1 (paper: 256; needs >= k samples per problem); one value here."),
     test_name: str = typer.Option(
         DEFAULT_TEST, "--test",
         help="The paired test of the marks, as `fgrpo passk --compare`: 'u-statistic' (default; z-test with the "
@@ -336,7 +355,7 @@ def report_command(
     # before any work; write_report checks again, with the figures it got, before its first file
     report_folder(out_dir, force).check([*REPORT_FILES, *(() if no_figure else ("pass1_vs_passk.png",))])
     app_q = test_name == "app-q"
-    report = build_report(manifest, k=k, test=test_name, m=m, iterations=iterations if app_q else None, seed=seed,
+    report = build_report(manifest, k=k[0], test=test_name, m=m, iterations=iterations if app_q else None, seed=seed,
                           paper_csv=None if no_paper else (paper_csv or PAPER_CSV), progress=progress,
                           title=title)
     figures = {}

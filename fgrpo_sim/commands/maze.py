@@ -186,7 +186,8 @@ def _read_summary(path: Path) -> dict:
 def compare(
     a: Path = typer.Argument(..., help="Results folder of run A."),
     b: Path = typer.Argument(..., help="Results folder of run B (may be the same folder as A)."),
-    n: int = typer.Option(8, "--n", help="Group size N of both runs, in [2, 4096]."),
+    n: Sequence[int] = list_option("8", "--n", int, one="a paired comparison of two runs at one group size",
+                                   help="Group size N of both runs, in [2, 4096]; one value here."),
     gamma_a: float = typer.Option(..., "--gamma-a", help="gamma of run A (>= 0)."),
     gamma_b: float = typer.Option(0.0, "--gamma-b", help="gamma of run B (>= 0; default 0 = GRPO)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (n, gamma_a, gamma_b, seeds, a, b, a_minus_b per K) instead of the table."),
@@ -195,6 +196,7 @@ def compare(
     from fgrpo_sim.maze.experiment import paired_difference
     from fgrpo_sim.validation import check_integer, check_range
 
+    (n,) = n  # one value here (list_option)
     check_integer("n", n, 2, 4096)
     check_range("gamma_a", gamma_a, 0.0, 100.0)
     check_range("gamma_b", gamma_b, 0.0, 100.0)

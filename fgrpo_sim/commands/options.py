@@ -39,10 +39,64 @@ def refuse_unused(ctx: typer.Context, names, why: str) -> None:
             raise ValueError(f"{flag(ctx, name)} {why}")
 
 
-def list_option(default, name: str, kind: type = float, *, help: str, unique: bool = True, **options):
-    """A comma-separated list option (`--n 4,8,16`): the command receives a list (validation.CommaList), help
-    names the element type (INTEGERS, NUMBERS, NAMES) on every typer."""
+def list_option(default, name: str, kind: type = float, *, help: str, unique: bool = True, words: tuple = (),
+                one: str | None = None, **options):
+    """A comma-separated list option (`--n 4,8,16`), the CLI's one list type: the command receives a list
+    (validation.CommaList). `words`: whole values that stand for a list (`passk --k auto`); `one`: why this
+    command takes a single value of a name that is a list where a command sweeps it (`--optimizer`)."""
     from fgrpo_sim.validation import CommaList
 
-    parser = CommaList(name, kind, unique=unique)
-    return typer.Option(default, name, parser=parser, metavar=parser.__name__.upper(), help=help, **options)
+    parser = CommaList(name, kind, unique=unique, words=words, one=one)
+    return typer.Option(default, name, parser=parser, metavar=placeholder(parser), help=help, **options)
+
+
+def list_parser(param):
+    """The validation.CommaList that parses click parameter `param`, or None: the one place that says which
+    options are lists (cli.merge_repeated_options joins a list option given twice). typer >= 0.29 keeps the
+    parser on the parameter's type descriptor, older typer wraps it in click's FuncParamType."""
+    from fgrpo_sim.validation import CommaList
+
+    info = getattr(getattr(param, "type_descriptor", None), "parameter_info", None)
+    for parser in (getattr(info, "parser", None), getattr(getattr(param, "type", None), "func", None)):
+        if isinstance(parser, CommaList):
+            return parser
+    return None
+
+
+#: `--help` placeholders, one scheme on every typer (0.16 printed INTEGER and TEXT, 0.29 prints <int> and
+#: <list[str]>): a single value by its kind, a list by its elements' (a list that takes one value here too).
+PLACEHOLDERS = {int: "INTEGER", float: "NUMBER", str: "TEXT", "path": "PATH", "integers": "INTEGERS",
+                "numbers": "NUMBERS", "names": "NAMES"}
+
+
+def placeholder(param_or_parser) -> str | None:
+    """The placeholder of a list parser or a click option (None for a flag, which takes no value)."""
+    from fgrpo_sim.validation import CommaList
+
+    if isinstance(param_or_parser, CommaList):
+        return PLACEHOLDERS[param_or_parser.__name__]
+    param = param_or_parser
+    if getattr(param, "is_flag", False) or getattr(param, "count", False):
+        return None
+    parser = list_parser(param)
+    if parser is not None:
+        return placeholder(parser)
+    return PLACEHOLDERS[_value_kind(param)]
+
+
+def _value_kind(param):
+    """int, float, str or "path": what one value of `param` is, on every typer (click's type names before
+    typer 0.29, the annotation from then on)."""
+    import typing
+    from pathlib import Path
+
+    name = getattr(getattr(param, "type", None), "name", "")
+    annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+    inner = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
+    if name == "path" or Path in inner:
+        return "path"
+    if name == "integer" or int in inner:
+        return int
+    if name == "float" or float in inner:
+        return float
+    return str

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import typer
 
+from fgrpo_sim.commands.options import list_option
 from fgrpo_sim.commands.tables import echo_table
 
 _FORMAT_HELP = (
@@ -23,27 +24,21 @@ MAX_ITERATIONS = 10**7  # the test keeps every round's differences in memory (8 
 MAX_BOOTSTRAP = 10**6  # the bootstrap draws all resamples at once (8 bytes x resamples x problems)
 
 
-def _parse_ks(text: str, n_min: int) -> list[int]:
-    """'auto' -> powers of two up to n_min; 'all' -> 1..n_min; else a comma-separated list."""
-    text = text.strip().lower()
-    if text == "auto":
+def _parse_ks(given: list, n_min: int) -> list[int]:
+    """--k as parsed (options.list_option): ['auto'] -> powers of two up to n_min; ['all'] -> 1..n_min; else the
+    integers given, sorted."""
+    if given == ["auto"]:
         ks, k = [], 1
         while k <= n_min:
             ks.append(k)
             k *= 2
         return ks
-    if text == "all":
+    if given == ["all"]:
         return list(range(1, n_min + 1))
-    from fgrpo_sim.validation import check_integer, parse_list
+    from fgrpo_sim.validation import check_integer
 
-    try:
-        ks = parse_list("--k", text, int)  # the same rule as every list option: no repeats, no empty element
-    except ValueError as exc:
-        if "twice" in str(exc) or "digits" in str(exc) or "empty element" in str(exc):
-            raise
-        raise ValueError(f"--k must be 'auto', 'all' or a comma-separated list of integers >= 1, got {text!r}") from None
-    check_integer("--k", ks, 1, 2**62)
-    return sorted(ks)
+    check_integer("--k", given, 1, 2**62)
+    return sorted(given)
 
 
 def _check_ks_fit(ks: list[int], data, label: str) -> None:
@@ -63,7 +58,8 @@ def _is_passk_result(path: Path) -> bool:
     """An earlier `--out` of this command, one file or several (the overwrite rule's recogniser)."""
     from fgrpo_sim.jsonl import has_keys
 
-    return has_keys(path, ("results", "k", "pass_at_k")) or has_keys(path, ("files",))
+    # its first JSON line: one object per file (JSON Lines), or last release's {"files": [...]}
+    return has_keys(path, ("results", "k", "pass_at_k"), lines=True) or has_keys(path, ("files",), lines=True)
 
 
 def _format_p(p: float) -> str:
@@ -81,12 +77,9 @@ def distinct_names(paths: list[Path]) -> list[str]:
     return [str(p) for p in paths]  # the same file twice: its path
 
 
-def _labels(text: str | None, paths: list[Path]) -> list[str]:
-    if text is None:
+def _labels(labels: list[str] | None, paths: list[Path]) -> list[str]:
+    if labels is None:
         return distinct_names(paths)
-    from fgrpo_sim.validation import parse_list
-
-    labels = parse_list("--label", text, str)
     if len(labels) != len(paths):
         raise ValueError(f"--label must name each of the {len(paths)} files (RESULTS in order, then --compare), "
                          f"got {len(labels)}: {', '.join(labels)}")
@@ -117,8 +110,8 @@ def passk_command(
     ctx: typer.Context,
     results: list[Path] = typer.Argument(..., help="Results file(s) (JSON lines, format below); several: one table "
                                          "each (and one plot with --plot).", show_default=False),
-    k: str = typer.Option(
-        "auto", "--k",
+    k: Sequence = list_option(
+        "auto", "--k", int, words=("auto", "all"),
         help="Which k to report: 'auto' = powers of two up to the smallest n of any problem (1,2,4,...); "
         "'all' = 1..smallest n; or a comma-separated list like 1,8,64,256. Every k must be <= every problem's n.",
     ),
@@ -147,16 +140,17 @@ def passk_command(
         1000, "--bootstrap", help="Bootstrap resamples of the problems for the pass@k intervals (0 = none), in [0, 10^6]."
     ),
     seed: int = typer.Option(0, "--seed", help="Random seed of the bootstrap and the subsampling test, >= 0."),
-    label: Optional[str] = typer.Option(
-        None, "--label", help="Names of the files, comma-separated, RESULTS in order then --compare: the compare "
+    label: Optional[Sequence[str]] = list_option(
+        None, "--label", str, help="Names of the files, comma-separated, RESULTS in order then --compare: the compare "
         "header ('difference = A - B') and the plot legend. Default: file names, with parent folders where two "
         "names are equal."),
     plot: Optional[Path] = typer.Option(
         None, "--plot", help="Also draw a PNG (atomically): pass@k against k with each file's bootstrap band "
         "(--bootstrap); with --compare, the two curves and the paired difference per k with the test's interval, "
         "significant k marked."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the table."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON object to this file (atomically)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON Lines instead of the tables: one object per "
+                                 "RESULTS file (label, results, k, pass_at_k, intervals; with --compare, compare)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON Lines to this file (atomically)."),
     progress: bool = typer.Option(True, "--progress/--no-progress",
                                   help="Show the progress bar of --test app-q (the u-statistic test has none)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not an earlier `fgrpo passk` "
@@ -211,7 +205,9 @@ def passk_command(
     bootstrap, no_interval = _usable_bootstrap(bootstrap, data)
     curve = pass_at_k_curve(data.n, data.c, ks=ks, n_bootstrap=bootstrap, seed=seed)
     # input paths relative to --out's folder (or the current one): identical runs in two folders, same bytes
-    report = {"results": {**data.summary(), "file": recorded_path(results, out)}, **curve.as_dict()}
+    # the keys of each line that several files print (--json: one shape whatever the count)
+    report = {"label": labels[0], "results": {**data.summary(), "file": recorded_path(results, out)},
+              **curve.as_dict()}
     if no_interval:
         report["note"] = no_interval
 
@@ -283,7 +279,7 @@ def _usable_bootstrap(bootstrap: int, data) -> tuple[int, str | None]:
     return bootstrap, None
 
 
-def _several_files(paths: list[Path], labels: list[str], k: str, bootstrap: int, seed: int, as_json: bool,
+def _several_files(paths: list[Path], labels: list[str], k: list, bootstrap: int, seed: int, as_json: bool,
                    out: Path | None, plot: Path | None, force: bool) -> None:
     """`fgrpo passk A B ...`: one pass@k table per file at the same k (those <= every file's smallest n)."""
     from fgrpo_sim.atomic_io import recorded_path, write_text_atomic
@@ -301,7 +297,7 @@ def _several_files(paths: list[Path], labels: list[str], k: str, bootstrap: int,
         entries.append({"label": name, "results": {**d.summary(), "file": recorded_path(path, out)},
                         **curve.as_dict(), **({"note": note} if note else {})})
         curves.append((name, curve))
-    text = dumps({"files": entries})
+    text = "\n".join(dumps(entry) for entry in entries)  # JSON Lines: one object per file, as one file prints
     if out is not None:
         write_text_atomic(out, text + "\n", is_ours=_is_passk_result, force=force, name="--out")
     if plot is not None:

@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
         seeds: Sequence[int] = list_option("0,1,2,3", "--seeds", int, help="Seed values, comma-separated integers in [0, 2^62], e.g. --seeds 0,1,2,3 (runs with equal seed share random streams)."),
         steps: int = typer.Option(1000, "--steps", help="Update steps per run, in [0, 10^7]. The paper uses 1000."),
         surrogate: str = typer.Option("logprob", "--surrogate", help="Surrogate: logprob (policy gradient: sum over the N draws of (R_j - mean R) log p), distinct (Hu et al.: sum over distinct sampled actions of R_i p_i), draws (App. J: sum over the N draws of (R_j - mean R) p). logprob is the setting that reproduces Fig 2's claims (see docs/categorical.md)."),
-        optimizer: str = typer.Option("adamw", "--optimizer", help="Optimizer on the logits: sgd, adam (L2 weight decay), adamw (decoupled)."),
+        optimizer: Sequence[str] = list_option("adamw", "--optimizer", str, one="one run's settings; --study sweeps optimizers", help="Optimizer on the logits: sgd, adam (L2 weight decay), adamw (decoupled); one value here."),
         lr: float = typer.Option(1e-2, "--lr", help="Learning rate, in (0, 1000]. The paper uses 1e-2."),
         beta1: float = typer.Option(0.9, "--beta1", help="Adam beta1 in [0, 1)."),
         beta2: float = typer.Option(0.999, "--beta2", help="Adam beta2 in [0, 1)."),
@@ -81,7 +81,7 @@ def register(app: typer.Typer) -> None:
                 correct_logit=correct_logit, incorrect_logit=incorrect_logit, reward_correct=reward_correct,
                 reward_wrong=reward_wrong, steps=steps, group_sizes=tuple(group_sizes),
                 gammas=tuple(gammas), seeds=tuple(seeds), surrogate=surrogate,
-                optimizer=optimizer, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+                optimizer=optimizer[0], lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
                 stride=stride, dtype=dtype, device=device, sampler=backend, chunk_runs=chunk_runs,
             )
             table = run_grid(config, out, resume=resume, progress=progress, wait_for_lock=wait)

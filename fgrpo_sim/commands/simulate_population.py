@@ -18,6 +18,13 @@ MODE_ONLY_OPTIONS = {
 }
 
 
+#: The one rule of the unweighted baseline under --gamma, stated in both commands' --help.
+BASELINE_RULE = "gamma 0, the unweighted baseline, always runs, listed or not"
+
+#: Why `simulate population` takes one value of names that are lists where a command sweeps them.
+ONE_POPULATION = "one population per call; run the command once per value"
+ONE_LR = "one --lr fits one optimizer; simulate group-size sweeps optimizers with --adam-lr and --sgd-lr"
+
 #: Columns that mark a table as this command's own earlier output (both modes), and the group-size study's:
 #: the overwrite rule replaces only such a table without --force (a categorical table lacks them).
 POPULATION_COLUMNS = ("method", "N", "variant", "run", "step", "bucket", "pass@1")
@@ -39,25 +46,27 @@ def register(app: typer.Typer) -> None:
         prompts: int = typer.Option(512, "--prompts", help="Number of prompts P, in [1, 10^7]."),
         beta: str = typer.Option("1,1", "--beta", help="Difficulty: initial success rate mu_pos ~ Beta(A,B), "
                                  "given as 'A,B' (each in (0, 1e15]); 1,1 is uniform."),
-        rho: float = typer.Option(0.1, "--rho", help="Rare share: fraction of each prompt's correct mass on the "
-                                  "rare-correct mode, in (0, 1)."),
+        rho: Sequence[float] = list_option("0.1", "--rho", float, one=ONE_POPULATION, help="Rare share: fraction of "
+                                           "each prompt's correct mass on the rare-correct mode, in (0, 1); one value "
+                                           "here (one population)."),
         rho_max: Optional[float] = typer.Option(None, "--rho-max", help="If given (> rho), rho is drawn per prompt "
                                       "log-uniformly from [rho, rho_max]."),
         actions: str = typer.Option("2,2,4", "--actions", help="Actions per mode: 'COMMON,RARE,WRONG' "
                                     "(each >= 1)."),
         group_sizes: Sequence[int] = list_option("4,8,32", "--n", int, help="Group sizes N to sweep, comma-separated integers in [1, 10^6]."),
-        gammas: Sequence[float] = list_option("0,1", "--gamma", float, help="Focal exponents gamma >= 0, comma-separated "
-                                   "(0 = unweighted)."),
+        gammas: Sequence[float] = list_option("0,1", "--gamma", float, help="Focal exponents gamma >= 0, comma-separated; "
+                                              f"{BASELINE_RULE} (GRPO, or each --method)."),
         methods: Sequence[str] = list_option("grpo", "--method", str, help="Objectives from fgrpo_sim.core: grpo, dapo, cispo "
                                     "(comma-separated)."),
         low_lr: bool = typer.Option(True, "--low-lr/--no-low-lr", help="Add, for each gamma > 0, the unweighted "
                                     "method at lr x m_gamma (the paper's low-LR control)."),
-        optimizer: str = typer.Option("adam", "--optimizer", help="sgd or adam (one optimizer over all prompts' "
-                                      "logits)."),
-        parametrisation: str = typer.Option("axis", "--parametrisation", help="Logits = M theta: axis (one "
-                                            "parameter per action/strategy, default), orthogonal (a random rotation: "
-                                            "same SGD path, Adam mixes modes) or dense (a random map into 4x as many "
-                                            "parameters); M drawn from --seed, the same initial policy for all three."),
+        optimizer: Sequence[str] = list_option("adam", "--optimizer", str, one=ONE_LR, help="sgd or adam (one "
+                                               "optimizer over all prompts' logits; one value here)."),
+        parametrisation: Sequence[str] = list_option("axis", "--parametrisation", str, one=ONE_POPULATION, help="Logits "
+                                                     "= M theta: axis (one parameter per action/strategy, default), "
+                                                     "orthogonal (a random rotation: same SGD path, Adam mixes modes) "
+                                                     "or dense (a random map into 4x as many parameters); M drawn from "
+                                                     "--seed, the same initial policy for all three. One value here."),
         lr: Optional[float] = typer.Option(None, "--lr", help="Learning rate in (0, 1e6]. Default 0.05 per-prompt, "
                                            "0.01 shared (suited to Adam). With SGD per-prompt use ~50: the "
                                            "token-mean loss divides each prompt's gradient by B*N."),
@@ -69,7 +78,7 @@ def register(app: typer.Typer) -> None:
                                            "correct gets 1)."),
         runs: int = typer.Option(4, "--runs", help="Independent runs (seeds), simulated as one batch, in [1, 10^5]."),
         eval_every: int = typer.Option(10, "--eval-every", help="Evaluate every this many steps, >= 1."),
-        pass_k: Sequence[int] = list_option("1,8,64,256", "--pass-k", int, help="k values (integers >= 1, comma-separated) for exact pass@k = 1-(1-Q_pos)^k."),
+        pass_k: Sequence[int] = list_option("1,8,64,256", "--k", int, help="k values (integers >= 1, comma-separated) for exact pass@k = 1-(1-Q_pos)^k."),
         seed: int = typer.Option(0, "--seed", help="Seed of the training randomness and of the population, >= 0."),
         device: str = typer.Option("auto", "--device", help="auto (CUDA when present), cpu or cuda."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show tqdm progress bars on stderr."),
@@ -124,6 +133,8 @@ def register(app: typer.Typer) -> None:
         check_replaceable(out, "--out", lambda path: _has_columns(path, POPULATION_COLUMNS), force=force)
         check_choice("--sharing", sharing, ("per-prompt", "shared"))
         _reject_options_of_other_mode(ctx, sharing)
+        (rho,), (optimizer,), (parametrisation,) = rho, optimizer, parametrisation  # one value each (list_option)
+        gammas = [0.0, *gammas] if 0 not in gammas else list(gammas)  # BASELINE_RULE
         if lr is None:
             lr = 0.05 if sharing == "per-prompt" else 0.01
         if sharing == "shared":
@@ -136,11 +147,12 @@ def register(app: typer.Typer) -> None:
         else:
             population_spec = _per_prompt_spec(prompts=prompts, beta=beta, rho=rho, rho_max=rho_max,
                                                actions=actions, seed=seed)
-        specs = _train_specs(prompts, group_sizes=group_sizes, gammas=gammas, methods=methods, low_lr=low_lr,
-                             optimizer=optimizer, lr=lr, steps=steps, prompt_batch=prompt_batch,
-                             updates_per_step=updates_per_step, reward_wrong=reward_wrong, runs=runs,
-                             eval_every=eval_every, pass_k=pass_k, seed=seed, device=device,
-                             parametrisation=parametrisation)
+        with options_named(pass_k="--k"):
+            specs = _train_specs(prompts, group_sizes=group_sizes, gammas=gammas, methods=methods, low_lr=low_lr,
+                                 optimizer=optimizer, lr=lr, steps=steps, prompt_batch=prompt_batch,
+                                 updates_per_step=updates_per_step, reward_wrong=reward_wrong, runs=runs,
+                                 eval_every=eval_every, pass_k=pass_k, seed=seed, device=device,
+                                 parametrisation=parametrisation)
         pass_k_column = f"pass@{specs[0].pass_k[-1]}"
         if sharing == "shared":
             from fgrpo_sim.sim.population_shared import make_shared_population, run_shared_sweep
@@ -281,7 +293,8 @@ def register_group_size(app: typer.Typer) -> None:
         group_sizes: Sequence[int] = list_option("2,4,8,16,32,64,128,256,512,1024", "--n", int, help="Group sizes N, comma-separated, e.g. --n 4,8,32."),
         rare_mass: Sequence[float] = list_option("0.005,0.02,0.1", "--rare-mass", float, help="Shared prior mass on the rare strategies "
                                       "(one rare-share setting each), comma-separated, in (0, 0.4)."),
-        gammas: Sequence[float] = list_option("0.5,1", "--gamma", float, help="F-GRPO exponents, comma-separated, each > 0; GRPO and the low-LR controls always run."),
+        gammas: Sequence[float] = list_option("0.5,1", "--gamma", float, help="F-GRPO exponents, comma-separated, each "
+                                              f">= 0; {BASELINE_RULE} (GRPO; a low-LR control runs for each exponent > 0)."),
         optimizers: Sequence[str] = list_option("adam,sgd", "--optimizer", str, help="Optimizers to compare, comma-separated: adam and/or sgd (--optimizer adam,sgd)."),
         parametrisations: Sequence[str] = list_option("axis,orthogonal,dense", "--parametrisation", str, help="Logits = M theta "
                                              "(comma-separated): axis (one parameter per strategy), orthogonal "
@@ -325,9 +338,12 @@ def register_group_size(app: typer.Typer) -> None:
                            parametrisations="--parametrisation", adam_lrs="--adam-lr", sgd_lrs="--sgd-lr",
                            views="--views", populations="--populations", seeds="--runs", steps="--steps",
                            prompt_batch="--prompt-batch", eval_every="--eval-every"):
+            focal = tuple(g for g in gammas if g != 0)  # BASELINE_RULE: the study runs GRPO itself
+            if not focal:
+                raise ValueError(f"--gamma must list an exponent > 0 ({BASELINE_RULE}), got {','.join(f'{g:g}' for g in gammas)}")
             spec = replace(base, group_sizes=tuple(group_sizes),
                            rare_masses=tuple(rare_mass),
-                           gammas=tuple(gammas),
+                           gammas=focal,
                            optimizers=tuple(optimizers),
                            parametrisations=tuple(parametrisations),
                            adam_lrs=tuple(adam_lr),

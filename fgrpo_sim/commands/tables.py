@@ -24,3 +24,31 @@ def echo_table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, left
         console.print(table)
     for line in captured.get().splitlines():  # rich pads a left-aligned last column: no trailing blanks
         print(line.rstrip(), file=sys.stdout)
+
+
+def echo_fields(payload: dict) -> None:
+    """A nested result (what `--json` prints) as readable "key  value" lines, one per leaf, nested keys
+    joined with dots (`dropped.conflicting_answers  3`), a list of plain values on one line."""
+    rows = list(_leaves(payload))
+    width = max((len(key) for key, _ in rows), default=0)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}".rstrip(), file=sys.stdout)
+
+
+def _leaves(value, prefix: str = ""):
+    if isinstance(value, dict) and value:
+        for key, item in value.items():
+            yield from _leaves(item, f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(value, (list, tuple)) and any(isinstance(item, (dict, list, tuple)) for item in value):
+        for index, item in enumerate(value):
+            yield from _leaves(item, f"{prefix}.{index}" if prefix else str(index))
+    elif isinstance(value, (list, tuple)):
+        yield prefix, ", ".join(_text(item) for item in value)
+    else:
+        yield prefix, _text(value)
+
+
+def _text(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return "null" if value is None else str(value)

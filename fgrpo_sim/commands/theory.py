@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import List, Optional
+from decimal import Decimal
+from typing import Optional, Sequence
 
 import typer
 
 from fgrpo_sim import jsonl as json  # standard JSON out: non-finite numbers as null, never bare NaN
+from fgrpo_sim.commands.options import list_option
 from fgrpo_sim.commands.tables import echo_table
 
 app = typer.Typer(
@@ -43,7 +45,7 @@ def _resolve_tau(mu: float, tau: Optional[float], rho: Optional[float]) -> tuple
     return tau, (tau / mu if mu > 0 else float("nan"))
 
 
-def _one_minus(text: str, mu: float) -> Optional[float]:
+def _one_minus(typed: Decimal, mu: float) -> Optional[float]:
     """1 - mu computed from the decimal digits given, for mu in [0.5, 1): near 1 the float nearest mu keeps
     only a few digits of 1 - mu (0.9999999972552174 -> 1 - mu off by 2e-8 relative); None elsewhere."""
     import decimal
@@ -51,58 +53,55 @@ def _one_minus(text: str, mu: float) -> Optional[float]:
     if not (math.isfinite(mu) and 0.5 <= mu < 1.0):
         return None
     try:
-        return float(decimal.Decimal(1) - decimal.Decimal(text))
+        return float(decimal.Decimal(1) - typed)
     except decimal.InvalidOperation:
         return None
 
 
-def _parse_mu(text: str) -> float:
-    """--mu as typed (a number; the digits are kept for 1 - mu, see `_one_minus`)."""
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError(f"--mu must be a number in [0, 1], got {text!r}") from None
+def _emit_json(rows: list[dict]) -> None:
+    """JSON Lines: one object per row, however many rows the lists give (as `simulate group-size`), so a
+    reader never meets an object in one case and a list in another; non-finite numbers as null."""
+    for row in rows:
+        typer.echo(json.dumps(row))
 
 
-def _list_option(name: str, given: List[str], kind: type) -> list:
-    """One comma-separated list (`--n 4,8,16`, as in `plan` and `simulate`); repeating the option
-    (`--n 4 --n 8`) appends, so both spellings work."""
-    from fgrpo_sim.validation import parse_list
-
-    return parse_list(name, ",".join(given), kind)  # one list, so a value repeated across options is refused too
+#: --mu keeps the digits typed (Decimal) for 1 - mu near 1; repeats are judged as numbers (.5 and 5e-1 are one)
+def _mu_option(default: str, help: str):
+    return list_option(default, "--mu", Decimal, help=help)
 
 
-def _emit_json(payloads: list[dict]) -> None:
-    """One JSON object, or a list of them when a list option gave several values (non-finite numbers as null)."""
-    typer.echo(json.dumps(payloads[0] if len(payloads) == 1 else payloads))
+def _tau_option(more: str):
+    return list_option(None, "--tau", float, help=f"{_TAU_HELP} {more}")
+
+
+def _rho_option(more: str):
+    return list_option(None, "--rho", float, help=f"{_RHO_HELP} {more}")
+
+
+def _json_lines_option(keys: str):
+    return typer.Option(False, "--json", help=f"Print JSON Lines: one object per row ({keys}).")
 
 
 @app.command("tail-miss", short_help="Pr(B): an active group misses the rare subset E (Lemma 3.1).")
 def tail_miss_command(
-    n_text: List[str] = typer.Option(["8"], "--n", help="Group size(s) N (rollouts per prompt), integers >= 1, "
-                                     "comma-separated for a table: --n 4,8,16 (as in plan and simulate)."),
-    mu_text: List[str] = typer.Option(["0.5"], "--mu", help=_MU_HELP + " Comma-separated for one table per mu: "
-                                      "--mu 0.2,0.5 (as in theory peak)."),
-    tau_text: Optional[List[str]] = typer.Option(None, "--tau", help=_TAU_HELP + " Comma-separated for one table each."),
-    rho_text: Optional[List[str]] = typer.Option(None, "--rho", help=_RHO_HELP + " Comma-separated for one table "
-                                                 "each: --rho 0.01,0.1."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (inputs, probability, log_probability "
-                                 "(natural log), activity_probability); a JSON list of them when --mu, --tau or "
-                                 "--rho lists several values."),
+    n: Sequence[int] = list_option("8", "--n", int, help="Group size(s) N (rollouts per prompt), integers >= 1, "
+                                   "comma-separated for a table: --n 4,8,16 (as in plan and simulate)."),
+    mus: Sequence[Decimal] = _mu_option("0.5", help=_MU_HELP + " Comma-separated for one table per mu: "
+                                        "--mu 0.2,0.5 (as in theory peak)."),
+    taus: Optional[Sequence[float]] = _tau_option("Comma-separated for one table each."),
+    rhos: Optional[Sequence[float]] = _rho_option("Comma-separated for one table each: --rho 0.01,0.1."),
+    as_json: bool = _json_lines_option("n, mu, tau, rho, probability, log_probability (natural log), "
+                                       "activity_probability"),
 ) -> None:
     """Pr(B) = (1-tau)^N - (mu-tau)^N - (1-mu)^N: the group is active (has both correct and incorrect
     rollouts, so GRPO learns from it) yet never samples the rare correct subset E."""
     from fgrpo_sim.validation import check_integer
 
-    n = _list_option("--n", n_text, int)
     check_integer("n", n, 1, 2**62)
-    taus = _list_option("--tau", tau_text, float) if tau_text else [None]
-    rhos = _list_option("--rho", rho_text, float) if rho_text else [None]
-    tables = [_tail_miss_table(n, mu_text, tau, rho)
-              for mu_text in _list_option("--mu", mu_text, str) for tau in taus for rho in rhos]
+    tables = [_tail_miss_table(n, mu, tau, rho) for mu in mus for tau in taus or [None] for rho in rhos or [None]]
     if as_json:
-        payloads = [_tail_miss_payload(table) for table in tables]
-        _emit_json(payloads)
+        _emit_json([{"n": k, "mu": mu, "tau": tau, "rho": rho, "probability": p, "log_probability": lg,
+                     "activity_probability": a} for mu, tau, rho, rows in tables for k, p, lg, a in rows])
         return
     for index, (mu, tau, rho, rows) in enumerate(tables):
         if index:
@@ -112,38 +111,28 @@ def tail_miss_command(
                    [(k, f"{p:.10g}", f"{lg / math.log(10):.6g}", f"{a:.10g}") for k, p, lg, a in rows])
 
 
-def _tail_miss_table(n: list, mu_text: str, tau: Optional[float], rho: Optional[float]):
+def _tail_miss_table(n: list, typed: Decimal, tau: Optional[float], rho: Optional[float]):
     """(mu, tau, rho, [(N, Pr(B), ln Pr(B), Pr(active))]) for one mu as typed and one --tau or --rho."""
     from fgrpo_sim.theory import activity_probability, log_tail_miss_probability, tail_miss_probability
 
-    mu = _parse_mu(mu_text)
+    mu = float(typed)
     tau, rho = _resolve_tau(mu, tau, rho)
     # 1 - mu from the digits typed, as `theory peak` reads it (the float nearest mu keeps few of them near 1)
-    comp = _one_minus(mu_text, mu)
+    comp = _one_minus(typed, mu)
     rows = [(k, tail_miss_probability(k, mu, tau, one_minus_mu=comp),
              log_tail_miss_probability(k, mu, tau, one_minus_mu=comp),  # finite where Pr(B) underflows
              activity_probability(k, mu, one_minus_mu=comp)) for k in n]
     return mu, tau, rho, rows
 
 
-def _tail_miss_payload(table) -> dict:
-    mu, tau, rho, rows = table
-    single = len(rows) == 1
-    column = (lambda i: rows[0][i]) if single else (lambda i: [row[i] for row in rows])
-    return {"n": column(0), "mu": mu, "tau": tau, "rho": rho, "probability": column(1),
-            "log_probability": column(2), "activity_probability": column(3)}
-
-
 @app.command("peak", short_help="Group size N* where the tail-miss probability peaks.")
 def peak_command(
-    mu_text: List[str] = typer.Option(["0.5"], "--mu", help=_MU_HELP.replace("in [0, 1]", "in (0, 1]")
-                                      + " Comma-separated for a table: --mu 0.2,0.5,0.8."),
-    tau_text: Optional[List[str]] = typer.Option(None, "--tau", help=_TAU_HELP + " Must be > 0 (at tau = 0 there is "
-                                                 "no peak). Comma-separated for a table."),
-    rho_text: Optional[List[str]] = typer.Option(None, "--rho", help=_RHO_HELP + " Comma-separated for a table: "
-                                                 "--rho 0.01,0.05,0.1."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (inputs, n_star, n_continuous, "
-                                 "probability); a JSON list of them when a list gives several rows."),
+    mus: Sequence[Decimal] = _mu_option("0.5", help=_MU_HELP.replace("in [0, 1]", "in (0, 1]")
+                                        + " Comma-separated for a table: --mu 0.2,0.5,0.8."),
+    taus: Optional[Sequence[float]] = _tau_option("Must be > 0 (at tau = 0 there is no peak). Comma-separated for "
+                                                  "a table."),
+    rhos: Optional[Sequence[float]] = _rho_option("Comma-separated for a table: --rho 0.01,0.05,0.1."),
+    as_json: bool = _json_lines_option("mu, tau, rho, n_star, n_continuous, probability"),
 ) -> None:
     """The group size N* at which the tail-miss probability peaks (exact integer argmax) and Pr(B) there.
 
@@ -153,14 +142,12 @@ def peak_command(
     from fgrpo_sim.theory import peak_group_size
     from fgrpo_sim.validation import _fmt
 
-    mus = _list_option("--mu", mu_text, float)
-    complements = [_one_minus(text, mu) for text, mu in zip(_list_option("--mu", mu_text, str), mus)]
-    taus = _list_option("--tau", tau_text, float) if tau_text else [None]
-    rhos = _list_option("--rho", rho_text, float) if rho_text else [None]
     rows = []
-    for mu, one_minus_mu in zip(mus, complements):
-        for tau_given in taus:
-            for rho_given in rhos:
+    for typed in mus:
+        mu = float(typed)
+        one_minus_mu = _one_minus(typed, mu)
+        for tau_given in taus or [None]:
+            for rho_given in rhos or [None]:
                 tau, rho = _resolve_tau(mu, tau_given, rho_given)
                 if one_minus_mu is None:
                     result = peak_group_size(mu, tau)
@@ -180,16 +167,15 @@ def peak_command(
 
 @app.command("lr-multiplier", short_help="m_gamma: learning-rate factor matching focal weighting.")
 def lr_multiplier_command(
-    gamma_text: List[str] = typer.Option(["0.5"], "--gamma", help="Focal exponent gamma >= 0 (0 = plain GRPO); "
-                                         "comma-separated for one line each: --gamma 0.5,1."),
+    gammas: Sequence[float] = list_option("0.5", "--gamma", float, help="Focal exponent gamma >= 0 (0 = plain "
+                                          "GRPO); comma-separated for one line each: --gamma 0.5,1."),
     weight: str = typer.Option(
         "mean_abs_advantage", "--weight",
         help="How prompts are weighted when averaging (1-mu)^gamma over mu in [0, 1]: mean_abs_advantage "
         "(2 sqrt(mu(1-mu)), the paper's 0.679) or variance (mu(1-mu), the paper's prose).",
     ),
     base_lr: Optional[float] = typer.Option(None, "--base-lr", help="Optional learning rate of the unweighted run, > 0; also print base_lr * m_gamma."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (inputs, multiplier[, matched_lr]); a "
-                                 "JSON list of them when --gamma lists several values."),
+    as_json: bool = _json_lines_option("gamma, weight, multiplier[, base_lr, matched_lr]"),
 ) -> None:
     """m_gamma: the learning-rate factor whose average scale reduction matches focal weighting (App. N).
 
@@ -200,7 +186,7 @@ def lr_multiplier_command(
     if base_lr is not None:
         check_range("base_lr", base_lr, 0.0, math.inf, low_open=True, high_open=True)
     payloads = []
-    for gamma in _list_option("--gamma", gamma_text, float):
+    for gamma in gammas:
         multiplier = lr_multiplier(gamma, weight=weight)
         payload = {"gamma": gamma, "weight": weight, "multiplier": multiplier}
         if base_lr is not None:
@@ -219,8 +205,9 @@ def lr_multiplier_command(
 @app.command("derive", short_help="Print the sympy derivations behind the numbers.")
 def derive_command(
     latex: bool = typer.Option(False, "--latex", help="Print LaTeX instead of plain sympy text. Default: off."),
-    name: Optional[List[str]] = typer.Option(None, "--name", help="Print only these derivations (repeatable), e.g. tail_miss, "
-                                             "lr_multiplier, dQ_pos; an unknown name lists them all. Default: all."),
+    name: Optional[Sequence[str]] = list_option(None, "--name", str, help="Print only these derivations, "
+                                                "comma-separated, e.g. tail_miss,lr_multiplier,dQ_pos; an unknown "
+                                                "name lists them all. Default: all."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object: name -> {description, text} "
                                  "(text in LaTeX with --latex)."),
 ) -> None:

@@ -156,7 +156,7 @@ class Rehearsal:
         save_tiny(*build_tiny(seed=0), self.model)
         self.prepared = self.out / "data" / "deepscaler-prepared.jsonl"
         report = _json_tail(self._fgrpo("llm", "prepare-data", self.inputs["deepscaler"], "--out", self.prepared,
-                                   "--tokenizer", self.model, "--max-prompt-tokens", MAX_PROMPT_TOKENS))
+                                   "--tokenizer", self.model, "--max-prompt-tokens", MAX_PROMPT_TOKENS, "--json"))
         got = {k: report[k] for k in PREPARE_EXPECTED}
         if got != PREPARE_EXPECTED:
             raise RehearsalFailed(f"prepare-data reported {got}, expected {PREPARE_EXPECTED}")
@@ -223,7 +223,7 @@ class Rehearsal:
         plans = []
         for recipe, *_ in RUNS.values():
             plan = _json_tail(self._fgrpo("llm", "train", "--config", ROOT / "recipes" / "qwen2.5-7b" / recipe, "--dry-run",
-                                     "--num-processes", 16))
+                                     "--num-processes", 16, "--json"))
             if not plan.get("launch") or plan["config"].get("gradient_accumulation_steps") is None:
                 raise RehearsalFailed(f"the dry-run of recipes/qwen2.5-7b/{recipe} printed no launch arithmetic")
             plans.append(plan["config"]["gradient_accumulation_steps"])
@@ -280,7 +280,7 @@ class Rehearsal:
     def dnll_rare(self) -> str:
         models = [ckpt for ckpts in self.checkpoints.values() for ckpt in ckpts]
         args = ["llm", "dnll-rare", "--trajectories", self.base_math, "--data", self.inputs["math500"],
-                "--base", self.model, "--top-fraction", 0.25, "--device", "cpu", "--no-progress"]
+                "--base", self.model, "--top-fraction", 0.25, "--device", "cpu", "--no-progress", "--json"]
         for model in models:
             args += ["--model", model]
         result = json.loads(self._fgrpo(*args))
