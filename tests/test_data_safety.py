@@ -281,11 +281,11 @@ def categorical_csv(run_cli, tmp_path):
 @pytest.mark.parametrize("damage, needle", [
     (lambda t: t.drop(columns=["entropy"]), "no column 'entropy'"),
     (lambda t: t.assign(group_size=t["group_size"].astype(object).where(t.index != 4, "abc")),
-     "row 5: group_size = 'abc' is not an integer"),
-    (lambda t: t.assign(seed=t["seed"].astype(float).where(t.index != 2, 0.5)), "row 3: seed = 0.5 is not an integer"),
-    (lambda t: t.assign(q_pos=t["q_pos"].astype(object).where(t.index != 7, "lots")), "row 8: q_pos = 'lots' is not a finite number"),
-    (lambda t: t.assign(config_id=t["config_id"].where(t.index != 1, None)), "row 2: config_id is empty"),
-    (lambda t: pd.concat([t, t.iloc[[6]]], ignore_index=True), "row 13: it repeats an earlier row's"),
+     "line 6: group_size = 'abc' is not an integer"),
+    (lambda t: t.assign(seed=t["seed"].astype(float).where(t.index != 2, 0.5)), "line 4: seed = 0.5 is not an integer"),
+    (lambda t: t.assign(q_pos=t["q_pos"].astype(object).where(t.index != 7, "lots")), "line 9: q_pos = 'lots' is not a finite number"),
+    (lambda t: t.assign(config_id=t["config_id"].where(t.index != 1, None)), "line 3: config_id is empty"),
+    (lambda t: pd.concat([t, t.iloc[[6]]], ignore_index=True), "line 14: it repeats line 8 (the same config_id, group_size, gamma, seed, step)"),
 ])
 def test_resume_refuses_a_damaged_table_and_keeps_it(run_cli, categorical_csv, damage, needle):
     table = damage(pd.read_csv(categorical_csv, dtype={"config_id": str}))
