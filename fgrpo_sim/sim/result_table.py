@@ -63,7 +63,7 @@ def read_result_table(path: str | Path, schema: TableSchema, hint: str, label: s
         except ValueError as exc:
             raise ValueError(f"cannot resume from {exc}; fix or delete that row, or {hint}") from None
         if not header:
-            raise ValueError(f"{label} {path} exists but is empty, not a {schema.name}; {hint}")
+            raise ValueError(f"{label} {path} exists but is not a readable result table (it is empty); {hint}")
         check_columns(schema, header, path, hint, label)
         if not rows:
             return pd.DataFrame()
