@@ -95,7 +95,9 @@ def _shown(value) -> str:
 def _numbers(values: pd.Series) -> tuple[pd.Series, pd.Series]:
     """(the column as numbers, where a cell is missing): CSV text or parquet values alike. An empty CSV
     field and "nan" are missing (pandas writes NaN as an empty field); other text is NaN and not missing."""
-    text = values.map(lambda v: v.strip().lower() if isinstance(v, str) else v)
+    if values.dtype.kind in "iuf":  # a typed (parquet) column: nothing to parse
+        return values, values.isna()
+    text = values.astype(object).where(values.notna(), "").astype(str).str.strip().str.lower()
     missing = values.isna() | text.isin(["", "nan"])
     numbers = pd.to_numeric(text.where(~missing, np.nan), errors="coerce")
     return numbers, missing
