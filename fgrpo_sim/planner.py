@@ -382,13 +382,9 @@ def _is_eval_output(path: Path, text: str, column: str) -> bool:
 
 
 def _parse_rate(path: Path, line_no: int, raw, column: str = "success_rate") -> float:
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        value = math.nan
-    if isinstance(raw, bool) or not (0.0 <= value <= 1.0):
-        raise ValueError(f"{path} line {line_no}: {column} must be a number in [0, 1], got {raw!r}")
-    return value
+    from fgrpo_sim.validation import file_number
+
+    return file_number(raw, f"{path} line {line_no}", column, 0.0, 1.0, text=True)  # a CSV field or a JSON value
 
 
 def _read_csv(path: Path, text: str, column: str) -> list[float]:

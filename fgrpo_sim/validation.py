@@ -250,3 +250,33 @@ def integral(value: Any) -> int | None:
     if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) <= 2**53:
         return int(value)  # beyond 2^53 a float no longer holds every integer: not a count we can trust
     return None
+
+
+def finite_number(value: Any, *, text: bool = False) -> float | None:
+    """`value` read from a file as a finite float, else None: the one conversion of every number a reader
+    takes from JSON (and, with `text`, from a CSV field or a JSON string). Booleans, None, NaN, +-inf, text
+    that is no number and integers beyond a float's range (10**400: float() raises OverflowError) are None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)) or (isinstance(value, str) and not text):
+        return None
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def file_number(value: Any, where: str, name: str, low: float | None = None, high: float | None = None, *,
+                integer: bool = False, text: bool = False, what: str | None = None) -> float | int:
+    """A number read from a file, converted and checked: a float in [low, high] (`finite_number`), or with
+    `integer` an int (an integral float such as 4.0 too, `integral`) in [low, high], at most 2^63 - 1 (numpy's
+    int64). Else ValueError "WHERE: NAME must be WHAT in [low, high], got X", `where` naming file and line."""
+    int64_max = int(np.iinfo(np.int64).max)
+    top = high if high is not None or not integer else int64_max
+    number = integral(value) if integer else finite_number(value, text=text)
+    inside = number is not None and (low is None or number >= low) and (top is None or number <= top)
+    if not inside:
+        bounds = (f" in [{_fmt(low)}, {'2^63 - 1' if top == int64_max else _fmt(top)}]" if low is not None and top is not None
+                  else f" >= {_fmt(low)}" if low is not None else f" <= {_fmt(top)}" if top is not None else "")
+        kind = what or ("an integer" if integer else "a number")
+        raise ValueError(f"{where}: {name} must be {kind}{bounds}, got {shorten(value)}")
+    return number

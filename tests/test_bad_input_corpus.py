@@ -355,6 +355,60 @@ CASES = [
      "--heldout-prompts must be in"),
 ]
 
+# issue 38: the group-size resume checks every row and every chunk it keeps (the categorical resume's checks,
+# one shared reader), naming file and line; damaged copies of one sound table (GS_TABLE: its damage)
+GS = ["simulate", "group-size", "--out", "{tmp}/g.csv", "--n", "2", "--runs", "1", "--populations", "2", "--steps", "1",
+      "--eval-every", "1", "--optimizer", "adam", "--parametrisation", "axis", "--rare-mass", "0.1", "--gamma", "1",
+      "--adam-lr", "0.01", "--no-progress"]
+GS_PARQUET = [*GS[:2], "--out", "{tmp}/g.parquet", *GS[4:]]
+HUGE = 10**400  # an integer JSON holds and float() cannot: OverflowError
+CASES += [
+    # lines 2-7 are step 0 of the six trained rows, lines 8-13 step 1
+    ("group-size-resume-torn-last-number", GS, {"g.csv": "GS_TABLE:torn"}, "g.csv line 13: the last row has no line end"),
+    ("group-size-resume-repeated-row", GS, {"g.csv": "GS_TABLE:repeat"}, "g.csv line 14: it repeats line 4"),
+    ("group-size-resume-nan-metric", GS, {"g.csv": "GS_TABLE:nan"},
+     "g.csv line 6: heldout_pass@256 = NaN is not a finite number"),
+    ("group-size-resume-empty-metric", GS, {"g.csv": "GS_TABLE:empty-metric"}, "g.csv line 10: train_dnll_rare = '' is not"),
+    ("group-size-resume-empty-chunk", GS, {"g.csv": "GS_TABLE:empty-chunk"}, "g.csv line 3: chunk is empty"),
+    ("group-size-resume-text-n", GS, {"g.csv": "GS_TABLE:text-n"}, "g.csv line 5: N = 'two' is not an integer"),
+    ("group-size-resume-fractional-seed", GS, {"g.csv": "GS_TABLE:half-seed"}, "g.csv line 8: seed = 0.5 is not an integer"),
+    ("group-size-resume-infinite-lr", GS, {"g.csv": "GS_TABLE:inf-lr"}, "g.csv line 9: lr = -inf is not a finite number"),
+    ("group-size-resume-short-row", GS, {"g.csv": "GS_TABLE:short"}, "g.csv line 4: 24 fields where the header has 25"),
+    ("group-size-resume-bad-byte", GS, {"g.csv": "GS_TABLE:byte"}, "g.csv line 7: not UTF-8"),
+    ("group-size-resume-chunk-lacks-a-row", GS, {"g.csv": "GS_TABLE:drop"}, "lacks 1 of its 12 rows"),
+    ("group-size-resume-other-setting-lacks-a-row", [*GS, "--rare-correct-prob", "0.3"], {"g.csv": "GS_TABLE:drop"},
+     "chunk 'rare_correct_prob=1/adam/axis#"),
+    ("group-size-resume-parquet-cut-short", GS_PARQUET, {"g.parquet": "GS_TABLE:cut"}, "--out {tmp}/g.parquet exists but"),
+    ("group-size-resume-parquet-lacks-a-row", GS_PARQUET, {"g.parquet": "GS_TABLE:drop"},
+     "cannot resume from {tmp}/g.parquet: chunk"),
+    ("group-size-resume-parquet-nan-metric", GS_PARQUET, {"g.parquet": "GS_TABLE:nan"},
+     "g.parquet row 5: heldout_pass@256 = nan is not a finite number"),
+    # issue 38: a JSON integer beyond a float's range, in every reader that takes numbers (validation.file_number)
+    ("plan-jsonl-rate-beyond-float", ["plan", "{tmp}/p.jsonl"], {"p.jsonl": '{"success_rate": 0.5}\n'
+                                                                            f'{{"success_rate": {-HUGE}}}\n'},
+     "p.jsonl line 2: success_rate must be a number in [0, 1], got -1000"),
+    ("maze-table-seconds-beyond-float", ["maze", "table", "{tmp}/m"], maze_folder(rl0=_piece(seconds=HUGE)),
+     "rl_N4_gamma0.json: its 'seconds' is missing or not a number >= 0"),
+    ("maze-table-gamma-beyond-float", ["maze", "table", "{tmp}/m"], maze_folder(rl0=_piece(gamma=HUGE)),
+     "rl_N4_gamma0.json: N 4 / gamma 1000"),
+    ("maze-table-reward-beyond-float", ["maze", "table", "{tmp}/m"],
+     maze_folder(rl0=_piece(curve=[{"step": 0, "train_reward": -HUGE}])), "curve[0].train_reward is not a finite number"),
+    ("maze-table-sft-pass-beyond-float", ["maze", "table", "{tmp}/m"],
+     maze_folder(sft={**SFT, "heldout": {"pass_at_k": PROBS, "exact_pass_at_k": {**PROBS, "128": HUGE}}}),
+     "sft.json: its heldout.exact_pass_at_k is not a table of probabilities"),
+    ("maze-compare-pass-beyond-float", ["maze", "compare", "{tmp}/m", "{tmp}/m", "--n", "4", "--gamma-a", "1"],
+     maze_folder(rl1=_piece(gamma=1.0, heldout={"pass_at_k": {**PROBS, "256": HUGE}, "exact_pass_at_k": PROBS})),
+     "rl_N4_gamma1.json: its heldout.pass_at_k is not a table of probabilities"),
+    ("dynamics-step-beyond-float", DYN, {"runs/a/dynamics.jsonl": f'{{"step": {HUGE}, "dynamics/pass@1": 0.5}}\n'},
+     "dynamics.jsonl line 1: field 'step' must be an integer in [0, 2^63 - 1]"),
+    ("dynamics-pass-beyond-float", DYN,
+     {"runs/a/dynamics.jsonl": '{"step": 0, "dynamics/pass@8": 0.5}\n' + f'{{"step": 1, "dynamics/pass@8": {HUGE}}}\n'},
+     "dynamics.jsonl line 2: field 'dynamics/pass@8' must be a probability in [0, 1]"),
+    ("dynamics-state-pass-beyond-float", DYN,
+     {"runs/a/trainer_state.json": json.dumps({"log_history": [{"step": 3, "dynamics/pass@1": -HUGE}]})},
+     "trainer_state.json log_history[0]: field 'dynamics/pass@1' must be a probability"),
+]
+
 # Outputs a failing case must not leave: any of these names under the test folder.
 OUTPUTS = ("out.csv", "out.jsonl", "out.jsonl.meta.json", "out.jsonl.tmp", "figs", "rep", "o.jsonl", "m/summary.json")
 
@@ -369,6 +423,8 @@ def _write_files(tmp: Path, files: dict) -> None:
             _categorical_table_with_inf(path, cut=None)
         elif isinstance(content, str) and content.startswith("TORN_TABLE:"):  # a sound table cut N bytes short
             _categorical_table_with_inf(path, cut=int(content.split(":")[1]))
+        elif isinstance(content, str) and content.startswith("GS_TABLE:"):
+            _damaged_group_size_table(path, content.split(":", 1)[1])
         elif content == "PARQUET_FOREIGN":
             import pandas as pd
 
@@ -400,6 +456,68 @@ def _categorical_table_with_inf(path: Path, cut: int | None = 0) -> None:
     row = text[1].split(",")
     row[head.index("m_ret")] = "inf"
     path.write_text("\n".join([text[0], ",".join(row), *text[2:]]) + "\n")
+
+
+_GS_SOUND: dict[str, bytes] = {}  # suffix -> a sound group-size table, made once per session
+
+
+def _damaged_group_size_table(path: Path, damage: str) -> None:
+    """A sound group-size table of the GS setting (written by the command) with one `damage`."""
+    from fgrpo_sim.cli import main
+
+    suffix = path.suffix
+    if suffix not in _GS_SOUND:
+        sound = path.parent / f"gs-sound{suffix}"
+        try:
+            main([a.replace("{tmp}/g.csv", str(sound)) for a in GS])
+        except SystemExit as exc:
+            assert exc.code in (0, None)
+        _GS_SOUND[suffix] = sound.read_bytes()
+        sound.unlink()
+    data = _GS_SOUND[suffix]
+    if suffix == ".parquet":
+        import io
+
+        import numpy as np
+        import pandas as pd
+
+        if damage == "cut":
+            path.write_bytes(data[:len(data) // 2])
+            return
+        table = pd.read_parquet(io.BytesIO(data))
+        if damage == "drop":
+            table = table.drop(index=8)
+        elif damage == "nan":
+            table.loc[4, "heldout_pass@256"] = np.nan
+        table.to_parquet(path, index=False)
+        return
+    lines = data.decode().splitlines()
+    head = lines[0].split(",")
+
+    def set_field(line: int, column: str, value: str) -> None:  # `line` counts from 1, the header included
+        fields = lines[line - 1].split(",")
+        fields[head.index(column)] = value
+        lines[line - 1] = ",".join(fields)
+
+    edits = {"nan": (6, "heldout_pass@256", "NaN"), "empty-metric": (10, "train_dnll_rare", ""),
+             "empty-chunk": (3, "chunk", ""), "text-n": (5, "N", "two"), "half-seed": (8, "seed", "0.5"),
+             "inf-lr": (9, "lr", "-inf")}
+    if damage in edits:
+        set_field(*edits[damage])
+    elif damage == "repeat":
+        lines.append(lines[3])
+    elif damage == "short":
+        lines[3] = lines[3].rsplit(",", 1)[0]
+    elif damage == "drop":
+        del lines[8]
+    text = "\n".join(lines) + "\n"
+    if damage == "torn":  # cut inside the last number: the field count stays right
+        text = text[:-6]
+    raw = text.encode()
+    if damage == "byte":
+        at = sum(len(line) + 1 for line in raw.split(b"\n")[:6]) + 5  # inside line 7
+        raw = raw[:at] + b"\xff" + raw[at + 1:]
+    path.write_bytes(raw)
 
 
 def run_case(tmp: Path, args, files, capsys) -> tuple[str, int, str]:

@@ -281,11 +281,11 @@ def categorical_csv(run_cli, tmp_path):
 @pytest.mark.parametrize("damage, needle", [
     (lambda t: t.drop(columns=["entropy"]), "no column 'entropy'"),
     (lambda t: t.assign(group_size=t["group_size"].astype(object).where(t.index != 4, "abc")),
-     "row 5: group_size = 'abc' is not an integer"),
-    (lambda t: t.assign(seed=t["seed"].astype(float).where(t.index != 2, 0.5)), "row 3: seed = 0.5 is not an integer"),
-    (lambda t: t.assign(q_pos=t["q_pos"].astype(object).where(t.index != 7, "lots")), "row 8: q_pos = 'lots' is not a finite number"),
-    (lambda t: t.assign(config_id=t["config_id"].where(t.index != 1, None)), "row 2: config_id is empty"),
-    (lambda t: pd.concat([t, t.iloc[[6]]], ignore_index=True), "row 13: it repeats an earlier row's"),
+     "line 6: group_size = 'abc' is not an integer"),
+    (lambda t: t.assign(seed=t["seed"].astype(float).where(t.index != 2, 0.5)), "line 4: seed = 0.5 is not an integer"),
+    (lambda t: t.assign(q_pos=t["q_pos"].astype(object).where(t.index != 7, "lots")), "line 9: q_pos = 'lots' is not a finite number"),
+    (lambda t: t.assign(config_id=t["config_id"].where(t.index != 1, None)), "line 3: config_id is empty"),
+    (lambda t: pd.concat([t, t.iloc[[6]]], ignore_index=True), "line 14: it repeats line 8 (the same config_id, group_size, gamma, seed, step)"),
 ])
 def test_resume_refuses_a_damaged_table_and_keeps_it(run_cli, categorical_csv, damage, needle):
     table = damage(pd.read_csv(categorical_csv, dtype={"config_id": str}))
@@ -302,6 +302,42 @@ def test_resume_of_a_sound_table_keeps_its_dtypes(run_cli, categorical_csv):
     assert res.exit_code == 0, res.stderr
     table = pd.read_csv(categorical_csv, dtype={"config_id": str})
     assert len(table) == 2 * 3 * 3 and table["group_size"].dtype.kind == "i" and table["q_pos"].dtype.kind == "f"
+
+
+# --- the group-size table: a resume after an interruption equals the uninterrupted run ----------------------
+
+GROUP_SIZE = ("simulate", "group-size", "--n", "2,4", "--runs", "1", "--populations", "2", "--steps", "3",
+              "--eval-every", "2", "--optimizer", "adam", "--parametrisation", "axis,orthogonal", "--rare-mass", "0.1",
+              "--gamma", "1", "--adam-lr", "0.01", "--device", "cpu", "--no-progress")
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_group_size_resume_after_an_interruption_equals_the_uninterrupted_run(run_cli, tmp_path, monkeypatch, suffix):
+    """Killed after its first chunk was saved (the file holds whole chunks: each save is atomic), the study
+    resumes through the checked reader (issue 38) and ends with exactly the uninterrupted run's table."""
+    from fgrpo_sim.sim import group_size_study as study
+
+    whole, part = tmp_path / f"whole{suffix}", tmp_path / f"part{suffix}"
+    assert run_cli(*GROUP_SIZE, "--out", whole).exit_code == 0
+    train = study._train_chunk
+    trained = []
+
+    def dies_after_one_chunk(*args, **kwargs):
+        if trained:
+            raise KeyboardInterrupt  # Ctrl-C while the second chunk trains
+        trained.append(args[1:3])
+        return train(*args, **kwargs)
+
+    monkeypatch.setattr(study, "_train_chunk", dies_after_one_chunk)
+    assert run_cli(*GROUP_SIZE, "--out", part).exit_code == 130
+    monkeypatch.setattr(study, "_train_chunk", train)
+    read = pd.read_parquet if suffix == ".parquet" else pd.read_csv
+    assert read(part)["chunk"].str.startswith("rare_correct_prob=1/adam/axis#").all()
+    resumed = run_cli(*GROUP_SIZE, "--out", part)
+    assert resumed.exit_code == 0, resumed.stderr
+    pd.testing.assert_frame_equal(read(part), read(whole), check_exact=True)
+    if suffix == ".csv":
+        assert part.read_bytes() == whole.read_bytes()
 
 
 # --- llm eval: locking and resume validation (a stub sampler: no model needed) --------------------------

@@ -41,11 +41,13 @@ FLOORS = {
     "fgrpo_sim.planner": 1,
     # 2: figures (data from the floors below, drawn)
     "fgrpo_sim.figures": 2,
-    # 3: the command line
-    "fgrpo_sim.commands": 3,
-    "fgrpo_sim.cli": 3,
-    "fgrpo_sim.rehearsal": 3,  # drives the command line (its entry point handed down, or `python -m fgrpo_sim`)
-    "fgrpo_sim.__main__": 3,
+    # 3: the rehearsal, which drives the command line without importing it: its entry point is handed down
+    # (`Rehearsal(run_cli=...)`, `probe.main(run_cli=...)`) or run by name (`python -m fgrpo_sim`)
+    "fgrpo_sim.rehearsal": 3,
+    # 4: the command line
+    "fgrpo_sim.commands": 4,
+    "fgrpo_sim.cli": 4,
+    "fgrpo_sim.__main__": 4,
 }
 
 #: Circles (strongly connected sets of modules) allowed for now: none (issue 23 item 3 removed the LLM knot).

@@ -214,3 +214,23 @@ def test_the_driver_runs_commands_without_importing_the_cli(tmp_path):
     assert Rehearsal(tmp_path, run_cli=main)._fgrpo(*peak) == alone._fgrpo(*peak)
     with pytest.raises(RehearsalFailed, match="exited 2"):
         alone._fgrpo("theory", "peak", "--mu", "2")
+
+
+def test_the_probe_runs_the_entry_point_it_is_handed(tmp_path, monkeypatch, capsys):
+    """The probe (training runs the rehearsal kills and resumes) imports nothing of the command line either
+    (issue 39): it installs its batch log, then runs the entry point it is handed, by default the package's
+    own `__main__` (`python -m fgrpo_sim`) in its process, exit codes passed through."""
+    from fgrpo_sim.rehearsal import probe
+
+    log = str(tmp_path / "batches.jsonl")
+    seen = []
+    monkeypatch.setattr(probe, "install", lambda path: seen.append(("install", path)))
+    probe.main([log, "theory", "peak"], run_cli=lambda argv: seen.append(("run", argv)))
+    assert seen == [("install", log), ("run", ["theory", "peak"])]
+    for args, code, printed in ((["--mu", "0.3", "--rho", "0.01"], 0, "N* = 14 "), (["--mu", "2"], 2, "fgrpo: error: ")):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exc:  # fgrpo_sim.cli.main exits with the command's code
+            probe.main([log, "theory", "peak", *args])
+        assert (exc.value.code or 0) == code
+        out = capsys.readouterr()
+        assert (out.out if code == 0 else out.err).startswith(printed)

@@ -364,24 +364,24 @@ def _run_group_size(spec, out: Path, suffix: str, resume: bool, device: str, pro
 
     from fgrpo_sim.atomic_io import check_replaceable, check_writable
     from fgrpo_sim.output_lock import output_lock
+    from fgrpo_sim.sim.group_size_resume import read_kept_chunks
     from fgrpo_sim.sim.group_size_study import chunk_id, chunks, run_study
 
     check_writable(out, "--out")
-    ours = not out.exists() or _has_columns(out, GROUP_SIZE_COLUMNS)
+    try:
+        ours = not out.exists() or _has_columns(out, GROUP_SIZE_COLUMNS)
+    except Exception as exc:  # noqa: BLE001 - e.g. a parquet file cut short has no schema to read
+        if not force:
+            raise ValueError(f"--out {out} exists but is not a readable table ({' '.join(str(exc).split())}); "
+                             "pass --force to replace it, or choose another path") from None
+        ours = False
     check_replaceable(out, "--out", lambda path: _has_columns(path, GROUP_SIZE_COLUMNS), force=force)
     resume = resume and ours  # a foreign file replaced with --force holds nothing to resume from
     planned = {chunk_id(spec, opt, kind) for opt, kind in chunks(spec)}
-    planned_keys = {c.split("#")[0] for c in planned}
     with output_lock(out, name="--out", wait_hint=""):
         saved = []
-        if resume and out.exists():
-            old = pd.read_parquet(out) if suffix == ".parquet" else pd.read_csv(out)
-            if "chunk" not in old.columns:
-                raise ValueError(f"--out {out} is not a group-size study table (no chunk column); pass --no-resume "
-                                 "to overwrite it, or choose another file")
-            # a chunk of the same (variant, optimizer, parametrisation) but other settings is replaced, not mixed
-            stale = old["chunk"].str.split("#").str[0].isin(planned_keys) & ~old["chunk"].isin(planned)
-            saved.append(old[~stale])
+        if resume and out.exists():  # every row and every kept chunk checked, or one line naming file and line
+            saved.append(read_kept_chunks(out, spec))
         skip = set(saved[0]["chunk"]) & planned if saved else set()
 
         def save(frame):

@@ -60,7 +60,7 @@ def _is_dynamics(record: Any) -> bool:
 def read_dynamics_log(path: str | Path) -> dict[str, Any]:
     """{"steps": array, "pass": {k: array}} from a dynamics.jsonl or a trainer_state.json; a record without
     an integer step, a pass@k with k < 1 or a value outside [0, 1] is a ValueError naming file and field."""
-    import math
+    from fgrpo_sim.validation import file_number
 
     path = Path(path)
     records = [(where, r) for where, r in _log_records(path) if _is_dynamics(r)]
@@ -69,15 +69,11 @@ def read_dynamics_log(path: str | Path) -> dict[str, Any]:
     by_step: dict[int, dict] = {}
     ks: set[int] = set()
     for where, r in records:
-        step = r.get("step")
-        if not (isinstance(step, int) and not isinstance(step, bool) and step >= 0):
-            raise ValueError(f"{where}: field 'step' must be an integer >= 0, got {step!r}")
+        step = file_number(r.get("step"), where, "field 'step'", 0, integer=True)
         for key, value in r.items():
             if str(key).startswith(_PREFIX):
                 ks.add(_pass_k(where, str(key)))
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-                        math.isfinite(value) and 0.0 <= value <= 1.0):
-                    raise ValueError(f"{where}: field {key!r} must be a probability in [0, 1], got {value!r}")
+                file_number(value, where, f"field {key!r}", 0.0, 1.0, what="a probability")
         by_step[step] = r  # a resumed run may log a step twice: keep the last
     steps = np.array(sorted(by_step))
     curves = {k: np.array([by_step[s].get(f"{_PREFIX}{k}", np.nan) for s in steps], dtype=float) for k in sorted(ks)}

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
-import math
 import os
 import time
 from pathlib import Path
@@ -24,6 +23,7 @@ import numpy as np
 
 from fgrpo_sim.atomic_io import write_text_atomic
 from fgrpo_sim.maze.presets import MazePreset
+from fgrpo_sim.validation import finite_number, shorten
 
 # K values reported: Table 4 uses 1, 128, 256; Fig 6 uses 1, 128, 1024, 2048.
 REPORT_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
@@ -201,7 +201,7 @@ def run_experiment(preset: MazePreset, out: Path, *, progress: bool = True, devi
 
 
 def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    return finite_number(v) is not None  # 10**400 too: math.isfinite would raise OverflowError
 
 
 def _is_probability_table(scores) -> bool:
@@ -221,15 +221,16 @@ def _piece_problem(path: Path, data: dict) -> str | None:
         n, gamma = data.get("N"), data.get("gamma")
         if not isinstance(n, int) or isinstance(n, bool) or not _is_number(gamma) or \
                 run_file(path.parent.parent, data["seed"], n, float(gamma)).name != path.name:
-            return f"N {n!r} / gamma {gamma!r} do not match the file name"
+            return f"N {shorten(n)} / gamma {shorten(gamma)} do not match the file name"
         if not (_is_number(data.get("seconds")) and data["seconds"] >= 0):
-            return f"its 'seconds' is missing or not a number >= 0 (got {data.get('seconds')!r})"
+            return f"its 'seconds' is missing or not a number >= 0 (got {shorten(data.get('seconds'))})"
         curve = data.get("curve")
         if not isinstance(curve, list):
             return "it has no training curve (a list under 'curve')"
         for i, point in enumerate(curve):
-            if not (isinstance(point, dict) and isinstance(point.get("step"), int) and not isinstance(point["step"], bool)):
-                return f"curve[{i}] has no integer 'step'"
+            step = point.get("step") if isinstance(point, dict) else None  # an int64 where curves are averaged
+            if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step < 2**63:
+                return f"curve[{i}] has no integer 'step' in [0, 2^63)"
             for key in ("heldout_pass_at_k", "heldout_exact_pass_at_k"):
                 if key in point and not _is_probability_table(point[key]):
                     return f"curve[{i}].{key} is not a table of probabilities"
@@ -389,8 +390,10 @@ def _t_interval(values: Sequence[float], level: float = 0.95) -> dict:
     mean = float(v.mean()) if v.size else float("nan")
     if v.size < 2:
         return {"mean": mean, "lo": None, "hi": None, "n": int(v.size), "values": v.tolist()}
-    half = float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
-    return {"mean": mean, "lo": mean - half, "hi": mean + half, "n": int(v.size), "values": v.tolist()}
+    if np.ptp(v) == 0:  # equal values (e.g. every seed at pass@k 1): no spread, and scipy warns of precision loss
+        return {"mean": mean, "lo": mean, "hi": mean, "n": int(v.size), "values": v.tolist()}
+    ci = stats.ttest_1samp(v, 0.0).confidence_interval(confidence_level=level)
+    return {"mean": mean, "lo": float(ci.low), "hi": float(ci.high), "n": int(v.size), "values": v.tolist()}
 
 
 def summarize(out: Path) -> dict:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Callable
 
 
 def install(log: str) -> None:
@@ -29,14 +30,26 @@ def install(log: str) -> None:
     FocalGRPOTrainer._generate_and_score_completions = logged
 
 
-def main(argv: list[str] | None = None) -> None:
+def run_package_main(argv: list[str]) -> None:
+    """`python -m fgrpo_sim ARGV` in this process: the package's own entry point (its `__main__`), found by
+    name, so the rehearsal imports nothing of the command line above it (tests/test_import_graph.py)."""
+    import runpy
+
+    saved, sys.argv = sys.argv, ["fgrpo", *argv]
+    try:
+        runpy.run_module("fgrpo_sim", run_name="__main__", alter_sys=True)
+    finally:
+        sys.argv = saved
+
+
+def main(argv: list[str] | None = None, run_cli: Callable[[list[str]], None] = run_package_main) -> None:
+    """Log each generation batch to LOG = argv[0], then run `fgrpo argv[1:]` through `run_cli` (the entry
+    point handed down, as the driver takes it; by default the package's `__main__`)."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) < 2:
         sys.exit("usage: python -m fgrpo_sim.rehearsal.probe LOG FGRPO_ARGS...")
     install(argv[0])
-    from fgrpo_sim.cli import main as cli_main
-
-    cli_main(argv[1:])
+    run_cli(argv[1:])
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import torch
 from fgrpo_sim.atomic_io import atomic_path
 from fgrpo_sim.sim.categorical.config import CategoricalConfig
 from fgrpo_sim.sim.categorical.engine import METRICS, CategoricalBatch, resolve_backend
+from fgrpo_sim.sim.result_table import TableSchema, read_result_table
 
 RUN_COLUMNS = ("group_size", "gamma", "seed")
 #: Metrics of the policy itself (mu_hat and focal_weight are NaN at step 0 by design: no batch drawn yet).
@@ -36,15 +37,6 @@ def _kind(path: Path) -> str:
     return path.suffix.lower()
 
 
-def read_table(path: str | Path) -> pd.DataFrame:
-    path = Path(path)
-    if _kind(path) == ".parquet":
-        return pd.read_parquet(path)
-    if _kind(path) == ".csv":  # a hex config_id can look like a number: keep it a string
-        return pd.read_csv(path, dtype={"config_id": str})
-    raise ValueError(f"out must end in .parquet or .csv, got {path.name!r}")
-
-
 def write_table(table: pd.DataFrame, path: str | Path) -> Path:
     """Write atomically as parquet or CSV (by suffix)."""
     path = Path(path)
@@ -62,93 +54,18 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
 FRESH_START_HINT = "pass --no-resume to overwrite it, or choose another file"
 
 
-#: Column kinds of a result table; resume checks every row against them before keeping any.
-_TEXT_COLUMNS = ("config_id", "surrogate", "optimizer")
-_INT_COLUMNS = ("group_size", "seed", "step")
-_FLOAT_COLUMNS = ("lr", "beta1", "beta2", "eps", "weight_decay", "gamma")
-
-
-def _plain(value):
-    """A cell as Python shows it (0.5, 'abc'), not numpy's repr (np.float64(0.5))."""
-    return value.item() if hasattr(value, "item") else value
-
-
-def _check_columns(columns, source: str | Path, hint: str) -> None:
-    """A file without every column of a result table is not one of ours: never replaced, even when it has
-    no rows (a header-only CSV of another schema is someone's file too)."""
-    needed = (*SETTING_COLUMNS, *RUN_COLUMNS, "step", *METRICS)
-    missing = [c for c in needed if c not in columns]
-    if missing:
-        raise ValueError(f"out {source} exists but is not a categorical result table (no column {missing[0]!r}); "
-                         f"{hint}")
-
-
-def validate_table(table: pd.DataFrame, source: str | Path, hint: str = FRESH_START_HINT) -> pd.DataFrame:
-    """`table` with every column at its proper dtype, or ValueError naming `source` and its first bad row.
-
-    Checked on every row (other settings' rows are rewritten too, so they must be sound): the columns
-    of a result table exist; setting and run columns are non-empty, numbers where numbers belong,
-    integers where integers belong; metrics are finite numbers (NaN allowed); no (setting, run, step) twice.
-    Rows are numbered from 1 in file order (the CSV line is one more, for the header).
-    """
-    _check_columns(table.columns, source, hint)
-    table = table.reset_index(drop=True)
-    problems: list[tuple[int, str]] = []  # (row index, what is wrong); the smallest index is reported
-
-    def first(mask, why) -> None:
-        bad = mask.to_numpy().nonzero()[0]
-        if bad.size:
-            problems.append((int(bad[0]), why(int(bad[0]))))
-
-    fixed = {}
-    for col in _TEXT_COLUMNS:
-        values = table[col]
-        first(values.isna() | values.astype(str).str.strip().eq(""), lambda i, c=col: f"{c} is empty")
-        fixed[col] = values.astype(str)
-    for col in (*_INT_COLUMNS, *_FLOAT_COLUMNS, *METRICS):
-        numbers = pd.to_numeric(table[col], errors="coerce").astype("float64")
-        if col in METRICS:  # a metric may be NaN (e.g. no batch yet), but must not be text or infinite
-            bad = (numbers.isna() & table[col].notna()) | numbers.abs().eq(float("inf"))
-        else:
-            bad = numbers.isna() | ~numbers.abs().lt(float("inf"))
-        if col in _INT_COLUMNS:
-            bad |= numbers.notna() & (numbers != numbers.round())
-        first(bad, lambda i, c=col: f"{c} = {_plain(table[c].iloc[i])!r} is not "
-                                    f"{'an integer' if c in _INT_COLUMNS else 'a finite number'}")
-        fixed[col] = numbers
-    if not problems:
-        for col in _INT_COLUMNS:
-            fixed[col] = fixed[col].astype("int64")
-        key = pd.DataFrame({c: fixed[c] for c in ("config_id", *RUN_COLUMNS, "step")})
-        first(key.duplicated(), lambda i: "it repeats an earlier row's (config_id, group_size, gamma, seed, step)")
-    if problems:
-        row, why = min(problems)
-        raise ValueError(f"cannot resume from {source}: row {row + 1}: {why}; fix or delete that row, or "
-                         f"{hint}")
-    return table.assign(**fixed)
+#: A result table's columns by kind; resume checks every row against them before keeping any
+#: (`sim.result_table`, shared with the group-size study). mu_hat and focal_weight are NaN at step 0.
+TABLE_SCHEMA = TableSchema("categorical result table", text=("config_id", "surrogate", "optimizer"),
+                           integers=("group_size", "seed", "step"),
+                           numbers=("lr", "beta1", "beta2", "eps", "weight_decay", "gamma"),
+                           metrics=METRICS, nan_metrics=True, key=("config_id", *RUN_COLUMNS, "step"))
 
 
 def _read_existing(out: Path, hint: str = FRESH_START_HINT) -> pd.DataFrame:
     """The table already in `out`, for resuming, validated row by row; a file that is not one of ours is an
     error, never overwritten, and a damaged row is never carried forward."""
-    if _kind(out) == ".csv":  # pandas pads a torn row with NaN and names no line: csv_rows checks first
-        from fgrpo_sim.csv_rows import read_csv_rows
-
-        try:  # bytes that are not UTF-8, a row whose field count is not the header's, a last row cut short
-            header, _ = read_csv_rows(out, "out", complete=True)
-        except ValueError as exc:
-            raise ValueError(f"cannot resume from {exc}; fix or delete that row, or {hint}") from None
-        if header:  # an empty file is pandas' "not readable" below
-            _check_columns(header, out, hint)
-    try:
-        table = read_table(out)
-    except Exception as exc:  # pandas/pyarrow raise many kinds for a foreign or damaged file
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise ValueError(f"out {out} exists but is not a readable result table ({reason}); {hint}") from None
-    if table.empty:  # nothing to keep (a header-only table of ours)
-        _check_columns(table.columns, out, hint)
-        return pd.DataFrame()
-    return validate_table(table, out, hint)
+    return read_result_table(out, TABLE_SCHEMA, hint)
 
 
 def finished_runs(table: pd.DataFrame, config: CategoricalConfig) -> set[tuple[int, float, int]]:
