@@ -3,7 +3,7 @@ make `fgrpo check --quick` fail, through the command's real code path (issue 36)
 
 A planted error replaces one function where the checks look it up (`fgrpo_sim.theory.X`, or the simulator's
 focal weight), all else unchanged. The Monte Carlo estimates do not depend on the closed forms, so they are
-computed once per test session (`_memoised_estimates`) and reused by every mutant: same numbers, a fraction of
+computed once per module (`_memoise`) and reused by every mutant: same numbers, a fraction of
 the time. The simulator's one-step checks are not memoised (a planted error in the simulator must reach them).
 """
 
@@ -20,7 +20,7 @@ import fgrpo_sim.theory as theory
 _tail = theory.tail_miss_probability
 _correct_mass, _incorrect_mass = theory.expected_sampled_correct_mass, theory.expected_sampled_incorrect_mass
 _first_order, _unsampled = theory.first_order_mass_change, theory.expected_unsampled_square_mass
-_focal, _lr_multiplier = theory.focal_weight, theory.lr_multiplier
+_focal = theory.focal_weight
 
 
 def _printed_tail(first_exponent=0, c_sign=-1.0, w_mass=lambda mu: 1.0 - mu):
@@ -57,8 +57,9 @@ MUTATIONS = {
     "focal weight := 1": ("focal_weight", lambda mu_hat, gamma: np.ones_like(np.asarray(mu_hat, dtype=float))),
     "focal weight: mu_hat^gamma, not (1 - mu_hat)^gamma": ("focal_weight", lambda mu_hat, gamma: _focal(1.0 - np.asarray(mu_hat), gamma)),
     "m_gamma := 1": ("lr_multiplier", lambda gamma, weight="mean_abs_advantage": np.ones_like(np.asarray(gamma, dtype=float))),
+    # the prose's reading of App. N, 6 / ((gamma + 2)(gamma + 3)) (0.686 at gamma = 0.5, against 0.679)
     "m_gamma: the variance weight mu(1 - mu), not mean |A|":
-        ("lr_multiplier", lambda gamma, weight="mean_abs_advantage": _lr_multiplier(gamma, weight="variance")),
+        ("lr_multiplier", lambda gamma, weight="mean_abs_advantage": 6.0 / ((np.asarray(gamma) + 2) * (np.asarray(gamma) + 3))),
     "the simulator's focal weight (core) := 1": _simulator_focal_weight_one,
 }
 
@@ -80,10 +81,8 @@ def _estimate_cache():
     return {}
 
 
-@pytest.fixture
-def _memoised_estimates(monkeypatch, _estimate_cache):
-    """Every Monte Carlo estimator of `sim.montecarlo` memoised by its arguments: a seeded draw depends on
-    nothing else, and no planted error touches one."""
+def _memoise(mp: pytest.MonkeyPatch, cache: dict) -> None:
+    """Every estimator in MEMOISED memoised by its arguments: a seeded draw depends on nothing else."""
     from fgrpo_sim.sim import montecarlo
 
     for name in MEMOISED:
@@ -91,11 +90,11 @@ def _memoised_estimates(monkeypatch, _estimate_cache):
 
         def memoised(*args, _real=real, _name=name, **kwargs):
             key = (_name, repr(args), repr(sorted(kwargs.items())))
-            if key not in _estimate_cache:
-                _estimate_cache[key] = _real(*args, **kwargs)
-            return _estimate_cache[key]
+            if key not in cache:
+                cache[key] = _real(*args, **kwargs)
+            return cache[key]
 
-        monkeypatch.setattr(montecarlo, name, memoised)
+        mp.setattr(montecarlo, name, memoised)
 
 
 def _check_quick(run_cli) -> tuple[int, list[dict]]:
@@ -103,17 +102,27 @@ def _check_quick(run_cli) -> tuple[int, list[dict]]:
     return res.exit_code, json.loads(res.stdout)
 
 
-def test_the_honest_build_passes(run_cli, _memoised_estimates):
-    code, results = _check_quick(run_cli)
-    assert code == 0 and all(r["passed"] for r in results)
+@pytest.fixture(scope="module")
+def honest(_estimate_cache):
+    """The honest build's quick run (names and verdicts)."""
+    from fgrpo_sim.sim.checks import format_results, run_checks
+
+    with pytest.MonkeyPatch.context() as mp:
+        _memoise(mp, _estimate_cache)
+        results = run_checks(quick=True, seed=0, device="cpu")
+    assert all(r["passed"] for r in results), format_results(results)
+    return results
 
 
 @pytest.mark.parametrize("name", list(MUTATIONS))
-def test_check_quick_catches_each_planted_error(run_cli, monkeypatch, _memoised_estimates, name):
+def test_check_quick_catches_each_planted_error(run_cli, monkeypatch, _estimate_cache, honest, name):
+    _memoise(monkeypatch, _estimate_cache)
     _plant(monkeypatch, MUTATIONS[name])
     code, results = _check_quick(run_cli)
     failed = [r["name"] for r in results if not r["passed"]]
     assert code == 1 and failed, f"{name}: every check passed"
+    # the same checks as the honest build: a wrong formula cannot choose which points it is checked at
+    assert [r["name"] for r in results] == [r["name"] for r in honest]
 
 
 def test_the_list_is_long_enough():
