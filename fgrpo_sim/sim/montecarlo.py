@@ -66,7 +66,7 @@ def estimate_tail_miss(n: int, mu: float, tau: float, trials: int = 1_000_000, s
 
 
 def sample_counts(p: torch.Tensor, n: int, groups: int, seed: int, device: str | torch.device = "cpu") -> torch.Tensor:
-    """counts [groups, K] (float64), each row ~ Multinomial(n, p): the simulator's exact sampler."""
+    """counts [groups, K] (int64), each row ~ Multinomial(n, p): the simulator's exact sampler."""
     from fgrpo_sim.sim.categorical.sampling import native_available, run_keys, sample_counts_native, sample_counts_torch
 
     seed = int(check_integer("seed", seed, 0, 2**62))
