@@ -40,7 +40,7 @@ def test_the_same_checks_at_every_seed_each_at_the_bonferroni_level(run_cli):
 
     runs = {seed: _quick_json(run_cli, seed) for seed in (0, 1, 2, 7)}
     names = {seed: [r["name"] for r in results] for seed, results in runs.items()}
-    assert all(n == names[0] for n in names.values())
+    assert all(n == names[0] for n in names.values()) and len(set(names[0])) == len(names[0])
     for results in runs.values():
         intervals = [r for r in results if r["kind"] == "interval"]
         assert len(intervals) >= 30
@@ -138,7 +138,8 @@ def test_every_tail_miss_point_can_fail(quick):
     from fgrpo_sim.theory import tail_miss_probability
 
     grid, trials = tail_miss_points(quick)
-    assert len(grid) == (10 if quick else 54)
+    assert len(grid) == (10 if quick else 52)
+    assert len({(round(mu, 12), round(tau, 12), n) for mu, tau, n in grid}) == len(grid)  # no point twice
     for mu, tau, n in grid:
         expected_hits = float(tail_miss_probability(n, mu, tau)) * trials
         assert 100 <= expected_hits <= trials - 100, (mu, tau, n)
