@@ -13,6 +13,7 @@ import torch
 
 from fgrpo_sim.validation import check_integer, check_range
 
+
 def _device(device: str | torch.device) -> torch.device:
     from fgrpo_sim.sim.categorical import resolve_device
 

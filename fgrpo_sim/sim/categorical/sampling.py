@@ -218,9 +218,8 @@ def sample_counts_native(weights: torch.Tensor, n_draws, keys, stream: int, *, n
         raise ValueError(f"n_draws and keys must be shaped [{runs}]")
     if bool((n_draws < 0).any()) or int(n_draws.max()) > 2**31 - 1:
         raise ValueError("n_draws must be in [0, 2147483647]")
-    like = torch.empty(weights.shape, dtype=torch.int64)
-    out = like if out is None else out
-    _check_native_tensor("out", out, like)
+    out = torch.empty(weights.shape, dtype=torch.int64) if out is None else out
+    _check_native_tensor("out", out, torch.empty(weights.shape, dtype=torch.int64, device="meta"))
     stats = torch.empty((runs, len(STAT_NAMES)), dtype=torch.float64) if stats_out is None else stats_out
     fn = lib.sample_counts_f32 if weights.dtype == torch.float32 else lib.sample_counts_f64
     stream = ctypes.c_uint64(int(stream) & 0xFFFF_FFFF_FFFF_FFFF)
@@ -419,4 +418,3 @@ def _sample_equal_n(weights: torch.Tensor, n: int, keys, stream: int, out: torch
     idx = torch.searchsorted(cdf, _splitmix_top53_(z, torch.empty_like(z)), right=True)
     counts = torch.zeros((runs, actions), dtype=torch.int64, device=weights.device) if out is None else out.zero_()
     return counts.scatter_add_(1, idx, torch.ones((), dtype=torch.int64, device=idx.device).expand_as(idx))
-
