@@ -6,25 +6,53 @@ import json
 
 import pytest
 
-from fgrpo_sim.sim.montecarlo import estimate_tail_miss, wilson_interval
+from fgrpo_sim.sim.montecarlo import estimate_tail_miss
+
+
+def _quick_json(run_cli, seed: int) -> list[dict]:
+    res = run_cli("check", "--quick", "--json", "--no-progress", "--seed", seed)
+    assert res.exit_code == 0, res.stdout[-2000:]
+    return json.loads(res.stdout)
 
 
 def test_fgrpo_check_quick_passes_and_prints_json(run_cli):
-    res = run_cli("check", "--quick", "--json", "--no-progress")
-    assert res.exit_code == 0, res.stdout[-2000:]
-    results = json.loads(res.stdout)
+    results = _quick_json(run_cli, 0)
     names = " ".join(r["name"] for r in results)
-    for family in ("lemma3.1", "lemmaH.1", "corH.2", "brorl.EU2", "prop3.2"):
+    for family in ("lemma3.1", "lemmaH.1", "corH.2", "brorl.EU2", "prop3.2", "focal step gamma=", "focal m_gamma"):
         assert family in names
     assert any("N=4096" in r["name"] for r in results if r["name"].startswith("lemma3.1"))
+    assert any("mu=0.9 " in r["name"] for r in results) and any("mu=0.1 " in r["name"] for r in results)
     for r in results:
         assert set(r) >= {"name", "closed_form", "estimate", "interval", "kind", "passed"}
+        assert not any(key.startswith("_") for key in r)
         lo, hi = r["interval"]
         assert r["passed"]
         if r["kind"] == "tolerance":  # a fixed allowance on the measured value, named as such
-            assert r["name"].startswith("prop3.2") and lo <= r["estimate"] <= hi
+            assert r["name"].startswith(("prop3.2", "focal step")) and lo <= r["estimate"] <= hi
         else:
-            assert r["kind"] == "99.9% interval" and lo <= r["closed_form"] <= hi
+            assert r["kind"] == "interval" and lo <= r["closed_form"] <= hi
+
+
+def test_the_same_checks_at_every_seed_each_at_the_bonferroni_level(run_cli):
+    """Issue 36: the check set is fixed (67 to 77 checks at --seed 0..4 before), and each sampling check's
+    level is the family rate / their number, so a correct build fails a run at most 0.1% of the time."""
+    from fgrpo_sim.sim.checks import FAMILY_FALSE_FAILURE
+
+    runs = {seed: _quick_json(run_cli, seed) for seed in (0, 1, 2, 7)}
+    names = {seed: [r["name"] for r in results] for seed, results in runs.items()}
+    assert all(n == names[0] for n in names.values()) and len(set(names[0])) == len(names[0])
+    for results in runs.values():
+        intervals = [r for r in results if r["kind"] == "interval"]
+        assert len(intervals) >= 30
+        for r in intervals:
+            assert r["level"] == pytest.approx(FAMILY_FALSE_FAILURE / len(intervals), rel=1e-12)
+    assert runs[0][0]["estimate"] != runs[1][0]["estimate"]  # the seed still moves the draws
+    assert FAMILY_FALSE_FAILURE == 1e-3
+
+
+def test_check_help_states_the_false_failure_rate(run_cli):
+    res = run_cli("check", "--help")
+    assert res.exit_code == 0 and "0.1%" in " ".join(res.stdout.split())
 
 
 def test_check_exits_1_when_a_check_fails(run_cli, monkeypatch):
@@ -33,11 +61,7 @@ def test_check_exits_1_when_a_check_fails(run_cli, monkeypatch):
     def broken(quick, seed, device):
         return [checks._result("deliberately wrong", 0.5, 0.1, (0.09, 0.11))]
 
-    monkeypatch.setattr(checks, "tail_miss_checks", broken)
-    monkeypatch.setattr(checks, "lemma_h1_checks", lambda *a: [])
-    monkeypatch.setattr(checks, "conditional_on_x_checks", lambda *a: [])
-    monkeypatch.setattr(checks, "unsampled_square_checks", lambda *a: [])
-    monkeypatch.setattr(checks, "first_order_checks", lambda *a: [])
+    monkeypatch.setattr(checks, "FAMILIES", (broken,))
     res = run_cli("check", "--no-progress")
     assert res.exit_code == 1 and "FAIL" in res.stdout
 
@@ -63,11 +87,17 @@ def test_tail_miss_estimate_validates(kwargs, message):
         estimate_tail_miss(**kwargs)
 
 
-def test_wilson_interval_covers_zero_and_one():
-    lo, hi = wilson_interval(0, 1000)
-    assert lo == 0.0 and 0 < hi < 0.02
-    lo, hi = wilson_interval(1000, 1000)
-    assert hi == 1.0 and lo > 0.98
+def test_tail_miss_intervals_are_scipys_wilson_intervals_at_the_level():
+    from scipy.stats import binomtest
+
+    from fgrpo_sim.sim import checks
+
+    results = checks.finalise(checks.tail_miss_checks(True, 0, "cpu"))
+    for r in results:
+        hits = round(r["estimate"] * r["trials"])
+        ci = binomtest(hits, r["trials"]).proportion_ci(confidence_level=1 - r["level"], method="wilson")
+        assert r["interval"] == pytest.approx([ci.low, ci.high], rel=1e-12)
+        assert r["level"] == pytest.approx(checks.FAMILY_FALSE_FAILURE / len(results))
 
 
 def test_check_bad_device_fails_before_the_progress_bar(run_cli):
@@ -90,30 +120,37 @@ def test_quick_tail_miss_points_can_all_fail(monkeypatch):
     import fgrpo_sim.theory as theory
     from fgrpo_sim.sim import checks
 
-    honest = checks.tail_miss_checks(True, 0, "cpu")
-    assert len(honest) == 6 and all(r["passed"] for r in honest)
-    assert all("N=1 " not in r["name"] for r in honest)  # Pr(B) = 0 at N = 1: nothing to check
-    assert all(checks.informative(r["closed_form"], r["trials"]) for r in honest)
+    honest = checks.finalise(checks.tail_miss_checks(True, 0, "cpu"))
+    assert len(honest) == 10 and all(r["passed"] for r in honest)
     real = theory.tail_miss_probability
     monkeypatch.setattr(theory, "tail_miss_probability", lambda n, mu, tau, **k: real(n, mu, 1.25 * tau, **k))
-    planted = checks.tail_miss_checks(True, 0, "cpu")
-    assert len(planted) == 6 and not any(r["passed"] for r in planted)
+    planted = checks.finalise(checks.tail_miss_checks(True, 0, "cpu"))
+    assert [r["name"] for r in planted] == [r["name"] for r in honest]  # the grid does not ask the formula
+    # every point but N = 4 at tau = 0.008 (there for the mu terms: tau x 1.25 moves Pr(B) by 1.3 SE only)
+    assert [r["name"] for r in planted if r["passed"]] == ["lemma3.1 Pr(B) N=4 mu=0.8 tau=0.008"]
 
 
-def test_informative_drops_points_that_cannot_fail():
-    from fgrpo_sim.sim.checks import informative
+@pytest.mark.parametrize("quick", [True, False])
+def test_every_tail_miss_point_can_fail(quick):
+    """The fixed grids (chosen from the inputs) hold only points where a wrong formula can show: at least
+    100 expected hits and as many misses; N = 1 (Pr(B) = 0) and tails below 1e-4 stay out."""
+    from fgrpo_sim.sim.checks import tail_miss_points
     from fgrpo_sim.theory import tail_miss_probability
 
-    assert not informative(float(tail_miss_probability(1, 0.5, 0.05)), 200_000)  # exactly 0
-    assert not informative(float(tail_miss_probability(1024, 0.5, 0.05)), 200_000)  # ~1e-23
-    assert informative(float(tail_miss_probability(16, 0.5, 0.05)), 200_000)
+    grid, trials = tail_miss_points(quick)
+    assert len(grid) == (10 if quick else 52)
+    assert len({(round(mu, 12), round(tau, 12), n) for mu, tau, n in grid}) == len(grid)  # no point twice
+    for mu, tau, n in grid:
+        expected_hits = float(tail_miss_probability(n, mu, tau)) * trials
+        assert 100 <= expected_hits <= trials - 100, (mu, tau, n)
+    assert {0.1, 0.9} <= {mu for mu, _, _ in grid}
 
 
 @pytest.fixture(scope="module")
 def honest_conditional():
     from fgrpo_sim.sim import checks
 
-    return checks.conditional_on_x_checks(True, 0, "cpu")
+    return checks.finalise(checks.conditional_on_x_checks(True, 0, "cpu"))
 
 
 def test_lemma_h1_and_corollary_h2_against_unconditioned_groups(honest_conditional):
@@ -130,7 +167,7 @@ def test_conditional_checks_fail_on_a_planted_error(monkeypatch):
     real = theory.expected_sampled_correct_mass
     # the correct mass a group with k + 1 correct draws would cover: off by one draw
     monkeypatch.setattr(theory, "expected_sampled_correct_mass", lambda p, c, n, k: real(p, c, n, k + 1))
-    planted = checks.conditional_on_x_checks(True, 0, "cpu")
+    planted = checks.finalise(checks.conditional_on_x_checks(True, 0, "cpu"))
     values = [r for r in planted if ("lemmaH.1 E[P_pos" in r["name"] or "corH.2 E[S_R|X=k] " in r["name"])]
     assert values and not any(r["passed"] for r in values)
 
@@ -143,7 +180,7 @@ def test_corollary_increments_fail_when_the_closed_form_decreases(monkeypatch):
     # planted: k read as N - k, so the closed form of E[S_R | X = k] falls with k
     monkeypatch.setattr(theory, "expected_sampled_correct_mass", lambda p, c, n, k: pos(p, c, n, n - k))
     monkeypatch.setattr(theory, "expected_sampled_incorrect_mass", lambda p, c, n, k: neg(p, c, n, n - k))
-    increments = [r for r in checks.conditional_on_x_checks(True, 0, "cpu") if ">= 0" in r["name"]]
+    increments = [r for r in checks.finalise(checks.conditional_on_x_checks(True, 0, "cpu")) if ">= 0" in r["name"]]
     assert increments and not any(r["passed"] for r in increments)
     assert all(r["closed_form"] < 0 for r in increments)
 
@@ -167,7 +204,8 @@ def test_prop32_tolerance_checks_fail_on_a_planted_error(monkeypatch):
 
 
 def test_format_names_intervals_and_tolerances():
-    from fgrpo_sim.sim.checks import _result, format_results
+    from fgrpo_sim.sim.checks import _normal_check, _result, finalise, format_results
 
-    text = format_results([_result("a", 0.5, 0.5, (0.4, 0.6)), _result("b", 2.0, 2.0, (1.8, 2.2), kind="tolerance")])
-    assert "99.9% interval" in text and "tolerance" in text and "bounds" in text.splitlines()[0]
+    text = format_results(finalise([_normal_check("a", 0.5, 0.5, 0.01), _result("b", 2.0, 2.0, (1.8, 2.2))]))
+    assert "interval" in text and "tolerance" in text and "bounds" in text.splitlines()[0]
+    assert "1 sampling intervals, each at false-failure level 0.001" in text and "0.1%" in text

@@ -117,9 +117,11 @@ def test_a_diverged_run_is_caught_at_the_record_not_by_a_crash_inside_the_step()
 
 def test_draw_plan_refuses_bad_sizes():
     with pytest.raises(ValueError, match="n_draws must be in"):
-        DrawPlan([3, -1], run_keys([0, 1]), 5, "cpu", torch.float32)
+        DrawPlan([3, -1], run_keys([0, 1]), 5, "cpu")
     with pytest.raises(ValueError, match="n_draws and keys must be shaped"):
-        DrawPlan([3], run_keys([0, 1]), 5, "cpu", torch.float32)
+        DrawPlan([3], run_keys([0, 1]), 5, "cpu")
+    with pytest.raises(ValueError, match="dtype .of the counts. must be int32 or int64"):
+        DrawPlan([3], run_keys([0]), 5, "cpu", torch.float32)  # float32 stops counting at 2^24
     with pytest.raises(ValueError, match="weights must have a positive finite sum"):
         sample_counts_torch(torch.zeros(1, 4), [2], run_keys([0]), stream=0)
     assert stream_mix(0) == 0xD1B54A32D192ED03 - 2**64  # as torch stores the 64-bit pattern
@@ -128,8 +130,8 @@ def test_draw_plan_refuses_bad_sizes():
 def test_equal_n_batches_take_the_batched_search_and_draw_the_same_counts():
     w = torch.rand(5, 30, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
     keys = run_keys(range(5))
-    flat = torch.zeros(5 * 30 + 1, dtype=torch.float64)
-    DrawPlan([40] * 5, keys, 30, "cpu", torch.float64).sample_into(w, torch.tensor(stream_mix(3)), flat)
+    flat = torch.zeros(5 * 30 + 1, dtype=torch.int64)
+    DrawPlan([40] * 5, keys, 30, "cpu").sample_into(w, torch.tensor(stream_mix(3)), flat)
     assert torch.equal(sample_counts_torch(w, [40] * 5, keys, stream=3), flat[:-1].view(5, 30))
 
 

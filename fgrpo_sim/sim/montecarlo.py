@@ -13,8 +13,6 @@ import torch
 
 from fgrpo_sim.validation import check_integer, check_range
 
-Z_999 = 3.2905267314918945  # two-sided 99.9% normal quantile
-
 
 def _device(device: str | torch.device) -> torch.device:
     from fgrpo_sim.sim.categorical import resolve_device
@@ -68,19 +66,8 @@ def estimate_tail_miss(n: int, mu: float, tau: float, trials: int = 1_000_000, s
     return est, math.sqrt(max(est * (1.0 - est), 0.0) / trials)
 
 
-def wilson_interval(successes: float, trials: int, z: float = Z_999) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion (sound near 0 and 1, unlike estimate +- z SE)."""
-    if trials <= 0:
-        raise ValueError(f"trials must be >= 1, got {trials}")
-    p = successes / trials
-    denom = 1.0 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denom
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def sample_counts(p: torch.Tensor, n: int, groups: int, seed: int, device: str | torch.device = "cpu") -> torch.Tensor:
-    """counts [groups, K] (float64), each row ~ Multinomial(n, p): the simulator's exact sampler."""
+    """counts [groups, K] (int64), each row ~ Multinomial(n, p): the simulator's exact sampler."""
     from fgrpo_sim.sim.categorical.sampling import native_available, run_keys, sample_counts_native, sample_counts_torch
 
     seed = int(check_integer("seed", seed, 0, 2**62))
@@ -162,3 +149,22 @@ def estimate_unsampled_square_mass(p, n: int, trials: int, seed: int = 0,
     counts = sample_counts(p, n, trials, seed, device).cpu()
     u2 = ((counts == 0).to(torch.float64) * p * p).sum(dim=1)
     return mean_and_se(u2)
+
+
+def estimate_lr_multiplier(gamma: float, trials: int = 1_000_000, seed: int = 0) -> tuple[float, float]:
+    """(estimate, SE) of m_gamma (App. N) from simulated prompts: success rates mu ~ U(0, 1), each prompt's
+    focal weight from `core` (what the simulators apply) averaged with the prompt's mean |GRPO advantage|
+    mu |A+| + (1 - mu) |A-| as its weight (binary rewards, population std). A ratio estimator; its SE by
+    the delta method."""
+    from fgrpo_sim import core
+
+    gamma = float(check_range("gamma", gamma, 0.0))
+    trials = int(check_integer("trials", trials, 2, 10**9))
+    rng = np.random.default_rng(int(check_integer("seed", seed, 0, 2**62)))
+    mu = (rng.integers(0, 2**53, trials) + 0.5) * 2.0**-53  # inside (0, 1): every group has a spread
+    std = np.sqrt(mu * (1.0 - mu))
+    weight = mu * ((1.0 - mu) / std) + (1.0 - mu) * (mu / std)
+    g = core.focal_weight(torch.from_numpy(mu), gamma).numpy()
+    est = float(np.sum(weight * g) / np.sum(weight))
+    residual = weight * (g - est)
+    return est, float(np.std(residual, ddof=1) / math.sqrt(trials) / np.mean(weight))

@@ -84,15 +84,15 @@ static int32_t draw_buckets(int32_t *bucket, int64_t n, int64_t m, rng_t *rng) {
    sampled correct / incorrect actions), Cw_c / Cw_w (sum of count * weight), distinct actions hit */
 #define DEFINE_SAMPLER(NAME, T)                                                              \
 int NAME(const T *w, int64_t K, int64_t C, const int64_t *rows, int64_t n_rows,             \
-         const int64_t *n_draws, const uint64_t *keys, uint64_t stream, T *counts,           \
+         const int64_t *n_draws, const uint64_t *keys, uint64_t stream, int64_t *counts,     \
          double *stats) {                                                                    \
     int failed = 0;                                                                          \
     for (int64_t ri = 0; ri < n_rows; ri++) {                                                \
         int64_t r = rows[ri];                                                                \
         const T *wr = w + r * K;                                                             \
-        T *cr = counts + r * K;                                                              \
+        int64_t *cr = counts + r * K;  /* integers: a float32 count stops at 2^24 */         \
         double *st = stats + r * NSTAT;                                                      \
-        memset(cr, 0, sizeof(T) * (size_t)K);                                                \
+        memset(cr, 0, sizeof(int64_t) * (size_t)K);                                          \
         for (int s = 0; s < NSTAT; s++) st[s] = 0.0;                                         \
         int64_t n = n_draws[r];                                                              \
         int64_t nb = (K + BLOCK - 1) / BLOCK;                                                \

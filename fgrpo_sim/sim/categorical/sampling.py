@@ -22,6 +22,9 @@ Two exact samplers share one interface:
   too a run's draws depend only on (its key, the step), never on its batch companions; they are other
   numbers than the native generator's (same law).
 
+Counts are integers (int64; the engine's torch step keeps int32, enough for N <= 2^31 - 1), never the policy's
+dtype: float32 stops counting at 2^24 (16,777,216 + 1 rounds back), and N may reach 2^31 - 1.
+
 Float64 running sums matter: a float32 cumsum over 128,000 actions carries absolute errors around
 1e-5, larger than the probability of a single rare action (about 6e-5 at the start, far less later).
 """
@@ -193,7 +196,7 @@ def _check_native_tensor(name: str, t: torch.Tensor, like: torch.Tensor) -> None
 def sample_counts_native(weights: torch.Tensor, n_draws, keys, stream: int, *, num_correct: int | None = None,
                          out: torch.Tensor | None = None, stats_out: torch.Tensor | None = None,
                          threads: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """(counts, stats): counts [R, K] (dtype of `weights`) ~ Multinomial(n_draws[r], weights[r] / sum).
+    """(counts, stats): counts [R, K] (int64) ~ Multinomial(n_draws[r], weights[r] / sum).
 
     `weights` are non-negative and need not be normalised; `keys` (int64 [R]) and `stream` (e.g. the
     step) select the random numbers, so equal (key, stream) pairs give equal draws whatever the batch.
@@ -215,8 +218,8 @@ def sample_counts_native(weights: torch.Tensor, n_draws, keys, stream: int, *, n
         raise ValueError(f"n_draws and keys must be shaped [{runs}]")
     if bool((n_draws < 0).any()) or int(n_draws.max()) > 2**31 - 1:
         raise ValueError("n_draws must be in [0, 2147483647]")
-    out = torch.empty_like(weights) if out is None else out
-    _check_native_tensor("out", out, weights)
+    out = torch.empty(weights.shape, dtype=torch.int64) if out is None else out
+    _check_native_tensor("out", out, torch.empty(weights.shape, dtype=torch.int64, device="meta"))
     stats = torch.empty((runs, len(STAT_NAMES)), dtype=torch.float64) if stats_out is None else stats_out
     fn = lib.sample_counts_f32 if weights.dtype == torch.float32 else lib.sample_counts_f64
     stream = ctypes.c_uint64(int(stream) & 0xFFFF_FFFF_FFFF_FFFF)
@@ -312,14 +315,17 @@ def integer_cdf_(cdf: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
 
 class DrawPlan:
     """What stays fixed while a batch of runs draws N_r actions each per step: per-draw keys, counters, offsets.
+    `dtype` is the counts' (an integer dtype: a float one stops counting at its mantissa, 2^24 for float32).
 
     The D = sum_r N_r draws of a step lie in one flat vector, run by run. Built once (host work); each step
     then costs the same few whole-tensor passes whatever the mix of N (`sample_into`).
     """
 
-    def __init__(self, n_draws, keys, actions: int, device, dtype):
+    def __init__(self, n_draws, keys, actions: int, device, dtype=torch.int64):
         n_list = [int(v) for v in torch.as_tensor(n_draws).reshape(-1).tolist()]
         keys = torch.as_tensor(keys, dtype=torch.int64).reshape(-1)
+        if dtype.is_floating_point or dtype.itemsize < 4:
+            raise ValueError(f"dtype (of the counts) must be int32 or int64, got {dtype}")
         if len(n_list) != keys.numel():
             raise ValueError(f"n_draws and keys must be shaped [{keys.numel()}]")
         if any(n < 0 or n > 2**31 - 1 for n in n_list):
@@ -373,22 +379,25 @@ def sample_counts_torch(weights: torch.Tensor, n_draws, keys, stream: int,
 
     Run r's uniforms are `stream_uniforms(keys[r], stream, N_r)`'s integers, so equal (key, stream, weights)
     give equal counts whatever the batch (as in the native sampler, whose generator differs: the two backends
-    draw different numbers from the same law). This entry point checks its input (one host sync); the
-    engine calls `DrawPlan.sample_into`, which does not.
+    draw different numbers from the same law). Counts are int64 (`out`, if given, an int64 tensor shaped like
+    `weights`). This entry point checks its input (one host sync); the engine calls `DrawPlan.sample_into`,
+    which does not.
     """
     if weights.dim() != 2 or weights.dtype not in (torch.float32, torch.float64):
         raise ValueError("weights must be a 2-D float32/float64 tensor")
     runs, actions = weights.shape
+    if out is not None and (out.shape != weights.shape or out.dtype != torch.int64):
+        raise ValueError(f"out must be an int64 tensor shaped {tuple(weights.shape)}")
     total = weights.sum(1, dtype=torch.float64)
     if not bool(torch.all((total > 0) & torch.isfinite(total))):
         raise ValueError("weights must have a positive finite sum in every run")
     n_list = torch.as_tensor(n_draws).reshape(-1).tolist()
     if len(n_list) == runs and len(set(n_list)) == 1 and 0 < int(n_list[0]) <= 2**31 - 1:
         return _sample_equal_n(weights.contiguous(), int(n_list[0]), keys, stream, out)
-    plan = DrawPlan(n_draws, keys, actions, weights.device, weights.dtype)
+    plan = DrawPlan(n_draws, keys, actions, weights.device)
     if plan.runs != runs:
         raise ValueError(f"n_draws and keys must be shaped [{runs}]")
-    flat = torch.empty(runs * actions + 1, dtype=weights.dtype, device=weights.device)
+    flat = torch.empty(runs * actions + 1, dtype=torch.int64, device=weights.device)
     plan.sample_into(weights.contiguous(), torch.tensor(stream_mix(stream), device=weights.device), flat)
     counts = flat[:-1].view(runs, actions)
     return counts if out is None else out.copy_(counts)
@@ -407,5 +416,5 @@ def _sample_equal_n(weights: torch.Tensor, n: int, keys, stream: int, out: torch
     counter = torch.arange(1, n + 1, dtype=torch.int64, device=weights.device).mul_(_as_int64(_GOLDEN))
     z = (keys.unsqueeze(1) ^ stream_mix(stream)) + counter
     idx = torch.searchsorted(cdf, _splitmix_top53_(z, torch.empty_like(z)), right=True)
-    counts = torch.zeros_like(weights) if out is None else out.zero_()
-    return counts.scatter_add_(1, idx, torch.ones_like(idx, dtype=weights.dtype))
+    counts = torch.zeros((runs, actions), dtype=torch.int64, device=weights.device) if out is None else out.zero_()
+    return counts.scatter_add_(1, idx, torch.ones((), dtype=torch.int64, device=idx.device).expand_as(idx))

@@ -1,8 +1,9 @@
 """The torch backend's step (any device): whole-tensor passes only, fixed shapes, no host sync.
 
 One step of every run of a batch, whatever their N: policy p = softmax(z); exact counts c ~ Multinomial(N_r, p_r)
-in one integer inverse-CDF pass (`sampling.DrawPlan`); mu_hat = X / N and g = (1 - mu_hat)^gamma
-(`core.focal_weight_per_group`); the surrogate's logit gradient; one fused Adam/AdamW (or SGD) update.
+(int32, never the policy's dtype: float32 stops counting at 2^24) in one integer inverse-CDF pass
+(`sampling.DrawPlan`); mu_hat = X / N and g = (1 - mu_hat)^gamma (`core.focal_weight_per_group`); the
+surrogate's logit gradient; one fused Adam/AdamW (or SGD) update.
 Everything a step changes lives in device tensors (the stream and Adam step counters too), and nothing
 is read back: the same launches with the same constants every step, so a CUDA graph of one step replays
 them all (`CudaGraphStep`), and on a CPU nothing waits. Checks that need the host (a non-finite policy)
@@ -33,8 +34,9 @@ class TorchStep:
         dev, dt = logits.device, logits.dtype
         c = config.num_correct
         self.num_correct = c
-        self.plan = DrawPlan(group_sizes, keys, k, dev, dt)
-        self.counts_flat = torch.zeros(runs * k + 1, dtype=dt, device=dev)  # + the spare slot of `DrawPlan`
+        # counts in int32 (N <= 2^31 - 1), never the policy's dtype: float32 stops counting at 2^24
+        self.plan = DrawPlan(group_sizes, keys, k, dev, torch.int32)
+        self.counts_flat = torch.zeros(runs * k + 1, dtype=torch.int32, device=dev)  # + the spare slot of `DrawPlan`
         self.counts = self.counts_flat[:-1].view(runs, k)
         n = torch.as_tensor([float(v) for v in group_sizes], dtype=dt, device=dev).unsqueeze(1)
         self.inv_n = 1.0 / n
@@ -72,8 +74,8 @@ class TorchStep:
 
     def update(self) -> None:
         cfg, c, p, counts = self.config, self.num_correct, self.p, self.counts
-        x = counts.narrow(1, 0, c).sum(1, keepdim=True)  # correct draws X
-        mu = x.mul_(self.inv_n)
+        x = counts.narrow(1, 0, c).sum(1, keepdim=True)  # correct draws X (int64: exact)
+        mu = x * self.inv_n  # promoted to the policy's dtype in the product: no extra op
         g = focal_weight_per_group(mu, self.gammas)
         self.mu_hat, self.focal = mu, g
         if cfg.surrogate == "logprob":
@@ -84,8 +86,9 @@ class TorchStep:
 
     def _probability_surrogate_gradient(self, p, counts, mu, g):
         cfg = self.config
-        # a_i without its per-run coefficients: 1[c_i > 0] (counts are integers >= 0) or c_i
-        a = counts.clamp(max=1.0) if cfg.surrogate == "distinct" else counts
+        # a_i without its per-run coefficients: 1[c_i > 0] (counts are integers >= 0) or c_i; an integer tensor,
+        # promoted to the policy's dtype where it meets a float
+        a = counts.clamp(max=1) if cfg.surrogate == "distinct" else counts
         sums = torch.stack([a * p, p]) @ self.segments  # [2, R, 2]: (correct, wrong) sums of a_i p_i and of p_i
         total = sums[1].sum(1, keepdim=True)
         gs = g * self.inv_n / total
