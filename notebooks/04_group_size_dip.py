@@ -81,21 +81,33 @@ print(f"A dip at N = 8 (Table 2) needs a rare share rho in [{lo:.3f}, {hi:.3f}] 
 reports = [obj for _, obj in read_json_objects(COMMITTED)]
 rows = []
 for r in reports:
-    f05 = r.get("F-GRPO gamma=0.5 at lowest", {})
+    f05 = next((e for e in r["fgrpo_at_lowest"] if e["gamma"] == 0.5), {})
     rows.append({
         "rare p": r["rare_correct_prob"], "optimizer": r["optimizer"], "map": r["parametrisation"],
         "rare mass": r["rare_mass"], "median rho": r["rare_share_median"], "lr": r["lr"],
         "predicted N": r["predicted_N"], "lowest N": r["observed_lowest_N"], "share": r["lowest_share"],
-        "dip": r["dip"], "N=2 minus lowest": r["N=2 minus lowest"][0],
-        "N=1024 minus lowest": r["N=1024 minus lowest"][0],
+        "verdict": r["verdict"], "first minus lowest": r["first_minus_lowest"][0],
+        "first low": r["first_minus_lowest"][1], "last minus lowest": r["last_minus_lowest"][0],
+        "last low": r["last_minus_lowest"][1],
         "dNLL_rare at lowest": r["dnll_rare"][r["N"].index(r["observed_lowest_N"])],
-        "F0.5 minus GRPO": f05.get("minus GRPO", [np.nan])[0],
-        "F0.5 minus control": f05.get("minus control", [np.nan])[0],
-        "best-ckpt lowest N": r["best checkpoint"]["lowest_N"],
+        "F0.5 minus GRPO": f05.get("minus_grpo", [np.nan])[0],
+        "F0.5 minus control": f05.get("minus_control", [np.nan])[0],
+        "best-ckpt lowest N": r["best_checkpoint"]["observed_lowest_N"],
     })
 table = pd.DataFrame(rows)
 display(table[table["rare p"] == 1.0].drop(columns="rare p").round(4))
 display(table[table["rare p"] != 1.0].round(4))
+
+# %% [markdown]
+# Where the lowest N is, and how sure: the share of bootstrap resamples (over the 10 populations) in which
+# each N is GRPO's lowest, per setting at rare mass 0.02 (the figure's bars). A dip needs an interior lowest
+# N *and* both flank intervals (95% t over populations) above 0; otherwise the verdict says "no dip".
+
+# %%
+shares = pd.DataFrame([{"optimizer": r["optimizer"], "map": r["parametrisation"], "lr": r["lr"],
+                        "verdict": r["verdict"], **dict(zip(map(str, r["N"]), r["argmin_share"] or []))}
+                       for r in reports if r["rare_mass"] == 0.02 and r["rare_correct_prob"] == 1.0])
+display(shares)
 
 # %% [markdown]
 # dNLL_rare (App. M.2: the NLL increase of the base model's rare-correct rollouts) against N, GRPO, rare

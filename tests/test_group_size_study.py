@@ -164,15 +164,21 @@ def test_cli_json_prints_one_object_per_setting(run_cli, tmp_path):
                                                                         for p in ("axis", "orthogonal")}
     for item in items:
         assert item["rare_mass"] == 0.02 and item["lr"] in (0.01, 2.0) and item["predicted_N"] in (2, 8, 32)
-        assert item["observed_lowest_N"] in (2, 8, 32) and 0 < item["lowest_share"] <= 1
+        assert all(" " not in key for key in item)  # keys jq and pandas take as they are (issue 39)
+        assert item["observed_lowest_N"] in (2, 8, 32)
+        # 3 populations: too few for argmin shares (issue 36), flagged, never a bare share of 1.00
+        assert item["few_units"] is True and item["lowest_share"] is None and item["argmin_share"] is None
         assert item["populations"] == 3 and item["batch_seeds"] == 2 and item["unit"] == "population"
-        lo_first, lo_last = item["N=2 minus lowest"], item["N=32 minus lowest"]
+        lo_first, lo_last = item["first_minus_lowest"], item["last_minus_lowest"]
         assert len(lo_first) == 3 and lo_first[1] <= lo_first[0] <= lo_first[2] and len(lo_last) == 3
-        assert len(item["pass@256"]) == len(item["pass@1"]) == len(item["dnll_rare"]) == 3
-        for gamma in ("0.5", "1"):
-            entry = item[f"F-GRPO gamma={gamma} at lowest"]
-            assert {"minus GRPO", "minus control", "equal pass@1: minus GRPO"} <= set(entry)
-        assert item["best checkpoint"]["lowest_N"] in (2, 8, 32)
+        assert item["verdict"].startswith("dip at N =" if item["dip"] else "no dip")
+        assert len(item["pass256"]) == len(item["pass1"]) == len(item["dnll_rare"]) == 3
+        assert [e["gamma"] for e in item["fgrpo_at_lowest"]] == [0.5, 1.0]
+        for entry in item["fgrpo_at_lowest"]:
+            assert {"minus_grpo", "minus_control", "equal_pass1_minus_grpo"} <= set(entry)
+        assert {c["variant"] for c in item["curves"]} >= {"GRPO", "F-GRPO gamma=0.5"}
+        assert item["best_checkpoint"]["observed_lowest_N"] in (2, 8, 32)
+    assert "fewer than 5" in result.stderr  # the flag reaches a --json user too
     # a rerun resumes: every chunk is there, nothing trains, the same report
     again = run_cli(*args)
     assert again.exit_code == 0 and again.stdout == result.stdout
