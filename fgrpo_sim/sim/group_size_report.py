@@ -23,9 +23,9 @@ are). Per setting:
 
 Intervals (issue 36): 95% Student t intervals over the units (a paired difference: over the per-unit
 differences), scipy.stats.ttest_1samp's confidence_interval, stored and printed with the bounds rounded
-outward. A percentile bootstrap over 10 units covers a normal mean about 89% of the time; the t interval's
-coverage is measured by `interval_coverage` (a seeded simulation; `python -m fgrpo_sim.sim.group_size_report`
-prints it, tests/test_group_size_report.py checks it). The argmin shares resample the units with
+outward. The percentile bootstrap used before is narrower than the t interval over 10 units (it ignores the
+t quantile and the n - 1); the t interval's coverage is measured by `interval_coverage` (a seeded simulation;
+`python -m fgrpo_sim.sim.group_size_report` prints it, tests/test_group_size_report.py checks it). The argmin shares resample the units with
 scipy.stats.bootstrap; with fewer than MIN_UNITS units there are too few distinct resamples (3 for 2 units) to
 mean anything, so the shares are null and the report says so (`few_units`).
 """
@@ -130,7 +130,7 @@ def verdict(ns, low: int, first: list[float], last: list[float]) -> str:
         return f"no dip: lowest at the edge N = {int(ns[low])}"
     flat = [f"N = {int(ns[i])}" for i, ci in ((0, first), (-1, last)) if not ci[1] > 0]
     if flat:
-        return f"no dip: {' and '.join(flat)} minus lowest includes 0"
+        return f"no dip: {' and '.join(flat)} minus lowest {'includes' if len(flat) == 1 else 'include'} 0"
     return f"dip at N = {int(ns[low])}"
 
 
