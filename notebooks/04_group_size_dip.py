@@ -142,23 +142,31 @@ display(fig)
 # %% [markdown]
 # ## 4. What the simulator does, and where it differs from the paper
 #
+# (Intervals: 95% t over the 10 populations, paired; "share": bootstrap resamples of the populations in
+# which an N is GRPO's lowest. Each setting draws from its own key, so its numbers do not depend on the
+# other settings of the run.)
+#
 # * **One Adam coordinate per strategy (axis): no dip.** GRPO's held-out pass@256 is lowest at N = 2 in
 #   every bootstrap resample (5 of 6 settings; the sixth is flat), and dNLL_rare is negative: Adam's
 #   per-coordinate normalisation inflates a rare strategy's own sparse, positive gradients, so GRPO *gains*
 #   rare-correct mass. A toy that never forgets cannot show Table 2's dip.
-# * **Coordinates that mix strategies (orthogonal, dense): the dip comes back under Adam** at the
-#   Table-2-comparable rare share (mass 0.02, median rho 0.067): lowest at N = 16 (predicted 8), both flanks
-#   above it with intervals over 10 populations excluding 0; dNLL_rare positive and peaking at the dip, as
-#   in Table 2. The orthogonal map changes nothing SGD sees (same trajectory), so this is Adam's coordinate
-#   system alone. With rarer E (mass 0.005) the dip moves out (N = 64, predicted 16); at rho ~ 0.26 there is
-#   none (pass@256 falls with N).
-# * **SGD's lowest N moves with the learning rate** (16 at lr 2, 4 at lr 6 for mass 0.02) and its spread
-#   over population draws is 5x Adam-orthogonal's.
-# * **F-GRPO at the dip** beats GRPO at equal steps (+0.025 for gamma 0.5, Adam orthogonal) but mostly as a
-#   smaller step would: minus its lr x m_0.5 control the interval includes 0 at equal steps, and the edge is
-#   about +0.01 at equal pass@1.
+# * **Coordinates that mix strategies (orthogonal): the dip comes back under Adam** at the
+#   Table-2-comparable rare share (mass 0.02, median rho 0.067): lowest at N = 16 (predicted 8) in 59% of
+#   the resamples (N = 8 in 31%), both flanks above it with intervals excluding 0 (+0.013 and +0.023);
+#   dNLL_rare positive and highest near the dip, as in Table 2. The orthogonal map changes nothing SGD sees
+#   (same trajectory), so this is Adam's coordinate system alone. With rarer E (mass 0.005) the dip moves
+#   out (N = 64, predicted 16); at rho ~ 0.26 there is none (pass@256 falls with N). The dense map's lowest
+#   N at 0.02 is uncertain (32, share 0.29) and its N = 2 flank includes 0: no dip there.
+# * **Shallow:** 1.3 and 2.3 points of pass@256 on the two flanks, against 10.9 and 6.0 in the paper's
+#   Table 2; no Adam setting dips at 3x the learning rate.
+# * **SGD's lowest N moves with the learning rate** (8 at lr 2, 4 at lr 6 for mass 0.02, the latter no dip)
+#   and its spread over population draws is 3.5x Adam-orthogonal's.
+# * **F-GRPO at the dip** beats GRPO at equal steps (+0.024 for gamma 0.5, Adam orthogonal) but mostly as a
+#   smaller step would: minus its lr x m_0.5 control +0.007 (lower bound about 0), about +0.01 at equal
+#   pass@1; and that difference changes sign with the learning rate (docs/population.md: -0.004 at lr
+#   0.003, +0.078 at lr 0.03, rare mass 0.01).
 # * **Rare strategies that are not the best** (correct on a quarter of the prompts, below the common ones'
-#   half): even the axis map dips under Adam (N = 8), so one parameter per strategy hides the dip only
-#   together with rare strategies that GRPO would eventually prefer anyway.
-# * The dip sits between half and 4x the N of `predict_dip`, a first-order one-group estimate: read it as a
+#   half): even the axis map dips under Adam (N = 8, share 0.95), so one parameter per strategy hides the
+#   dip only together with rare strategies that GRPO would eventually prefer anyway.
+# * The dip sits between half and 8x the N of `predict_dip`, a first-order one-group estimate: read it as a
 #   range, not a point.
