@@ -81,21 +81,33 @@ print(f"A dip at N = 8 (Table 2) needs a rare share rho in [{lo:.3f}, {hi:.3f}] 
 reports = [obj for _, obj in read_json_objects(COMMITTED)]
 rows = []
 for r in reports:
-    f05 = r.get("F-GRPO gamma=0.5 at lowest", {})
+    f05 = next((e for e in r["fgrpo_at_lowest"] if e["gamma"] == 0.5), {})
     rows.append({
         "rare p": r["rare_correct_prob"], "optimizer": r["optimizer"], "map": r["parametrisation"],
         "rare mass": r["rare_mass"], "median rho": r["rare_share_median"], "lr": r["lr"],
         "predicted N": r["predicted_N"], "lowest N": r["observed_lowest_N"], "share": r["lowest_share"],
-        "dip": r["dip"], "N=2 minus lowest": r["N=2 minus lowest"][0],
-        "N=1024 minus lowest": r["N=1024 minus lowest"][0],
+        "verdict": r["verdict"], "first minus lowest": r["first_minus_lowest"][0],
+        "first low": r["first_minus_lowest"][1], "last minus lowest": r["last_minus_lowest"][0],
+        "last low": r["last_minus_lowest"][1],
         "dNLL_rare at lowest": r["dnll_rare"][r["N"].index(r["observed_lowest_N"])],
-        "F0.5 minus GRPO": f05.get("minus GRPO", [np.nan])[0],
-        "F0.5 minus control": f05.get("minus control", [np.nan])[0],
-        "best-ckpt lowest N": r["best checkpoint"]["lowest_N"],
+        "F0.5 minus GRPO": f05.get("minus_grpo", [np.nan])[0],
+        "F0.5 minus control": f05.get("minus_control", [np.nan])[0],
+        "best-ckpt lowest N": r["best_checkpoint"]["observed_lowest_N"],
     })
 table = pd.DataFrame(rows)
 display(table[table["rare p"] == 1.0].drop(columns="rare p").round(4))
 display(table[table["rare p"] != 1.0].round(4))
+
+# %% [markdown]
+# Where the lowest N is, and how sure: the share of bootstrap resamples (over the 10 populations) in which
+# each N is GRPO's lowest, per setting at rare mass 0.02 (the figure's bars). A dip needs an interior lowest
+# N *and* both flank intervals (95% t over populations) above 0; otherwise the verdict says "no dip".
+
+# %%
+shares = pd.DataFrame([{"optimizer": r["optimizer"], "map": r["parametrisation"], "lr": r["lr"],
+                        "verdict": r["verdict"], **dict(zip(map(str, r["N"]), r["argmin_share"] or []))}
+                       for r in reports if r["rare_mass"] == 0.02 and r["rare_correct_prob"] == 1.0])
+display(shares)
 
 # %% [markdown]
 # dNLL_rare (App. M.2: the NLL increase of the base model's rare-correct rollouts) against N, GRPO, rare
@@ -130,23 +142,31 @@ display(fig)
 # %% [markdown]
 # ## 4. What the simulator does, and where it differs from the paper
 #
+# (Intervals: 95% t over the 10 populations, paired; "share": bootstrap resamples of the populations in
+# which an N is GRPO's lowest. Each setting draws from its own key, so its numbers do not depend on the
+# other settings of the run.)
+#
 # * **One Adam coordinate per strategy (axis): no dip.** GRPO's held-out pass@256 is lowest at N = 2 in
 #   every bootstrap resample (5 of 6 settings; the sixth is flat), and dNLL_rare is negative: Adam's
 #   per-coordinate normalisation inflates a rare strategy's own sparse, positive gradients, so GRPO *gains*
 #   rare-correct mass. A toy that never forgets cannot show Table 2's dip.
-# * **Coordinates that mix strategies (orthogonal, dense): the dip comes back under Adam** at the
-#   Table-2-comparable rare share (mass 0.02, median rho 0.067): lowest at N = 16 (predicted 8), both flanks
-#   above it with intervals over 10 populations excluding 0; dNLL_rare positive and peaking at the dip, as
-#   in Table 2. The orthogonal map changes nothing SGD sees (same trajectory), so this is Adam's coordinate
-#   system alone. With rarer E (mass 0.005) the dip moves out (N = 64, predicted 16); at rho ~ 0.26 there is
-#   none (pass@256 falls with N).
-# * **SGD's lowest N moves with the learning rate** (16 at lr 2, 4 at lr 6 for mass 0.02) and its spread
-#   over population draws is 5x Adam-orthogonal's.
-# * **F-GRPO at the dip** beats GRPO at equal steps (+0.025 for gamma 0.5, Adam orthogonal) but mostly as a
-#   smaller step would: minus its lr x m_0.5 control the interval includes 0 at equal steps, and the edge is
-#   about +0.01 at equal pass@1.
+# * **Coordinates that mix strategies (orthogonal): the dip comes back under Adam** at the
+#   Table-2-comparable rare share (mass 0.02, median rho 0.067): lowest at N = 16 (predicted 8) in 59% of
+#   the resamples (N = 8 in 31%), both flanks above it with intervals excluding 0 (+0.013 and +0.023);
+#   dNLL_rare positive and highest near the dip, as in Table 2. The orthogonal map changes nothing SGD sees
+#   (same trajectory), so this is Adam's coordinate system alone. With rarer E (mass 0.005) the dip moves
+#   out (N = 64, predicted 16); at rho ~ 0.26 there is none (pass@256 falls with N). The dense map's lowest
+#   N at 0.02 is uncertain (32, share 0.29) and its N = 2 flank includes 0: no dip there.
+# * **Shallow:** 1.3 and 2.3 points of pass@256 on the two flanks, against 10.9 and 6.0 in the paper's
+#   Table 2; no Adam setting dips at 3x the learning rate.
+# * **SGD's lowest N moves with the learning rate** (8 at lr 2, 4 at lr 6 for mass 0.02, the latter no dip)
+#   and its spread over population draws is 3.5x Adam-orthogonal's.
+# * **F-GRPO at the dip** beats GRPO at equal steps (+0.024 for gamma 0.5, Adam orthogonal) but mostly as a
+#   smaller step would: minus its lr x m_0.5 control +0.007 (lower bound about 0), about +0.01 at equal
+#   pass@1; and that difference changes sign with the learning rate (docs/population.md: -0.004 at lr
+#   0.003, +0.078 at lr 0.03, rare mass 0.01).
 # * **Rare strategies that are not the best** (correct on a quarter of the prompts, below the common ones'
-#   half): even the axis map dips under Adam (N = 8), so one parameter per strategy hides the dip only
-#   together with rare strategies that GRPO would eventually prefer anyway.
-# * The dip sits between half and 4x the N of `predict_dip`, a first-order one-group estimate: read it as a
+#   half): even the axis map dips under Adam (N = 8, share 0.95), so one parameter per strategy hides the
+#   dip only together with rare strategies that GRPO would eventually prefer anyway.
+# * The dip sits between half and 8x the N of `predict_dip`, a first-order one-group estimate: read it as a
 #   range, not a point.

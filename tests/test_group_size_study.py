@@ -87,8 +87,10 @@ def test_small_study_layout_and_pairing():
     start = frame[frame["step"] == 0]
     assert np.allclose(start["train_dnll_rare"], 0.0)
     # the same population (and so the same initial policy) for every row of a population draw, whatever the map
-    assert start.groupby("population")["heldout_pass@256"].nunique().max() == 1
-    assert start["heldout_pass@256"].nunique() == 2
+    # (to rounding: the dense map's least-norm start reproduces the logits to ~1e-16, not bit for bit)
+    spread = start.groupby("population")["heldout_pass@256"].agg(lambda v: v.max() - v.min())
+    assert spread.max() < 1e-12
+    assert start["heldout_pass@256"].round(9).nunique() == 2
     assert final["heldout_pass@256"].between(0, 1).all() and np.isfinite(final["train_dnll_rare"]).all()
     assert set(predicted_dips(spec)) == {0.02}
 
@@ -103,6 +105,24 @@ def test_orthogonal_equals_axis_under_sgd_in_the_study_engine():
     gap = (table["orthogonal"] - table["axis"]).abs().groupby("optimizer").max()
     assert gap["sgd"] < 1e-9
     assert gap["adam"] > 1e-4  # the test can fail: Adam does tell the maps apart
+
+
+def test_a_setting_gives_the_same_numbers_alone_and_beside_others():
+    """Issue 36: one setting alone equals the same setting inside a run with other rare masses, learning rates,
+    more populations and more batch seeds (each (setting, population, batch seed) draws from its own key)."""
+    common = dict(group_sizes=(2, 8, 32), gammas=(0.5,), steps=6, eval_every=3, population=SMALL_POP,
+                  optimizers=("adam",), parametrisations=("orthogonal",))
+    alone = final_rows(run_study(GroupSizeStudySpec(rare_masses=(0.02,), adam_lrs=(0.01,), populations=2, seeds=1,
+                                                    **common)))
+    beside = final_rows(run_study(GroupSizeStudySpec(rare_masses=(0.005, 0.02), adam_lrs=(0.003, 0.01), populations=3,
+                                                     seeds=2, **common)))
+    keys = ["N", "variant", "population", "seed"]
+    same = beside[(beside["rare_mass"] == 0.02) & (beside["base_lr"] == 0.01)].merge(alone[keys], on=keys)
+    a, b = (f.sort_values(keys).reset_index(drop=True) for f in (alone, same))
+    assert len(a) == len(b) == 18
+    for metric in ("heldout_pass@256", "heldout_pass@1", "train_dnll_rare"):
+        np.testing.assert_array_equal(a[metric].to_numpy(), b[metric].to_numpy())
+    assert a["heldout_pass@256"].nunique() > 1  # the rows did train apart
 
 
 def test_step_loop_never_reads_the_device(monkeypatch):
@@ -144,15 +164,21 @@ def test_cli_json_prints_one_object_per_setting(run_cli, tmp_path):
                                                                         for p in ("axis", "orthogonal")}
     for item in items:
         assert item["rare_mass"] == 0.02 and item["lr"] in (0.01, 2.0) and item["predicted_N"] in (2, 8, 32)
-        assert item["observed_lowest_N"] in (2, 8, 32) and 0 < item["lowest_share"] <= 1
+        assert all(" " not in key for key in item)  # keys jq and pandas take as they are (issue 39)
+        assert item["observed_lowest_N"] in (2, 8, 32)
+        # 3 populations: too few for argmin shares (issue 36), flagged, never a bare share of 1.00
+        assert item["few_units"] is True and item["lowest_share"] is None and item["argmin_share"] is None
         assert item["populations"] == 3 and item["batch_seeds"] == 2 and item["unit"] == "population"
-        lo_first, lo_last = item["N=2 minus lowest"], item["N=32 minus lowest"]
+        lo_first, lo_last = item["first_minus_lowest"], item["last_minus_lowest"]
         assert len(lo_first) == 3 and lo_first[1] <= lo_first[0] <= lo_first[2] and len(lo_last) == 3
-        assert len(item["pass@256"]) == len(item["pass@1"]) == len(item["dnll_rare"]) == 3
-        for gamma in ("0.5", "1"):
-            entry = item[f"F-GRPO gamma={gamma} at lowest"]
-            assert {"minus GRPO", "minus control", "equal pass@1: minus GRPO"} <= set(entry)
-        assert item["best checkpoint"]["lowest_N"] in (2, 8, 32)
+        assert item["verdict"].startswith("dip at N =" if item["dip"] else "no dip")
+        assert len(item["pass256"]) == len(item["pass1"]) == len(item["dnll_rare"]) == 3
+        assert [e["gamma"] for e in item["fgrpo_at_lowest"]] == [0.5, 1.0]
+        for entry in item["fgrpo_at_lowest"]:
+            assert {"minus_grpo", "minus_control", "equal_pass1_minus_grpo"} <= set(entry)
+        assert {c["variant"] for c in item["curves"]} >= {"GRPO", "F-GRPO gamma=0.5"}
+        assert item["best_checkpoint"]["observed_lowest_N"] in (2, 8, 32)
+    assert "fewer than 5" in result.stderr  # the flag reaches a --json user too
     # a rerun resumes: every chunk is there, nothing trains, the same report
     again = run_cli(*args)
     assert again.exit_code == 0 and again.stdout == result.stdout

@@ -36,14 +36,23 @@ def test_figure_draws_from_the_committed_study(tmp_path):
 
     data = compute(FigureOptions(data_dir=tmp_path, progress=False))  # empty data dir: the committed report
     assert data["source"] == "docs/population-group-size.jsonl"
+    # SGD's axis and orthogonal reports are equal by construction: one, named for both
     assert {(r["optimizer"], r["parametrisation"]) for r in data["reports"]} == {
-        (o, p) for o in ("adam", "sgd") for p in ("axis", "orthogonal", "dense")}
+        ("adam", "axis"), ("adam", "orthogonal"), ("adam", "dense"), ("sgd", "axis = orthogonal"), ("sgd", "dense")}
     assert data["populations"] >= 10 and all(r["predicted_N"] for r in data["reports"])
     fig = draw(data)
-    assert len(fig.axes) == 8
+    # Adam: 3 maps; SGD: axis = orthogonal (identical by construction, one panel) and dense; a share strip under
+    # each; the paper's two Table 2 panels
+    assert len(fig.axes) == 12
     assert all(ax.get_xlabel() == "group size N" and ax.get_ylabel() for ax in fig.axes)
     titles = " ".join(ax.get_title() for ax in fig.axes)
-    assert all(f"{kind} map" in titles for kind in ("axis", "orthogonal", "dense"))  # the parametrisation shows
+    assert all(f"Adam lr 0.01, {kind} map" in titles for kind in ("axis", "orthogonal", "dense"))
+    assert "SGD lr 2, axis = orthogonal maps (identical under SGD)" in titles and "SGD lr 2, dense map" in titles
+    strips = [ax for ax in fig.axes if ax.get_ylabel() == "share lowest"]
+    assert len(strips) == 5 and all(len(ax.patches) == 30 for ax in strips)  # a bar per N and rare mass
+    # a dip marker only where the report says dip
+    assert sum(line.get_marker() == "v" for ax in fig.axes for line in ax.get_lines()) == sum(
+        r["dip"] for r in data["reports"])
     plt.close(fig)
 
 
@@ -69,5 +78,7 @@ def test_cli_bad_input_is_one_line(run_cli, tmp_path):
     assert result.stderr.strip().count("\n") == 0
     result = run_cli("simulate", "group-size", "--out", tmp_path / "x.parquet", "--parametrisation", "polar")
     assert result.exit_code == 2 and "--parametrisation must be one of axis, orthogonal, dense" in result.stderr
+    result = run_cli("simulate", "group-size", "--out", tmp_path / "x.parquet", "--json", "--markdown")
+    assert result.exit_code == 2 and "--json and --markdown conflict" in result.stderr and not (tmp_path / "x.parquet").exists()
     result = run_cli("simulate", "group-size", "--out", tmp_path / "x.parquet", "--adam-lr", "0.01,0.01")
     assert result.exit_code == 2 and result.stderr.startswith("fgrpo: error: --adam-lr ")

@@ -317,6 +317,8 @@ def register_group_size(app: typer.Typer) -> None:
                                     "settings' rows) and train only the missing ones (default), or start afresh."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object per setting (a line each) "
                                      "instead of the tables."),
+        markdown: bool = typer.Option(False, "--markdown", help="Print docs/population.md's table (each "
+                                      "optimizer's smaller lr) instead of the text table."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show tqdm progress bars on stderr."),
         force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not a group-size table."),
     ) -> None:
@@ -351,10 +353,12 @@ def register_group_size(app: typer.Typer) -> None:
                            views=tuple(views), populations=populations, seeds=seeds,
                            steps=steps, prompt_batch=prompt_batch, eval_every=eval_every,
                            population=replace(base.population, rare_correct_prob=rare_correct_prob)).validate()
+        if as_json and markdown:
+            raise ValueError("--json and --markdown conflict; give only one")
         resolve_device(device)
         frame = _run_group_size(spec, out, suffix, resume, device, progress, force)
-        _print_group_size_report(frame, as_json)
-        if not as_json:
+        _print_group_size_report(frame, as_json, markdown)
+        if not (as_json or markdown):
             typer.echo(f"{out} holds {len(frame)} rows")
 
 
@@ -394,13 +398,18 @@ def _run_group_size(spec, out: Path, suffix: str, resume: bool, device: str, pro
         return pd.concat(saved, ignore_index=True)
 
 
-def _print_group_size_report(frame, as_json: bool) -> None:
+def _print_group_size_report(frame, as_json: bool, markdown: bool = False) -> None:
     from fgrpo_sim import jsonl
-    from fgrpo_sim.sim.group_size_report import format_report, setting_reports
+    from fgrpo_sim.sim.group_size_report import few_units_warning, format_report, markdown_table, setting_reports
 
     reports = setting_reports(frame)
+    warning = few_units_warning(reports)
+    if warning and (as_json or markdown):  # the text table carries it in its header
+        typer.echo(f"fgrpo: {warning}", err=True)
     if as_json:
         for item in reports:
             typer.echo(jsonl.dumps(item))
+    elif markdown:
+        typer.echo(markdown_table(reports))
     else:
         typer.echo(format_report(reports))

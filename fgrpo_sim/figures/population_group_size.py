@@ -1,6 +1,9 @@
-"""population-group-size (issues 21, 28): held-out pass@256 against N in the shared-strategy population, one
-panel per optimizer x parametrisation (axis, orthogonal, dense), the lemma's predicted dip marked, F-GRPO and
-the lr x m_gamma control beside GRPO, and the paper's Table 2 in the last column.
+"""population-group-size (issues 21, 28, 36): held-out pass@256 against N in the shared-strategy population, one
+panel per optimizer x parametrisation (axis, orthogonal, dense; under SGD axis and orthogonal are identical by
+construction, so one panel), the lemma's predicted dip marked, F-GRPO and the lr x m_gamma control beside GRPO,
+and the paper's Table 2 in the last column. Under each panel: the share of bootstrap resamples of the
+populations in which each N is GRPO's lowest (every N, not one marker); a dip is marked only where both flank
+intervals lie above 0.
 
 Data: DATA_DIR/population-group-size.parquet when present (`fgrpo simulate group-size --out` that file), else
 the committed per-setting report docs/population-group-size.jsonl (the same command's `--json` output), so the
@@ -41,51 +44,84 @@ def load_reports(options: FigureOptions) -> tuple[list[dict], str]:
 
 def compute(options: FigureOptions) -> dict:
     from fgrpo_sim.paper_tables import table2
+    from fgrpo_sim.sim.group_size_report import same_under_sgd
 
     reports, source = load_reports(options)
     # the figure shows the default population (rare strategies correct on every common-solvable prompt), equal
     # steps, each optimizer at its first (smaller) learning rate; the rest is in the report and the docs' table
     main = [r for r in reports if r["rare_correct_prob"] == 1.0 and r["view"] == "equal-steps"]
     lrs = {opt: min(r["lr"] for r in main if r["optimizer"] == opt) for opt in {r["optimizer"] for r in main}}
-    shown = [r for r in main if r["lr"] == lrs[r["optimizer"]]]
+    shown = same_under_sgd([r for r in main if r["lr"] == lrs[r["optimizer"]]])
     return {"reports": shown, "lrs": lrs, "paper": table2(), "source": source,
             "populations": max(r["populations"] for r in shown), "seeds": max(r["batch_seeds"] for r in shown)}
+
+
+def _panels(reports) -> list[tuple[int, int, str, str]]:
+    """(row, column, optimizer, map) of each simulation panel: the maps each optimizer's reports carry, in order."""
+    out = []
+    for row, opt in enumerate(OPTIMIZERS):
+        kinds = [k for k in PARAMETRISATIONS + ("axis = orthogonal",) if any(
+            (r["optimizer"], r["parametrisation"]) == (opt, k) for r in reports)]
+        kinds.sort(key=lambda k: PARAMETRISATIONS.index(k.split(" ")[0]))
+        out += [(2 * row, col, opt, kind) for col, kind in enumerate(kinds)]
+    return out
+
+
+def _share_bars(ax, r, i: int, count: int, colour) -> None:
+    """Bars of the argmin share per N, side by side per rare mass on the log2 axis."""
+    if r["argmin_share"] is None:
+        return
+    centre = (i - (count - 1) / 2) * 0.27
+    left = [n * 2 ** (centre - 0.12) for n in r["N"]]
+    width = [n * 2 ** (centre + 0.12) - x for n, x in zip(r["N"], left)]
+    ax.bar(left, r["argmin_share"], width=width, align="edge", color=colour, alpha=0.8)
 
 
 def draw(data: dict):
     import matplotlib.pyplot as plt
 
     from fgrpo_sim.figures.style import new_figure
+    from fgrpo_sim.sim.group_size_report import curve
 
-    fig, axes = new_figure(2, 4, width=3.9, height=3.1)
+    fig, axes = new_figure(4, 4, width=3.9, height=2.15, gridspec_kw={"height_ratios": [3, 1.25, 3, 1.25]})
     reports = data["reports"]
     rares = sorted({r["rare_mass"] for r in reports})
-    for row, opt in enumerate(OPTIMIZERS):
-        for col, kind in enumerate(PARAMETRISATIONS):
-            ax = axes[row, col]
-            for i, rare in enumerate(rares):
-                colour = RARE_COLOURS[i % len(RARE_COLOURS)]
-                match = [r for r in reports if (r["optimizer"], r["parametrisation"], r["rare_mass"]) == (opt, kind, rare)]
-                if not match:
+    used = set()
+    for row, col, opt, kind in _panels(reports):
+        ax, strip = axes[row, col], axes[row + 1, col]
+        used |= {(row, col), (row + 1, col)}
+        dips = []
+        for i, rare in enumerate(rares):
+            colour = RARE_COLOURS[i % len(RARE_COLOURS)]
+            match = [r for r in reports if (r["optimizer"], r["parametrisation"], r["rare_mass"]) == (opt, kind, rare)]
+            if not match:
+                continue
+            r = match[0]
+            for variant, ls in SHOWN.items():
+                arm = curve(r, variant)
+                if arm is None:
                     continue
-                r = match[0]
-                for variant, ls in SHOWN.items():
-                    curve = r["curves"].get(variant)
-                    if curve is None:
-                        continue
-                    mean, low, high = zip(*curve["pass@256"])
-                    if variant == "GRPO":
-                        ax.fill_between(r["N"], low, high, color=colour, alpha=0.15, lw=0)
-                    ax.plot(r["N"], mean, ls, color=colour, lw=1.3, marker="o" if variant == "GRPO" else None, ms=3)
-                ax.axvline(r["predicted_N"], color=colour, ls=PREDICTED_DIP, lw=1.2)
+                mean, low, high = zip(*arm["pass256"])
+                if variant == "GRPO":
+                    ax.fill_between(r["N"], low, high, color=colour, alpha=0.15, lw=0)
+                ax.plot(r["N"], mean, ls, color=colour, lw=1.3, marker="o" if variant == "GRPO" else None, ms=3)
+            ax.axvline(r["predicted_N"], color=colour, ls=PREDICTED_DIP, lw=1.2)
+            if r["dip"]:  # only a dip gets a marker: a lowest N at the edge, or a flank including 0, is none
                 low_n = r["observed_lowest_N"]
-                ax.plot([low_n], [r["pass@256"][r["N"].index(low_n)]], "v", color=colour, ms=8, mec="k", mew=0.6)
-            lr = data["lrs"].get(opt)
-            ax.set_title(f"{'Adam' if opt == 'adam' else 'SGD'} lr {lr:g}, {kind} map", fontsize=9)
-            ax.set_ylabel("held-out pass@256", fontsize=9)
-            ax.set_xscale("log", base=2)
-            ax.set_xlabel("group size N", fontsize=9)
-            ax.tick_params(labelsize=9)
+                ax.plot([low_n], [r["pass256"][r["N"].index(low_n)]], "v", color=colour, ms=8, mec="k", mew=0.6)
+                dips.append(f"{rare:g} at N = {low_n}")
+            _share_bars(strip, r, i, len(rares), colour)
+        lr = data["lrs"].get(opt)
+        name = f"{kind} maps (identical under SGD)" if kind == "axis = orthogonal" else f"{kind} map"
+        ax.set_title(f"{'Adam' if opt == 'adam' else 'SGD'} lr {lr:g}, {name}", fontsize=9)
+        ax.set_ylabel("held-out pass@256", fontsize=9)
+        strip.set_title("dip: " + "; ".join(dips) if dips else "no dip at any rare mass", fontsize=9)
+        strip.set_ylabel("share lowest", fontsize=9)
+        strip.set_ylim(0, 1)
+        for a in (ax, strip):
+            a.set_xscale("log", base=2)
+            a.set_xlabel("group size N", fontsize=9)
+            a.tick_params(labelsize=9)
     paper = data["paper"]
     grpo = paper[paper["method"] == "GRPO"]
     ax = axes[0, 3]
@@ -97,7 +133,7 @@ def draw(data: dict):
     ax.set_title("paper, Table 2 (Qwen2.5-7B, math avg, %)", fontsize=9)
     ax.set_ylabel("pass@k (%)", fontsize=9)
     ax.legend(fontsize=9)
-    ax = axes[1, 3]
+    ax = axes[2, 3]
     rows = grpo[grpo["metric"] == "delta_nll_rare"].sort_values("group_size")
     ax.plot(rows["group_size"], rows["value"], "-o", color="k", ms=3, label="GRPO")
     focal = paper[(paper["method"] != "GRPO") & (paper["metric"] == "delta_nll_rare")]
@@ -105,20 +141,27 @@ def draw(data: dict):
     ax.set_title(r"paper, Table 2: $\Delta$NLL$_{rare}$", fontsize=9)
     ax.set_ylabel("nats", fontsize=9)
     ax.legend(fontsize=9)
-    for ax in axes[:, 3]:
+    used |= {(0, 3), (2, 3)}
+    for ax in (axes[0, 3], axes[2, 3]):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("group size N", fontsize=9)
         ax.tick_params(labelsize=9)
+    for row in range(axes.shape[0]):
+        for col in range(axes.shape[1]):
+            if (row, col) not in used:
+                axes[row, col].remove()
     predicted = {r["rare_mass"]: r["predicted_N"] for r in reports}
     handles = [plt.Line2D([], [], color=RARE_COLOURS[i], lw=2, label=f"rare mass {r:g} (predicted dip N = {predicted[r]})")
                for i, r in enumerate(rares)]
     handles += [plt.Line2D([], [], color="0.3", ls=ls, marker="o" if v == "GRPO" else None, ms=3, label=v.replace("gamma=", r"$\gamma$ = ").replace("m_0.5", r"$m_{0.5}$"))
                 for v, ls in SHOWN.items()]
     handles.append(plt.Line2D([], [], color="0.3", ls=PREDICTED_DIP, label="predicted dip (planner.predict_dip)"))
-    handles.append(plt.Line2D([], [], color="0.3", marker="v", ls="", mec="k", label="observed lowest N (GRPO)"))
+    handles.append(plt.Line2D([], [], color="0.3", marker="v", ls="", mec="k",
+                              label="dip: GRPO lowest, both flank intervals > 0"))
     fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=9)
     fig.suptitle(f"Shared-strategy population vs N, by parametrisation (logits = M theta); {data['populations']} "
-                 f"populations x {data['seeds']} batch seeds, bands: 95% bootstrap over populations; data: {data['source']}",
+                 f"populations x {data['seeds']} batch seeds; data: {data['source']}\nbands: 95% t intervals over "
+                 "populations; bars: share of bootstrap resamples (over populations) in which each N is GRPO's lowest",
                  fontsize=10)
     return fig
 

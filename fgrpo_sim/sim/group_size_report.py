@@ -1,26 +1,39 @@
 """What the group-size study says, per setting: one JSON-ready dict each (`fgrpo simulate group-size --json`).
 
 A setting is (rare_correct_prob, optimizer, parametrisation, view, rare share, learning rate). The unit of
-resampling is the population draw: each population's value is the mean over its batch seeds, so a
-bootstrap over populations carries both the population's (and its map's) variance and the batch seeds'
-(with a single population the batch seeds are the unit). Per setting:
+inference is the population draw: each population's value is the mean over its batch seeds, so the spread
+over populations carries both the population's (and its map's) variance and the batch seeds' (with a single
+population the batch seeds are the unit). Every key is a plain identifier (jq and pandas take them as they
+are). Per setting:
 
-* `predicted_N` (`planner.predict_dip` on the populations' initial (mu, rho)), `lowest_N` of GRPO's held-out
-  pass@256 (mean over populations), `lowest_share` (share of bootstrap resamples in which that N is lowest),
-  the paired intervals first N minus lowest and last N minus lowest, and `dip` (interior and both exclude 0);
-* per N: GRPO's held-out pass@256, pass@1 and train dNLL_rare (means); the spread of pass@256 at the lowest
-  N between populations and between batch seeds within a population;
-* at the lowest N, each F-GRPO gamma minus GRPO and minus its lr x m_gamma control, at equal steps (final)
-  and at equal pass@1 (each arm's pass@1 curve interpolated to the lowest final pass@1 of the three, per
-  population);
-* best checkpoint by held-out pass@1 (paper App. L.4) beside equal steps: the lowest N and its share when
-  each (population, N) is read at the evaluation where its pass@1 is highest;
+* `predicted_N` (`planner.predict_dip` on the populations' initial (mu, rho)), `observed_lowest_N` of GRPO's
+  held-out pass@256 (mean over populations), `argmin_share` (per N: the share of bootstrap resamples of the
+  populations in which that N is lowest; null below MIN_UNITS populations) and `lowest_share` (that N's);
+  `first_minus_lowest` and `last_minus_lowest` (paired intervals, N[0] and N[-1] minus the lowest N), `dip`
+  (interior lowest N and both flank intervals above 0) and `verdict` (a sentence; "no dip" when either flank's
+  interval includes 0);
+* per N: GRPO's held-out `pass256`, `pass1` and train `dnll_rare` (means); the spread of pass@256 at the
+  lowest N between populations and between batch seeds within a population;
+* `fgrpo_at_lowest`: per F-GRPO gamma, minus GRPO and minus its lr x m_gamma control at the lowest N, at equal
+  steps (final) and at equal pass@1 (each arm's pass@1 curve interpolated to the lowest final pass@1 of the
+  three, per population);
+* `best_checkpoint` (paper App. L.4) beside equal steps: the same reading when each (population, N) is read at
+  the evaluation where its pass@1 is highest;
 * `curves`: every arm against N (pass@256 with its interval, pass@1, dNLL_rare), what the figure draws.
+
+Intervals (issue 36): 95% Student t intervals over the units (a paired difference: over the per-unit
+differences), scipy.stats.ttest_1samp's confidence_interval, stored and printed with the bounds rounded
+outward. The percentile bootstrap used before is narrower than the t interval over 10 units (it ignores the
+t quantile and the n - 1); the t interval's coverage is measured by `interval_coverage` (a seeded simulation;
+`python -m fgrpo_sim.sim.group_size_report` prints it, tests/test_group_size_report.py checks it). The argmin shares resample the units with
+scipy.stats.bootstrap; with fewer than MIN_UNITS units there are too few distinct resamples (3 for 2 units) to
+mean anything, so the shares are null and the report says so (`few_units`).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -28,21 +41,97 @@ import numpy as np
 SETTING_KEYS = ("rare_correct_prob", "optimizer", "parametrisation", "view", "rare_mass", "base_lr")
 METRIC = "heldout_pass@256"
 RESAMPLES = 2000
+CONFIDENCE = 0.95
+#: fewest units whose bootstrap has >= 100 distinct resamples (C(2n - 1, n): 70 at 4, 126 at 5)
+MIN_UNITS = 5
+DIGITS = 5  # stored precision; bounds rounded outward
 
 
-def argmin_share(values: np.ndarray, resamples: int = RESAMPLES, seed: int = 0) -> np.ndarray:
-    """Share of unit resamples (rows, with replacement) in which each column has the lowest mean."""
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(values.shape[0], size=(resamples, values.shape[0]))
-    winners = values[idx].mean(1).argmin(1)
-    return np.bincount(winners, minlength=values.shape[1]) / resamples
+def t_interval(values, axis: int = -1, confidence: float = CONFIDENCE):
+    """(mean, low, high) of `values` along `axis`: the Student t interval (scipy.stats.ttest_1samp); a sample
+    whose values are all equal gets that value as both bounds, one unit none (NaN)."""
+    from scipy import stats
+
+    x = np.moveaxis(np.asarray(values, dtype=float), axis, -1)
+    mean = x.mean(-1)
+    if x.shape[-1] < 2:
+        return mean, np.full_like(mean, np.nan), np.full_like(mean, np.nan)
+    spread = x.max(-1) - x.min(-1)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # constant samples: replaced below
+        ci = stats.ttest_1samp(x, 0.0, axis=-1).confidence_interval(confidence)
+    low = np.where(spread == 0, mean, ci.low)
+    high = np.where(spread == 0, mean, ci.high)
+    return mean, low, high
 
 
-def _interval(values) -> list[float]:
-    from fgrpo_sim.metrics.bootstrap import bootstrap_mean_ci
+def _outward(estimate: float, low: float, high: float, digits: int = DIGITS) -> list[float]:
+    """[estimate, low, high] at `digits` decimals, the bounds rounded away from the estimate (a lower bound of
+    -0.00004 stays negative), so a rounded interval never claims more than the exact one."""
+    scale = 10.0 ** digits
+    return [round(float(estimate), digits), math.floor(float(low) * scale) / scale if math.isfinite(low) else math.nan,
+            math.ceil(float(high) * scale) / scale if math.isfinite(high) else math.nan]
 
-    ci = bootstrap_mean_ci(values, n_resamples=RESAMPLES)
-    return [round(ci.estimate, 5), round(ci.low, 5), round(ci.high, 5)]
+
+def mean_interval(values) -> list[float]:
+    """[mean, low, high] of a [units] sample: the 95% t interval, rounded outward."""
+    return _outward(*(float(v) for v in t_interval(values)))
+
+
+def paired_interval(a, b) -> list[float]:
+    """[mean, low, high] of a - b, a[i] and b[i] from the same unit: the t interval of the per-unit differences."""
+    return mean_interval(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))
+
+
+#: laws for the coverage simulation: (sampler(rng, shape), true mean); normal, and two right-skewed ones
+#: (skewness 1 and 1.41): per-population differences of pass@256 are bounded and can be lopsided
+COVERAGE_LAWS = {
+    "normal": (lambda rng, shape: rng.normal(size=shape), 0.0),
+    "gamma(4)": (lambda rng, shape: rng.gamma(4.0, size=shape), 4.0),
+    "gamma(2)": (lambda rng, shape: rng.gamma(2.0, size=shape), 2.0),
+}
+
+
+def interval_coverage(units: int, law: str = "normal", reps: int = 4000, seed: int = 0) -> float:
+    """Share of `reps` seeded samples of `units` draws from COVERAGE_LAWS[law] whose 95% t interval (the one the
+    report prints, `t_interval`) holds the law's mean."""
+    sampler, truth = COVERAGE_LAWS[law]
+    x = sampler(np.random.default_rng(seed), (reps, units))
+    _, low, high = t_interval(x)
+    return float(np.mean((low <= truth) & (truth <= high)))
+
+
+def argmin_share(values: np.ndarray, resamples: int = RESAMPLES, seed: int = 0) -> np.ndarray | None:
+    """Per column of `values` [units, columns]: the share of bootstrap resamples of the units (scipy.stats.
+    bootstrap, every column seeing the same resamples) in which that column has the lowest mean; None with
+    fewer than MIN_UNITS units."""
+    from scipy.stats import bootstrap
+
+    arr = np.asarray(values, dtype=float)
+    units = arr.shape[0]
+    if units < MIN_UNITS:
+        return None
+
+    def lowest_column(index, axis=-1):
+        index = np.atleast_2d(index)  # scipy also evaluates the statistic on the sample itself
+        return arr[index].mean(1).argmin(-1).astype(float)
+
+    with warnings.catch_warnings():  # the interval of an index is meaningless (and degenerate when one N wins)
+        warnings.simplefilter("ignore")
+        res = bootstrap((np.arange(units),), lowest_column, n_resamples=resamples, method="percentile",
+                        vectorized=True, rng=np.random.default_rng(seed))
+    winners = np.asarray(res.bootstrap_distribution).astype(int).ravel()
+    return np.bincount(winners, minlength=arr.shape[1]) / winners.size
+
+
+def verdict(ns, low: int, first: list[float], last: list[float]) -> str:
+    """'dip at N = n' when the lowest N is interior and both flank intervals lie above 0, else 'no dip: why'."""
+    if low in (0, len(ns) - 1):
+        return f"no dip: lowest at the edge N = {int(ns[low])}"
+    flat = [f"N = {int(ns[i])}" for i, ci in ((0, first), (-1, last)) if not ci[1] > 0]
+    if flat:
+        return f"no dip: {' and '.join(flat)} minus lowest {'includes' if len(flat) == 1 else 'include'} 0"
+    return f"dip at N = {int(ns[low])}"
 
 
 def _units(part):
@@ -110,9 +199,52 @@ def _predictions(frame, population) -> dict:
     return out
 
 
+def _means(matrix) -> list[float]:
+    return [round(float(x), 4) for x in np.asarray(matrix).mean(0)]
+
+
+def _flanks(values, ns) -> dict:
+    """Lowest N of the column means of `values` [units, N], its share, the two flank intervals and the verdict."""
+    low = int(values.mean(0).argmin())
+    share = argmin_share(values)
+    first, last = paired_interval(values[:, 0], values[:, low]), paired_interval(values[:, -1], values[:, low])
+    return {"observed_lowest_N": int(ns[low]),
+            "lowest_share": None if share is None else round(float(share[low]), 4),
+            "argmin_share": None if share is None else [round(float(x), 4) for x in share],
+            "first_minus_lowest": first, "last_minus_lowest": last,
+            "dip": bool(0 < low < len(ns) - 1 and first[1] > 0 and last[1] > 0),
+            "verdict": verdict(ns, low, first, last)}
+
+
+def _fgrpo_at_lowest(final, curves, values, ns, low: int, unit: str) -> list[dict]:
+    """Per F-GRPO gamma at the lowest N: minus GRPO and minus its lr x m_gamma control, at equal steps and at
+    equal pass@1; the pass@1 difference."""
+    out = []
+    grpo_p1 = unit_matrix(final, "GRPO", "heldout_pass@1", unit)[0][:, low]
+    for variant in sorted(set(final["variant"]) - {"GRPO"}):
+        if not variant.startswith("F-GRPO"):
+            continue
+        gamma = variant.split("=")[1]
+        control = f"GRPO low-LR (x m_{gamma})"
+        f_vals = unit_matrix(final, variant, METRIC, unit)[0][:, low]
+        entry = {"gamma": float(gamma), "variant": variant, "minus_grpo": paired_interval(f_vals, values[:, low]),
+                 "pass1_minus_grpo": paired_interval(unit_matrix(final, variant, "heldout_pass@1", unit)[0][:, low],
+                                                     grpo_p1)}
+        arms = [variant, "GRPO"]
+        if control in set(final["variant"]):
+            entry["minus_control"] = paired_interval(f_vals, unit_matrix(final, control, METRIC, unit)[0][:, low])
+            arms.append(control)
+        eq = equal_pass1(curves, arms, int(ns[low]), unit)
+        if np.all(np.isfinite(np.stack(list(eq.values())))):
+            entry["equal_pass1_minus_grpo"] = paired_interval(eq[variant], eq["GRPO"])
+            if control in eq:
+                entry["equal_pass1_minus_control"] = paired_interval(eq[variant], eq[control])
+        out.append(entry)
+    return out
+
+
 def setting_reports(frame, population=None) -> list[dict]:
     """One dict per setting of a study table (`run_study`'s rows, all evaluations)."""
-    from fgrpo_sim.metrics.bootstrap import bootstrap_paired_difference_ci
     from fgrpo_sim.sim.group_size_study import DEFAULT_POPULATION, final_rows
 
     population = population or DEFAULT_POPULATION
@@ -126,100 +258,164 @@ def setting_reports(frame, population=None) -> list[dict]:
             curves = curves[curves[k] == v]
         unit = _units(final)
         values, ns = unit_matrix(final, "GRPO", METRIC, unit)
-        means = values.mean(0)
-        low = int(means.argmin())
-        share = argmin_share(values)
-
-        def diff(a, b):
-            ci = bootstrap_paired_difference_ci(a, b, n_resamples=RESAMPLES)
-            return [round(ci.estimate, 5), round(ci.low, 5), round(ci.high, 5)]
-
-        left, right = diff(values[:, 0], values[:, low]), diff(values[:, -1], values[:, low])
+        units = values.shape[0]
+        flanks = _flanks(values, ns)
+        low = list(ns).index(flanks["observed_lowest_N"])
         at_low = final[(final["variant"] == "GRPO") & (final["N"] == ns[low])]
         by_pop = at_low.groupby("population")[METRIC]
         within = float(np.sqrt(by_pop.var(ddof=1).mean())) if at_low["seed"].nunique() > 1 else math.nan
+        prediction = predictions[(float(setting["rare_correct_prob"]), float(setting["rare_mass"]))]
         report = {
             **{k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in setting.items()},
             "lr": float(setting["base_lr"]),
-            "rare_share_median": predictions[(float(setting["rare_correct_prob"]), float(setting["rare_mass"]))][1],
+            "rare_share_median": prediction[1],
             "populations": int(final["population"].nunique()), "batch_seeds": int(final["seed"].nunique()),
             "unit": unit, "steps": int(final["steps"].max()),
-            "predicted_N": predictions[(float(setting["rare_correct_prob"]), float(setting["rare_mass"]))][0],
-            "observed_lowest_N": int(ns[low]), "lowest_share": round(float(share[low]), 4),
-            f"N={int(ns[0])} minus lowest": left, f"N={int(ns[-1])} minus lowest": right,
-            "dip": bool(0 < low < len(ns) - 1 and left[1] > 0 and right[1] > 0),
+            "interval": f"{CONFIDENCE:.0%} Student t over {unit}s (paired: over per-{unit} differences), "
+                        "bounds rounded outward",
+            "few_units": units < MIN_UNITS,
+            "predicted_N": prediction[0],
+            **flanks,
             "N": [int(n) for n in ns],
-            "pass@256": [round(float(x), 4) for x in means],
-            "pass@1": [round(float(x), 4) for x in unit_matrix(final, "GRPO", "heldout_pass@1", unit)[0].mean(0)],
-            "dnll_rare": [round(float(x), 4) for x in unit_matrix(final, "GRPO", "train_dnll_rare", unit)[0].mean(0)],
-            "argmin_share": [round(float(x), 4) for x in share],
-            "pass@256 at lowest": _interval(values[:, low]),
-            "sd between populations": round(float(by_pop.mean().std(ddof=1)), 5) if by_pop.ngroups > 1 else None,
-            "sd between batch seeds": None if math.isnan(within) else round(within, 5),
+            "pass256": _means(values),
+            "pass1": _means(unit_matrix(final, "GRPO", "heldout_pass@1", unit)[0]),
+            "dnll_rare": _means(unit_matrix(final, "GRPO", "train_dnll_rare", unit)[0]),
+            "pass256_at_lowest": mean_interval(values[:, low]),
+            "sd_between_populations": round(float(by_pop.mean().std(ddof=1)), 5) if by_pop.ngroups > 1 else None,
+            "sd_between_batch_seeds": None if math.isnan(within) else round(within, 5),
+            "fgrpo_at_lowest": _fgrpo_at_lowest(final, curves, values, ns, low, unit),
         }
-        for variant in sorted(set(final["variant"]) - {"GRPO"}):
-            if not variant.startswith("F-GRPO"):
-                continue
-            gamma = variant.split("=")[1]
-            control = f"GRPO low-LR (x m_{gamma})"
-            f_vals = unit_matrix(final, variant, METRIC, unit)[0][:, low]
-            entry = {"minus GRPO": diff(f_vals, values[:, low])}
-            f_p1 = unit_matrix(final, variant, "heldout_pass@1", unit)[0][:, low]
-            entry["pass@1 minus GRPO"] = diff(f_p1, unit_matrix(final, "GRPO", "heldout_pass@1", unit)[0][:, low])
-            arms = [variant, "GRPO"]
-            if control in set(final["variant"]):
-                entry["minus control"] = diff(f_vals, unit_matrix(final, control, METRIC, unit)[0][:, low])
-                arms.append(control)
-            eq = equal_pass1(curves, arms, int(ns[low]), unit)
-            if np.all(np.isfinite(np.stack(list(eq.values())))):
-                entry["equal pass@1: minus GRPO"] = diff(eq[variant], eq["GRPO"])
-                if control in eq:
-                    entry["equal pass@1: minus control"] = diff(eq[variant], eq[control])
-            report[f"{variant} at lowest"] = entry
-        report["curves"] = {}  # every arm against N: pass@256 [mean, low, high], pass@1 and dNLL_rare means
+        report["curves"] = []  # every arm against N: pass@256 [mean, low, high], pass@1 and dNLL_rare means
         for variant in sorted(set(final["variant"])):
+            arm = final[final["variant"] == variant]
             p256 = unit_matrix(final, variant, METRIC, unit)[0]
-            report["curves"][variant] = {
-                "pass@256": [_interval(p256[:, j]) if p256.shape[0] > 1 else [round(float(p256[0, j]), 5)] * 3
-                             for j in range(p256.shape[1])],
-                "pass@1": [round(float(x), 4) for x in unit_matrix(final, variant, "heldout_pass@1", unit)[0].mean(0)],
-                "dnll_rare": [round(float(x), 4) for x in unit_matrix(final, variant, "train_dnll_rare", unit)[0].mean(0)],
-            }
+            report["curves"].append({
+                "variant": variant, "gamma": float(arm["gamma"].iloc[0]), "lr": float(arm["lr"].iloc[0]),
+                "pass256": [mean_interval(p256[:, j]) for j in range(p256.shape[1])],
+                "pass1": _means(unit_matrix(final, variant, "heldout_pass@1", unit)[0]),
+                "dnll_rare": _means(unit_matrix(final, variant, "train_dnll_rare", unit)[0]),
+            })
         best, best_ns = best_checkpoint_matrix(curves, "GRPO", unit)
-        best_low = int(best.mean(0).argmin())
-        report["best checkpoint"] = {
-            "lowest_N": int(best_ns[best_low]), "lowest_share": round(float(argmin_share(best)[best_low]), 4),
-            f"N={int(best_ns[0])} minus lowest": diff(best[:, 0], best[:, best_low]),
-            f"N={int(best_ns[-1])} minus lowest": diff(best[:, -1], best[:, best_low]),
-            "pass@256": [round(float(x), 4) for x in best.mean(0)],
-        }
+        report["best_checkpoint"] = {**_flanks(best, best_ns), "pass256": _means(best)}
         reports.append(report)
     return reports
 
 
-def _ci(x) -> str:
-    return "-" if x is None else f"{x[0]:+.3f} [{x[1]:+.3f},{x[2]:+.3f}]"
+def curve(report: dict, variant: str) -> dict | None:
+    """The `curves` entry of one arm (None when the setting did not run it)."""
+    return next((c for c in report["curves"] if c["variant"] == variant), None)
+
+
+def fgrpo_entry(report: dict, gamma: float) -> dict:
+    """The `fgrpo_at_lowest` entry of one gamma ({} when the setting did not run it)."""
+    return next((e for e in report["fgrpo_at_lowest"] if e["gamma"] == float(gamma)), {})
+
+
+def format_interval(x, digits: int = 3) -> str:
+    """'+0.015 [+0.006, +0.023]' at `digits` decimals, the bounds rounded outward ('-' for none)."""
+    if x is None or x[1] is None or x[2] is None:
+        return "-" if x is None else f"{x[0]:+.{digits}f} [-]"
+    scale = 10 ** digits
+    low, high = math.floor(x[1] * scale + 1e-9) / scale, math.ceil(x[2] * scale - 1e-9) / scale
+    return f"{x[0]:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
+
+
+def few_units_warning(reports: list[dict]) -> str | None:
+    """One line when a setting has fewer than MIN_UNITS units (its shares are null, its intervals wide)."""
+    few = sorted({r["populations"] if r["unit"] == "population" else r["batch_seeds"] for r in reports if r["few_units"]})
+    if not few:
+        return None
+    return (f"warning: {', '.join(map(str, few))} units (populations) per setting, fewer than {MIN_UNITS}: no "
+            f"argmin shares (too few distinct bootstrap resamples); t intervals assume near-normal unit means")
 
 
 def format_report(reports: list[dict]) -> str:
-    """One line per setting: prediction, lowest N (share), dip, the two flank intervals, F-GRPO at the dip."""
-    lines = ["held-out pass@256 of GRPO vs N (intervals: 95% bootstrap over populations, paired); "
-             "F-GRPO at the lowest N, equal steps"]
+    """One line per setting: prediction, lowest N (share), verdict, the two flank intervals, F-GRPO at the dip."""
+    lines = [f"held-out pass@256 of GRPO vs N (intervals: {CONFIDENCE:.0%} t over populations, paired, bounds rounded "
+             "outward); F-GRPO at the lowest N, equal steps"]
+    warning = few_units_warning(reports)
+    if warning:
+        lines.append(warning)
     head = (f"{'rare p':>6} {'opt':>4} {'param':>10} {'view':>14} {'rare':>6} {'lr':>6} {'pred':>5} "
             f"{'lowest (share)':>15} {'dip':>4}  {'first minus lowest':>26}  {'last minus lowest':>26}  "
             f"{'F 0.5 minus GRPO':>26}  {'F 0.5 minus control':>26}")
     lines.append(head)
     for r in reports:
-        first = next(v for k, v in r.items() if k.startswith("N=") and k.endswith("minus lowest"))
-        last = [v for k, v in r.items() if k.startswith("N=") and k.endswith("minus lowest")][-1]
-        f05 = r.get("F-GRPO gamma=0.5 at lowest", {})
+        f05 = fgrpo_entry(r, 0.5)
+        share = "n/a" if r["lowest_share"] is None else f"{r['lowest_share']:.2f}"
         lines.append(f"{r['rare_correct_prob']:>6g} {r['optimizer']:>4} {r['parametrisation']:>10} {r['view']:>14} "
                      f"{r['rare_mass']:>6g} {r['lr']:>6g} {str(r['predicted_N']):>5} "
-                     f"{r['observed_lowest_N']:>6} ({r['lowest_share']:.2f}) {'yes' if r['dip'] else 'no':>4}  "
-                     f"{_ci(first):>26}  {_ci(last):>26}  {_ci(f05.get('minus GRPO')):>26}  "
-                     f"{_ci(f05.get('minus control')):>26}")
+                     f"{r['observed_lowest_N']:>6} ({share:>4}) {'yes' if r['dip'] else 'no':>4}  "
+                     f"{format_interval(r['first_minus_lowest']):>26}  {format_interval(r['last_minus_lowest']):>26}  "
+                     f"{format_interval(f05.get('minus_grpo')):>26}  {format_interval(f05.get('minus_control')):>26}")
+    return "\n".join(lines)
+
+
+def same_under_sgd(reports: list[dict]) -> list[dict]:
+    """The reports with each SGD orthogonal setting dropped where it equals its axis twin (identical by
+    construction: an orthogonal map does not change SGD's path), that twin's map named "axis = orthogonal"."""
+    def twin_key(r):
+        return tuple(r[k] for k in SETTING_KEYS if k != "parametrisation")
+
+    axis = {twin_key(r): r for r in reports if r["optimizer"] == "sgd" and r["parametrisation"] == "axis"}
+    out = []
+    for r in reports:
+        twin = axis.get(twin_key(r)) if r["optimizer"] == "sgd" else None
+        if twin is not None and r["parametrisation"] == "orthogonal" and r["pass256"] == twin["pass256"]:
+            continue
+        if twin is r and any(o["parametrisation"] == "orthogonal" and twin_key(o) == twin_key(r)
+                             and o["pass256"] == r["pass256"] for o in reports):
+            r = {**r, "parametrisation": "axis = orthogonal"}
+        out.append(r)
+    return out
+
+
+def markdown_table(reports: list[dict]) -> str:
+    """docs/population.md's table: each optimizer's smaller lr, SGD's identical axis and orthogonal rows as one."""
+    smallest = {}
+    for r in reports:
+        k = (r["rare_correct_prob"], r["optimizer"], r["view"])
+        smallest[k] = min(smallest.get(k, r["lr"]), r["lr"])
+    rows = [r for r in same_under_sgd(reports) if r["lr"] == smallest[(r["rare_correct_prob"], r["optimizer"], r["view"])]]
+    ns = rows[0]["N"] if rows else []
+    lines = ["|optimizer|map|rare mass (median rho)|lr|predicted|lowest N (share)|verdict|"
+             f"N={ns[0] if ns else 'first'} minus lowest|N={ns[-1] if ns else 'last'} minus lowest|"
+             "share lowest, N = " + " / ".join(map(str, ns)) + "|dNLL_rare first / lowest / last|"
+             "F 0.5 minus GRPO|F 0.5 minus control|best-ckpt lowest N (share)|",
+             "|" + "-|" * 13]
+    for r in rows:
+        low = r["N"].index(r["observed_lowest_N"])
+        opt = r["optimizer"] + ("" if r["rare_correct_prob"] == 1.0 else f" (rare p {r['rare_correct_prob']:g})")
+        bold = "**" if r["dip"] else ""
+        share = "-" if r["lowest_share"] is None else f"{r['lowest_share']:.2f}"
+        shares = "-" if r["argmin_share"] is None else " / ".join(f"{x:.2f}" for x in r["argmin_share"])
+        best = r["best_checkpoint"]
+        best_share = "-" if best["lowest_share"] is None else f"{best['lowest_share']:.2f}"
+        d = r["dnll_rare"]
+        f05 = fgrpo_entry(r, 0.5)
+        lines.append(
+            f"|{opt}|{r['parametrisation']}|{r['rare_mass']:g} ({r['rare_share_median']:.3f})|{r['lr']:g}|"
+            f"{r['predicted_N']}|{bold}{r['observed_lowest_N']}{bold} ({share})|{r['verdict']}|"
+            f"{format_interval(r['first_minus_lowest'])}|{format_interval(r['last_minus_lowest'])}|{shares}|"
+            f"{d[0]:+.2f} / {d[low]:+.2f} / {d[-1]:+.2f}|{format_interval(f05.get('minus_grpo'))}|"
+            f"{format_interval(f05.get('minus_control'))}|{best['observed_lowest_N']} ({best_share})|")
+    return "\n".join(lines)
+
+
+def coverage_table(units=(2, 3, 5, 10, 20), reps: int = 4000, seed: int = 0) -> str:
+    """The t interval's measured coverage per law and unit count (seeded; what the docs quote)."""
+    lines = [f"coverage of the {CONFIDENCE:.0%} t interval of a mean ({reps} seeded samples each, seed {seed})",
+             "law        " + " ".join(f"{f'n={n}':>7}" for n in units)]
+    for law in COVERAGE_LAWS:
+        lines.append(f"{law:<10} " + " ".join(f"{interval_coverage(n, law, reps, seed):>7.4f}" for n in units))
     return "\n".join(lines)
 
 
 __all__ = ["setting_reports", "format_report", "argmin_share", "unit_matrix", "equal_pass1", "best_checkpoint_matrix",
-           "SETTING_KEYS"]
+           "SETTING_KEYS", "t_interval", "mean_interval", "paired_interval", "interval_coverage", "COVERAGE_LAWS",
+           "MIN_UNITS", "verdict", "curve", "fgrpo_entry", "format_interval", "few_units_warning", "coverage_table",
+           "markdown_table", "same_under_sgd"]
+
+
+if __name__ == "__main__":
+    print(coverage_table())

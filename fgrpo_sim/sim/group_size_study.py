@@ -29,8 +29,16 @@ training and which are due an evaluation follow from the host-side step schedule
 step count, so the active rows are a prefix), and finiteness is checked when an evaluation is recorded.
 
 Views: "equal-steps" (the paper's Table 2: same steps and prompts per step for every N) and
-"equal-rollouts" (steps = steps x reference_n / N, at least 1). Rows that share a batch seed index see
-the same prompt batches (common random numbers), so comparisons across N and variants are paired.
+"equal-rollouts" (steps = steps x reference_n / N, at least 1).
+
+Randomness (issue 36): every (setting, population, batch seed) has its own torch generator, seeded from a
+hash of its own values (`stream_seed`: spec.seed, rare_correct_prob, optimizer, view, rare mass, base lr,
+population, batch seed), never from its place in the run. It draws that group's prompt batches and the
+counts of its rows (every N and variant of the setting), so a setting's numbers are the same alone or
+beside other settings, populations or batch seeds, and the rows of one group see the same prompt batches
+(common random numbers: comparisons across N and variants are paired). The parametrisation is left out of
+the key on purpose: the maps of one setting share their draws, so axis and orthogonal stay identical under
+SGD. The engine is still one batched step per chunk; only the draws loop over the groups.
 """
 
 from __future__ import annotations
@@ -126,11 +134,18 @@ def chunks(spec: GroupSizeStudySpec) -> list[tuple[str, str]]:
     return [(opt, kind) for opt in spec.optimizers for kind in spec.parametrisations]
 
 
+#: names how the draws are derived; part of every chunk's fingerprint, so a resume never mixes seedings
+SEEDING = "per-setting-stream-v1"
+#: the row fields that key a group's generator (with spec.seed); see the module docstring
+STREAM_FIELDS = ("rare_correct_prob", "optimizer", "view", "rare_mass", "base_lr", "population", "seed")
+
+
 def chunk_id(spec: GroupSizeStudySpec, optimizer: str, parametrisation: str) -> str:
     """Names a chunk and fingerprints everything that decides its rows, so resume reuses only equal work."""
     settings = asdict(replace(spec, optimizers=(optimizer,), parametrisations=(parametrisation,),
                               adam_lrs=spec.adam_lrs if optimizer == "adam" else (),
                               sgd_lrs=spec.sgd_lrs if optimizer == "sgd" else ()))
+    settings["seeding"] = SEEDING
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:12]
     return f"{chunk_key(spec.population.rare_correct_prob, optimizer, parametrisation)}#{digest}"
 
@@ -163,6 +178,15 @@ def study_rows(spec: GroupSizeStudySpec, optimizer: str | None = None, parametri
                                         pop=rare_index * spec.populations + population, N=int(n), base_lr=float(lr),
                                         variant=name, gamma=gamma, lr=float(row_lr), seed=seed, steps=int(steps)))
     return pd.DataFrame(rows)
+
+
+def stream_seed(spec: GroupSizeStudySpec, row) -> int:
+    """The generator seed of one (setting, population, batch seed): a hash of its own values, so it does not
+    depend on which other rows share the run. `row` maps STREAM_FIELDS to values (a study_rows line)."""
+    values = [int(spec.seed), float(row["rare_correct_prob"]), str(row["optimizer"]), str(row["view"]),
+              float(row["rare_mass"]), float(row["base_lr"]), int(row["population"]), int(row["seed"])]
+    digest = hashlib.blake2b(repr(values).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") & 0x7FFF_FFFF_FFFF_FFFF
 
 
 def population_spec(spec: GroupSizeStudySpec, rare_mass: float, population: int) -> SharedPopulationSpec:
@@ -312,7 +336,7 @@ def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progr
     def col(name, dtype=None):
         return torch.as_tensor(table[name].to_numpy().copy(), device=dev, dtype=dtype)
 
-    pop, n_row, seed_row, lr_row = col("pop"), col("N"), col("seed"), col("lr", f64)
+    pop, n_row, lr_row = col("pop"), col("N"), col("lr", f64)
     steps_host = table["steps"].to_numpy()
     pairs = sorted({(int(n), float(g)) for n, g in zip(table["N"], table["gamma"])})
     pair_index = {pair: i for i, pair in enumerate(pairs)}
@@ -353,7 +377,15 @@ def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progr
             record_rows.append(rows_host[start:start + EVAL_ROWS])
             record_steps.extend([step] * block.shape[0])
 
-    gen = torch.Generator(device=dev).manual_seed(int(spec.seed))
+    # one generator per (setting, population, batch seed) group; `group_rows[g]` its rows' positions, ascending,
+    # so (rows sorted by steps, longest first) the group's rows still training are a prefix of it
+    groups = table.groupby(list(STREAM_FIELDS), sort=False).indices
+    group_rows_host = [np.asarray(v) for v in groups.values()]
+    group_rows = [torch.as_tensor(v, device=dev) for v in group_rows_host]
+    gens = [torch.Generator(device=dev).manual_seed(stream_seed(spec, table.iloc[v[0]])) for v in group_rows_host]
+    group_of_row = torch.empty(len(table), dtype=torch.long, device=dev)
+    for g, rows in enumerate(group_rows):
+        group_of_row[rows] = g
     threads = torch.get_num_threads()
     if dev.type == "cpu":
         torch.set_num_threads(1)  # small tensors: intra-op threads only add overhead (see population.py)
@@ -363,11 +395,17 @@ def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progr
         for step in progress_bar(range(1, last + 1), progress=progress, desc=f"{optimizer} {kind}", leave=False):
             active = int(np.searchsorted(-steps_host, -step, side="right"))  # rows with steps >= step
             r = slice(0, active)
-            chosen = torch.rand(spec.seeds, spec.population.num_prompts, generator=gen, device=dev)
-            prompts = chosen.argsort(1)[:, :spec.prompt_batch][seed_row[r]]  # [rows, B]: one batch per seed
+            # every group draws its prompt batch each step (finished groups too: their later draws are unused)
+            chosen = torch.stack([torch.rand(spec.population.num_prompts, generator=g, device=dev) for g in gens])
+            prompts = chosen.argsort(1)[:, :spec.prompt_batch][group_of_row[r]]  # [rows, B]: one batch per group
             z = logits(r)[:, None, :] + offsets["train"][pop[r][:, None], prompts]
             probs = torch.softmax(z, -1)
-            counts = sample_counts(probs, n_row[r][:, None], gen)
+            counts = torch.empty_like(probs)
+            for rows_host, rows, g in zip(group_rows_host, group_rows, gens):
+                training = int(np.searchsorted(rows_host, active))  # host arithmetic: no device read
+                if training:
+                    live = rows[:training]
+                    counts[live] = sample_counts(probs[live], n_row[live][:, None], g)
             corr = correct["train"][pop[r][:, None], prompts]
             x = (counts * corr).sum(-1).long()
             grad = logit_gradient(probs, counts, a_correct[tab[r][:, None], x], a_wrong[tab[r][:, None], x],
@@ -400,4 +438,4 @@ def final_rows(frame):
 
 __all__ = ["GroupSizeStudySpec", "run_study", "final_rows", "study_rows", "variants", "predicted_dips",
            "initial_mu_rho", "advantage_tables", "sample_counts", "logit_gradient", "RowAdam", "chunks", "chunk_id",
-           "chunk_key", "population_spec", "VIEWS", "METRICS", "DEFAULT_POPULATION", "DEFAULT_LRS"]
+           "chunk_key", "population_spec", "stream_seed", "STREAM_FIELDS", "SEEDING", "VIEWS", "METRICS", "DEFAULT_POPULATION", "DEFAULT_LRS"]
