@@ -210,3 +210,17 @@ def test_several_files_and_plot_with_bands(run_cli, tmp_path):
 
     fig = draw_passk_bands([{"label": "A", **{k: files[0][k] for k in ("k", "pass_at_k", "ci_low", "ci_high")}}])
     assert len(fig.axes[0].collections) == 1 and fig.axes[0].get_legend().get_texts()[0].get_text() == "A"
+
+
+def test_same_file_name_in_two_folders_is_named_once(run_cli, tmp_path):
+    """`fgrpo passk grpo/step20/math500.jsonl f-grpo/step20/math500.jsonl` printed each path twice
+    ("grpo/step20/math500.jsonl: grpo/step20/math500.jsonl: ..."): the label told them apart by folders, and only
+    a bare file name was recognised as the file's own."""
+    paths = []
+    for run in ("grpo", "f-grpo"):
+        (tmp_path / run / "step20").mkdir(parents=True)
+        paths.append(_write(tmp_path / run / "step20" / "math500.jsonl", _sample_rows({"x": 1, "y": 4}, 8)))
+    lines = [line for line in run_cli("passk", *paths, "--k", "1", "--bootstrap", "0").stdout.splitlines()
+             if "problems" in line]
+    assert [line.split(": ")[0] for line in lines] == [str(p) for p in paths]
+    assert all(line.count("math500.jsonl") == 1 for line in lines)

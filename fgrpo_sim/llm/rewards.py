@@ -64,7 +64,8 @@ _E_NOTATION = re.compile(r"(?<![\w.\\])(\d+(?:\.\d+)?|\.\d+)[eE]([-+]?\d+)(?![\w
 #: "a <= x <= b" in one variable (a and b without another comparison), "<" or "\le"/"\leq"/"\leqslant"/"≤".
 _LESS = r"(?:<|\\leq?(?:slant)?(?![A-Za-z])|\u2264)"
 _BOUND = rf"(?:(?!{_LESS}|>|\\geq?|=|\u2265).)+?"
-_CHAINED = re.compile(rf"\s*(?P<low>{_BOUND})\s*(?P<low_op>{_LESS})\s*[A-Za-z]\s*(?P<high_op>{_LESS})\s*(?P<high>{_BOUND})\s*")
+_CHAINED = re.compile(rf"\s*(?P<low>{_BOUND})\s*(?P<low_op>{_LESS})\s*[A-Za-z]\s*"
+                      rf"(?P<high_op>{_LESS})\s*(?P<high>{_BOUND})\s*")
 
 
 @dataclass(frozen=True)
@@ -315,6 +316,7 @@ class _Worker:
                 pass
 
 
+# Ours, not concurrent.futures/multiprocessing.Pool: neither kills one worker hung in C code, the rest serving on.
 class _WorkerPool:
     """Idle workers for threads other than the main one; the lock guards only the lists, never a call."""
 

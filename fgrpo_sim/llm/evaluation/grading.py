@@ -13,8 +13,11 @@ Benchmark names are matched ignoring case, '-' and '_' (GPQA-Diamond, gpqa, IFEv
   \\boxed{B) any option text}), a box holding exactly one option's text (\\boxed{5.2 eV}), or an answer
   phrase ("Answer: X", "the answer is (X)", "**Final answer:** X", "Answer:" with X alone on the next line),
   whichever comes last; correct when it names exactly the record's letter. An answer naming two letters
-  ("C or D", "A, C") is wrong; lower-case letters count only after a phrase, alone or in brackets; no
-  letter -> status no_answer. Rules and reasons: `extract_choice`, docs/evaluation.md.
+  ("C or D", "A, C") is wrong, also when the second stands later on its line beside a hedging word
+  ("Answer: D (or possibly C)", "\\boxed{C} or maybe \\boxed{D}"); a box's number is compared with the
+  options' numbers ("5.0" = "5", \\dfrac, Unicode minus, "2.4e-3", a unit left out), exactly one must match;
+  lower-case letters count only after a phrase, alone or in brackets; no letter -> status no_answer.
+  Rules and reasons: `extract_choice`, docs/evaluation.md.
 * ifeval: the instruction checks of the `if-verifiable` package (a port of Google's IFEval checks) on a
   record in the public schema (prompt, instruction_id_list, kwargs) or the loader's (problem for prompt);
   correct = every instruction passes in strict mode, i.e. prompt-level strict accuracy. A leading
@@ -135,8 +138,10 @@ def _value_key(text: str) -> str:
 
 #: A number as options and answers write it: 5, -0.25, .5, \frac{3}{4}, 2.4e-3, 2.4\times10^{-3}, 10^{-3}, then
 #: a unit or nothing. Applied to `_number_text`'s output (no spaces, one spelling of fraction, times, minus).
-_NUMBER = re.compile(r"(?P<sign>[-+]?)(?:(?P<mant>\d+(?:\.\d*)?|\.\d+)|\\frac\{(?P<num>\d+(?:\.\d+)?)\}\{(?P<den>\d+(?:\.\d+)?)\})?"
-                     r"(?:[eE](?P<exp>[-+]?\d+)|(?(mant)\\times|(?(num)\\times|))10\^\{?(?P<pow>[-+]?\d+)\}?)?(?P<unit>(?:[A-Za-z%\u00b0\u00c5\u03bc][^\d\\=<>^]*)?)")
+_NUMBER = re.compile(
+    r"(?P<sign>[-+]?)(?:(?P<mant>\d+(?:\.\d*)?|\.\d+)|\\frac\{(?P<num>\d+(?:\.\d+)?)\}\{(?P<den>\d+(?:\.\d+)?)\})?"
+    r"(?:[eE](?P<exp>[-+]?\d+)|(?(mant)\\times|(?(num)\\times|))10\^\{?(?P<pow>[-+]?\d+)\}?)?"  # \times after a number
+    r"(?P<unit>(?:[A-Za-z%\u00b0\u00c5\u03bc][^\d\\=<>^]*)?)")
 
 
 def _number_text(text: str) -> str:
@@ -157,10 +162,14 @@ def _number_value(text: str) -> tuple[float, str] | None:
     match = _NUMBER.fullmatch(_number_text(text))
     if not match or not (match["mant"] or match["num"] or match["pow"]):
         return None
-    base = float(match["mant"]) if match["mant"] else \
-        float(match["num"]) / float(match["den"]) if match["num"] and float(match["den"]) else 1.0 if match["pow"] else None
-    if base is None:
-        return None
+    if match["mant"]:
+        base = float(match["mant"])
+    elif match["num"]:
+        if not float(match["den"]):
+            return None
+        base = float(match["num"]) / float(match["den"])
+    else:
+        base = 1.0  # 10^{-3}
     power = int(match["exp"] or match["pow"] or 0)
     if abs(power) > 300:
         return None
@@ -205,8 +214,8 @@ def _offered_letters(rest: str, choices: list[str] | None) -> list[str]:
     offered = []
     for match in _STANDING_LETTER.finditer(plain):
         letter = (match.group(1) or match.group(2)).upper()
-        if _EXCLUDED_BEFORE.search(plain[:match.start()]) or _EXCLUDED_AFTER.match(plain, match.end()) \
-                or (match.group(1) == "A" and not match.group(0).startswith(("(", "[")) and _ARTICLE.match(plain, match.end())):
+        article = match.group(1) == "A" and not match.group(0).startswith(("(", "[")) and _ARTICLE.match(plain, match.end())
+        if article or _EXCLUDED_BEFORE.search(plain[:match.start()]) or _EXCLUDED_AFTER.match(plain, match.end()):
             continue
         offered.append(letter)
     return offered
