@@ -184,6 +184,7 @@ def read_json_columns(path: str | os.PathLike, names: list[str] | tuple[str, ...
     """
     try:
         import pyarrow as pa
+        import pyarrow.compute as pa_compute
         import pyarrow.json as pa_json
     except ImportError:  # pragma: no cover - pyarrow is a dependency; the strict reader still works
         return None
@@ -199,9 +200,12 @@ def read_json_columns(path: str | os.PathLike, names: list[str] | tuple[str, ...
                                    parse_options=pa_json.ParseOptions(explicit_schema=schema,
                                                                       unexpected_field_behavior="error"))
         chunks: dict[str, list] = {name: [] for name in names if name in first}
+        floats = [key for key, value in first.items() if isinstance(value, float)]
         rows = 0
         for batch in reader:
             batch.validate(full=True)  # UTF-8 of every string: pyarrow's parser does not check it
+            if any(pa_compute.any(pa_compute.is_inf(batch.column(key))).as_py() for key in floats):
+                return None  # an infinity, or an integer too long for Python that pyarrow read as one
             rows += batch.num_rows
             for name in chunks:
                 chunks[name].append(batch.column(name))

@@ -135,3 +135,13 @@ def test_plan_tells_an_eval_file_by_its_first_line(tmp_path, monkeypatch):
     monkeypatch.setattr(jsonl, "read_text_file", lambda *a, **k: pytest.fail("read the whole file as text"))
     rates = planner.read_success_rates(path)
     assert np.allclose(rates, [2 / 4, 1 / 4, 1 / 4])
+
+
+def test_an_integer_too_long_for_python_in_a_float_field(tmp_path):
+    """pyarrow reads a 5000-digit integer in a float column as infinity; Python refuses to convert it."""
+    lines = [json.dumps({**json.loads(line), "score": 0.5}) for line in _eval_lines()]
+    lines[2] = lines[2].replace('"score": 0.5', '"score": ' + "9" * 5000)
+    path = _write(tmp_path / "bad.jsonl", lines)
+    assert jsonl.read_json_columns(path, ["problem_id"]) is None
+    with pytest.raises(ValueError, match="line 3: number out of range"):
+        read_results_jsonl(path)
