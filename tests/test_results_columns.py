@@ -145,3 +145,24 @@ def test_an_integer_too_long_for_python_in_a_float_field(tmp_path):
     assert jsonl.read_json_columns(path, ["problem_id"]) is None
     with pytest.raises(ValueError, match="line 3: number out of range"):
         read_results_jsonl(path)
+
+
+_BASE = '{"problem_id": "p", "sample_index": 0, "correct": true, "num_tokens": 5, "x": 1.5}'
+#: Second lines that bend JSON: pyarrow's reader and Python's must agree on each (none read only by pyarrow).
+_ODD_LINES = [_BASE.replace(old, new).replace('"sample_index": 0', '"sample_index": 1') for old, new in [
+    ('"x": 1.5', '"x": NaN'), ('"x": 1.5', '"x": Infinity'), ('"x": 1.5', '"x": 1e5'), ('"x": 1.5', '"x": .5'),
+    ('"x": 1.5', '"x": 1.'), ('"x": 1.5', '"x": +1'), ('"x": 1.5', '"x": -'), ('1.5}', '1.5,}'), ('1.5}', '1.5} x'),
+    ('1.5}', '1.5} // note'), ('"p"', '"p\\x"'), ("true", "TRUE"), ('"num_tokens": 5', '"num_tokens": 5.0'),
+    ('"num_tokens": 5', '"num_tokens": 05'), ("{", "\x00{"), ("1.5}", "1.5}\x00"), ("1.5}", "1.5}\r"),
+    ("{", "\ufeff{"), ('1.5}', '1.5, "problem_id": "q"}'), ('"', "'"),
+]]
+
+
+@pytest.mark.parametrize("line", _ODD_LINES)
+def test_the_fast_path_accepts_nothing_the_strict_reader_refuses(tmp_path, line):
+    path = tmp_path / "odd.jsonl"
+    path.write_text(_BASE + "\n" + line + "\n", encoding="utf-8")
+    try:
+        jsonl.read_json_objects(path)
+    except ValueError:
+        assert jsonl.read_json_columns(path, ["problem_id", "sample_index", "correct"]) is None
