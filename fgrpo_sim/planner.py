@@ -355,30 +355,33 @@ def read_success_rates(path: str | Path, column: str = "success_rate") -> np.nda
     A malformed row raises ValueError naming its line.
     """
     path = Path(path)
-    from fgrpo_sim.jsonl import read_text_file
+    from fgrpo_sim.jsonl import first_json_object, read_text_file
 
-    text = read_text_file(path, "success-rate file")
     suffix = path.suffix.lower()
-    is_json = suffix in (".jsonl", ".json", ".ndjson") or (suffix != ".csv" and text.lstrip().startswith("{"))
-    if is_json and _is_eval_output(path, text, column):
-        from fgrpo_sim.metrics.results_io import read_results_jsonl
+    if suffix in (".jsonl", ".json", ".ndjson") or (suffix != ".csv" and _starts_with_brace(path)):
+        first = first_json_object(path, "success-rate file")  # an eval file is told by its first line alone
+        if first is not None and column not in first and "problem_id" in first and ("correct" in first or "n" in first):
+            from fgrpo_sim.metrics.results_io import read_results_jsonl
 
-        counts = read_results_jsonl(path)
-        return counts.c / counts.n
-    rates = _read_jsonl(path, text, column) if is_json else _read_csv(path, text, column)
+            counts = read_results_jsonl(path)
+            return counts.c / counts.n
+        rates = _read_jsonl(path, read_text_file(path, "success-rate file"), column)
+    else:
+        rates = _read_csv(path, read_text_file(path, "success-rate file"), column)
     if not rates:
         raise ValueError(f"{path}: no rows with a {column} value")
     return np.asarray(rates, dtype=float)
 
 
-def _is_eval_output(path: Path, text: str, column: str) -> bool:
-    """The first JSON line is a per-sample or per-problem eval line (problem_id + correct, or n and c) without
-    a `column` field."""
-    from fgrpo_sim.jsonl import parse_json_objects
+def _starts_with_brace(path: Path) -> bool:
+    """The file's first non-blank character is '{' (JSON lines without a telling suffix); its first 64 KiB."""
+    from fgrpo_sim.jsonl import read_text_file
 
-    for _, record in parse_json_objects(path, text):
-        return column not in record and "problem_id" in record and ("correct" in record or "n" in record)
-    return False
+    if not path.is_file():
+        read_text_file(path, "success-rate file")  # its error: missing, a folder
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
 
 
 def _parse_rate(path: Path, line_no: int, raw, column: str = "success_rate") -> float:

@@ -274,3 +274,17 @@ def test_compare_plot_draws_the_paired_difference(run_cli, tmp_path, monkeypatch
     for star, row in zip(sorted(stars, key=lambda t: t.xy[0]), significant):
         assert star.xy[1] == pytest.approx(row["ci_high"])  # drawn at the top of the test's own interval
     assert "u-statistic test, alpha = 0.05" in right.get_legend().get_title().get_text()
+
+
+def test_same_file_name_in_two_folders_is_named_once(run_cli, tmp_path):
+    """`fgrpo passk grpo/step20/math500.jsonl f-grpo/step20/math500.jsonl` printed each path twice
+    ("grpo/step20/math500.jsonl: grpo/step20/math500.jsonl: ..."): the label told them apart by folders, and only
+    a bare file name was recognised as the file's own."""
+    paths = []
+    for run in ("grpo", "f-grpo"):
+        (tmp_path / run / "step20").mkdir(parents=True)
+        paths.append(_write(tmp_path / run / "step20" / "math500.jsonl", _sample_rows({"x": 1, "y": 4}, 8)))
+    lines = [line for line in run_cli("passk", *paths, "--k", "1", "--bootstrap", "0").stdout.splitlines()
+             if "problems" in line]
+    assert [line.split(": ")[0] for line in lines] == [str(p) for p in paths]
+    assert all(line.count("math500.jsonl") == 1 for line in lines)

@@ -479,3 +479,76 @@ def test_math_verify_equivalences_documented(completion, answer, expected):
     the same function, so eval and reward agree). A math-verify upgrade that changes one fails here."""
     require("math_verify")
     assert grade("math500", {"answer": answer}, completion) is expected
+
+
+# ---------------------------------------------------------------- issue 37: hedges anywhere on the line, values as numbers
+
+#: An answer that offers a second option anywhere on its line is a hedge (wrong whichever letter is gold): the
+#: issue's three cases first, then our own. Each graded the first letter or the last box before.
+LINE_HEDGES = [
+    "Answer: D (or possibly C)", "The answer is D, or perhaps C.", "\\boxed{C} or maybe \\boxed{D}",
+    "Answer: D. Although C is possible.", "The answer is D; C is also plausible.", "Answer: D, but C could also work",
+    "\\boxed{D} (or possibly \\boxed{C})", "\\boxed{D}, though \\boxed{B} is possible", "\\boxed{B}, maybe A",
+    "**Final answer:** (B), or alternatively (D)", "The answer is (c), or perhaps (d)", "Answer:\nC) 2-methylbutane, or maybe D",
+    "Answer: D, not C, though B might also work",
+]
+
+#: A second letter that the line excludes, or names in reasoning without a hedging word, is not a hedge.
+LINE_COMMITS = [
+    ("The answer is B, not C.", "B"), ("Answer: B, since C ignores the spin.", "B"), ("Answer: D; C is wrong.", "D"),
+    ("Answer: D rather than C", "D"), ("Answer: D, or possibly a photon", "D"), ("Answer: D or possibly A photon", "D"),
+    ("\\boxed{B} was wrong; corrected: \\boxed{A}", "A"), ("\\boxed{C}\nor maybe not; \\boxed{D}", "D"),
+]
+
+
+@pytest.mark.parametrize("completion", LINE_HEDGES)
+def test_gpqa_hedge_anywhere_on_the_answer_line_is_wrong(completion):
+    letters = extract_choice(completion)
+    assert len(letters) == 2
+    for gold in letters:
+        assert grade_detailed("gpqa_diamond", {"answer": gold}, completion).status == "wrong"
+
+
+@pytest.mark.parametrize("completion, letter", LINE_COMMITS)
+def test_gpqa_a_letter_excluded_or_in_reasoning_is_no_hedge(completion, letter):
+    assert extract_choice_letter(completion) == letter
+
+
+#: An option's value written another way is that option, compared as a number, when exactly one option has it.
+VALUE_CHOICES = ["5", "\\frac{3}{4}", "\u22122.5 eV", "$2.4 \\times 10^{-3}$ M"]
+VALUE_CASES = [
+    ("\\boxed{5.0}", "A"), ("\\boxed{5.00}", "A"), ("\\boxed{\\dfrac{3}{4}}", "B"), ("\\boxed{\\tfrac34}", None),
+    ("\\boxed{0.75}", "B"), ("\\boxed{-2.5 eV}", "C"), ("\\boxed{-2.5}", "C"), ("\\boxed{\u22122.5\\,\\text{eV}}", "C"),
+    ("\\boxed{2.5 eV}", None),  # the sign matters
+    ("\\boxed{-2.5 meV}", None),  # another unit is another value
+    ("\\boxed{2.4e-3}", "D"), ("\\boxed{2.4 \\cdot 10^{-3}\\ \\text{M}}", "D"), ("\\boxed{0.0024}", "D"),
+    ("\\boxed{2.4 \u00d7 10^{-3}}", "D"), ("\\boxed{2.5 \\times 10^{-3}}", None), ("\\boxed{5.01}", None),
+]
+
+
+@pytest.mark.parametrize("completion, letter", VALUE_CASES)
+def test_gpqa_option_value_compared_as_a_number(completion, letter):
+    assert extract_choice_letter(completion, VALUE_CHOICES) == letter
+
+
+def test_gpqa_value_of_two_options_is_still_no_answer():
+    record = {"answer": "A", "choices": ["5 eV", "5 meV", "3", "1"]}  # "5" drops the unit of both
+    assert grade_detailed("gpqa_diamond", record, "\\boxed{5}").status == "no_answer"
+    assert grade_detailed("gpqa_diamond", record, "\\boxed{5 eV}").status == "correct"
+    record = {"answer": "A", "choices": ["0.5", "\\frac{1}{2}", "3", "1"]}  # one value written two ways
+    assert grade_detailed("gpqa_diamond", record, "\\boxed{\\dfrac{1}{2}}").status == "no_answer"
+
+
+@pytest.mark.parametrize("completion, answer, expected", [
+    # decided (docs/evaluation.md, "Grading decisions"): a chained inequality in one variable is its interval
+    ("\\boxed{-2 \\le x \\le 3}", "[-2,3]", True), ("\\boxed{-2 \\leq x \\leq 3}", "[-2,3]", True),
+    ("\\boxed{[-2,3]}", "-2 \\le x \\le 3", True), ("\\boxed{-2 < x \\le 3}", "(-2,3]", True),
+    ("\\boxed{-2 < x < 3}", "[-2,3]", False),  # open is not closed
+    ("\\boxed{1 \\le x \\le 2 \\le y}", "[1,2]", False),  # not one chained inequality
+    # decided: E notation is the number it writes (math-verify read "1e3" as 1 * e * 3)
+    ("\\boxed{1e3}", "1000", True), ("\\boxed{1e+3}", "1000", True), ("\\boxed{2.5e-3}", "0.0025", True),
+    ("\\boxed{1e4}", "1000", False), ("\\boxed{3e}", "3e", True),
+])
+def test_math_grading_decisions(completion, answer, expected):
+    require("math_verify")
+    assert grade("math500", {"answer": answer}, completion) is expected

@@ -309,7 +309,8 @@ def _several_files(paths: list[Path], labels: list[str], k: list, bootstrap: int
         head = (f"{round(100 * curve.confidence)}% CI (bootstrap, {entry['n_bootstrap']} resamples of problems)" if entry["n_bootstrap"]
                 else f"({entry.get('note', 'no bootstrap')})")
         described = _describe(d)  # starts with the file: a label goes in front only where it is not the file's name
-        typer.echo(("\n" if i else "") + (described if name == Path(d.summary()["file"]).name else f"{name}: {described}"))
+        own_name = Path(d.path).resolve().as_posix().endswith("/" + name)  # distinct_names: the path's tail
+        typer.echo(("\n" if i else "") + (described if own_name else f"{name}: {described}"))
         echo_table(["k", "pass@k", head], _curve_rows(ks, curve, bool(entry["n_bootstrap"])), left=[2])
 
 

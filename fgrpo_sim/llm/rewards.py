@@ -1,7 +1,11 @@
 """Math reward: math-verify on the last \\boxed{} answer, safe in any thread, never hangs or crashes.
 
-Before parsing, a LaTeX space or {,} followed by exactly three digits is read as a thousands separator
-in both the answer and the reference ("1\\,000" = "1{,}000" = "1,000" = 1000; "1\\,2" and "1,2" untouched).
+Before parsing, in both the answer and the reference (docs/evaluation.md, "Grading decisions"):
+a LaTeX space or {,} followed by exactly three digits is read as a thousands separator ("1\\,000" =
+"1{,}000" = "1,000" = 1000; "1\\,2" and "1,2" untouched); a number in E notation is that number ("1e3" =
+1000, "2.5E-3" = 0.0025; math-verify reads "1e3" as 1 times Euler's e times 3); a chained inequality in
+one variable is its interval ("-2 \\le x \\le 3" = "[-2,3]", "0 < x \\le 1" = "(0,1]"; math-verify credits
+the interval for an inequality gold but not the reverse).
 
 Safety layers, cheapest first:
 1. A size pre-check: completions over `max_completion_chars`, boxed answers over `max_answer_chars`
@@ -55,6 +59,13 @@ _NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
 #: thousands separator only when exactly three digits follow it, so "1\\,2" and "1{,}5" keep their meaning.
 #: math-verify reads a bare comma the same way itself ("1,000" = 1000, "1,2" a tuple).
 _DIGIT_GROUP_SEP = re.compile(r"(?<=\d)(?:\\[,;: ]|\\thinspace\s*|~|\{,\})(?=\d{3}(?!\d))")
+#: A number in E notation ("1e3", "2.5E-3"), not part of a longer token ("3e-2x" stays: e minus 2x).
+_E_NOTATION = re.compile(r"(?<![\w.\\])(\d+(?:\.\d+)?|\.\d+)[eE]([-+]?\d+)(?![\w.])")
+#: "a <= x <= b" in one variable (a and b without another comparison), "<" or "\le"/"\leq"/"\leqslant"/"≤".
+_LESS = r"(?:<|\\leq?(?:slant)?(?![A-Za-z])|\u2264)"
+_BOUND = rf"(?:(?!{_LESS}|>|\\geq?|=|\u2265).)+?"
+_CHAINED = re.compile(rf"\s*(?P<low>{_BOUND})\s*(?P<low_op>{_LESS})\s*[A-Za-z]\s*"
+                      rf"(?P<high_op>{_LESS})\s*(?P<high>{_BOUND})\s*")
 
 
 @dataclass(frozen=True)
@@ -159,6 +170,10 @@ def _parse(boxed_content: str):
     from math_verify import parse
 
     content = _DIGIT_GROUP_SEP.sub("", boxed_content)  # math-verify reads "1\\,000" as 1 times 000
+    content = _E_NOTATION.sub(r"\1\\times 10^{\2}", content)
+    if chained := _CHAINED.fullmatch(content):
+        content = (f"{'(' if chained['low_op'] == '<' else '['}{chained['low']},{chained['high']}"
+                   f"{')' if chained['high_op'] == '<' else ']'}")
     return parse("\\boxed{" + content + "}", extraction_config=_parse_config(), parsing_timeout=None,
                  raise_on_error=True)
 
@@ -301,6 +316,7 @@ class _Worker:
                 pass
 
 
+# Ours, not concurrent.futures/multiprocessing.Pool: neither kills one worker hung in C code, the rest serving on.
 class _WorkerPool:
     """Idle workers for threads other than the main one; the lock guards only the lists, never a call."""
 

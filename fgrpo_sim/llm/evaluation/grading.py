@@ -13,8 +13,11 @@ Benchmark names are matched ignoring case, '-' and '_' (GPQA-Diamond, gpqa, IFEv
   \\boxed{B) any option text}), a box holding exactly one option's text (\\boxed{5.2 eV}), or an answer
   phrase ("Answer: X", "the answer is (X)", "**Final answer:** X", "Answer:" with X alone on the next line),
   whichever comes last; correct when it names exactly the record's letter. An answer naming two letters
-  ("C or D", "A, C") is wrong; lower-case letters count only after a phrase, alone or in brackets; no
-  letter -> status no_answer. Rules and reasons: `extract_choice`, docs/evaluation.md.
+  ("C or D", "A, C") is wrong, also when the second stands later on its line beside a hedging word
+  ("Answer: D (or possibly C)", "\\boxed{C} or maybe \\boxed{D}"); a box's number is compared with the
+  options' numbers ("5.0" = "5", \\dfrac, Unicode minus, "2.4e-3", a unit left out), exactly one must match;
+  lower-case letters count only after a phrase, alone or in brackets; no letter -> status no_answer.
+  Rules and reasons: `extract_choice`, docs/evaluation.md.
 * ifeval: the instruction checks of the `if-verifiable` package (a port of Google's IFEval checks) on a
   record in the public schema (prompt, instruction_id_list, kwargs) or the loader's (problem for prompt);
   correct = every instruction passes in strict mode, i.e. prompt-level strict accuracy. A leading
@@ -60,8 +63,21 @@ _ELEMENT_END = re.compile(r"\s*(?:$|[.,;:!?)\]/&]|(?i:and|or|nor)\b)")
 _ARTICLE = re.compile(r"\s+(?!(?i:and|or|nor)\b)[a-z]")
 #: What may follow the letters inside a box: nothing, the option's text ("A) photon", "B. text") or a word.
 _BOX_TAIL = re.compile(r"\s*(?:$|[).:\]]|[-\u2013\u2014]\s|\s[A-Za-z(])")
-#: The text between two boxes that makes them one answer: \boxed{B} or \boxed{C}.
-_BOX_JOIN = re.compile(r"\s*(?:,|/|&|,?\s*(?i:and/or|and|or|nor))\s*")
+#: The text between two boxes that makes them one answer: \boxed{B} or \boxed{C}, \boxed{C} or maybe \boxed{D},
+#: \boxed{D} (or possibly \boxed{C}).
+_BOX_JOIN = re.compile(r"(?=.*[^\s(])\s*\(?\s*(?:,|/|&)?\s*(?:(?i:and/or|and|or|nor)\b)?\s*"
+                       r"(?:(?i:maybe|possibly|perhaps|also|alternatively|probably|likely|even)\b\s*)*")
+#: A word that offers another option beside the answer ("Answer: D (or possibly C)", "D. C is also plausible").
+_HEDGE_WORD = re.compile(r"\b(?i:or|maybe|possibly|possible|perhaps|alternatively|might|could|also|likely|"
+                         r"probably|plausible|either|unsure|uncertain)\b")
+#: An option letter standing alone in the rest of an answer's line: "C", "(C)", "C.", "\boxed C" (markup gone).
+_STANDING_LETTER = re.compile(r"(?:(?<=^)|(?<=[\s(\[,;:/]))[(\[]?([A-D])[)\]]?(?=$|[\s.,;:!?)\]])|\(([a-d])\)")
+#: Before a letter, words that exclude it rather than offer it ("not C", "rather than C", "unlike B").
+_EXCLUDED_BEFORE = re.compile(r"\b(?i:not|than|instead\s+of|unlike|except|excluding|over)\s+"
+                              r"(?:(?i:option|choice)\s+)?[(\[]?$")
+#: After a letter, words that exclude it ("C is wrong", "B is ruled out").
+_EXCLUDED_AFTER = re.compile(r"[)\]]?\s+(?i:is|are)\s+(?:\w+\s+)?(?i:wrong|incorrect|ruled\s+out|excluded|"
+                             r"eliminated|not|impossible|false)\b")
 #: After the letters on the line below an answer phrase ("Answer:\nC"): nothing, punctuation, or ")" + text.
 _LINE_TAIL = re.compile(r"\s*(?:$|[).:\]])")
 #: A lower-case letter counts only right after an answer phrase and only when it cannot be prose: in brackets
@@ -120,13 +136,89 @@ def _value_key(text: str) -> str:
     return re.sub(r"\s+|\\(?:left|right)\b", "", _plain(text)).lower().rstrip(".")
 
 
+#: A number as options and answers write it: 5, -0.25, .5, \frac{3}{4}, 2.4e-3, 2.4\times10^{-3}, 10^{-3}, then
+#: a unit or nothing. Applied to `_number_text`'s output (no spaces, one spelling of fraction, times, minus).
+_NUMBER = re.compile(
+    r"(?P<sign>[-+]?)(?:(?P<mant>\d+(?:\.\d*)?|\.\d+)|\\frac\{(?P<num>\d+(?:\.\d+)?)\}\{(?P<den>\d+(?:\.\d+)?)\})?"
+    r"(?:[eE](?P<exp>[-+]?\d+)|(?(mant)\\times|(?(num)\\times|))10\^\{?(?P<pow>[-+]?\d+)\}?)?"  # \times after a number
+    r"(?P<unit>(?:[A-Za-z%\u00b0\u00c5\u03bc][^\d\\=<>^]*)?)")
+
+
+def _number_text(text: str) -> str:
+    """`text` with one spelling of each way a number is written: \\dfrac and \\tfrac as \\frac, a Unicode minus
+    as "-", x and \\cdot between a number and a power of ten as \\times, no spaces or markup."""
+    text = re.sub(r"\\[dt]frac(?![A-Za-z])", r"\\frac", text).replace("\u2212", "-").replace("\u00d7", "\\times ")
+    text = re.sub(r"\^\s*\{?\s*\\circ\s*\}?", "\u00b0", text)  # 90^\circ = 90\u00b0
+    text = re.sub(r"\\(?:left|right)(?![A-Za-z])|\\[!,;: ]", "", re.sub(r"\\cdot(?![A-Za-z])", r"\\times", text))
+    text = re.sub(r"\s+|\$", "", re.sub(r"\\(?:text|mathrm|rm|mbox)\s*\{([^{}]*)\}", r"\1", text))
+    return re.sub(r"(?<=\d)x(?=10\^)", r"\\times", text)  # 3.0 x 10^8
+
+
+def _number_value(text: str) -> tuple[float, str] | None:
+    """(value, unit) of an option or box that is a number with an optional unit ("5.2 eV" -> (5.2, "eV"));
+    None for anything else."""
+    import math
+
+    match = _NUMBER.fullmatch(_number_text(text))
+    if not match or not (match["mant"] or match["num"] or match["pow"]):
+        return None
+    if match["mant"]:
+        base = float(match["mant"])
+    elif match["num"]:
+        if not float(match["den"]):
+            return None
+        base = float(match["num"]) / float(match["den"])
+    else:
+        base = 1.0  # 10^{-3}
+    power = int(match["exp"] or match["pow"] or 0)
+    if abs(power) > 300:
+        return None
+    value = (-1 if match["sign"] == "-" else 1) * base * 10.0 ** power
+    return (value, match["unit"].rstrip(".")) if math.isfinite(value) else None
+
+
+def _same_number(answer: tuple[float, str], option: tuple[float, str]) -> bool:
+    """Equal values (to 1e-9 relative: 5.0 = 5, 2.4e-3 = 2.4 \\times 10^{-3}) and the same unit, or a unit the
+    answer leaves out ("5.2" for "5.2 eV")."""
+    import math
+
+    return math.isclose(answer[0], option[0], rel_tol=1e-9, abs_tol=0.0) and answer[1] in ("", option[1])
+
+
 def _value_letter(content: str, choices: list[str] | None) -> list[str] | None:
-    """[letter] when a box holds the text of exactly one option (\\boxed{5.2 eV} for "A) 5.2 eV"), else None."""
+    """[letter] when a box holds the text of exactly one option (\\boxed{5.2 eV} for "A) 5.2 eV") or, compared as
+    numbers, the value of exactly one option (\\boxed{5.0} for "5", \\dfrac for \\frac, 2.4e-3 for
+    2.4 \\times 10^{-3}, the unit left out); else None."""
     if not choices:
         return None
     key = _value_key(content)
     matches = [LETTERS[i] for i, choice in enumerate(choices[:4]) if key and _value_key(str(choice)) == key]
+    if not matches and (answer := _number_value(content)) is not None:
+        values = [_number_value(str(choice)) for choice in choices[:4]]
+        matches = [LETTERS[i] for i, value in enumerate(values) if value is not None and _same_number(answer, value)]
     return matches if len(matches) == 1 else None
+
+
+def _offered_letters(rest: str, choices: list[str] | None) -> list[str]:
+    """Other option letters the rest of an answer's line offers beside it: any letter standing alone there
+    when a hedging word is there too ("Answer: D (or possibly C)", "The answer is D, or perhaps C.",
+    "Answer: D. Although C is possible."). Not a letter it excludes ("D, not C", "C is wrong"), the article
+    ("or A photon"), an option's own text, or a letter in reasoning without a hedge ("B, since C ignores
+    the spin")."""
+    for choice in choices or ():
+        if str(choice).strip():
+            rest = rest.replace(str(choice), " ")  # "Answer: (C) Compound A" names no option A
+    plain = _plain(rest)
+    if not _HEDGE_WORD.search(plain):
+        return []
+    offered = []
+    for match in _STANDING_LETTER.finditer(plain):
+        letter = (match.group(1) or match.group(2)).upper()
+        article = match.group(1) == "A" and not match.group(0).startswith(("(", "[")) and _ARTICLE.match(plain, match.end())
+        if article or _EXCLUDED_BEFORE.search(plain[:match.start()]) or _EXCLUDED_AFTER.match(plain, match.end()):
+            continue
+        offered.append(letter)
+    return offered
 
 
 def _explicit_answers(completion: str, choices: list[str] | None = None) -> list[tuple[int, list[str]]]:
@@ -143,10 +235,15 @@ def _explicit_answers(completion: str, choices: list[str] | None = None) -> list
             value = _value_letter(content, choices)
             found = (value, len(plain)) if value else None
         if found:
-            if previous_end is not None and _BOX_JOIN.fullmatch(_plain(completion[previous_end:start])):
+            rest = completion[end:].partition("\n")[0][:300]
+            between = completion[previous_end:start] if previous_end is not None else "\n"
+            if _BOX_JOIN.fullmatch(_plain(between)):
                 answers[-1][1].extend(found[0])  # \boxed{B} or \boxed{C}: one hedged answer
+            elif "\n" not in between and _HEDGE_WORD.search(_plain(between + rest)):
+                answers[-1][1].extend(found[0])  # \boxed{D}, though \boxed{B} is possible: one line, a hedge
             else:
-                answers.append((start, found[0]))
+                answers.append((start, list(found[0])))
+            answers[-1][1].extend(_offered_letters(rest, choices))
             previous_end = end
         else:
             previous_end = None
@@ -154,14 +251,15 @@ def _explicit_answers(completion: str, choices: list[str] | None = None) -> list
         line, _, below = completion[phrase.end(): phrase.end() + 300].partition("\n")
         plain = _plain(line)
         found = _letters_at(plain)
-        letters = found[0] if found else None
+        letters = found[0] + _offered_letters(plain[found[1]:], choices) if found else None
         if letters is None and not plain.strip():  # "Answer:\nC": the letter alone on the next non-blank line
             nxt = _plain(next((text for text in below.split("\n") if _plain(text).strip()), ""))
             found = _letters_at(nxt)
             if found and (_LINE_TAIL.match(nxt[found[1]:]) or _closed(nxt, found)):
-                letters = found[0]
+                letters = found[0] + _offered_letters(nxt[found[1]:], choices)
         if letters is None:
             letters = _lower_letters_at(plain)
+            letters = letters + _offered_letters(plain, choices) if letters else None
         if letters:
             answers.append((phrase.start(), letters))
     return sorted(answers, key=lambda answer: answer[0])
