@@ -29,6 +29,7 @@ FLOORS = {
     "fgrpo_sim.csv_rows": 0,
     "fgrpo_sim.output_lock": 0,
     "fgrpo_sim.recorded_times": 0,
+    "fgrpo_sim.packaged": 0,
     "fgrpo_sim.theory": 0,
     "fgrpo_sim.core": 0,
     "fgrpo_sim.metrics": 0,

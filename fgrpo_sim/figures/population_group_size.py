@@ -3,7 +3,7 @@ panel per optimizer x parametrisation (axis, orthogonal, dense), the lemma's pre
 the lr x m_gamma control beside GRPO, and the paper's Table 2 in the last column.
 
 Data: DATA_DIR/population-group-size.parquet when present (`fgrpo simulate group-size --out` that file), else
-the committed per-setting report docs/population-group-size.jsonl (the same command's `--json` output), so the
+the committed per-setting report fgrpo_sim/results/population-group-size.jsonl (shipped in the wheel) (the same command's `--json` output), so the
 figure draws in seconds and is in the default set.
 """
 
@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from fgrpo_sim.figures.registry import FigureOptions, add_figure
+from fgrpo_sim.packaged import committed_result
 
-COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "population-group-size.jsonl"
+COMMITTED_NAME = "population-group-size.jsonl"
 CACHE_NAME = "population-group-size.parquet"
 COMMAND = "fgrpo simulate group-size --out runs/figure-data/population-group-size.parquet"
 RARE_COLOURS = ("tab:purple", "tab:green", "tab:orange", "tab:brown")
@@ -34,9 +35,10 @@ def load_reports(options: FigureOptions) -> tuple[list[dict], str]:
     cached = Path(options.data_dir or "runs/figure-data") / CACHE_NAME
     if cached.exists():
         return setting_reports(pd.read_parquet(cached)), str(cached)
-    if not COMMITTED.exists():
+    committed = committed_result(COMMITTED_NAME)
+    if not committed.exists():
         raise ValueError(f"no study data: run `{COMMAND}` first")
-    return [obj for _, obj in read_json_objects(COMMITTED)], "docs/population-group-size.jsonl"
+    return [obj for _, obj in read_json_objects(committed)], f"fgrpo_sim/results/{COMMITTED_NAME}"
 
 
 def compute(options: FigureOptions) -> dict:
