@@ -76,8 +76,10 @@ def run(
     from fgrpo_sim.maze.experiment import check_sft_source, check_summary_copy, run_experiment
     from fgrpo_sim.maze.presets import get_preset
     from fgrpo_sim.sim.categorical import resolve_device
+    from fgrpo_sim.extras import require
     from fgrpo_sim.validation import check_choice, check_integer, check_range
 
+    require("transformers")  # the Maze policy is a transformers model; checked before --out is made
     spec = get_preset(preset)
     group_sizes = list(n) if n is not None else None
     gammas = list(gamma) if gamma is not None else None
