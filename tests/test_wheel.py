@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -20,13 +21,26 @@ from fgrpo_sim.packaged import recipes_root, resolve_recipe
 
 REPO = Path(__file__).resolve().parents[1]
 
+def _not_sources(folder: str, names: list[str]) -> set[str]:
+    """What the copy of the repository leaves out: environments, caches, build and run outputs, git."""
+    skipped = {n for n in names if n.startswith(".venv") or n.endswith(".egg-info")
+               or n in ("__pycache__", ".pytest_cache", ".hypothesis")}
+    if Path(folder) == REPO:
+        skipped |= {".git", "build", "runs", "figures"} & set(names)  # top level only (fgrpo_sim/figures stays)
+    return skipped
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> dict:
     """The wheel's file names, the folder it was installed into and an empty working folder outside the clone."""
     pytest.importorskip("setuptools", reason="building the wheel without network needs setuptools in this venv")
     root = tmp_path_factory.mktemp("wheel")
+    # from a copy of the sources: setuptools builds in place and never empties its build/lib, so a file since
+    # moved or deleted would still ride along in a wheel built from the working tree
+    source = root / "source"
+    shutil.copytree(REPO, source, symlinks=True, ignore=_not_sources)
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                            "-w", str(root / "dist"), str(REPO)], capture_output=True, text=True, timeout=300)
+                            "-w", str(root / "dist"), str(source)], capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr
     wheel = next((root / "dist").glob("fgrpo_sim-*.whl"))
     site = root / "site"

@@ -60,7 +60,7 @@ def run(
                                                                      "folder (same SFT settings) instead of retraining."),
     device: str = typer.Option("auto", "--device", help="auto (cuda if available), cpu or cuda."),
     summary_copy: Optional[Path] = typer.Option(None, "--summary-copy", help="Also write summary.json here "
-                                                                              "(e.g. docs/maze-results.json)."),
+                                                                              "(e.g. fgrpo_sim/results/maze-results.json)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars on stderr."),
     yes: bool = typer.Option(False, "--yes", help="Start a cpu or paper preset run without asking (it takes "
                                                   "minutes to days; the tiny preset never asks)."),
@@ -143,11 +143,11 @@ def _confirm_long_run(spec, yes: bool) -> None:
 def table(
     out: Path = typer.Argument(Path("runs/figure-data/maze/cpu"), help="Results folder of a `fgrpo maze run`, or a "
                                                                        "summary JSON it wrote (summary.json, "
-                                                                       "docs/maze-results.json)."),
+                                                                       "fgrpo_sim/results/maze-results.json)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object instead of the table."),
 ) -> None:
     """Re-summarise a results folder (also a partial one) and print the Table 4 analogue; a summary JSON
-    (e.g. the committed docs/maze-results.json) is printed as it is."""
+    (e.g. the committed fgrpo_sim/results/maze-results.json) is printed as it is."""
     import json
 
     from fgrpo_sim.atomic_io import write_text_atomic
