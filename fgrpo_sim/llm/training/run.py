@@ -194,6 +194,8 @@ def resolved_trl_config(args: Any, fields: dict[str, Any]) -> dict[str, Any]:
         if hasattr(args, name):
             value = getattr(args, name)
             out[name] = getattr(value, "value", value)  # enums as their string
+    if out.get("epsilon_high") is None and out.get("epsilon") is not None:  # TRL clips above at epsilon when unset
+        out["epsilon_high"] = out["epsilon"]
     return out
 
 
