@@ -14,7 +14,7 @@ from pathlib import Path
 from fgrpo_sim.figures.registry import FigureOptions, add_figure
 from fgrpo_sim.packaged import committed_result
 
-COMMITTED_NAME = "population-group-size.jsonl"
+COMMITTED = committed_result("population-group-size.jsonl")
 CACHE_NAME = "population-group-size.parquet"
 COMMAND = "fgrpo simulate group-size --out runs/figure-data/population-group-size.parquet"
 RARE_COLOURS = ("tab:purple", "tab:green", "tab:orange", "tab:brown")
@@ -35,10 +35,9 @@ def load_reports(options: FigureOptions) -> tuple[list[dict], str]:
     cached = Path(options.data_dir or "runs/figure-data") / CACHE_NAME
     if cached.exists():
         return setting_reports(pd.read_parquet(cached)), str(cached)
-    committed = committed_result(COMMITTED_NAME)
-    if not committed.exists():
+    if not COMMITTED.exists():
         raise ValueError(f"no study data: run `{COMMAND}` first")
-    return [obj for _, obj in read_json_objects(committed)], f"fgrpo_sim/results/{COMMITTED_NAME}"
+    return [obj for _, obj in read_json_objects(COMMITTED)], f"fgrpo_sim/results/{COMMITTED.name}"
 
 
 def compute(options: FigureOptions) -> dict:
