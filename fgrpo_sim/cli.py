@@ -22,6 +22,7 @@ except ImportError:  # older typer runs on the click package
 NO_ARGS_IS_HELP = getattr(click_exceptions, "NoArgsIsHelpError", ())
 
 from fgrpo_sim.commands import check, figures, llm, maze, passk, plan, simulate, theory
+from fgrpo_sim.extras import missing_extra_line
 
 app = typer.Typer(
     name="fgrpo",
@@ -307,6 +308,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except ValueError as exc:
         _fail(str(exc))
+    except ModuleNotFoundError as exc:  # a command of an extra, run without it: one line naming the extra
+        line = missing_extra_line(exc.name)
+        if line is None:
+            raise
+        _fail(line)
     except csv.Error as exc:  # a CSV parse error outside csv_rows (which names file and line): still one line
         _fail(f"cannot read a CSV input: {exc}")
     except OSError as exc:  # a missing, unreadable or unwritable file or folder

@@ -19,7 +19,7 @@
 # Lemma 3.1 explains a dip by the tail-miss probability Pr(B), which peaks at an intermediate N.
 # This notebook (1) turns the lemma into a prediction of *where* pass@k should dip, (2) reads the
 # group-size study of the shared-strategy population (committed per-setting report
-# `docs/population-group-size.jsonl`; rerun with `fgrpo simulate group-size --out FILE --json`), and
+# `fgrpo_sim/results/population-group-size.jsonl`; rerun with `fgrpo simulate group-size --out FILE --json`), and
 # (3) says what the simulator does and does not reproduce, per optimizer and **parametrisation**.
 
 # %%

@@ -12,9 +12,7 @@ import os
 
 import pytest
 
-EXTRA_OF = {"trl": "llm", "transformers": "llm", "accelerate": "llm", "datasets": "llm", "math_verify": "llm",
-            "if_verifiable": "llm", "yaml": "llm", "verl": "verl", "ray": "verl", "jupytext": "notebooks",
-            "nbclient": "notebooks", "ipykernel": "notebooks"}
+from fgrpo_sim.extras import EXTRA_OF
 
 
 def promised_extras() -> set[str]:

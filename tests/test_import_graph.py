@@ -30,6 +30,8 @@ FLOORS = {
     "fgrpo_sim.output_lock": 0,
     "fgrpo_sim.ownership": 0,
     "fgrpo_sim.recorded_times": 0,
+    "fgrpo_sim.packaged": 0,
+    "fgrpo_sim.extras": 0,
     "fgrpo_sim.theory": 0,
     "fgrpo_sim.core": 0,
     "fgrpo_sim.metrics": 0,

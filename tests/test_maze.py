@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -287,7 +288,7 @@ def test_table_prints_the_committed_summary_json(run_cli):
     assert result.exit_code == 0, result.stderr
     assert result.stdout.strip() == format_table(json.loads(COMMITTED.read_text())).strip()
     assert "| 16 |" in result.stdout
-    bad = run_cli("maze", "table", str(COMMITTED.parent / "maze.md"))
+    bad = run_cli("maze", "table", str(Path(__file__).resolve().parents[1] / "docs" / "maze.md"))
     assert bad.exit_code == 2 and "not readable JSON" in bad.stderr
 
 

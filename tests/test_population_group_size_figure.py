@@ -35,7 +35,7 @@ def test_figure_draws_from_the_committed_study(tmp_path):
     from fgrpo_sim.figures.population_group_size import compute, draw
 
     data = compute(FigureOptions(data_dir=tmp_path, progress=False))  # empty data dir: the committed report
-    assert data["source"] == "docs/population-group-size.jsonl"
+    assert data["source"] == "fgrpo_sim/results/population-group-size.jsonl"
     # SGD's axis and orthogonal reports are equal by construction: one, named for both
     assert {(r["optimizer"], r["parametrisation"]) for r in data["reports"]} == {
         ("adam", "axis"), ("adam", "orthogonal"), ("adam", "dense"), ("sgd", "axis = orthogonal"), ("sgd", "dense")}

@@ -69,9 +69,18 @@ def test_the_install_line_names_extras_that_exist():
             assert (ROOT / line.split("-c ", 1)[1].split()[0]).is_file()
 
 
+def test_the_verl_lines_name_a_launcher_that_takes_them():
+    """Issue 39: the bare keys failed under verl's own launcher (`Key 'focal_gamma' is not in struct`): ours takes
+    them as they are, verl's with a `+` (tests/test_verl_plugin.py composes both)."""
+    lines = [line for line in quickstart().splitlines() if "algorithm.focal_gamma" in line]
+    assert lines and all(line.startswith("python -m fgrpo_sim.verl.main_ppo algorithm.")
+                         or (line.startswith("python -m verl.trainer.main_ppo ") and " +algorithm.focal_gamma=" in line)
+                         for line in lines), lines
+
+
 def test_the_verl_keys_are_the_recipe_keys():
     """The two keys the quickstart gives are what recipes/verl/f-grpo.sh passes, and the plugin defines them."""
-    keys = re.findall(r"(algorithm\.[\w.]+=\S+)", quickstart())
+    keys = set(re.findall(r"(algorithm\.[\w.]+=\S+)", quickstart()))
     assert len(keys) == 2, keys
     recipe = (ROOT / "recipes" / "verl" / "f-grpo.sh").read_text()
     plugin = "\n".join(p.read_text() for p in (ROOT / "fgrpo_sim" / "verl").rglob("*.py"))

@@ -46,7 +46,7 @@ def trl_settings(name: str) -> dict:
     preset = METHOD_PRESETS[r["method"]]
     loss_type = r.get("loss_type") or preset["loss_type"]
     eps_low = r.get("epsilon") or preset["epsilon"]
-    eps_high = r.get("epsilon_high") or preset["epsilon_high"]
+    eps_high = r.get("epsilon_high") or preset["epsilon_high"] or eps_low  # TRL: an unset epsilon_high is epsilon
     cispo = loss_type == "cispo"
     updates_per_step = r["batch_prompts"] // r["mini_batch_prompts"] * r["num_iterations"]
     return {

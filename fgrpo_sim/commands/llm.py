@@ -47,7 +47,7 @@ def _quiet_transformers_bars() -> None:
 )
 def train(
     ctx: typer.Context,
-    config: Path = typer.Option(..., "--config", help="Recipe YAML (see recipes/); keys documented in fgrpo_sim/llm/training/recipe.py."),
+    config: Path = typer.Option(..., "--config", help="Recipe YAML: your own file, or a shipped recipe by name (qwen2.5-7b/f-grpo.yaml; `fgrpo llm recipes` lists them); keys documented in fgrpo_sim/llm/training/recipe.py."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Run every check the real run makes before loading the model "
                                  "(values, batch layout, output_dir, checkpoint, and the data file when it exists), print "
                                  "the run keys, the resolved TRL config and the launch arithmetic (--json: as JSON), and stop. "

@@ -13,7 +13,8 @@ _COLUMNS = ("paper", "what", "command", "est_gpu_h", "est_wall_h_on_16")
 
 def recipes_command(
     ctx: typer.Context,
-    root: Path = typer.Option(Path("recipes"), "--root", help="Recipes folder (default: ./recipes)."),
+    root: Optional[Path] = typer.Option(None, "--root", help="Recipes folder laid out as MODEL/ARM.yaml. Default: the recipes "
+                                        "shipped with fgrpo-sim (the repository's recipes/)."),
     model: Optional[str] = typer.Option(None, "--model", help="Only this model folder (qwen2.5-7b, qwen3-4b-base, "
                                         "llama-3.2-3b-instruct). Default: all."),
     as_json: bool = typer.Option(False, "--json", help="Print every field as JSON, one object per arm, instead of the text table."),
@@ -28,9 +29,12 @@ def recipes_command(
     an estimated cost (H100 GPU-hours; our estimate from stated assumptions, see fgrpo_sim/llm/training/recipe_index.py)."""
     from fgrpo_sim.llm.training.recipe_index import arm_row, recipe_index
     from fgrpo_sim.commands.options import refuse_together
+    from fgrpo_sim.packaged import recipes_root
     from fgrpo_sim.validation import check_range
 
     refuse_together(ctx, "as_json", "markdown")
+    if root is None:
+        root = recipes_root()
     check_range("--decode-tokens-per-s", decode_rate, 0.0, float("inf"), low_open=True, high_open=True)
     if not root.is_dir():
         raise ValueError(f"--root must be a recipes folder, got {root}")

@@ -20,9 +20,11 @@ def rehearse_command(
                                  "is found."),
 ) -> None:
     from fgrpo_sim.atomic_io import check_writable_dir
+    from fgrpo_sim.extras import require
     from fgrpo_sim.rehearsal.driver import RECIPES, TITLE, Rehearsal, RehearsalFailed
     from fgrpo_sim.validation import check_integer
 
+    require("trl", "transformers", "accelerate", "datasets", "math_verify", "yaml")  # every stage needs them; before --out is made
     check_integer("--jobs", jobs, 1)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ValueError(f"--out {out} exists and is not an empty folder; give a new one")

@@ -60,7 +60,7 @@ def run(
                                                                      "folder (same SFT settings) instead of retraining."),
     device: str = typer.Option("auto", "--device", help="auto (cuda if available), cpu or cuda."),
     summary_copy: Optional[Path] = typer.Option(None, "--summary-copy", help="Also write summary.json here "
-                                                                              "(e.g. docs/maze-results.json)."),
+                                                                              "(e.g. fgrpo_sim/results/maze-results.json)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars on stderr."),
     yes: bool = typer.Option(False, "--yes", help="Start a cpu or paper preset run without asking (it takes "
                                                   "minutes to days; the tiny preset never asks)."),
@@ -78,8 +78,10 @@ def run(
                                            results_folder, run_experiment)
     from fgrpo_sim.maze.presets import get_preset
     from fgrpo_sim.sim.categorical import resolve_device
+    from fgrpo_sim.extras import require
     from fgrpo_sim.validation import check_choice, check_integer, check_range
 
+    require("transformers")  # the Maze policy is a transformers model; checked before --out is made
     spec = get_preset(preset)
     group_sizes = list(n) if n is not None else None
     gammas = list(gamma) if gamma is not None else None
@@ -144,11 +146,11 @@ def _confirm_long_run(spec, yes: bool) -> None:
 def table(
     out: Path = typer.Argument(Path("runs/figure-data/maze/cpu"), help="Results folder of a `fgrpo maze run`, or a "
                                                                        "summary JSON it wrote (summary.json, "
-                                                                       "docs/maze-results.json)."),
+                                                                       "fgrpo_sim/results/maze-results.json)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object instead of the table."),
 ) -> None:
     """Re-summarise a results folder (also a partial one) and print the Table 4 analogue; a summary JSON
-    (e.g. the committed docs/maze-results.json) is printed as it is. It only reads: the folder (a
+    (e.g. the committed fgrpo_sim/results/maze-results.json) is printed as it is. It only reads: the folder (a
     read-only one too) is left as it is; `fgrpo maze run` writes summary.json."""
     from fgrpo_sim.maze.experiment import summarize
 

@@ -7,7 +7,7 @@ seeds. Results are cached (and resumed) in DATA_DIR/fig2-{quick,full}.parquet.
 
 fig2-sensitivity: final M_ret and Q_pos vs N for every setting of the sensitivity study (a column per
 surrogate, a colour per optimizer setting). Reads
-DATA_DIR/categorical-study.parquet, else the committed docs/categorical-study.csv, else runs the
+DATA_DIR/categorical-study.parquet, else the committed fgrpo_sim/results/categorical-study.csv, else runs the
 study (times: benchmarks/RESULTS.md, "Command times"), so it is not in the default set.
 
 fig2-full: fig2 with `--full` implied (the paper's grid; cached like fig2), kept out of the default
@@ -19,11 +19,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from fgrpo_sim.packaged import committed_result
 from fgrpo_sim.figures.registry import FigureOptions, add_figure
 from fgrpo_sim.recorded_times import quoted
 
 QUICK_GROUP_SIZES = (2, 16, 128, 1024, 8192, 131072)
-COMMITTED_STUDY = Path(__file__).resolve().parents[2] / "docs" / "categorical-study.csv"
+COMMITTED_STUDY = committed_result("categorical-study.csv")
 # regime II: final M_ret (gamma = 0) below this, i.e. the run lost more than 5% of its correct mass; regimes I
 # and III keep M_ret near 1 below and above it (docs/categorical.md states the same rule)
 ZONE_THRESHOLD = 0.95

@@ -2,7 +2,7 @@
 
 compute() reads the summary of a finished `fgrpo maze run` from FigureOptions.data_dir / "maze" / PRESET
 (`--full` selects the paper preset, else cpu); when that folder has no summary it falls back to the
-committed docs/maze-results.json of the same preset, and only when neither exists does it run the
+committed fgrpo_sim/results/maze-results.json of the same preset, and only when neither exists does it run the
 experiment there (times of the cpu preset: benchmarks/RESULTS.md, "Command times").
 """
 
@@ -12,8 +12,9 @@ import math
 from pathlib import Path
 
 from fgrpo_sim.figures.registry import FigureOptions, add_figure
+from fgrpo_sim.packaged import committed_result
 
-COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "maze-results.json"
+COMMITTED = committed_result("maze-results.json")
 GAMMA_STYLE = {0.0: ("GRPO", "tab:gray", "o"), 0.5: ("F-GRPO $\\gamma$=0.5", "tab:blue", "s"),
                1.0: ("F-GRPO $\\gamma$=1.0", "tab:red", "^")}
 

@@ -6,7 +6,7 @@ populations in which each N is GRPO's lowest (every N, not one marker); a dip is
 intervals lie above 0.
 
 Data: DATA_DIR/population-group-size.parquet when present (`fgrpo simulate group-size --out` that file), else
-the committed per-setting report docs/population-group-size.jsonl (the same command's `--json` output), so the
+the committed per-setting report fgrpo_sim/results/population-group-size.jsonl (shipped in the wheel) (the same command's `--json` output), so the
 figure draws in seconds and is in the default set.
 """
 
@@ -15,8 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from fgrpo_sim.figures.registry import FigureOptions, add_figure
+from fgrpo_sim.packaged import committed_result
 
-COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "population-group-size.jsonl"
+COMMITTED = committed_result("population-group-size.jsonl")
 CACHE_NAME = "population-group-size.parquet"
 COMMAND = "fgrpo simulate group-size --out runs/figure-data/population-group-size.parquet"
 RARE_COLOURS = ("tab:purple", "tab:green", "tab:orange", "tab:brown")
@@ -39,7 +40,7 @@ def load_reports(options: FigureOptions) -> tuple[list[dict], str]:
         return setting_reports(pd.read_parquet(cached)), str(cached)
     if not COMMITTED.exists():
         raise ValueError(f"no study data: run `{COMMAND}` first")
-    return [obj for _, obj in read_json_objects(COMMITTED)], "docs/population-group-size.jsonl"
+    return [obj for _, obj in read_json_objects(COMMITTED)], f"fgrpo_sim/results/{COMMITTED.name}"
 
 
 def compute(options: FigureOptions) -> dict:

@@ -39,8 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from fgrpo_sim.packaged import recipes_root
+
 ROOT = Path(__file__).resolve().parent.parent.parent
-RECIPES = ROOT / "recipes" / "tiny" / "rehearsal"
+RECIPES = recipes_root() / "tiny" / "rehearsal"
 #: run name -> (recipe, table label, role in the Table 1 comparison, paper rows for Table 1 and Tables 2/3)
 RUNS = {
     "grpo": ("grpo.yaml", "GRPO", "baseline", "table1:qwen2.5-7b:GRPO", "table2:qwen2.5-7b:GRPO-N8"),
@@ -222,7 +224,7 @@ class Rehearsal:
         without the data file (a laptop has none)."""
         plans = []
         for recipe, *_ in RUNS.values():
-            plan = _json_tail(self._fgrpo("llm", "train", "--config", ROOT / "recipes" / "qwen2.5-7b" / recipe, "--dry-run",
+            plan = _json_tail(self._fgrpo("llm", "train", "--config", recipes_root() / "qwen2.5-7b" / recipe, "--dry-run",
                                      "--num-processes", 16, "--json"))
             if not plan.get("launch") or plan["config"].get("gradient_accumulation_steps") is None:
                 raise RehearsalFailed(f"the dry-run of recipes/qwen2.5-7b/{recipe} printed no launch arithmetic")

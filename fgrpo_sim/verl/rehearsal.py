@@ -138,13 +138,14 @@ def stage_config(r: Rehearsal) -> tuple[str, list[Path]]:
     from verl.utils.config import validate_config
 
     from fgrpo_sim.atomic_io import write_text_atomic
+    from fgrpo_sim.packaged import recipes_root
     from fgrpo_sim.verl.checks import check_launch, resolve_save_freq
 
     batch = max(1, min(4, r.state["rows"]))
     small = [f"actor_rollout_ref.model.path={r.state['model']}", f"data.train_files={r.state['train']}",
              f"data.val_files={r.state['val']}", f"data.train_batch_size={batch}",
              f"actor_rollout_ref.actor.ppo_mini_batch_size={batch}", "trainer.nnodes=1", "trainer.n_gpus_per_node=1"]
-    script = ROOT / "recipes" / "verl" / "f-grpo.sh"
+    script = recipes_root() / "verl" / "f-grpo.sh"
     proc = subprocess.run(["bash", str(script), *small, "--cfg", "job"], env=_launcher_env(), cwd=r.out,
                           capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
@@ -156,7 +157,7 @@ def stage_config(r: Rehearsal) -> tuple[str, list[Path]]:
     check_launch(cfg)
     steps = resolve_save_freq(cfg)
     validate_config(config=cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
-    refused = subprocess.run(["bash", str(ROOT / "recipes" / "verl" / "grpo.sh"), *small, "algorithm.focal_gamma=0.5"],
+    refused = subprocess.run(["bash", str(recipes_root() / "verl" / "grpo.sh"), *small, "algorithm.focal_gamma=0.5"],
                              env=_launcher_env(), cwd=r.out, capture_output=True, text=True, timeout=600)
     errors = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
     if refused.returncode != 2 or len(errors) != 1 or "adv_estimator=focal_grpo" not in errors[0]:

@@ -5,9 +5,14 @@ values, unless the user sets them explicitly:
 
 | method | TRL loss_type | epsilon (low) | epsilon_high | ratio range the loss sees |
 | ------ | ------------- | ------------- | ------------ | ------------------------- |
-| grpo   | "dapo"        | 0.2           | 0.2          | clip(r, 0.8, 1.2), PPO-style min |
+| grpo   | "dapo"        | 0.2           | = epsilon    | clip(r, 0.8, 1.2), PPO-style min |
 | dapo   | "dapo"        | 0.2           | 0.28         | clip(r, 0.8, 1.28), PPO-style min |
 | cispo  | "cispo"       | (unused)      | 6.0          | sg(min(r, 6)) * A * log pi |
+
+The grpo row is TRL's own defaults, read from GRPOConfig (an unset epsilon_high stays None, which TRL reads as
+epsilon), so `FocalGRPOConfig(focal_gamma=0, **kw)` is `GRPOConfig(**kw)` for any kw: `epsilon=0.3` clips at
+0.3 / 0.3 in both, and every loss type TRL declares (`trl_loss_types()`) is accepted with method grpo
+(tests/test_llm_trl_parity.py walks GRPOConfig's fields and loss types).
 
 Why "dapo" for GRPO: the paper aggregates every objective token-mean (DAPO style, no KL); TRL's
 `loss_type="grpo"` averages per sequence first (length-biased), while its "dapo" divides the summed
@@ -22,6 +27,8 @@ two-sided with `1 + eps` bounds; both agree on [0, 6] for the paper's values.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass, field
 
 from trl import GRPOConfig
@@ -29,16 +36,30 @@ from trl import GRPOConfig
 from fgrpo_sim.llm.evaluation.prompts import MATH_INSTRUCTION as PAPER_SYSTEM_PROMPT  # the paper's prompt, defined once
 from fgrpo_sim.validation import check_choice, check_integer, check_range
 
-#: The paper's clip values per method (App. B, Table 5), already in TRL's convention.
+
+def _trl_default(name: str) -> object:
+    return next(f.default for f in dataclasses.fields(GRPOConfig) if f.name == name)
+
+
+def trl_loss_types() -> tuple[str, ...]:
+    """The loss types TRL's GRPOConfig declares ("Supported values are 'grpo', 'dr_grpo', ..." in its help)."""
+    help_text = next(f.metadata.get("help", "") for f in dataclasses.fields(GRPOConfig) if f.name == "loss_type")
+    declared = re.search(r"Supported values are (.*?)\.", help_text)
+    return tuple(re.findall(r"'(\w+)'", declared.group(1))) if declared else ()
+
+
+#: The paper's clip values per method (App. B, Table 5), already in TRL's convention; grpo is TRL's defaults.
 METHOD_PRESETS: dict[str, dict[str, object]] = {
-    "grpo": {"loss_type": "dapo", "epsilon": 0.2, "epsilon_high": 0.2},
+    "grpo": {"loss_type": _trl_default("loss_type"), "epsilon": _trl_default("epsilon"),
+             "epsilon_high": _trl_default("epsilon_high")},
     "dapo": {"loss_type": "dapo", "epsilon": 0.2, "epsilon_high": 0.28},
     "cispo": {"loss_type": "cispo", "epsilon": 0.2, "epsilon_high": 1.0 + 5.0},
 }
 METHODS = tuple(METHOD_PRESETS)
 SAVE_OPTIMIZER_STATE = ("all", "last")
-#: TRL loss types whose clipped-surrogate formula is the PPO/GRPO one (they differ only in aggregation).
-_CLIPPED_LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo")
+#: TRL loss types whose clipped-surrogate formula is the PPO/GRPO one (they differ only in aggregation): the
+#: ones method dapo's clip preset fits. Method grpo takes every loss type TRL declares, as GRPOConfig does.
+_CLIPPED_LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo", "luspo")
 
 
 @dataclass
@@ -46,10 +67,10 @@ class FocalGRPOConfig(GRPOConfig):
     """GRPOConfig with focal weighting (g = (1 - mu_hat)^gamma per prompt group) and method presets.
 
     Every TRL field keeps TRL's default, so `FocalGRPOConfig(focal_gamma=0, **kwargs)` trains exactly like
-    `GRPOConfig(**kwargs)` (tests/test_llm_trainer.py checks it bit for bit over several epochs); the paper's
+    `GRPOConfig(**kwargs)` (tests/test_llm_trl_parity.py: every field, every loss type); the paper's
     optimiser values (weight decay 0.01, constant schedule after 60 warmup steps, Table 5) live in the recipes
     (recipes/*/base.yaml). `loss_type`, `epsilon` and `epsilon_high` default to None and are filled from
-    `method`; the default method "grpo" fills TRL's own defaults ("dapo", 0.2, 0.2). One guard: `bf16` left
+    `method`; the default method "grpo" fills TRL's own defaults ("dapo", 0.2, None = epsilon). One guard: `bf16` left
     unset is TRL's default (on unless fp16) wherever TRL accepts it, and off where TRL would refuse to start
     (no bf16 GPU and `use_cpu` unset), so `fgrpo llm train --dry-run` and CPU rehearsals of GPU recipes run.
     """
@@ -165,8 +186,8 @@ class FocalGRPOConfig(GRPOConfig):
         preset = METHOD_PRESETS[self.method]
         if self.loss_type is None:
             self.loss_type = preset["loss_type"]
-        allowed = ("cispo",) if self.method == "cispo" else _CLIPPED_LOSS_TYPES
-        if self.loss_type not in allowed:
+        allowed = {"cispo": ("cispo",), "dapo": _CLIPPED_LOSS_TYPES}.get(self.method) or trl_loss_types()
+        if allowed and self.loss_type not in allowed:
             hint = " (use method='cispo')" if self.loss_type == "cispo" else ""
             raise ValueError(
                 f"loss_type must be one of {', '.join(allowed)} for method={self.method!r}, got "

@@ -116,9 +116,12 @@ def classify(model: str, arm: str) -> tuple[str, str]:
     raise ValueError(f"recipe {model}/{arm}.yaml matches no paper arm; name it after its arm (see recipe_index.py)")
 
 
-def recipe_index(root: str | Path = "recipes") -> list[Arm]:
-    """Every runnable paper arm under ROOT/<model>/ (base.yaml, tiny/ and accelerate/ are not arms)."""
-    root = Path(root)
+def recipe_index(root: str | Path | None = None) -> list[Arm]:
+    """Every runnable paper arm under ROOT/<model>/ (base.yaml, tiny/ and accelerate/ are not arms); ROOT defaults
+    to the recipes shipped with the package."""
+    from fgrpo_sim.packaged import recipes_root
+
+    root = recipes_root() if root is None else Path(root)
     arms = []
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and p.name not in ("tiny", "accelerate")):
         for path in sorted(folder.rglob("*.yaml")):

@@ -71,6 +71,9 @@ def check_trl_version(version: str | None = None) -> str:
     return version
 
 
+#: transformers' deprecated checkpointing names that TRL 1.16 itself calls during training (trl/models/utils.py)
+_TRL_DEPRECATED_CALLS = ("is_gradient_checkpointing", "gradient_checkpointing_enable", "gradient_checkpointing_disable")
+
 #: Names that make a reward function the default success function when there are several
 #: (`make_math_reward` names its function "math"; "math_reward" is its older name, still accepted).
 DEFAULT_SUCCESS_FUNC_NAMES = ("math", "math_reward")
@@ -96,7 +99,7 @@ def resolve_success_func(reward_func_names: list[str], focal_reward_func: str | 
     why = "none is named 'math' or 'math_reward'" if not matches else "several are named 'math'/'math_reward'"
     raise ValueError(
         f"focal_reward_func must name the reward function that defines success ({len(names)} reward functions: "
-        f"{options}; {why}), e.g. --focal_reward_func {names[0]}"
+        f"{options}; {why}), e.g. FocalGRPOConfig(focal_reward_func={names[0]!r})"
     )
 
 
@@ -250,7 +253,13 @@ class FocalGRPOTrainer(GRPOTrainer):
             checkpoint = get_last_checkpoint(self.args.output_dir)
         if isinstance(checkpoint, (str, os.PathLike)):
             self._restore_generation_state(str(checkpoint))
-        return super().train(resume_from_checkpoint, *args, **kwargs)
+        with warnings.catch_warnings():
+            # TRL 1.16 turns checkpointing off and on around every generation (its default gradient_checkpointing
+            # is True) through the names transformers 5 deprecated; the warning is about TRL's call sites, never
+            # the user's, and printed on every run. Only these messages, only inside training.
+            for name in _TRL_DEPRECATED_CALLS:
+                warnings.filterwarnings("ignore", message=f"`{name}` is deprecated", category=FutureWarning)
+            return super().train(resume_from_checkpoint, *args, **kwargs)
 
     def _restore_generation_state(self, checkpoint: str) -> None:
         """TRL's `_step` and buffered generation batch as they were when the checkpoint was saved."""

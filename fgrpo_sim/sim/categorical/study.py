@@ -150,7 +150,7 @@ def claims_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def claims_from_final(fin: pd.DataFrame) -> pd.DataFrame:
-    """claims_table from final means (`final_means(...)` or the committed docs/categorical-study.csv)."""
+    """claims_table from final means (`final_means(...)` or the committed fgrpo_sim/results/categorical-study.csv)."""
     rows = [{"setting": setting, **score_claims(part)} for setting, part in fin.groupby("setting", sort=False)]
     out = pd.DataFrame(rows)
     out["_dip"] = out["mret_dip"].fillna(-1.0)
