@@ -135,7 +135,7 @@ def test_prepare_data_cli_reports_kept_and_dropped_per_reason_on_a_deepscaler_sh
     ]
     source = _jsonl(tmp_path / "deepscaler.json", rows)                       # JSON lines under a .json name
     out = tmp_path / "prepared.jsonl"
-    result = run_cli("llm", "prepare-data", source, "--out", out, "--system-prompt", "Be brief.")
+    result = run_cli("llm", "prepare-data", source, "--out", out, "--system-prompt", "Be brief.", "--json")
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["rows_read"] == 6 and summary["kept"] == 2

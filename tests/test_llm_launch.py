@@ -90,7 +90,7 @@ def test_dry_run_prints_the_arithmetic_for_every_recipe_and_gpu_count(run_cli, s
     recipe = ROOT / f"recipes/qwen2.5-7b/group-size/grpo-n{n}.yaml"
     for world_size in (8, 16, 32):
         monkeypatch.setenv("WORLD_SIZE", str(world_size))  # as accelerate launch / torchrun set it
-        result = run_cli("llm", "train", "--config", recipe, "--dry-run", "--train_data", small_data)
+        result = run_cli("llm", "train", "--config", recipe, "--dry-run", "--json", "--train_data", small_data)
         assert result.exit_code == 0, result.stderr
         out = json.loads(result.stdout)
         launch, config = out["launch"], out["config"]
@@ -105,14 +105,14 @@ def test_dry_run_prints_the_arithmetic_for_every_recipe_and_gpu_count(run_cli, s
 
 def test_dry_run_num_processes_and_refusals(run_cli, paper_sized_data, small_data, tmp_path, monkeypatch):
     monkeypatch.delenv("WORLD_SIZE", raising=False)
-    ok = run_cli("llm", "train", "--config", RECIPE, "--dry-run", "--num-processes", "16", "--train_data",
+    ok = run_cli("llm", "train", "--config", RECIPE, "--dry-run", "--json", "--num-processes", "16", "--train_data",
                  paper_sized_data)
     assert ok.exit_code == 0 and json.loads(ok.stdout)["config"]["gradient_accumulation_steps"] == 8
     launch = json.loads(ok.stdout)["launch"]
     assert (launch["train_rows"], launch["generation_steps_per_epoch"], launch["optimizer_steps_per_epoch"]) == (
         39202, 153, 612)
     data = ["--train_data", small_data]
-    too_few = run_cli("llm", "train", "--config", RECIPE, "--dry-run", "--train_data", _prompts(tmp_path / "f.jsonl", 100))
+    too_few = run_cli("llm", "train", "--config", RECIPE, "--dry-run", "--json", "--train_data", _prompts(tmp_path / "f.jsonl", 100))
     assert too_few.exit_code == 2 and "has 100 prompts, fewer than one generation batch" in too_few.stderr
     for extra, needle in [
         (["--num-processes", "16", "--gradient_accumulation_steps", "16"], "gradient_accumulation_steps must be 8 on 16"),
@@ -121,14 +121,14 @@ def test_dry_run_num_processes_and_refusals(run_cli, paper_sized_data, small_dat
         (["--num_generations", "0"], "num_generations must be in [2, inf], got 0"),
         (["--batch_prompts", "100"], "batch_prompts (100) must be a multiple of mini_batch_prompts (64)"),
     ]:
-        bad = run_cli("llm", "train", "--config", RECIPE, "--dry-run", *data, *extra)
+        bad = run_cli("llm", "train", "--config", RECIPE, "--dry-run", "--json", *data, *extra)
         assert bad.exit_code == 2 and needle in bad.stderr, bad.stderr
         assert bad.stderr.count("\n") == 1
     monkeypatch.setenv("WORLD_SIZE", "8")
-    clash = run_cli("llm", "train", "--config", RECIPE, "--dry-run", "--num-processes", "16", *data)
+    clash = run_cli("llm", "train", "--config", RECIPE, "--dry-run", "--json", "--num-processes", "16", *data)
     assert clash.exit_code == 2 and "disagrees with the launcher's WORLD_SIZE=8" in clash.stderr
     # 32 completions of 8192 tokens per device: flagged with the numbers, still planned (TRL 1.16 tiles the logits)
-    big = run_cli("llm", "train", "--config", RECIPE, "--dry-run", "--per_device_train_batch_size", "64", *data)
+    big = run_cli("llm", "train", "--config", RECIPE, "--dry-run", "--json", "--per_device_train_batch_size", "64", *data)
     assert big.exit_code == 0 and "64 completions x 8192 tokens x 152064 vocabulary" in big.stderr
 
 
@@ -170,7 +170,7 @@ def test_dry_run_refuses_what_the_real_run_refuses(run_cli, tmp_path, dry):
 
 
 def test_dry_run_accepts_the_tiny_recipe_without_a_layout(run_cli, tmp_path):
-    result = run_cli("llm", "train", "--config", TINY, "--dry-run", "--output_dir", tmp_path / "out",
+    result = run_cli("llm", "train", "--config", TINY, "--dry-run", "--json", "--output_dir", tmp_path / "out",
                      "--max_steps", "3", "--learning_rate", "1e-3")
     assert result.exit_code == 0, result.stderr
     out = json.loads(result.stdout)

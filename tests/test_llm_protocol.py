@@ -40,7 +40,7 @@ def test_every_recipe_resolves_with_dry_run(run_cli, tmp_path):
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps({"problem": f"{i}+1=", "answer": str(i + 1)}) + "\n" for i in range(256)))
     for path in RECIPES:
-        result = run_cli("llm", "train", "--config", path, "--dry-run", "--train_data", data)
+        result = run_cli("llm", "train", "--config", path, "--dry-run", "--json", "--train_data", data)
         assert result.exit_code == 0, (path, result.stderr)
         resolved = json.loads(result.stdout)
         # the same config the trainer would build (data files need not exist for a dry run)
@@ -55,7 +55,7 @@ def resolve(run_cli, tmp_path):
     data.write_text("".join(json.dumps({"problem": f"{i}+1=", "answer": str(i + 1)}) + "\n" for i in range(256)))
 
     def _resolve(rel: str) -> tuple[dict, FocalGRPOConfig]:
-        result = run_cli("llm", "train", "--config", ROOT / "recipes" / rel, "--dry-run", "--train_data", data)
+        result = run_cli("llm", "train", "--config", ROOT / "recipes" / rel, "--dry-run", "--json", "--train_data", data)
         assert result.exit_code == 0, (rel, result.stderr)
         out = json.loads(result.stdout)
         return out["run"], FocalGRPOConfig(**out["config"])

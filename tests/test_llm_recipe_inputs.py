@@ -32,21 +32,21 @@ def test_string_overrides_keep_their_string(run_cli, tmp_path):
     assert parsed == {"save_strategy": "no", "output_dir": "2024", "report_to": "none", "resume_from_checkpoint": "true",
                       "chat_template_kwargs": {"enable_thinking": True}, "focal_gamma": 1, "bf16": False,
                       "focal_reward_func": None}
-    result = run_cli("llm", "train", "--config", F_GRPO, "--dry-run", "--save_strategy", "no",
+    result = run_cli("llm", "train", "--config", F_GRPO, "--dry-run", "--json", "--save_strategy", "no",
                      "--output_dir", tmp_path / "out")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["config"]["save_strategy"] == "no"
     # in a recipe file YAML has already turned the word into false: say how to write it
     recipe = tmp_path / "r.yaml"
     recipe.write_text(f"extends: {TINY}\nsave_strategy: no\n")
-    _one_line_error(run_cli("llm", "train", "--config", recipe, "--dry-run"), f"recipe {recipe}", "save_strategy",
+    _one_line_error(run_cli("llm", "train", "--config", recipe, "--dry-run", "--json"), f"recipe {recipe}", "save_strategy",
                     'quote the word')
 
 
 def test_dry_run_without_the_data_file_prints_the_resolved_config(run_cli, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # a fresh clone has no data/deepscaler.jsonl
     monkeypatch.delenv("WORLD_SIZE", raising=False)
-    result = run_cli("llm", "train", "--config", F_GRPO, "--dry-run", "--num-processes", "16")
+    result = run_cli("llm", "train", "--config", F_GRPO, "--dry-run", "--json", "--num-processes", "16")
     assert result.exit_code == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["data_checked"] is False and out["train_rows"] == 39202
@@ -56,20 +56,20 @@ def test_dry_run_without_the_data_file_prints_the_resolved_config(run_cli, tmp_p
     assert (config["loss_type"], config["epsilon"], config["epsilon_high"]) == ("dapo", 0.2, 0.2)
     assert config["focal_success_threshold"] == 0.5 and config["save_optimizer_state"] == "last"
     assert config["metrics_file"] == "metrics.jsonl" and config["save_strategy"] == "epoch"
-    wandb = json.loads(run_cli("llm", "train", "--config", F_GRPO, "--dry-run", "--report_to", "wandb").stdout)
+    wandb = json.loads(run_cli("llm", "train", "--config", F_GRPO, "--dry-run", "--json", "--report_to", "wandb").stdout)
     assert wandb["config"]["report_to"] == "wandb" and wandb["config"]["metrics_file"] == "metrics.jsonl"
-    cispo = json.loads(run_cli("llm", "train", "--config", ROOT / "recipes/qwen2.5-7b/cispo.yaml", "--dry-run").stdout)
+    cispo = json.loads(run_cli("llm", "train", "--config", ROOT / "recipes/qwen2.5-7b/cispo.yaml", "--dry-run", "--json").stdout)
     assert (cispo["config"]["loss_type"], cispo["config"]["epsilon_high"]) == ("cispo", 6.0)
-    rows = run_cli("llm", "train", "--config", F_GRPO, "--dry-run", "--train-rows", "600")
+    rows = run_cli("llm", "train", "--config", F_GRPO, "--dry-run", "--json", "--train-rows", "600")
     assert json.loads(rows.stdout)["launch"]["generation_steps_per_epoch"] == 2
-    _one_line_error(run_cli("llm", "train", "--config", F_GRPO, "--dry-run", "--train-rows", "100"),
+    _one_line_error(run_cli("llm", "train", "--config", F_GRPO, "--dry-run", "--json", "--train-rows", "100"),
                     "has 100 prompts, fewer than one generation batch")
-    _one_line_error(run_cli("llm", "train", "--config", F_GRPO, "--dry-run", "--train-rows", "0"), "--train-rows must be in")
+    _one_line_error(run_cli("llm", "train", "--config", F_GRPO, "--dry-run", "--json", "--train-rows", "0"), "--train-rows must be in")
     _one_line_error(run_cli("llm", "train", "--config", F_GRPO, "--train-rows", "600"), "--train-rows plans a --dry-run")
     # a file that exists is read and checked
     data = tmp_path / "d.jsonl"
     data.write_text("".join(json.dumps({"problem": f"{i}+1=", "answer": str(i + 1)}) + "\n" for i in range(300)))
-    read = json.loads(run_cli("llm", "train", "--config", F_GRPO, "--dry-run", "--train_data", data).stdout)
+    read = json.loads(run_cli("llm", "train", "--config", F_GRPO, "--dry-run", "--json", "--train_data", data).stdout)
     assert read["data_checked"] is True and read["train_rows"] == 300
 
 
@@ -98,7 +98,7 @@ def test_recipes_errors_name_the_file_and_field(run_cli, tmp_path, text, needles
     result = run_cli("llm", "recipes", "--root", path.parent.parent)
     _one_line_error(result, str(path), *needles)
     if text == "extends: 5\n":  # used to crash the dry run too
-        _one_line_error(run_cli("llm", "train", "--config", path, "--dry-run"), str(path), "extends must be")
+        _one_line_error(run_cli("llm", "train", "--config", path, "--dry-run", "--json"), str(path), "extends must be")
 
 
 def test_recipes_refuses_bad_options_and_empty_roots(run_cli, tmp_path):
@@ -111,9 +111,9 @@ def test_recipes_refuses_bad_options_and_empty_roots(run_cli, tmp_path):
     _one_line_error(run_cli("llm", "recipes", "--root", path.parent.parent), str(path.parent / "base.yaml"),
                     "num_generations must be in [2")
     # the train command names the file for the config's own checks too, and the option for an override
-    _one_line_error(run_cli("llm", "train", "--config", path, "--dry-run"), str(path.parent / "base.yaml"),
+    _one_line_error(run_cli("llm", "train", "--config", path, "--dry-run", "--json"), str(path.parent / "base.yaml"),
                     "num_generations must be in [2")
-    bad = run_cli("llm", "train", "--config", TINY, "--dry-run", "--num_generations", "1")
+    bad = run_cli("llm", "train", "--config", TINY, "--dry-run", "--json", "--num_generations", "1")
     _one_line_error(bad, "num_generations must be in [2")
     assert "recipe " not in bad.stderr
 

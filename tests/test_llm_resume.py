@@ -87,7 +87,7 @@ def test_resumed_run_is_the_uninterrupted_run(runs, kill_at):
 
 def test_resume_refuses_a_folder_that_is_not_a_checkpoint(run_cli, tmp_path):
     def dry(checkpoint):
-        return run_cli("llm", "train", "--config", TINY, "--dry-run", "--output_dir", tmp_path / "run",
+        return run_cli("llm", "train", "--config", TINY, "--dry-run", "--json", "--output_dir", tmp_path / "run",
                        "--resume_from_checkpoint", checkpoint)
 
     result = dry("last")

@@ -84,7 +84,7 @@ def test_recipes_list_from_outside_the_clone(installed):
 def test_dry_run_resolves_a_shipped_recipe_by_name(installed):
     pytest.importorskip("trl")
     proc = run_installed(installed, "-m", "fgrpo_sim", "llm", "train", "--config", "qwen2.5-7b/f-grpo.yaml",
-                         "--dry-run", "--num-processes", "16")
+                         "--dry-run", "--json", "--num-processes", "16")
     assert proc.returncode == 0, proc.stderr
     plan = json.loads(proc.stdout[proc.stdout.index("{"):])
     assert plan["config"]["focal_gamma"] == 0.5
