@@ -146,7 +146,16 @@ def planted_errors(expected: list[str], rtol: float):
         for m in _float_tokens(row):
             value = float(m.group(0))
             moved = value + 10 * max(rtol * abs(value), last_digit_unit(m.group(0)))
-            yield m.group(0), [*expected[:r], row[:m.start()] + repr(moved) + row[m.end():], *expected[r + 1:]]
+            yield m.group(0), [*expected[:r], row[:m.start()] + _same_digits(moved, m.group(0)) + row[m.end():],
+                               *expected[r + 1:]]
+
+
+def _same_digits(value: float, token: str) -> str:
+    """`value` printed with `token`'s decimals (0.1180 moved by 0.001 is 0.1190, not 0.119, whose coarser
+    last digit would make the moved value match again); exponent forms as repr."""
+    if re.search(r"[eE]", token) or "." not in token:
+        return repr(value)
+    return f"{value:.{len(token.split('.')[1])}f}"
 
 
 COMMANDS = doc_commands()
