@@ -44,3 +44,14 @@ def test_the_issue_pattern_skips_code_and_anchors():
     assert ISSUE_NUMBER.search(prose("fixed in issue 28.")) and ISSUE_NUMBER.search(prose("(issues 21, 28)"))
     assert ISSUE_NUMBER.search(prose("see #27 for why"))
     assert not ISSUE_NUMBER.search(prose("`x  # 3 runs` and [t](a.md#5-notes) and &#160;\n```\n# 1\n#2\n```\n"))
+
+
+def test_readme_figures_keep_their_labels_readable():
+    """A figure shares a row (a table cell of a two-column grid, about 440 px on GitHub) only when it is
+    narrow enough that its 9-point labels stay legible there; wide figures (fig2-full, fig3) get a full row."""
+    from PIL import Image
+
+    shared = [target for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("|")
+              for target in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", line)]
+    too_wide = {t: Image.open(ROOT / t).size[0] for t in shared if Image.open(ROOT / t).size[0] > 1100}
+    assert not too_wide, f"figures squeezed into a grid cell (px wide): {too_wide}"
