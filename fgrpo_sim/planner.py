@@ -411,10 +411,20 @@ def _read_jsonl(path: Path, text: str, column: str) -> list[float]:
     return rates
 
 
+#: The text table's short headers for the row keys it shows; `--json` holds every key, full names
+#: (rollouts_per_prompt, which is N, only there). Short, so the default table fits 100 columns.
+TABLE_COLUMNS = {"rho": "rho", "N": "N", "active_fraction": "active", "tail_miss": "tail_miss",
+                 "tail_miss_given_active": "miss|active", "rollouts_per_active_group": "rollouts/active"}
+
+
 def format_table(plan: Plan) -> str:
-    """The plan's rows as an aligned text table."""
+    """The plan's rows as an aligned text table: the columns of TABLE_COLUMNS, then one `g(gamma)` column
+    per gamma (mean focal weight over active groups)."""
     frame = plan.to_frame()
-    return frame.to_string(index=False, float_format=lambda x: f"{x:.4f}")
+    weights = {c: f"g({c.removeprefix('focal_weight_gamma_')})" for c in frame.columns
+               if c.startswith("focal_weight_gamma_")}
+    shown = frame[[*TABLE_COLUMNS, *weights]].rename(columns={**TABLE_COLUMNS, **weights})
+    return shown.to_string(index=False, float_format=lambda x: f"{x:.4f}")
 
 
 __all__ = ["DipPrediction", "predict_dip", "expected_miss_damage", "rho_for_dip_at", "Difficulty", "Plan", "beta_difficulty", "empirical_difficulty", "plan_group_size",

@@ -16,6 +16,7 @@ value sitting on a rounding boundary may print either way on another CPU).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shlex
@@ -145,7 +146,16 @@ def planted_errors(expected: list[str], rtol: float):
         for m in _float_tokens(row):
             value = float(m.group(0))
             moved = value + 10 * max(rtol * abs(value), last_digit_unit(m.group(0)))
-            yield m.group(0), [*expected[:r], row[:m.start()] + repr(moved) + row[m.end():], *expected[r + 1:]]
+            yield m.group(0), [*expected[:r], row[:m.start()] + _same_digits(moved, m.group(0)) + row[m.end():],
+                               *expected[r + 1:]]
+
+
+def _same_digits(value: float, token: str) -> str:
+    """`value` printed with `token`'s decimals (0.1180 moved by 0.001 is 0.1190, not 0.119, whose coarser
+    last digit would make the moved value match again); exponent forms as repr."""
+    if re.search(r"[eE]", token) or "." not in token:
+        return repr(value)
+    return f"{value:.{len(token.split('.')[1])}f}"
 
 
 COMMANDS = doc_commands()
@@ -234,18 +244,17 @@ def test_readme_evaluates_the_folder_the_recipe_trains_into():
 def test_population_planner_table_is_the_command_output(run_cli):
     """docs/population.md shows `fgrpo plan --beta 1,1 --rho 0.05,0.2` as a compact table (too wide to show
     verbatim): every cell must still be what the command prints."""
-    result = run_cli("plan", "--beta", "1,1", "--rho", "0.05,0.2")
+    result = run_cli("plan", "--beta", "1,1", "--rho", "0.05,0.2", "--json")
     assert result.exit_code == 0
-    printed = {}  # (rho, N) -> row of the command's table
-    for line in result.stdout.splitlines():
-        cells = line.split()
-        if len(cells) == 10 and re.fullmatch(r"0\.\d{4}", cells[0]):
-            printed[(cells[0], cells[1])] = cells
+    keys = ["active_fraction", "tail_miss", "tail_miss_given_active", "rollouts_per_active_group",
+            "focal_weight_gamma_0.5"]
+    printed = {(f"{row['rho']:.4f}", str(row["N"])): [f"{row[key]:.4f}" for key in keys]
+               for row in json.loads(result.stdout)["rows"]}  # (rho, N) -> the shown cells, as the table rounds
     doc = (ROOT / "docs" / "population.md").read_text()
     rows = re.findall(r"^\|(\d+)\|(0\.\d{4})\|([\d.]+)\|(0\.\d{4})\|(0\.\d{4})\|(0\.\d{4})\|(0\.\d{4})\|(0\.\d{4})\|$", doc, re.M)
     assert len(rows) == 8, "the Beta(1, 1) planner table of docs/population.md changed shape"
     for n, active, per_active, weight, tail05, given05, tail2, given2 in rows:
         for rho, tail, given in (("0.0500", tail05, given05), ("0.2000", tail2, given2)):
             row = printed[(rho, n)]
-            shown, printed_cells = [active, tail, given, per_active, weight], [row[2], row[3], row[4], row[6], row[8]]
+            shown, printed_cells = [active, tail, given, per_active, weight], row
             assert all(map(numbers_match, shown, printed_cells, [RTOL] * 5)), (rho, n, shown, printed_cells)

@@ -170,3 +170,15 @@ def test_plan_reads_llm_eval_output_as_a_pilot(run_cli, tmp_path):
     per_problem.write_text("".join(json.dumps({"problem_id": p, "n": 8, "c": c}) + "\n" for p, c in correct.items()))
     assert json.loads(run_cli("plan", per_problem, "--n", "4,8", "--json").stdout)["rows"] == \
         json.loads(from_rates.stdout)["rows"]
+
+
+def test_plan_text_fits_100_columns_and_says_how_to_choose_rho(run_cli):
+    """The default `fgrpo plan` output reads in a 100-column terminal or a doc page (it printed a ~200-column
+    table and unwrapped paragraphs), and --help tells how to pick --rho from a pilot."""
+    for args in (["--beta", "1,1"], ["--beta", "1,1", "--rho", "0.05,0.2"]):
+        result = run_cli("plan", *args)
+        assert result.exit_code == 0
+        wide = [line for line in result.stdout.splitlines() if len(line) > 100]
+        assert not wide, wide
+    help_text = " ".join(run_cli("plan", "--help").stdout.split())
+    assert "To choose it: in a pilot" in help_text and "--rho 0.02,0.05,0.1" in help_text

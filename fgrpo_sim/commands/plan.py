@@ -32,8 +32,11 @@ def register(app: typer.Typer) -> None:
             None, "--beta", help="Difficulty as a Beta distribution 'A,B' (A, B > 0; up to ~100 for the quadrature) instead of a pilot file, "
             "e.g. --beta 0.5,0.5 for a mix of very easy and very hard prompts."),
         column: str = typer.Option("success_rate", "--column", help="Name of the success-rate column in the file."),
-        rho: Sequence[float] = list_option("0.1", "--rho", float, help="Rare share(s) rho in (0, 1): the rare-correct subset's share of a prompt's "
-            "correct mass (tau = rho * mu). Comma-separated list allowed."),
+        rho: Sequence[float] = list_option("0.1", "--rho", float, help="Rare share(s) rho in (0, 1): the share of a prompt's correct "
+            "mass held by its rare correct answers (tau = rho * mu), comma-separated. To choose it: in a pilot with "
+            "many samples per prompt, take the share of correct samples whose answer (or solution path) is not "
+            "the prompt's most common correct one; without a pilot, compare --rho 0.02,0.05,0.1 and size N for the "
+            "smallest (the rarer the mode, the larger the N at which groups miss it)."),
         group_sizes: Sequence[int] = list_option("2,4,8,16,32,64,128,256", "--n", int, help="Candidate group sizes N (integers in [1, 16384]), comma-separated."),
         gammas: Sequence[float] = list_option("0,0.5,1", "--gamma", float, help="Focal exponents gamma >= 0 whose mean weight to report, comma-separated."),
         max_tail_miss: float = typer.Option(
@@ -73,12 +76,27 @@ def register(app: typer.Typer) -> None:
             typer.echo(plan.to_json())
             return
         typer.echo(f"Difficulty: {plan.difficulty}")
-        typer.echo("Columns: active_fraction = E[Pr(0 < X < N)]; tail_miss = E[Pr(B)] (Lemma 3.1, tau = rho*mu); "
-                   "focal_weight_gamma_G = mean (1 - X/N)^G over active groups.")
+        _echo_wrapped("Columns: active = E[Pr(0 < X < N)], X correct of N; tail_miss = E[Pr(B)] (Lemma 3.1, "
+                      "tau = rho*mu); miss|active = tail_miss / active; g(G) = mean (1 - X/N)^G over active "
+                      "groups; --json prints every column.")
         typer.echo(format_table(plan))
         typer.echo("")
-        typer.echo(plan.recommendation)
-        typer.echo(_dip_line(difficulty, plan))
+        for line in plan.recommendation.splitlines():
+            _echo_wrapped(line)
+        _echo_wrapped(_dip_line(difficulty, plan))
+
+
+#: The text output fits a 100-column terminal (or a doc page) without wrapping mid-word.
+WIDTH = 100
+
+
+def _echo_wrapped(line: str) -> None:
+    """One paragraph wrapped to WIDTH, continuation lines indented two more than its first."""
+    import textwrap
+
+    indent = " " * (len(line) - len(line.lstrip()))
+    typer.echo(textwrap.fill(line.strip(), WIDTH, initial_indent=indent, subsequent_indent=indent + "  ",
+                             break_on_hyphens=False))
 
 
 def _dip_line(difficulty, plan) -> str:
