@@ -4,6 +4,7 @@
   is a link to that folder, so the paths the docs print work in a clone too).
 - `committed_result(name)`: the committed results the figures and docs read, `fgrpo_sim/results/NAME`. The
   commands that regenerate them write there (docs/population.md, docs/maze.md), so there is one copy.
+- `cache_dir()`: what is built once per machine (the compiled sampler, lambdified theory), not shipped.
 - `resolve_recipe(value)`: a recipe named on the command line. The user's own file wins; otherwise the name
   is looked up among the shipped recipes, with or without the `recipes/` prefix the docs print, so
   `fgrpo llm train --config qwen2.5-7b/f-grpo.yaml` works from any folder.
@@ -11,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 from importlib.resources import files
 from pathlib import Path, PurePosixPath
 
@@ -22,6 +24,13 @@ def _package_folder(name: str) -> Path:
     # A wheel installs as plain files, so the Traversable is a real folder; a zipped install is not supported
     # (setuptools builds no zip-safe egg of this package).
     return Path(str(files("fgrpo_sim").joinpath(name)))
+
+
+def cache_dir() -> Path:
+    """Where the package keeps what it builds once per machine (the compiled sampler, lambdified theory):
+    $FGRPO_CACHE_DIR, else $XDG_CACHE_HOME or ~/.cache, then fgrpo-sim."""
+    base = os.environ.get("FGRPO_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "fgrpo-sim"
 
 
 def recipes_root() -> Path:

@@ -22,6 +22,7 @@ from functools import cache
 import numpy as np
 
 from fgrpo_sim.validation import check_integer, check_range
+from fgrpo_sim.theory.lambdified import lambdified
 
 # Classes of actions after one group is drawn, with the reward each class receives.
 CLASSES = ("A", "B", "U_pos", "U_neg")  # sampled correct, sampled incorrect, unsampled correct / incorrect
@@ -99,6 +100,10 @@ def printed_mass_changes():
 
 @cache
 def _numeric_mass_changes():
+    return lambdified("mass_changes", _derive_mass_changes)
+
+
+def _derive_mass_changes():
     import sympy as sp
 
     from fgrpo_sim.theory.symbols import R_c, R_w, eta
@@ -220,6 +225,10 @@ def symbolic_inclusion_probability():
 
 @cache
 def _numeric_inclusion():
+    return lambdified("inclusion", _derive_inclusion)
+
+
+def _derive_inclusion():
     import sympy as sp
 
     q, k, _, stable = symbolic_inclusion_probability()

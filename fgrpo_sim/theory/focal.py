@@ -20,6 +20,7 @@ from functools import cache
 import numpy as np
 
 from fgrpo_sim.validation import check_choice, check_range
+from fgrpo_sim.theory.lambdified import lambdified
 
 LR_WEIGHTS = ("mean_abs_advantage", "variance")
 
@@ -111,11 +112,14 @@ def pochhammer_form(expr):
 
 @cache
 def _numeric_lr_multiplier(weight: str):
-    import sympy as sp
+    def derive():
+        import sympy as sp
 
-    from fgrpo_sim.theory.symbols import gamma
+        from fgrpo_sim.theory.symbols import gamma
 
-    return sp.lambdify(gamma, pochhammer_form(symbolic_lr_multiplier(weight)), modules=["scipy", "numpy"])
+        return sp.lambdify(gamma, pochhammer_form(symbolic_lr_multiplier(weight)), modules=["scipy", "numpy"])
+
+    return lambdified(f"lr_multiplier-{weight}", derive)
 
 
 def lr_multiplier(gamma, weight: str = "mean_abs_advantage"):

@@ -44,6 +44,7 @@ from pathlib import Path
 
 import torch
 
+from fgrpo_sim.packaged import cache_dir
 from fgrpo_sim.validation import check_choice
 
 SAMPLERS = ("auto", "native", "torch")
@@ -51,11 +52,6 @@ KERNEL_FILE = "kernel.c"
 
 _LIB = None
 _LIB_ERROR: str | None = None
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("FGRPO_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "fgrpo-sim"
 
 
 def _cpu_signature() -> str:
@@ -78,7 +74,7 @@ def kernel_source() -> str:
 def library_path(source: str) -> Path:
     """Where the compiled `source` is cached: a changed kernel, machine or CPU gets a new file."""
     digest = hashlib.sha256((source + platform.machine() + sys.platform + _cpu_signature()).encode()).hexdigest()[:16]
-    return _cache_dir() / f"count_sampler_{digest}.so"
+    return cache_dir() / f"count_sampler_{digest}.so"
 
 
 def _load_native():
