@@ -81,9 +81,13 @@ def bootstrap_column_means_ci(values, confidence: float = 0.95, n_resamples: int
                               seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) percentile intervals of the mean of each column of `values` [units, columns], the units
     (rows: problems, for a pass@k curve) resampled together, so every column sees the same resamples.
-    At least 2 units; n_resamples >= 1. A column whose values are all equal gets that value as both bounds."""
-    from scipy.stats import bootstrap
+    At least 2 units; n_resamples >= 1. A column whose values are all equal gets that value as both bounds.
 
+    scipy.stats.bootstrap's percentile interval, written out: importing scipy.stats costs about 1 s, more
+    than `fgrpo passk` spends reading a paper-sized eval file. Same draws (rng.integers(0, units, (batch,
+    units)) per batch of resamples) and the same linear quantiles; tests/test_bootstrap.py holds it to
+    scipy's own result.
+    """
     arr = np.asarray(values, dtype=float)
     if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 1:
         raise ValueError(f"values must be [units, columns] with at least 2 units, got shape {np.shape(values)}")
@@ -94,24 +98,19 @@ def bootstrap_column_means_ci(values, confidence: float = 0.95, n_resamples: int
     units = arr.shape[0]
     mean = arr.mean(axis=0)
     constant = np.all(arr == arr[0], axis=0)
-    if np.all(constant):  # every resample equals the mean; scipy warns on a degenerate distribution
+    if np.all(constant):  # every resample equals the mean
         return mean.copy(), mean.copy()
-
-    def column_means(index, axis=-1):
-        # resampled row indices [batch, units] -> column means [columns, batch], through per-row counts (a
-        # [batch, units] array, not the [batch, units, columns] copy that indexing would make)
-        single = np.ndim(index) == 1  # scipy also evaluates the statistic on the sample itself
-        index = np.atleast_2d(index)
-        rows = index.shape[0]
+    rng = np.random.default_rng(seed)
+    batch = max(1, 4_000_000 // units)
+    means = np.empty((n_resamples, arr.shape[1]))
+    for start in range(0, n_resamples, batch):
+        rows = min(batch, n_resamples - start)
+        index = rng.integers(0, units, (rows, units))
+        # per-row counts (a [rows, units] array), not the [rows, units, columns] copy that indexing would make
         counts = np.bincount((np.arange(rows)[:, None] * units + index).ravel(), minlength=rows * units)
-        counts = counts.reshape(rows, units).astype(float)
-        means = (counts @ arr / units).T
-        return means[:, 0] if single else means
-
-    res = bootstrap((np.arange(units),), column_means, n_resamples=n_resamples, confidence_level=confidence,
-                    method="percentile", vectorized=True, rng=np.random.default_rng(seed),
-                    batch=max(1, 4_000_000 // units))
-    low, high = np.asarray(res.confidence_interval.low, float), np.asarray(res.confidence_interval.high, float)
+        means[start:start + rows] = counts.reshape(rows, units).astype(float) @ arr / units
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(means, [alpha, 1 - alpha], axis=0)
     low[constant], high[constant] = mean[constant], mean[constant]
     return low, high
 
