@@ -72,7 +72,7 @@ def write_eval_file(path: Path, problems: int, samples: int, text_words: int = 0
 _ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
 
 
-def timed(args: list[str], runs: int = 2) -> dict:
+def timed(args: list[str], runs: int = 5) -> dict:
     """The faster of `runs` timed runs after one untimed one: wall seconds and peak RSS of the command."""
     best = None
     for run in range(runs + 1):
@@ -131,7 +131,7 @@ def measure_report(folder: Path, problems: int, samples: int, strict: bool) -> d
                             f"{benchmark},files/{link.name}")
     manifest = folder / "manifest.csv"
     manifest.write_text("\n".join(rows) + "\n")
-    args = ["llm", "report", str(manifest), "--out-dir", str(folder / "out"), "--k", "8", "--iterations", "40",
+    args = ["llm", "report", str(manifest), "--out-dir", str(folder / "out"), "--k", "8",
             "--no-figure", "--no-progress"]
     result = {"rows": len(rows) - 1, "problems_per_file": problems, "samples_per_problem": samples,
               "columnar": timed(fgrpo(*args), runs=1)}
