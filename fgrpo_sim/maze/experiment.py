@@ -383,17 +383,16 @@ def _rounded(obj, digits: int = 5):
 
 
 def _t_interval(values: Sequence[float], level: float = 0.95) -> dict:
-    """Mean and a t-based confidence interval over seeds (half-width 0 / None with fewer than 2 values)."""
-    from scipy import stats
+    """Mean and a t-based confidence interval over seeds (None bounds with fewer than 2 values; equal values:
+    both bounds the mean), through `metrics.t_interval` as the group-size report's."""
+    from fgrpo_sim.metrics.t_interval import t_interval
 
     v = np.asarray(values, dtype=float)
-    mean = float(v.mean()) if v.size else float("nan")
     if v.size < 2:
-        return {"mean": mean, "lo": None, "hi": None, "n": int(v.size), "values": v.tolist()}
-    if np.ptp(v) == 0:  # equal values (e.g. every seed at pass@k 1): no spread, and scipy warns of precision loss
-        return {"mean": mean, "lo": mean, "hi": mean, "n": int(v.size), "values": v.tolist()}
-    ci = stats.ttest_1samp(v, 0.0).confidence_interval(confidence_level=level)
-    return {"mean": mean, "lo": float(ci.low), "hi": float(ci.high), "n": int(v.size), "values": v.tolist()}
+        return {"mean": float(v.mean()) if v.size else float("nan"), "lo": None, "hi": None, "n": int(v.size),
+                "values": v.tolist()}
+    mean, lo, hi = t_interval(v, confidence=level)
+    return {"mean": float(mean), "lo": float(lo), "hi": float(hi), "n": int(v.size), "values": v.tolist()}
 
 
 def summarize(out: Path) -> dict:

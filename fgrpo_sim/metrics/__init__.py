@@ -7,10 +7,12 @@ from fgrpo_sim.metrics.curves import PassAtKCurve, counts_from_matrix, pass_at_k
 from fgrpo_sim.metrics.passk import pass_at_k, pass_at_k_table
 from fgrpo_sim.metrics.paired_tests import DEFAULT_TEST, TESTS, run_paired_test
 from fgrpo_sim.metrics.subsampling import SubsamplingTest, paired_subsampling_test, subsample_size
+from fgrpo_sim.metrics.t_interval import t_interval
 from fgrpo_sim.metrics.ustat_test import UStatisticTest, paired_ustatistic_test, pass_at_k_variance
 
 __all__ = [
     "Interval",
+    "t_interval",
     "bootstrap_mean_ci",
     "bootstrap_paired_difference_ci",
     "pass_at_k",

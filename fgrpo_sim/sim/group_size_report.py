@@ -38,6 +38,8 @@ from dataclasses import replace
 
 import numpy as np
 
+from fgrpo_sim.metrics.t_interval import t_interval  # also the maze's seed intervals
+
 SETTING_KEYS = ("rare_correct_prob", "optimizer", "parametrisation", "view", "rare_mass", "base_lr")
 METRIC = "heldout_pass@256"
 RESAMPLES = 2000
@@ -45,24 +47,6 @@ CONFIDENCE = 0.95
 #: fewest units whose bootstrap has >= 100 distinct resamples (C(2n - 1, n): 70 at 4, 126 at 5)
 MIN_UNITS = 5
 DIGITS = 5  # stored precision; bounds rounded outward
-
-
-def t_interval(values, axis: int = -1, confidence: float = CONFIDENCE):
-    """(mean, low, high) of `values` along `axis`: the Student t interval (scipy.stats.ttest_1samp); a sample
-    whose values are all equal gets that value as both bounds, one unit none (NaN)."""
-    from scipy import stats
-
-    x = np.moveaxis(np.asarray(values, dtype=float), axis, -1)
-    mean = x.mean(-1)
-    if x.shape[-1] < 2:
-        return mean, np.full_like(mean, np.nan), np.full_like(mean, np.nan)
-    spread = x.max(-1) - x.min(-1)
-    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # constant samples: replaced below
-        ci = stats.ttest_1samp(x, 0.0, axis=-1).confidence_interval(confidence)
-    low = np.where(spread == 0, mean, ci.low)
-    high = np.where(spread == 0, mean, ci.high)
-    return mean, low, high
 
 
 def _outward(estimate: float, low: float, high: float, digits: int = DIGITS) -> list[float]:
