@@ -20,7 +20,7 @@ OLDEST_TESTS := tests/test_bad_input_corpus.py tests/test_cli_*.py tests/test_va
 	tests/test_doc_commands.py tests/test_llm_grading.py tests/test_llm_rewards.py tests/test_llm_trainer.py \
 	tests/test_notebooks.py
 
-.PHONY: install install-verl test test-oldest rehearsal figures figures-commit notebooks gpu-check clean
+.PHONY: install install-verl test test-oldest rehearsal figures figures-commit notebooks gpu-check docs clean
 
 # uv installs the venvs when it is on PATH (about 5x faster here, benchmarks/RESULTS.md "Install times"), else pip;
 # `make UV=` forces pip. uv ignores pip.conf and PIP_*, so tools/uv_index_args.py hands it pip's package sources.
@@ -95,6 +95,11 @@ notebooks: $(STAMP)
 # missing pure-Python packages come from a wheel folder (how to fill it: benchmarks/gpu_check.sh's header).
 gpu-check:
 	PYTHON=$${GPU_PYTHON:-python3} bash benchmarks/gpu_check.sh build/gpu-check
+
+# Rewrites the generated regions of README.md and docs/*.md (`<!-- generated: fgrpo ... -->`) with their
+# commands' output; tests/test_doc_numbers.py fails while one is stale.
+docs: $(STAMP)
+	cd tests && ../$(BIN)/python doc_census.py
 
 clean:
 	rm -rf $(VENV) $(VERL_VENV) $(OLDEST_VENV) build *.egg-info .pytest_cache
