@@ -1,6 +1,8 @@
 """Issue 36: the group-size report's intervals (Student t over populations, coverage measured by a seeded
 simulation), outward rounding, the argmin share of every N (none below MIN_UNITS units), and the verdict."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -70,3 +72,56 @@ def test_sgd_axis_and_orthogonal_twins_become_one_row():
                dict(base, optimizer="adam", parametrisation="axis"), dict(base, optimizer="adam", parametrisation="orthogonal")]
     maps = [(r["optimizer"], r["parametrisation"]) for r in same_under_sgd(reports)]
     assert maps == [("sgd", "axis = orthogonal"), ("sgd", "dense"), ("adam", "axis"), ("adam", "orthogonal")]
+
+
+COMMITTED = "population-group-size.jsonl"
+
+
+def test_from_prints_a_committed_record_from_any_folder(run_cli, monkeypatch, tmp_path):
+    """--from names a shipped record: it reads from anywhere (no clone), and its --json equals the record."""
+    from fgrpo_sim.packaged import committed_result
+
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("simulate", "group-size", "--from", COMMITTED, "--json")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [json.loads(x) for x in lines] == [json.loads(x) for x in committed_result(COMMITTED).read_text().splitlines()]
+    assert not list(tmp_path.iterdir())  # it only reads
+
+
+def test_from_selects_the_settings_given(run_cli):
+    result = run_cli("simulate", "group-size", "--from", COMMITTED, "--optimizer", "adam", "--parametrisation",
+                     "orthogonal", "--rare-mass", "0.02", "--json")
+    rows = [json.loads(x) for x in result.stdout.splitlines()]
+    assert rows and all((r["optimizer"], r["parametrisation"], r["rare_mass"]) == ("adam", "orthogonal", 0.02) for r in rows)
+    assert len({r["lr"] for r in rows}) == 2  # an option not given selects nothing away
+
+
+def test_brief_table_is_the_default_population_at_each_smaller_lr(run_cli):
+    result = run_cli("simulate", "group-size", "--from", COMMITTED, "--rare-mass", "0.02", "--markdown", "--brief")
+    assert result.exit_code == 0, result.stderr
+    rows = [line for line in result.stdout.splitlines() if line.startswith("|") and not line.startswith(("|-", "|opt"))]
+    assert [r.split("|")[1] for r in rows] == ["Adam, axis", "Adam, orthogonal", "Adam, dense",
+                                               "SGD, axis = orthogonal", "SGD, dense"]
+    assert "Adam lr 0.01, SGD lr 2" in result.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--from", COMMITTED, "--out", "x.parquet"], "--from and --out conflict"),
+    (["--from", COMMITTED, "--steps", "5"], "--steps is not used with --from"),
+    (["--from", COMMITTED, "--rare-mass", "0.3"], "no setting matches --rare-mass 0.3"),
+    (["--from", COMMITTED, "--brief"], "--brief shapes the --markdown table"),
+    (["--from", "missing.jsonl"], "missing.jsonl"),
+    ([], "--out is needed"),
+])
+def test_from_refuses_in_one_line(run_cli, args, message):
+    result = run_cli("simulate", "group-size", *args)
+    assert result.exit_code == 2 and message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_from_refuses_a_record_that_is_not_a_report(run_cli, tmp_path):
+    bad = tmp_path / "other.jsonl"
+    bad.write_text('{"optimizer": "adam"}\n')
+    result = run_cli("simulate", "group-size", "--from", str(bad))
+    assert result.exit_code == 2 and "line 1 is not a group-size report" in result.stderr

@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 
 import typer
 
-from fgrpo_sim.commands.options import list_option
+from fgrpo_sim.commands.options import given, list_option, refuse_together, refuse_unused
 from fgrpo_sim.validation import options_named, parse_list
 
 #: Options (parameter names) that only one --sharing mode reads; giving one to the other mode is an error.
@@ -288,8 +288,16 @@ def _print_shared_summary(frame, k: str) -> None:
 def register_group_size(app: typer.Typer) -> None:
     @app.command("group-size", short_help="pass@1, pass@256 and dNLL_rare against N (does Table 2's dip appear?), batched, resumable.")
     def group_size_command(
-        out: Path = typer.Option(..., "--out", help="Output table (.parquet or .csv), written atomically after each "
-                                 "(optimizer, parametrisation) chunk; a rerun resumes (skips chunks already there)."),
+        ctx: typer.Context,
+        out: Optional[Path] = typer.Option(None, "--out", help="Output table (.parquet or .csv), written atomically "
+                                           "after each (optimizer, parametrisation) chunk; a rerun resumes (skips "
+                                           "chunks already there). Needed unless --from."),
+        from_record: Optional[str] = typer.Option(None, "--from", metavar="RECORD", help="Print the report of a "
+                                                  "saved --json record instead of simulating: a path, or a committed "
+                                                  "record's name (population-group-size.jsonl: the study "
+                                                  "docs/population.md reads; population-group-size-heldout.jsonl: "
+                                                  "its held-out settings). --rare-mass, --optimizer and "
+                                                  "--parametrisation, when given, select settings."),
         group_sizes: Sequence[int] = list_option("2,4,8,16,32,64,128,256,512,1024", "--n", int, help="Group sizes N, comma-separated, e.g. --n 4,8,32."),
         rare_mass: Sequence[float] = list_option("0.005,0.02,0.1", "--rare-mass", float, help="Shared prior mass on the rare strategies "
                                       "(one rare-share setting each), comma-separated, in (0, 0.4)."),
@@ -319,6 +327,8 @@ def register_group_size(app: typer.Typer) -> None:
                                      "instead of the tables."),
         markdown: bool = typer.Option(False, "--markdown", help="Print docs/population.md's table (each "
                                       "optimizer's smaller lr) instead of the text table."),
+        brief: bool = typer.Option(False, "--brief", help="With --markdown: the short table docs/population.md "
+                                   "shows (default population, each optimizer's smaller lr; one per rare mass)."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show tqdm progress bars on stderr."),
         force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not a group-size table."),
     ) -> None:
@@ -332,6 +342,21 @@ def register_group_size(app: typer.Typer) -> None:
         from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec
         from fgrpo_sim.sim.population import resolve_device
 
+        if as_json and markdown:
+            raise ValueError("--json and --markdown conflict; give only one")
+        if brief and not markdown:
+            raise ValueError("--brief shapes the --markdown table; add --markdown")
+        if from_record is not None:
+            refuse_together(ctx, "from_record", "out", why="--from reads a saved record, --out runs the study")
+            refuse_unused(ctx, [name for name in ctx.params if name not in FROM_OPTIONS], "is not used with --from")
+            filters = {key: values for key, name, values in (("rare_mass", "rare_mass", rare_mass),
+                                                            ("optimizer", "optimizers", optimizers),
+                                                            ("parametrisation", "parametrisations", parametrisations))
+                       if given(ctx, name)}
+            _print_saved_report(from_record, filters, as_json, markdown, brief)
+            return
+        if out is None:
+            raise ValueError("--out is needed: the table to write (or --from RECORD to print a saved report)")
         suffix = out.suffix.lower()
         if suffix not in (".parquet", ".csv"):
             raise ValueError(f"--out must end in .parquet or .csv, got {out.name!r}")
@@ -353,11 +378,9 @@ def register_group_size(app: typer.Typer) -> None:
                            views=tuple(views), populations=populations, seeds=seeds,
                            steps=steps, prompt_batch=prompt_batch, eval_every=eval_every,
                            population=replace(base.population, rare_correct_prob=rare_correct_prob)).validate()
-        if as_json and markdown:
-            raise ValueError("--json and --markdown conflict; give only one")
         resolve_device(device)
         frame = _run_group_size(spec, out, suffix, resume, device, progress, force)
-        _print_group_size_report(frame, as_json, markdown)
+        _print_group_size_report(frame, as_json, markdown, brief)
         if not (as_json or markdown):
             typer.echo(f"{out} holds {len(frame)} rows")
 
@@ -398,11 +421,37 @@ def _run_group_size(spec, out: Path, suffix: str, resume: bool, device: str, pro
         return pd.concat(saved, ignore_index=True)
 
 
-def _print_group_size_report(frame, as_json: bool, markdown: bool = False) -> None:
-    from fgrpo_sim import jsonl
-    from fgrpo_sim.sim.group_size_report import few_units_warning, format_report, markdown_table, setting_reports
+# the options --from honours; the others shape a run, which --from does not start
+FROM_OPTIONS = ("from_record", "rare_mass", "optimizers", "parametrisations", "as_json", "markdown", "brief", "progress")
 
-    reports = setting_reports(frame)
+
+def _print_saved_report(record: str, filters: dict, as_json: bool, markdown: bool, brief: bool) -> None:
+    """The report of a saved --json record (a path, else a committed record's name), settings selected by the
+    options given."""
+    from fgrpo_sim.packaged import committed_result
+    from fgrpo_sim.sim.group_size_report import read_reports
+
+    path = Path(record)
+    if not path.exists() and path.name == record and committed_result(record).exists():
+        path = committed_result(record)
+    reports = read_reports(path)
+    selected = [r for r in reports if all(r[key] in values for key, values in filters.items())]
+    if not selected:
+        raise ValueError(f"--from {record}: no setting matches " + ", ".join(
+            f"--{key.replace('_', '-')} {','.join(map(str, values))}" for key, values in filters.items()))
+    _print_reports(selected, as_json, markdown, brief)
+
+
+def _print_group_size_report(frame, as_json: bool, markdown: bool = False, brief: bool = False) -> None:
+    from fgrpo_sim.sim.group_size_report import setting_reports
+
+    _print_reports(setting_reports(frame), as_json, markdown, brief)
+
+
+def _print_reports(reports: list[dict], as_json: bool, markdown: bool, brief: bool) -> None:
+    from fgrpo_sim import jsonl
+    from fgrpo_sim.sim.group_size_report import brief_tables, few_units_warning, format_report, markdown_table
+
     warning = few_units_warning(reports)
     if warning and (as_json or markdown):  # the text table carries it in its header
         typer.echo(f"fgrpo: {warning}", err=True)
@@ -410,6 +459,6 @@ def _print_group_size_report(frame, as_json: bool, markdown: bool = False) -> No
         for item in reports:
             typer.echo(jsonl.dumps(item))
     elif markdown:
-        typer.echo(markdown_table(reports))
+        typer.echo(brief_tables(reports) if brief else markdown_table(reports))
     else:
         typer.echo(format_report(reports))

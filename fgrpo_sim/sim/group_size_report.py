@@ -386,6 +386,65 @@ def markdown_table(reports: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def brief_tables(reports: list[dict]) -> str:
+    """docs/population.md's short table, one per rare mass: the default population (rare strategies correct on
+    every common-solvable prompt), equal steps, each optimizer's smaller lr, SGD's identical maps as one row; the
+    flank intervals, where the lowest N lies (its share and every other N's) and F-GRPO against its control."""
+    main = [r for r in reports if r["rare_correct_prob"] == 1.0 and r["view"] == "equal-steps"]
+    if not main:
+        raise ValueError("--brief needs settings of the default population (--rare-correct-prob 1) at equal steps")
+    lrs = {opt: min(r["lr"] for r in main if r["optimizer"] == opt) for opt in {r["optimizer"] for r in main}}
+    maps = ("axis", "orthogonal", "dense")  # "axis = orthogonal" sorts as axis
+    rows = sorted(same_under_sgd([r for r in main if r["lr"] == lrs[r["optimizer"]]]),
+                  key=lambda r: (r["optimizer"], maps.index(r["parametrisation"].split(" ")[0])))
+    names = {"adam": "Adam", "sgd": "SGD"}
+    tables = []
+    for rare in sorted({r["rare_mass"] for r in rows}):
+        part = [r for r in rows if r["rare_mass"] == rare]
+        ns = part[0]["N"]
+        units = f"{max(r['populations'] for r in part)} populations x {max(r['batch_seeds'] for r in part)} batch seeds"
+        lr_text = ", ".join(f"{names.get(o, o)} lr {lrs[o]:g}" for o in sorted(lrs) if any(r["optimizer"] == o for r in part))
+        lines = [f"GRPO held-out pass@256 at rare mass {rare:g} (default population, {lr_text}, {units}; flanks: "
+                 f"pass@256 at N = {ns[0]} and N = {ns[-1]} minus at the lowest N; last column at the lowest N, "
+                 "equal steps):", "",
+                 f"|optimizer, map|lowest N (share)|share of the other N|verdict|N={ns[0]} flank|N={ns[-1]} flank|"
+                 "F 0.5 minus control|", "|-|-|-|-|-|-|-|"]
+        for r in part:
+            low, bold = r["observed_lowest_N"], "**" if r["dip"] else ""
+            shares = r["argmin_share"]
+            share = "-" if shares is None else f"{r['lowest_share']:.2f}"
+            others = "" if shares is None else ", ".join(
+                f"{n}: {x:.2f}" for n, x in zip(r["N"], shares) if n != low and round(x, 2) > 0)
+            lines.append(f"|{names.get(r['optimizer'], r['optimizer'])}, {r['parametrisation']}|{bold}{low}{bold} "
+                         f"({share})|{others}|{r['verdict']}|{format_interval(r['first_minus_lowest'])}|"
+                         f"{format_interval(r['last_minus_lowest'])}|"
+                         f"{format_interval(fgrpo_entry(r, 0.5).get('minus_control'))}|")
+        tables.append("\n".join(lines))
+    return "\n\n".join(tables)
+
+
+REPORT_KEYS = (*SETTING_KEYS[:-1], "lr", "N", "populations", "batch_seeds", "observed_lowest_N", "lowest_share",
+               "argmin_share", "first_minus_lowest", "last_minus_lowest", "dip", "verdict", "fgrpo_at_lowest",
+               "predicted_N", "rare_share_median", "dnll_rare", "best_checkpoint", "unit", "few_units", "pass256")
+
+
+def read_reports(path) -> list[dict]:
+    """The per-setting reports of a saved `fgrpo simulate group-size --json` record (JSON lines); a line that
+    is not one is a ValueError naming the file, line and missing key."""
+    from fgrpo_sim.jsonl import read_json_objects
+
+    reports = []
+    for line, obj in read_json_objects(path, "--from"):
+        missing = [k for k in REPORT_KEYS if k not in obj]
+        if missing:
+            raise ValueError(f"--from {path} line {line} is not a group-size report (no {missing[0]!r}); pass the "
+                             "--json output of fgrpo simulate group-size")
+        reports.append(obj)
+    if not reports:
+        raise ValueError(f"--from {path} holds no group-size report")
+    return reports
+
+
 def coverage_table(units=(2, 3, 5, 10, 20), reps: int = 4000, seed: int = 0) -> str:
     """The t interval's measured coverage per law and unit count (seeded; what the docs quote)."""
     lines = [f"coverage of the {CONFIDENCE:.0%} t interval of a mean ({reps} seeded samples each, seed {seed})",
@@ -398,7 +457,7 @@ def coverage_table(units=(2, 3, 5, 10, 20), reps: int = 4000, seed: int = 0) -> 
 __all__ = ["setting_reports", "format_report", "argmin_share", "unit_matrix", "equal_pass1", "best_checkpoint_matrix",
            "SETTING_KEYS", "t_interval", "mean_interval", "paired_interval", "interval_coverage", "COVERAGE_LAWS",
            "MIN_UNITS", "verdict", "curve", "fgrpo_entry", "format_interval", "few_units_warning", "coverage_table",
-           "markdown_table", "same_under_sgd"]
+           "markdown_table", "same_under_sgd", "brief_tables", "read_reports", "REPORT_KEYS"]
 
 
 if __name__ == "__main__":
