@@ -123,3 +123,11 @@ def test_figures_that_read_committed_results_draw(installed):
     for name in ("population-group-size", "fig6-maze", "fig7-maze"):
         assert (out / f"{name}.png").stat().st_size > 10_000, name
     assert not (installed["work"] / "runs").exists(), "a figure ran its experiment instead of reading the results"
+
+
+def test_a_committed_record_prints_from_outside_the_clone(installed):
+    """The docs' group-size tables come from `--from RECORD`; a wheel user gets the same table by name."""
+    proc = run_installed(installed, "-m", "fgrpo_sim", "simulate", "group-size", "--from",
+                         "population-group-size.jsonl", "--rare-mass", "0.02", "--markdown", "--brief")
+    assert proc.returncode == 0, proc.stderr
+    assert "|Adam, orthogonal|" in proc.stdout
