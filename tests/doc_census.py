@@ -38,11 +38,11 @@ NUMBER = re.compile(r"(?<![\w.^])[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+\.\d+|\.\d+
 # a page's references and versions: the number names something, it does not measure it
 _NAMED_BY = (r"(?:Figs?\.?|Figures?|Tables?|Lemma|Props?\.|Secs?\.|Apps?\.|Eqs?\.|arXiv|[Nn]otebooks?|"
              r"Algorithm|[Ff]loors?|Theorem|Corollary)")
-REFERENCE = re.compile(_NAMED_BY + r"\s+(?:[A-Z]?[\d.]+(?:-[\d.]+)?(?:,\s*|\s*/\s*|\s+and\s+|\s+or\s+))*[A-Z]?\.?$")
+REFERENCE = re.compile(_NAMED_BY + r"\s+(?:[A-Z]?[\d.]+(?:,\s*|\s*/\s*|\s+and\s+|\s+or\s+|-))*[A-Z]?\.?$")
 VERSION = re.compile(r"(?:TRL|verl|transformers|Python|antlr4?|torch|vLLM|hydra-core|sglang|pyarrow|numpy|scipy|"
                      r"sympy|pandas|math-verify|DeepSpeed|CUDA|accelerate|datasets)\s+$")
 EXIT = re.compile(r"\bexit(?:s| code| status)?\s+(?:code\s+)?$")
-CODE = re.compile(r"`[^`]*`|\]\([^)]*\)|<[^>]*>")
+CODE = re.compile(r"`[^`]*`|\]\([^)]*\)|<[A-Za-z/!][^>]*>")  # a tag starts with a letter, / or !; "x <= 2" is prose
 GENERATED = re.compile(r"^<!-- generated: (fgrpo .+) -->$")
 GENERATED_END = "<!-- /generated -->"
 DOC_TEST = re.compile(r"^<!-- doc-test(?::[^>]*)? -->$")

@@ -67,12 +67,14 @@ def test_generated_region_is_what_its_command_prints(run_cli, monkeypatch, page,
 def test_the_census_counts_what_a_reader_reads(tmp_path):
     page = tmp_path / "page.md"
     page.write_text("Fig 2 and Table 1, 6 and Lemma 3.1 (TRL 1.16): exit 2 at 0 and 1.\n"
-                    "A dip of 2.3 points at N = 16, `--lr 0.5` [x](a-2.md).\n"
+                    "A dip of 2.3 points at N = 16, `--lr 0.5` [x](a-2.md) <a id=\"m3\"></a>.\n"
+                    "0 <= tau <= 5 <!-- 8 -->\n"
                     "```\nfgrpo x --n 8   # takes 24 min\n```\n"
                     "<!-- generated: fgrpo y -->\n|7|\n<!-- /generated -->\n"
                     "<!-- doc-test -->\n```\n$ fgrpo z\n9\n```\n1. a list\n")
     text = readable_text(page)
-    assert [t.split("'")[1] for t in unaccounted(text, [])] == ["2.3", "16", "24"]
-    assert unaccounted(text, [find_phrase(text, "2.3 points at N = 16"), find_phrase(text, "24 min")]) == []
+    assert [t.split("'")[1] for t in unaccounted(text, [])] == ["2.3", "16", "5", "24"]
+    assert unaccounted(text, [find_phrase(text, "2.3 points at N = 16"), find_phrase(text, "24 min"),
+                                  find_phrase(text, "tau <= 5")]) == []
     assert find_phrase(text, "2.4 points") is None and find_phrase(text, "2.30 points") is not None
     assert find_phrase(text, "2.3 points at N = 17") is None
