@@ -188,15 +188,20 @@ def _maze() -> dict:
 
 
 def _maze_seeds_phrase() -> str:
-    preset = _maze()["preset"]
-    return f"Table 4 analogue ({preset['name']} preset, {preset['seeds']} seeds)"
+    seeds = {len(cell["seeds"]) for cell in _maze()["cells"]}  # the seeds each cell ran, not only the preset's
+    assert len(seeds) == 1 and seeds == {_maze()["preset"]["seeds"]}, seeds
+    return f"Table 4 analogue ({_maze()['preset']['name']} preset, {seeds.pop()} seeds)"
 
 
 def _maze_k_phrase() -> str:
-    """The Maze table's first k above 1 (fgrpo_sim.maze.experiment.TABLE_KS, Table 4's columns)."""
+    """Whether every F-GRPO gamma beats GRPO (gamma 0, same lr) in mean held-out pass@k at every N, at the Maze
+    table's first k above 1 (fgrpo_sim.maze.experiment.TABLE_KS, Table 4's columns)."""
     from fgrpo_sim.maze.experiment import TABLE_KS
 
-    return f"held-out pass@{TABLE_KS[1]} at the same lr"
+    k = str(TABLE_KS[1])
+    mean = {(c["N"], c["gamma"]): c["pass_at_k"][k]["mean"] for c in _maze()["cells"]}
+    wins = all(value > mean[(n, 0.0)] for (n, gamma), value in mean.items() if gamma > 0)
+    return f"F-GRPO {'wins' if wins else 'does not win'} held-out pass@{k} at the same lr"
 
 
 def _fig7_n() -> int:
@@ -205,20 +210,23 @@ def _fig7_n() -> int:
     return evaluate_assignment("fgrpo_sim/figures/maze.py", "draw_fig7", "n", n=None, ns=ns)
 
 
+# the words around each quoted command time, {} standing for its range in RESULTS.md
+_TIMES = {"make-figures": "into build/figures/ ({})", "make-test": "runs the tests ({})",
+          "rehearsal": "in miniature on CPU ({})", "fresh-make-test": "both installs included, took {}",
+          "fig2-full": "Fig 2 grid; {})", "study": "--study`, {})", "maze-cpu": "--preset cpu ...` ({})"}
+
+
+def _time_claim(name: str, words: str) -> Claim:
+    return Claim(lambda: words.format(_ranges()[name]), source=f"benchmarks/RESULTS.md, Command times: {name}")
+
+
 CLAIMS = [
+    *(_time_claim(name, words) for name, words in _TIMES.items()),
     Claim(lambda: f"pass@1 rises, pass@{_paper_k()} falls", source="paper_tables/main_results.csv: largest k"),
     Claim(_example_phrase, source="README's `fgrpo theory tail-miss --n 8 ...` doc-test command"),
     Claim(_example_rarity_phrase, source="README's doc-test command: rho = tau / mu"),
-    Claim(lambda: f"into build/figures/ ({_ranges()['make-figures']})", source="benchmarks/RESULTS.md make-figures"),
-    Claim(lambda: f"runs the tests ({_ranges()['make-test']})", source="benchmarks/RESULTS.md make-test"),
-    Claim(lambda: f"in miniature on CPU ({_ranges()['rehearsal']})", source="benchmarks/RESULTS.md rehearsal"),
     Claim(lambda: f"Times are ranges on {_cores()} CPU cores", source="benchmarks/RESULTS.md machine column"),
-    Claim(lambda: f"both installs included, took {_ranges()['fresh-make-test']}",
-          source="benchmarks/RESULTS.md fresh-make-test"),
     Claim(lambda: f"PNG ({_dpi()} dpi)", source="fgrpo_sim.figures.registry.save_figure's dpi default"),
-    Claim(lambda: f"Fig 2 grid; {_ranges()['fig2-full']})", source="benchmarks/RESULTS.md fig2-full"),
-    Claim(lambda: f"--study`, {_ranges()['study']})", source="benchmarks/RESULTS.md study"),
-    Claim(lambda: f"--preset cpu ...` ({_ranges()['maze-cpu']})", source="benchmarks/RESULTS.md maze-cpu"),
     Claim(lambda: f"at the categorical start, N up to 2^{_fig5_exponent()}", source="theory_figures.compute_fig5 grid"),
     Claim(lambda: f"pass@1 against pass@{_population_k()}, and rare mass",
           source="fgrpo_sim.sim.population.TrainSpec.pass_k"),
