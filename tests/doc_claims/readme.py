@@ -110,7 +110,7 @@ def _record(name: str, **setting) -> dict:
     return found[0]
 
 
-# the setting the README quotes: rare strategies always correct where offered (rare_correct_prob 1), rare mass 0.02
+# the setting the README quotes: rare_correct_prob 1 (each rare strategy solves every common-solvable prompt), rare mass 0.02
 _MAIN = dict(rare_correct_prob=1.0, rare_mass=0.02)
 _GROUP_SIZE = "population-group-size.jsonl"
 
