@@ -1,0 +1,50 @@
+"""Defaults read from the code's source (ast), for claims whose module is slow to import (torch, scipy,
+matplotlib): the value the code would use, without importing it."""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+
+from doc_census import ROOT
+
+
+@cache
+def _tree(path: str) -> ast.Module:
+    return ast.parse((ROOT / path).read_text())
+
+
+def _named(path: str, kind, name: str):
+    return next(n for n in ast.walk(_tree(path)) if isinstance(n, kind) and n.name == name)
+
+
+def function_default(path: str, function: str, parameter: str):
+    """The default of `parameter` of the function (or method) `function` defined in `path`."""
+    args = _named(path, ast.FunctionDef, function).args
+    positional = args.posonlyargs + args.args
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+    defaults |= {a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+    return ast.literal_eval(defaults[parameter])
+
+
+def field_default(path: str, cls: str, field: str):
+    """The default of a dataclass field `field: type = value` of class `cls` in `path`."""
+    return next(ast.literal_eval(n.value) for n in _named(path, ast.ClassDef, cls).body
+                if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == field)
+
+
+def cli_default(path: str, flag: str):
+    """The `default=` of `add_argument(flag, ...)` in `path`."""
+    for node in ast.walk(_tree(path)):
+        if (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument" and node.args
+                and isinstance(node.args[0], ast.Constant) and node.args[0].value == flag):
+            return next(ast.literal_eval(k.value) for k in node.keywords if k.arg == "default")
+    raise LookupError(f"{path}: no {flag}")
+
+
+def evaluate_assignment(path: str, function: str, target: str, **names):
+    """The value the first assignment to `target` inside `function` takes, evaluated with `names` (e.g. a
+    default chosen by an expression over the data it is given)."""
+    node = next(n for n in ast.walk(_named(path, ast.FunctionDef, function))
+                if isinstance(n, ast.Assign) and [getattr(t, "id", "") for t in n.targets] == [target])
+    return eval(compile(ast.Expression(node.value), path, "eval"), {"__builtins__": {}}, names)  # noqa: S307

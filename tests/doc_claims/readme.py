@@ -1,0 +1,261 @@
+"""README.md's numbers: each phrase computed from its source (tests/doc_census.py says the rule).
+
+Sources: the README's own doc-test command (the one-line theory example), benchmarks/RESULTS.md's command
+times (through benchmarks/timings.py, as tests/test_timings.py reads them), code defaults, the committed
+group-size records (fgrpo_sim/results/population-group-size*.jsonl), the Maze record, and the paper's
+Table 2 (fgrpo_sim/paper_tables/main_results.csv).
+"""
+
+from __future__ import annotations
+
+import csv
+import inspect
+import json
+import math
+import re
+import shlex
+from functools import cache
+
+from doc_census import ROOT, Claim, Given
+from doc_claims.code_defaults import cli_default, evaluate_assignment, field_default, function_default
+from test_timings import _timings
+
+RESULTS = ROOT / "fgrpo_sim" / "results"
+_BOOTSTRAP = "fgrpo_sim/metrics/bootstrap.py"
+
+
+# ---- the one-line theory example: the prose says what the doc-test command below it computes ----------
+
+
+@cache
+def _one_line_example() -> dict[str, float]:
+    """--n, --mu and --tau of the README's first `fgrpo theory tail-miss` doc-test command."""
+    command = re.search(r"^\$ (fgrpo theory tail-miss .*)$", (ROOT / "README.md").read_text(), re.M).group(1)
+    words = shlex.split(command)
+    return {flag[2:]: float(words[i + 1]) for i, flag in enumerate(words) if flag in ("--n", "--mu", "--tau")}
+
+
+def _example_phrase() -> str:
+    args = _one_line_example()
+    return f"a group of N = {args['n']:g} is active"
+
+
+def _example_rarity_phrase() -> str:
+    args = _one_line_example()
+    return f"holding {args['tau'] / args['mu']:.0%} of the correct mass, at success rate {args['mu']:g}"
+
+
+# ---- command times: benchmarks/RESULTS.md through benchmarks/timings.py ------------------------------
+
+
+@cache
+def _ranges() -> dict[str, str]:
+    return _timings().quoted_ranges()
+
+
+def _cores() -> int:
+    """The core count of the machine every counted "Command times" row names ("2-core VM")."""
+    section = (ROOT / "benchmarks" / "RESULTS.md").read_text().split("## Command times", 1)[1].split("\n## ", 1)[0]
+    machines = {cells[2] for line in section.splitlines()
+                if len(cells := [c.strip() for c in line.strip().strip("|").split("|")]) >= 8
+                and cells[0].startswith("`") and cells[6] == "yes"}
+    cores = {int(m.group(1)) for machine in machines if (m := re.match(r"(\d+)-core", machine))}
+    assert len(cores) == 1, f"one machine expected, got {machines}"
+    return cores.pop()
+
+
+# ---- code defaults ----------------------------------------------------------------------------------
+
+
+def _population_k() -> int:
+    """The largest k of the population simulator's pass@k (TrainSpec.pass_k)."""
+    return max(field_default("fgrpo_sim/sim/population.py", "TrainSpec", "pass_k"))
+
+
+def _paper_k() -> int:
+    """The largest k of the paper's main tables (Tables 1-3: pass@1 and pass@256)."""
+    with open(ROOT / "fgrpo_sim" / "paper_tables" / "main_results.csv") as f:
+        return max(int(row["metric"].split("@")[1]) for row in csv.DictReader(f) if row["metric"].startswith("pass@"))
+
+
+def _dpi() -> int:
+    from fgrpo_sim.figures.registry import save_figure
+
+    return inspect.signature(save_figure).parameters["dpi"].default
+
+
+def _fig5_exponent() -> int:
+    from fgrpo_sim.figures.registry import FigureOptions
+    from fgrpo_sim.figures.theory_figures import compute_fig5
+
+    return int(math.log2(compute_fig5(FigureOptions())["n"].max()))
+
+
+def _notebooks() -> str:
+    numbers = sorted(p.name.split("_")[0] for p in (ROOT / "notebooks").glob("[0-9]*_*.py"))
+    return f"run notebooks {numbers[0]}-{numbers[-1]}"
+
+
+# ---- the committed group-size records ----------------------------------------------------------------
+
+
+@cache
+def _records(name: str) -> list[dict]:
+    return [json.loads(line) for line in (RESULTS / name).read_text().splitlines() if line.strip()]
+
+
+def _record(name: str, **setting) -> dict:
+    found = [r for r in _records(name) if all(r[k] == v for k, v in setting.items())]
+    assert len(found) == 1, f"{name}: {len(found)} records for {setting}"
+    return found[0]
+
+
+# the setting the README quotes: rare_correct_prob 1 (each rare strategy solves every common-solvable prompt), rare mass 0.02
+_MAIN = dict(rare_correct_prob=1.0, rare_mass=0.02)
+_GROUP_SIZE = "population-group-size.jsonl"
+
+
+def _lowest_n(verdict: str) -> int | None:
+    match = re.fullmatch(r"dip at N = (\d+)", verdict)
+    return int(match.group(1)) if match else None
+
+
+def _adam_dip_phrase() -> str:
+    mixed = _record(_GROUP_SIZE, **_MAIN, optimizer="adam", parametrisation="orthogonal", lr=0.01)
+    axis = _record(_GROUP_SIZE, **_MAIN, optimizer="adam", parametrisation="axis", lr=0.01)
+    axis_word = "none" if _lowest_n(axis["verdict"]) is None else f"one at N = {_lowest_n(axis['verdict'])}"
+    return (f"under Adam, a dip (N = {_lowest_n(mixed['verdict'])}) only when parameters mix strategies "
+            f"(orthogonal map), {axis_word} with one parameter per strategy")
+
+
+def _sgd_and_larger_lr_phrase() -> str:
+    sgd = _record(_GROUP_SIZE, **_MAIN, optimizer="sgd", parametrisation="orthogonal", lr=2.0)
+    records = [r for r in _records(_GROUP_SIZE) if all(r[k] == v for k, v in _MAIN.items())]
+    # each optimizer's two learning rates: the larger one is the same multiple of the smaller for both
+    ratios = set()
+    larger_dips = []
+    for optimizer in ("adam", "sgd"):
+        lrs = sorted({r["lr"] for r in records if r["optimizer"] == optimizer})
+        ratios.add(round(lrs[-1] / lrs[0], 6))
+        larger_dips += [r["verdict"] for r in records if r["optimizer"] == optimizer and r["lr"] == lrs[-1]
+                        and _lowest_n(r["verdict"]) is not None]
+    assert len(ratios) == 1, ratios
+    word = "none" if not larger_dips else "; ".join(larger_dips)
+    return f"SGD dips at N = {_lowest_n(sgd['verdict'])}; {word} at {ratios.pop():g}x the lr"
+
+
+def _paper_table2_flanks() -> tuple[float, float]:
+    """The paper's Table 2 dip (GRPO rows, math "Avg." pass@256): N = 2 minus the lowest, the largest N
+    minus the lowest, in points."""
+    with open(ROOT / "fgrpo_sim" / "paper_tables" / "main_results.csv") as f:
+        rows = {int(r["group_size"]): float(r["value"]) for r in csv.DictReader(f)
+                if r["table"] == "2" and r["method"] == "GRPO" and r["scope"] == "math_avg"
+                and r["metric"] == "pass@256"}
+    lowest = min(rows.values())
+    return rows[min(rows)] - lowest, rows[max(rows)] - lowest
+
+
+def _dip_size_phrase() -> str:
+    ours = _record(_GROUP_SIZE, **_MAIN, optimizer="adam", parametrisation="orthogonal", lr=0.01)
+    first, last = 100 * ours["first_minus_lowest"][0], 100 * ours["last_minus_lowest"][0]
+    paper_first, paper_last = _paper_table2_flanks()
+    return (f"{first:.1f} and {last:.1f} points of pass@{_population_k()} on its flanks, against "
+            f"{paper_first:.1f} and {paper_last:.1f} in the paper's Table 2")
+
+
+def _sign(interval: list[float]) -> str:
+    """The sign of a difference whose 95% interval excludes 0; 'unclear' when it includes 0."""
+    return "positive" if interval[1] > 0 else "negative" if interval[2] < 0 else "unclear"
+
+
+def _control_sign_phrase() -> str:
+    """F-GRPO (gamma 0.5) minus its lr x m_gamma control at the observed lowest N, held-out setting."""
+    records = sorted((r for r in _records("population-group-size-heldout.jsonl")
+                      if r["optimizer"] == "adam" and r["parametrisation"] == "orthogonal" and r["rare_mass"] == 0.01),
+                     key=lambda r: r["lr"])
+    signs = [(r["lr"], _sign(next(f for f in r["fgrpo_at_lowest"] if f["gamma"] == 0.5)["minus_control"]))
+             for r in records]
+    (low_lr, low_sign), (high_lr, high_sign) = signs[0], signs[-1]
+    return f"({low_sign} at Adam lr {low_lr:g}, {high_sign} at {high_lr:g})"
+
+
+# ---- the Maze record --------------------------------------------------------------------------------
+
+
+@cache
+def _maze() -> dict:
+    return json.loads((RESULTS / "maze-results.json").read_text())
+
+
+def _maze_seeds_phrase() -> str:
+    seeds = {len(cell["seeds"]) for cell in _maze()["cells"]}  # the seeds each cell ran, not only the preset's
+    assert len(seeds) == 1 and seeds == {_maze()["preset"]["seeds"]}, seeds
+    return f"Table 4 analogue ({_maze()['preset']['name']} preset, {seeds.pop()} seeds)"
+
+
+def _maze_k_phrase() -> str:
+    """Whether every F-GRPO gamma beats GRPO (gamma 0, same lr) in mean held-out pass@k at every N, at the Maze
+    table's first k above 1 (fgrpo_sim.maze.experiment.TABLE_KS, Table 4's columns)."""
+    from fgrpo_sim.maze.experiment import TABLE_KS
+
+    k = str(TABLE_KS[1])
+    mean = {(c["N"], c["gamma"]): c["pass_at_k"][k]["mean"] for c in _maze()["cells"]}
+    wins = all(value > mean[(n, 0.0)] for (n, gamma), value in mean.items() if gamma > 0)
+    return f"F-GRPO {'wins' if wins else 'does not win'} held-out pass@{k} at the same lr"
+
+
+def _fig7_n() -> int:
+    """The N that fig7-maze draws from the committed Maze record: draw_fig7's own choice over its N."""
+    ns = sorted({cell["N"] for cell in _maze()["cells"]})
+    return evaluate_assignment("fgrpo_sim/figures/maze.py", "draw_fig7", "n", n=None, ns=ns)
+
+
+# the words around each quoted command time, {} standing for its range in RESULTS.md
+_TIMES = {"make-figures": "into build/figures/ ({})", "make-test": "runs the tests ({})",
+          "rehearsal": "in miniature on CPU ({})", "fresh-make-test": "both installs included, took {}",
+          "fig2-full": "Fig 2 grid; {})", "study": "--study`, {})", "maze-cpu": "--preset cpu ...` ({})"}
+
+
+def _time_claim(name: str, words: str) -> Claim:
+    return Claim(lambda: words.format(_ranges()[name]), source=f"benchmarks/RESULTS.md, Command times: {name}")
+
+
+CLAIMS = [
+    *(_time_claim(name, words) for name, words in _TIMES.items()),
+    Claim(lambda: f"pass@1 rises, pass@{_paper_k()} falls", source="paper_tables/main_results.csv: largest k"),
+    Claim(_example_phrase, source="README's `fgrpo theory tail-miss --n 8 ...` doc-test command"),
+    Claim(_example_rarity_phrase, source="README's doc-test command: rho = tau / mu"),
+    Claim(lambda: f"Times are ranges on {_cores()} CPU cores", source="benchmarks/RESULTS.md machine column"),
+    Claim(lambda: f"PNG ({_dpi()} dpi)", source="fgrpo_sim.figures.registry.save_figure's dpi default"),
+    Claim(lambda: f"at the categorical start, N up to 2^{_fig5_exponent()}", source="theory_figures.compute_fig5 grid"),
+    Claim(lambda: f"pass@1 against pass@{_population_k()}, and rare mass",
+          source="fgrpo_sim.sim.population.TrainSpec.pass_k"),
+    Claim(lambda: f"training curves at N = {_fig7_n()}", source="fig7-maze drawn from fgrpo_sim/results/maze-results.json"),
+    Claim(_notebooks, source="notebooks/NN_*.py"),
+    Claim(lambda: f"Intervals are {function_default(_BOOTSTRAP, 'bootstrap_mean_ci', 'confidence'):.0%} bootstrap",
+          source="fgrpo_sim.metrics.bootstrap.bootstrap_mean_ci's confidence default"),
+    Claim(lambda: f"AdamW; {cli_default('fgrpo_sim/sim/categorical/claims.py', '--seeds')} seeds",
+          source="python -m fgrpo_sim.sim.categorical.claims --seeds default"),
+    Claim(lambda: f"population, per-prompt ({_population_runs()} runs)",
+          source="fgrpo_sim.sim.population_claims.RUNS"),
+    Claim(lambda: f"F-GRPO keeps more at equal pass@1; pass@{_population_k()} does not move",
+          source="fgrpo_sim.sim.population.TrainSpec.pass_k"),
+    Claim(lambda: f"pass@{_population_k()} falls under GRPO", source="fgrpo_sim.sim.population.TrainSpec.pass_k"),
+    Claim(_adam_dip_phrase, source="fgrpo_sim/results/population-group-size.jsonl, Adam lr 0.01, rare mass 0.02"),
+    Claim(_sgd_and_larger_lr_phrase, source="fgrpo_sim/results/population-group-size.jsonl, rare mass 0.02"),
+    Claim(_maze_seeds_phrase, source="fgrpo_sim/results/maze-results.json preset"),
+    Claim(_maze_k_phrase, source="fgrpo_sim.maze.experiment.TABLE_KS"),
+    Claim(_dip_size_phrase, source="population-group-size.jsonl (orthogonal, Adam lr 0.01, rare mass 0.02) and "
+                                   "the paper's Table 2 (GRPO, math Avg. pass@256)"),
+    Claim(_control_sign_phrase, source="fgrpo_sim/results/population-group-size-heldout.jsonl, rare mass 0.01, "
+                                       "gamma 0.5 minus_control"),
+]
+
+
+def _population_runs() -> int:
+    from fgrpo_sim.sim.population_claims import RUNS
+
+    return RUNS
+
+
+GIVEN: list[Given] = []
