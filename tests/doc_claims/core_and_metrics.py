@@ -251,7 +251,7 @@ CLAIMS = [
     Claim(_ustat_size, source="benchmarks/RESULTS.md, paired tests (issue 37): size rows, u-statistic column"),
     Claim(_ustat_power, source="benchmarks/RESULTS.md, paired tests (issue 37): power row k = 1; defaults line"),
     Claim(_app_q_size_power, source="benchmarks/RESULTS.md, paired tests (issue 37): app-q column"),
-    Claim(_subsampling_benchmark, source="benchmarks/RESULTS.md, paired m-out-of-n subsampling test (its setting line)"),
+    Claim(_subsampling_benchmark, source="benchmarks/RESULTS.md, paired m-out-of-n subsampling test: its setting line"),
     Claim(_worked_example, source="fgrpo_sim.core.group_success_rate / focal_weight on [[1,0,0,0],[1,1,1,0]]"),
     Claim(_log_ratio_clamp, source="fgrpo_sim.core.losses._MAX_LOG_RATIO"),
     Claim(lambda: "eps {:g} / {:g}".format(*clip_defaults("grpo")), source="fgrpo_sim.core.DEFAULT_CLIP['grpo']"),

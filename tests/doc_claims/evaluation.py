@@ -8,8 +8,9 @@ import tomllib
 from functools import cache
 
 from doc_census import ROOT, Claim, Given
-from doc_claims.core_and_metrics import (calibration_setting, m_rule, option_default, percent, size_ns, size_range,
-                                         size_rows, ustat_divisor)
+from doc_claims.core_and_metrics import (calibration_setting, m_rule, option_default, size_ns, size_range, size_rows,
+                                         ustat_divisor)
+from doc_claims.results_record import percent
 
 
 @cache
