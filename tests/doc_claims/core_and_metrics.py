@@ -264,4 +264,6 @@ GIVEN = [
     Given("its recommended 5.0 caps at 5, not 6",
           why="TRL 1.16's GRPOConfig help text (epsilon_high for loss_type='cispo'; TRL is an optional extra, not "
               "read by the core tests): 5 is that value as TRL's cap, 6 the two-sided 1 + 5.0"),
+    Given("p = min(1, 2 min(", why="the two-sided percentile p-value's formula (its 2: two tails), as "
+          "fgrpo_sim/metrics/subsampling.py's docstring and code define it"),
 ]
