@@ -1,6 +1,9 @@
 """Fig 2's three claims with 10 seeds and bootstrap intervals (the README and docs/categorical.md quote them).
 
-    python -m fgrpo_sim.sim.categorical.claims [--out runs/categorical-claims.parquet] [--seeds 10]
+    python -m fgrpo_sim.sim.categorical.claims [--out runs/categorical-claims.parquet] [--seeds 10] [--json]
+
+`--json` prints the claims as one JSON object (intervals as [estimate, low, high]); that record is committed as
+fgrpo_sim/results/categorical-claims.json, which the docs' Fig 2 numbers are checked against.
 
 The paper's grid (17 N x gamma 0, 1, default setting, 1000 steps) with seeds 0..S-1; a run costs under a
 second here (340 runs in 149 s, benchmarks/RESULTS.md), so the claims get 10 seeds rather than the paper's 4
@@ -75,6 +78,20 @@ def report(result: dict) -> str:
     return "\n".join(lines)
 
 
+def as_record(result: dict) -> dict:
+    """The claims as plain JSON values: each interval [estimate, low, high], its confidence once."""
+    def plain(value):
+        if hasattr(value, "estimate"):
+            return [value.estimate, value.low, value.high]
+        if isinstance(value, dict):
+            return {str(k): plain(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        return value
+
+    return {"interval": "95% percentile bootstrap over seeds (differences paired by seed)", **plain(result)}
+
+
 def main(argv: list[str] | None = None) -> int:
     from fgrpo_sim.sim.categorical.config import CategoricalConfig
     from fgrpo_sim.sim.categorical.run import run_grid
@@ -84,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="grid table (.parquet), resumed if present")
     parser.add_argument("--seeds", type=int, default=10, help="seeds 0..S-1, S in [2, 1000] (default 10)")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print the claims as one JSON object")
     args = parser.parse_args(argv)
     try:
         seeds = int(check_integer("--seeds", args.seeds, 2, 1000))
@@ -91,7 +109,12 @@ def main(argv: list[str] | None = None) -> int:
         table = run_grid(config, args.out, resume=True, progress=not args.no_progress)
     except ValueError as exc:
         parser.exit(2, f"error: {exc}\n")
-    print(report(claims(table)))
+    if args.json:
+        from fgrpo_sim import jsonl
+
+        print(jsonl.dumps(as_record(claims(table))))
+    else:
+        print(report(claims(table)))
     return 0
 
 
