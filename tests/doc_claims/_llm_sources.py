@@ -84,3 +84,17 @@ def verl_keys(script: str) -> dict[str, str]:
 
 def verl_actor(script: str, key: str) -> str:
     return verl_keys(script)[f"actor_rollout_ref.actor.{key}"]
+
+
+def config_default(name: str) -> Any:
+    """A field's default in FocalGRPOConfig (what a recipe gets when it does not set the key)."""
+    import dataclasses
+
+    from fgrpo_sim.llm.training.config import FocalGRPOConfig
+
+    return next(f.default for f in dataclasses.fields(FocalGRPOConfig) if f.name == name)
+
+
+def paper_gpus() -> int:
+    """The paper's GPUs as the verl scripts launch them: NNODES x GPUS_PER_NODE (2 x 8 = 16 H100)."""
+    return int(verl_env("NNODES")) * int(verl_env("GPUS_PER_NODE"))
