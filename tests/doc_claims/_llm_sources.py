@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import shlex
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from doc_census import ROOT
@@ -20,7 +19,7 @@ VERL = RECIPES / "verl"
 
 @cache
 def recipe(path: str) -> dict[str, Any]:
-    """A TRL recipe (relative to fgrpo_sim/recipes/) with `extends` resolved and every key cast, as training reads it."""
+    """A TRL recipe (path under fgrpo_sim/recipes/), `extends` resolved and every key cast, as training reads it."""
     from fgrpo_sim.llm.training.recipe import cast_recipe, load_recipe_sources
 
     return cast_recipe(*load_recipe_sources(RECIPES / path))
@@ -98,3 +97,31 @@ def config_default(name: str) -> Any:
 def paper_gpus() -> int:
     """The paper's GPUs as the verl scripts launch them: NNODES x GPUS_PER_NODE (2 x 8 = 16 H100)."""
     return int(verl_env("NNODES")) * int(verl_env("GPUS_PER_NODE"))
+
+
+def base(key: str) -> Any:
+    """A value of recipes/qwen2.5-7b/base.yaml, the paper's shared settings every recipe extends."""
+    return recipe("qwen2.5-7b/base.yaml")[key]
+
+
+def gpu_gb() -> int:
+    """The GPU memory the launch arithmetic budgets for (an 80 GB H100)."""
+    from fgrpo_sim.llm.training.launch import GPU_MEMORY_BYTES
+
+    return GPU_MEMORY_BYTES // 10**9
+
+
+def m_gamma(gamma: float) -> float:
+    from fgrpo_sim.theory import lr_multiplier
+
+    return float(lr_multiplier(gamma))
+
+
+@cache
+def node_gpus() -> int | set[int]:
+    """The GPUs of one node as both accelerate configs launch them (a set when they disagree: no claim matches)."""
+    import yaml
+
+    counts = {yaml.safe_load((RECIPES / "accelerate" / f"{name}.yaml").read_text())["num_processes"]
+              for name in ("zero3", "fsdp")}
+    return counts.pop() if len(counts) == 1 else counts

@@ -7,16 +7,9 @@ from __future__ import annotations
 import inspect
 from functools import cache
 
-import yaml
-
 from doc_census import Claim, Given
-from doc_claims._llm_sources import RECIPES, config_default, paper_gpus, recipe, recipe_rows, row, sci, verl_actor
-
-BASE = "qwen2.5-7b/base.yaml"
-
-
-def _base(key: str):
-    return recipe(BASE)[key]
+from doc_claims._llm_sources import (base, config_default, gpu_gb, m_gamma, node_gpus, paper_gpus, recipe, recipe_rows,
+                                     row, sci, verl_actor)
 
 
 def _preset(method: str, key: str):
@@ -32,9 +25,7 @@ def _max_prompt_tokens() -> int:
 
 
 def _m(gamma: float) -> str:
-    from fgrpo_sim.theory import lr_multiplier
-
-    value = float(lr_multiplier(gamma))
+    value = m_gamma(gamma)
     return f"{value:.3f}" if gamma == 0.5 else f"{value:.4g}"  # 0.679 as App. N prints it; 0.5, 0.3125 are exact
 
 
@@ -44,21 +35,12 @@ def _math_reward() -> str:
     return f"{math_reward.reward_correct} or {math_reward.reward_wrong}"
 
 
-def _gpu_gb() -> int:
-    from fgrpo_sim.llm.training.launch import GPU_MEMORY_BYTES
-
-    return GPU_MEMORY_BYTES // 10**9
-
 
 def _bytes_per_parameter() -> int:
     """AdamW training in TRL 1.16's default float32: weights, gradients and the two moments, each 4 bytes."""
     from fgrpo_sim.llm.training.recipe_index import DTYPE_BYTES
 
     return (1 + 1 + 2) * DTYPE_BYTES["float32"]
-
-
-def _node_gpus() -> int:
-    return yaml.safe_load((RECIPES / "accelerate" / "zero3.yaml").read_text())["num_processes"]
 
 
 def _group_size_layout() -> str:
@@ -95,28 +77,31 @@ CLAIMS = [
     Claim(lambda: f"|{_preset('cispo', 'epsilon_high')}: the paper's [1 - {verl_actor('cispo', 'clip_ratio_low')}, "
                   f"1 + {verl_actor('cispo', 'clip_ratio_high')}] as TRL's cap",
           source="METHOD_PRESETS['cispo'] epsilon_high; recipes/verl/common.sh CISPO_LOSS clip_ratio_low/high"),
-    Claim(lambda: f"the paper's wd {_base('weight_decay')}, constant LR {sci(_base('learning_rate'))} after "
-                  f"{_base('warmup_steps')} warmup steps", source=f"recipes/{BASE}"),
+    Claim(lambda: f"the paper's wd {base('weight_decay')}, constant LR {sci(base('learning_rate'))} after "
+                  f"{base('warmup_steps')} warmup steps", source="recipes/qwen2.5-7b/base.yaml"),
     Claim(lambda: f"`focal_monitor_rho` ({config_default('focal_monitor_rho')})",
           source="FocalGRPOConfig.focal_monitor_rho's default"),
     Claim(lambda: f"`fgrpo theory lr-multiplier --gamma G`: {_m(0.5)} at 0.5, {_m(1)} at 1, {_m(2)} at 2",
           source="fgrpo_sim.theory.lr_multiplier(0.5, 1, 2)"),
     Claim(lambda: f"`\\fbox{{}}`, {_math_reward()}", source="fgrpo_sim.llm.rewards.math_reward.reward_correct/_wrong"),
     Claim(lambda: f"(the paper's {paper_gpus()} H100s)", source="recipes/verl/common.sh NNODES x GPUS_PER_NODE"),
-    Claim(lambda: f"`generation_batch_size`|{_base('batch_prompts')} prompts x N|", source=f"recipes/{BASE} batch_prompts"),
-    Claim(lambda: f"`gradient_accumulation_steps`|{_base('mini_batch_prompts')} x N / (per-device",
-          source=f"recipes/{BASE} mini_batch_prompts"),
-    Claim(lambda: f"`steps_per_generation`|{_base('batch_prompts') // _base('mini_batch_prompts')} x accumulation|",
-          source=f"recipes/{BASE} batch_prompts / mini_batch_prompts"),
-    Claim(lambda: f"`updates_per_generation`|{_base('batch_prompts')} / {_base('mini_batch_prompts')} (x",
-          source=f"recipes/{BASE}"),
-    Claim(lambda: f"floor(rows / {_base('batch_prompts')}), 4x that", source=f"recipes/{BASE} batch_prompts"),
+    Claim(lambda: f"`generation_batch_size`|{base('batch_prompts')} prompts x N|",
+          source="recipes/qwen2.5-7b/base.yaml batch_prompts"),
+    Claim(lambda: f"`gradient_accumulation_steps`|{base('mini_batch_prompts')} x N / (per-device",
+          source="recipes/qwen2.5-7b/base.yaml mini_batch_prompts"),
+    Claim(lambda: f"`steps_per_generation`|{base('batch_prompts') // base('mini_batch_prompts')} x accumulation|",
+          source="recipes/qwen2.5-7b/base.yaml batch_prompts / mini_batch_prompts"),
+    Claim(lambda: f"`updates_per_generation`|{base('batch_prompts')} / {base('mini_batch_prompts')} (x",
+          source="recipes/qwen2.5-7b/base.yaml"),
+    Claim(lambda: f"floor(rows / {base('batch_prompts')}), 4x that",
+          source="recipes/qwen2.5-7b/base.yaml batch_prompts"),
     Claim(lambda: f"The group-size sweep keeps {_group_size_layout()} (our reading)",
           source="recipes/qwen2.5-7b/group-size/*.yaml batch_prompts / mini_batch_prompts"),
-    Claim(lambda: f"warned about above {_gpu_gb()} GB in float32", source="launch.GPU_MEMORY_BYTES (LogitsMemory.warning)"),
+    Claim(lambda: f"warned about above {gpu_gb()} GB in float32",
+          source="launch.GPU_MEMORY_BYTES (LogitsMemory.warning)"),
     Claim(lambda: f"~{_bytes_per_parameter()} bytes per parameter", source="recipe_index.DTYPE_BYTES['float32'] x "
           "(weights, gradients, two AdamW moments)"),
-    Claim(lambda: f"one node of {_node_gpus()} x {_gpu_gb()} GB minimum",
+    Claim(lambda: f"one node of {node_gpus()} x {gpu_gb()} GB minimum",
           source="recipes/accelerate/zero3.yaml num_processes; launch.GPU_MEMORY_BYTES"),
     Claim(lambda: f"about {row('qwen2.5-7b', 'grpo')['est_gpu_h']} H100-hours per N = {_cost()['n']} Qwen2.5-7B run "
                   f"({_cost()['generation_gpu_h']:.0f} generating, {_cost()['training_gpu_h']:.0f} training)",

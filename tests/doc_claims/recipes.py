@@ -6,30 +6,9 @@ from __future__ import annotations
 
 from functools import cache
 
-import yaml
-
 from doc_census import Claim, Given
-from doc_claims._llm_sources import RECIPES, config_default, paper_gpus, recipe, sci
+from doc_claims._llm_sources import base, config_default, gpu_gb, m_gamma, node_gpus, paper_gpus, recipe, sci
 
-BASE = "qwen2.5-7b/base.yaml"
-
-
-def _base(key: str):
-    return recipe(BASE)[key]
-
-
-@cache
-def _accelerate_processes() -> int:
-    """Both accelerate configs launch the same number of processes (one node's GPUs)."""
-    counts = {yaml.safe_load((RECIPES / "accelerate" / f"{name}.yaml").read_text())["num_processes"]
-              for name in ("zero3", "fsdp")}
-    return counts.pop() if len(counts) == 1 else counts
-
-
-def _gpu_gb() -> int:
-    from fgrpo_sim.llm.training.launch import GPU_MEMORY_BYTES
-
-    return GPU_MEMORY_BYTES // 10**9
 
 
 @cache
@@ -38,12 +17,6 @@ def _disk() -> dict[str, float]:
     from fgrpo_sim.llm.training.recipe_index import DTYPE_BYTES, estimate_disk_gb
 
     return estimate_disk_gb(1.0, checkpoints=1, weight_bytes=DTYPE_BYTES["float32"]) | {"b": DTYPE_BYTES["float32"]}
-
-
-def _m(gamma: float) -> float:
-    from fgrpo_sim.theory import lr_multiplier
-
-    return float(lr_multiplier(gamma))
 
 
 def _ks(n: int) -> str:
@@ -66,23 +39,27 @@ def _llama_date() -> str:
 
 
 CLAIMS = [
-    Claim(lambda: f"Paper: {paper_gpus()} H100 {_gpu_gb()} GB", source="recipes/verl/common.sh NNODES x GPUS_PER_NODE; "
+    Claim(lambda: f"Paper: {paper_gpus()} H100 {gpu_gb()} GB", source="recipes/verl/common.sh NNODES x GPUS_PER_NODE; "
           "fgrpo_sim.llm.training.launch.GPU_MEMORY_BYTES"),
-    Claim(lambda: f"recipes: {_accelerate_processes()} GPUs, bf16", source="recipes/accelerate/{zero3,fsdp}.yaml num_processes"),
-    Claim(lambda: f"AdamW ({_base('adam_beta1')}, {_base('adam_beta2')}), wd {_base('weight_decay')} (not biases, norms), "
-                  f"{_base('num_train_epochs'):g} epochs, {_base('batch_prompts')} prompts x N = {_base('num_generations')}, "
-                  f"mini-batch {_base('mini_batch_prompts')}, {_base('num_iterations')} PPO epoch, top-p {_base('top_p')}",
-          source=f"recipes/{BASE}"),
-    Claim(lambda: f"no top-k, {_base('max_completion_length')} tokens, reward {_base('reward_correct'):g}/"
-                  f"{_base('reward_wrong'):g}", source=f"recipes/{BASE} top_k, max_completion_length, reward_*"),
+    Claim(lambda: f"recipes: {node_gpus()} GPUs, bf16", source="recipes/accelerate/{zero3,fsdp}.yaml num_processes"),
+    Claim(lambda: f"AdamW ({base('adam_beta1')}, {base('adam_beta2')}), wd {base('weight_decay')} (not biases, norms), "
+                  f"{base('num_train_epochs'):g} epochs, {base('batch_prompts')} prompts x N = "
+                  f"{base('num_generations')}, "
+                  f"mini-batch {base('mini_batch_prompts')}, {base('num_iterations')} PPO epoch, top-p {base('top_p')}",
+          source="recipes/qwen2.5-7b/base.yaml"),
+    Claim(lambda: f"no top-k, {base('max_completion_length')} tokens, reward {base('reward_correct'):g}/"
+                  f"{base('reward_wrong'):g}",
+          source="recipes/qwen2.5-7b/base.yaml top_k, max_completion_length, reward_*"),
     Claim(lambda: f"A resumable checkpoint is {_disk()['checkpoint_gb'] / _disk()['weights_gb']:g} x P x b "
                   f"(P parameters, b = {_disk()['b']} bytes",
           source="recipe_index.estimate_disk_gb checkpoint_gb / weights_gb; DTYPE_BYTES['float32']"),
     Claim(lambda: f"(S + 1) x P x b + {(_disk()['run_gb'] - 2 * _disk()['weights_gb']) / _disk()['weights_gb']:g} "
-                  f"x P x b x R", source="recipe_index.estimate_disk_gb run_gb at S = R = 1: (S + 1) x P x b + the moments"),
-    Claim(lambda: f"(Qwen2.5-7B, N = {_base('num_generations')}, gamma = 0)", source=f"recipes/{BASE} num_generations"),
+                  f"x P x b x R",
+          source="recipe_index.estimate_disk_gb run_gb at S = R = 1: (S + 1) x P x b + the moments"),
+    Claim(lambda: f"(Qwen2.5-7B, N = {base('num_generations')}, gamma = 0)",
+          source="recipes/qwen2.5-7b/base.yaml num_generations"),
     Claim(lambda: f"`learning_rate: {sci(recipe('qwen2.5-7b/grpo-low-lr.yaml')['learning_rate'])}`|"
-                  f"{sci(_base('learning_rate'))} x m_0.5, m_0.5 = {_m(0.5):.3f}",
+                  f"{sci(base('learning_rate'))} x m_0.5, m_0.5 = {m_gamma(0.5):.3f}",
           source="recipes/qwen2.5-7b/{grpo-low-lr,base}.yaml learning_rate; fgrpo_sim.theory.lr_multiplier(0.5)"),
     Claim(lambda: f"(sweep {sci(recipe('qwen2.5-7b/grpo-entropy-1e-4.yaml')['entropy_coef'])})|loss",
           source="recipes/qwen2.5-7b/grpo-entropy-1e-4.yaml entropy_coef"),

@@ -19,7 +19,8 @@ def _gammas(base: str) -> str:
 
 
 def _clips(script: str) -> str:
-    return f"`clip_ratio_low={verl_actor(script, 'clip_ratio_low')} clip_ratio_high={verl_actor(script, 'clip_ratio_high')}`"
+    low, high = verl_actor(script, "clip_ratio_low"), verl_actor(script, "clip_ratio_high")
+    return f"`clip_ratio_low={low} clip_ratio_high={high}`"
 
 
 def _steps_of() -> int:
@@ -53,7 +54,8 @@ def _table2_ns() -> str:
 
 
 CLAIMS = [
-    Claim(lambda: f"Ray, {_gpus()[0] * _gpus()[1]} H100; App. L.2", source="recipes/verl/common.sh NNODES x GPUS_PER_NODE"),
+    Claim(lambda: f"Ray, {_gpus()[0] * _gpus()[1]} H100; App. L.2",
+          source="recipes/verl/common.sh NNODES x GPUS_PER_NODE"),
     Claim(lambda: f"run: {_gpus()[0]} nodes x {_gpus()[1]} GPUs, Ray cluster up first",
           source="recipes/verl/common.sh trainer.nnodes, trainer.n_gpus_per_node"),
     Claim(lambda: f"`loss_mode=vanilla`, {_clips('grpo')}|{_gammas('grpo')}|",
@@ -62,7 +64,8 @@ CLAIMS = [
                   f"{_gammas('dapo')}|", source="recipes/verl/{dapo,f-dapo}.sh clip_ratio_*, algorithm.focal_gamma"),
     Claim(lambda: f"`loss_mode=cispo`, {_clips('cispo')}|{_gammas('cispo')}|",
           source="recipes/verl/{cispo,f-cispo}.sh clip_ratio_*, algorithm.focal_gamma"),
-    Claim(lambda: f"(N = {_table2_ns()}; Table 2)", source="the Table 2 arms of `fgrpo llm recipes` (group-size/*.yaml)"),
+    Claim(lambda: f"(N = {_table2_ns()}; Table 2)",
+          source="the Table 2 arms of `fgrpo llm recipes` (group-size/*.yaml)"),
     Claim(lambda: f"`actor.optim.lr={verl_actor('grpo-low-lr', 'optim.lr')}` (TRL's "
                   f"{sci(recipe('qwen2.5-7b/base.yaml')['learning_rate'])} x m_0.5)",
           source="recipes/verl/grpo-low-lr.sh, recipes/qwen2.5-7b/base.yaml learning_rate"),
