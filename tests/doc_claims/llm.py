@@ -35,7 +35,6 @@ def _math_reward() -> str:
     return f"{math_reward.reward_correct} or {math_reward.reward_wrong}"
 
 
-
 def _bytes_per_parameter() -> int:
     """AdamW training in TRL 1.16's default float32: weights, gradients and the two moments, each 4 bytes."""
     from fgrpo_sim.llm.training.recipe_index import DTYPE_BYTES
@@ -70,7 +69,8 @@ def _table1_qwen() -> str:
 
 CLAIMS = [
     Claim(lambda: f"drops prompts over {_max_prompt_tokens()} tokens", source="prepare_deepscaler's max_prompt_tokens"),
-    Claim(lambda: f"|{_preset('grpo', 'epsilon')}|unset: TRL clips at `epsilon`|",
+    Claim(lambda: f"|{_preset('grpo', 'epsilon')}|{_preset('grpo', 'epsilon_high') or 'unset'}: TRL clips at "
+                  "`epsilon`|",
           source="METHOD_PRESETS['grpo'] (TRL's GRPOConfig defaults; epsilon_high None)"),
     Claim(lambda: f"|dapo|`dapo`|{_preset('dapo', 'epsilon')}|{_preset('dapo', 'epsilon_high')}|",
           source="METHOD_PRESETS['dapo']"),
