@@ -338,9 +338,10 @@ def test_entropy_gradient_matches_float64_reference(tmp_path):
         assert torch.allclose(bonus.double(), expected * (big / coef), rtol=1e-3, atol=1e-7)
 
 
-def test_docs_table_is_the_command_output(run_cli):
-    result = run_cli("llm", "recipes", "--root", ROOT / "recipes", "--markdown")
-    assert result.exit_code == 0
-    docs = " ".join((ROOT / "docs" / "recipes.md").read_text().split())  # lines wrap anywhere
-    missing = [line for line in result.stdout.splitlines() if line not in docs]
-    assert not missing, f"docs/recipes.md is stale; regenerate with `fgrpo llm recipes --markdown`: {missing[:2]}"
+def test_recipes_root_option_prints_the_packaged_table(run_cli):
+    """docs/recipes.md's table is a generated region (tests/test_doc_numbers.py compares it with the command's
+    output); `--root` on the repository's recipes/ folder lists the same arms as the packaged default."""
+    packaged = run_cli("llm", "recipes", "--markdown")
+    rooted = run_cli("llm", "recipes", "--root", ROOT / "recipes", "--markdown")
+    assert packaged.exit_code == rooted.exit_code == 0
+    assert rooted.stdout == packaged.stdout and "| qwen2.5-7b |" in packaged.stdout
