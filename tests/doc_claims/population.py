@@ -190,9 +190,12 @@ def _recorded_study_times() -> tuple[int, int, float]:
     return round((seconds[1] - seconds[0]) / 60), processes, int(minutes) + int(secs) / 60
 
 
+DIP_AT = 8  # the page's question: which rare shares put the predicted dip at Table 2's N = 8
+
+
 @cache
-def _rho_range_for_dip_at_8() -> tuple[float, float]:
-    """planner.rho_for_dip_at(8, Beta(1, 1)) over its own rho grid (200 log-spaced points on [1e-3, 0.9]),
+def _rho_range_for_dip_at() -> tuple[float, float]:
+    """planner.rho_for_dip_at(DIP_AT, Beta(1, 1)) over its own rho grid (200 log-spaced points on [1e-3, 0.9]),
     found by bisection: predict_dip's N* falls as rho grows (tests/test_dip_prediction.py), so the hits form one
     run of the grid; 2 x 8 calls instead of 200 (each ~0.05 s). The ends are checked with rho_for_dip_at."""
     from fgrpo_sim.planner import beta_difficulty, predict_dip, rho_for_dip_at
@@ -209,8 +212,8 @@ def _rho_range_for_dip_at_8() -> tuple[float, float]:
             lo, hi = (lo, mid) if pred(n_star(mid)) else (mid + 1, hi)
         return lo
 
-    lo, hi = first(lambda n: n <= 8), first(lambda n: n < 8) - 1
-    ends = rho_for_dip_at(8, uniform, grid=grid[max(lo - 1, 0):hi + 2])
+    lo, hi = first(lambda n: n <= DIP_AT), first(lambda n: n < DIP_AT) - 1
+    ends = rho_for_dip_at(DIP_AT, uniform, grid=grid[max(lo - 1, 0):hi + 2])
     assert ends == (float(grid[lo]), float(grid[hi])), ends
     return ends
 
@@ -310,8 +313,8 @@ def _shallow_dips() -> str:
     r = _setting("adam", "orthogonal", 0.02)
     ns = _study()["group_sizes"]
     return (f"{ours[0]:.1f} and {ours[1]:.1f} points of pass@{_study_k()} on the two flanks (Adam, orthogonal, rare "
-            f"mass 0.02: N = {ns[0]} and N = {ns[-1]} above the lowest N = {r['observed_lowest_N']}), against "
-            f"{paper[0]:.1f} and {paper[1]:.1f} points in the paper's Table 2")
+            f"mass {r['rare_mass']:g}: N = {ns[0]} and N = {ns[-1]} above the lowest N = {r['observed_lowest_N']}), "
+            f"against {paper[0]:.1f} and {paper[1]:.1f} points in the paper's Table 2")
 
 
 def _dip_against_prediction() -> str:
@@ -327,10 +330,11 @@ def _share_spread() -> str:
 
 
 def _sgd_spread() -> str:
-    ratio = {m: _setting("sgd", m, 0.02)["sd_between_populations"] / _setting("adam", m, 0.02)["sd_between_populations"]
+    rare = 0.02  # the table's rare mass
+    ratio = {m: _setting("sgd", m, rare)["sd_between_populations"] / _setting("adam", m, rare)["sd_between_populations"]
              for m in ("axis", "orthogonal", "dense")}
     low, high = min(ratio, key=ratio.get), max(ratio, key=ratio.get)
-    return (f"at rare mass 0.02 the spread between populations is {ratio[low]:.1f}x ({low}) to {ratio[high]:.1f}x "
+    return (f"at rare mass {rare:g} the spread between populations is {ratio[low]:.1f}x ({low}) to {ratio[high]:.1f}x "
             f"({high}) Adam's")
 
 
@@ -338,9 +342,10 @@ def _sign_change() -> str:
     from fgrpo_sim.sim.group_size_report import fgrpo_entry, format_interval
 
     low_lr, high_lr = (_setting("adam", "orthogonal", 0.01, lr, path=HELDOUT) for lr in (0.003, 0.03))
-    a, b = (fgrpo_entry(r, 0.5)["minus_control"] for r in (low_lr, high_lr))
-    return (f"rare mass {low_lr['rare_mass']:g}, gamma 0.5, at the lowest N): {format_interval(a, digits=4)} at lr "
-            f"{low_lr['base_lr']:g}, {format_interval(b, digits=3)} at lr {high_lr['base_lr']:g}.")
+    gamma = 0.5
+    a, b = (fgrpo_entry(r, gamma)["minus_control"] for r in (low_lr, high_lr))
+    return (f"rare mass {low_lr['rare_mass']:g}, gamma {gamma:g}, at the lowest N): {format_interval(a, digits=4)} "
+            f"at lr {low_lr['base_lr']:g}, {format_interval(b, digits=3)} at lr {high_lr['base_lr']:g}.")
 
 
 def _coverage_phrase() -> str:
@@ -370,7 +375,8 @@ def _per_prompt_reference() -> str:
 def _m_gamma() -> str:
     from fgrpo_sim.theory import lr_multiplier
 
-    return f"({float(lr_multiplier(0.5)):.3f} at 0.5, {float(lr_multiplier(1.0)):.1f} at 1)"
+    half, one = 0.5, 1.0
+    return f"({float(lr_multiplier(half)):.3f} at {half:g}, {float(lr_multiplier(one)):.1f} at {one:g})"
 
 
 def _shared_reference() -> str:
@@ -397,8 +403,8 @@ def _study_reference() -> str:
 
 
 def _rho_phrase() -> str:
-    lo, hi = _rho_range_for_dip_at_8()
-    return f"it names N = 8 for rho in [{lo:.3f}, {hi:.3f}]"
+    lo, hi = _rho_range_for_dip_at()
+    return f"it names N = {DIP_AT} for rho in [{lo:.3f}, {hi:.3f}]"
 
 
 def _planner_phrase() -> str:
@@ -487,6 +493,7 @@ CLAIMS = [
 ]
 
 GIVEN = [
-    Given("(at N = 2 it removes it", why="a derivation for the reader's case N = 2: every active group of two has "
-                                        "mu_hat = 1/2, so the focal weight is one constant, which Adam divides out"),
+    Given("(at N = 2 it removes it", why="the case the sentence derives, not a measurement: every active group of two "
+          "has mu_hat = 1/2, so the focal weight is one constant and Adam's step is blind to a constant gradient "
+          "scale (up to eps)"),
 ]
