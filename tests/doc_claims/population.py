@@ -1,0 +1,499 @@
+"""docs/population.md: each number from its source.
+
+Sources: the group-size study's committed records (fgrpo_sim/results/population-group-size.jsonl and the held-out
+settings' -heldout.jsonl), the committed outputs of `python -m fgrpo_sim.sim.population_claims` (population-claims
+.txt, and -settings.txt from --settings-table), the paper's Table 2 (fgrpo_sim/paper_tables), the recorded times
+in benchmarks/RESULTS.md, closed forms (m_gamma), the planner, and the defaults of the specs and the CLI.
+The group-size table (its caption and rows) is a generated region on main; its numbers are not claimed here.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from functools import cache
+
+import numpy as np
+
+from doc_census import ROOT, Claim, Given
+
+RESULTS = ROOT / "fgrpo_sim" / "results"
+STUDY = "fgrpo_sim/results/population-group-size.jsonl"
+HELDOUT = "fgrpo_sim/results/population-group-size-heldout.jsonl"
+
+
+# ---------------------------------------------------------------- sources, read once
+
+def _literal(node: ast.AST, constants: dict[str, ast.AST]):
+    """A default's value: a literal, a module constant (NAME) or an item of one (NAME["key"])."""
+    if isinstance(node, ast.Name):
+        return _literal(constants[node.id], constants)
+    if isinstance(node, ast.Subscript):
+        return _literal(node.value, constants)[ast.literal_eval(node.slice)]
+    return ast.literal_eval(node)
+
+
+@cache
+def _module_tree(module: str) -> tuple[ast.Module, dict[str, ast.AST]]:
+    tree = ast.parse((ROOT / "fgrpo_sim" / module).read_text())
+    constants = {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+                 for target in node.targets if isinstance(target, ast.Name)}
+    return tree, constants
+
+
+def _constant(module: str, name: str):
+    return _literal(_module_tree(module)[1][name], _module_tree(module)[1])
+
+
+@cache
+def _defaults(module: str, cls: str) -> dict:
+    """The field defaults of dataclass `cls` in fgrpo_sim/`module`, read from its source: the simulators import
+    torch at module level (seconds per test run under load), their defaults are plain literals. A default that is
+    no literal (a field factory, an imported name) is left out; asking for it is a KeyError."""
+    tree, constants = _module_tree(module)
+    (node,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls]
+    out = {}
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            try:
+                out[stmt.target.id] = _literal(stmt.value, constants)
+            except (ValueError, KeyError):
+                continue
+    return out
+
+
+def _study() -> dict:
+    """GroupSizeStudySpec's defaults, its population DEFAULT_POPULATION (SharedPopulationSpec's defaults with the
+    keywords group_size_study gives it) under "population"."""
+    call = _module_tree("sim/group_size_study.py")[1]["DEFAULT_POPULATION"]
+    assert isinstance(call, ast.Call) and call.func.id == "SharedPopulationSpec", ast.dump(call)
+    population = {**_defaults("sim/population_shared.py", "SharedPopulationSpec"),
+                  **{k.arg: ast.literal_eval(k.value) for k in call.keywords}}
+    return {**_defaults("sim/group_size_study.py", "GroupSizeStudySpec"), "population": population}
+
+
+def _lrs(optimizer: str) -> tuple[float, ...]:
+    return _constant("sim/group_size_study.py", "DEFAULT_LRS")[optimizer]
+
+
+@cache
+def _records(path: str) -> tuple[dict, ...]:
+    from fgrpo_sim.jsonl import read_json_objects
+
+    return tuple(obj for _, obj in read_json_objects(ROOT / path))
+
+
+def _setting(optimizer: str, parametrisation: str, rare_mass: float, lr: float | None = None,
+             rare_correct_prob: float = 1.0, path: str = STUDY) -> dict:
+    """One setting of a record; lr None: the optimizer's first (the table's) learning rate."""
+    lr = _lrs(optimizer)[0] if lr is None else lr
+    (hit,) = [r for r in _records(path) if (r["optimizer"], r["parametrisation"], r["rare_mass"], r["base_lr"],
+                                              r["rare_correct_prob"]) == (optimizer, parametrisation, rare_mass, lr,
+                                                                          rare_correct_prob)]
+    return hit
+
+
+def _study_k() -> int:
+    """k of the study's pass@k (its metric, heldout_pass@256)."""
+    from fgrpo_sim.sim.group_size_report import METRIC
+
+    return int(METRIC.split("@")[1])
+
+
+def _population_k() -> int:
+    """The largest k the population simulators evaluate (TrainSpec.pass_k)."""
+    return max(_defaults("sim/population.py", "TrainSpec")["pass_k"])
+
+
+@cache
+def _table2_flanks() -> tuple[float, float]:
+    """The paper's Table 2 (Qwen2.5-7B, math average): GRPO pass@256 at the smallest and largest N minus its
+    lowest, in points."""
+    from fgrpo_sim.paper_tables import read_table
+
+    grpo = {int(r["group_size"]): float(r["value"]) for r in read_table("main_results.csv")
+            if (r["table"], r["method"], r["scope"], r["metric"]) == ("2", "GRPO", "math_avg", "pass@256")}
+    values = np.array([grpo[n] for n in sorted(grpo)])
+    # the table prints one decimal: round the differences there (75.0 - 64.1 is 10.899999... in binary)
+    return round(float(values[0] - values.min()), 1), round(float(values[-1] - values.min()), 1)
+
+
+def _study_flanks() -> tuple[float, float]:
+    """Adam, orthogonal, rare mass 0.02 (the Table 2 reading): N = 2 and N = 1024 minus the lowest N, points."""
+    r = _setting("adam", "orthogonal", 0.02)
+    return 100 * r["first_minus_lowest"][0], 100 * r["last_minus_lowest"][0]
+
+
+def _dips() -> list[dict]:
+    return [r for r in _records(STUDY) if r["dip"]]
+
+
+def _outward_range(values) -> str:
+    """'a-b': the smallest integer range holding every value."""
+    return f"{math.floor(min(values))}-{math.ceil(max(values))}"
+
+
+@cache
+def _claims_report() -> str:
+    return (RESULTS / "population-claims.txt").read_text()
+
+
+def _report_value(label: str) -> float:
+    """The estimate on the population_claims record's line '  LABEL: est [lo, hi]' (first such line)."""
+    match = re.search(rf"^\s*{re.escape(label)}: (-?[\d.]+) \[", _claims_report(), re.M)
+    return float(match.group(1))
+
+
+@cache
+def _settings_rows() -> dict[tuple[str, str], dict[str, float]]:
+    """population-claims-settings.txt: (flags, split) -> {variant: pass@256 at the common pass@1 level}."""
+    from fgrpo_sim.sim.population_claims import SHARED_ORDER
+
+    rows = {}
+    for line in (RESULTS / "population-claims-settings.txt").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        rows[(cells[0], cells[1])] = {v: float(c.split()[0]) for v, c in zip(SHARED_ORDER, cells[-len(SHARED_ORDER):])}
+    return rows
+
+
+def _edge(flags: str, split: str) -> float:
+    """F-GRPO gamma 1 minus GRPO in pass@256 at equal pass@1 (points), one setting and split."""
+    row = _settings_rows()[(flags, split)]
+    return 100 * (row["F-GRPO gamma=1"] - row["GRPO"])
+
+
+def _edge_phrase() -> str:
+    adam = [_edge(flags, "heldout") for flags, _ in _settings_rows() if "sgd" not in flags]
+    reversed_on_train = [flags.strip("`").replace("--optimizer sgd --lr", "SGD lr").replace("--lr", "lr")
+                         for flags, split in _settings_rows() if split == "train" and _edge(flags, split) < 0]
+    where = " and with ".join(reversed_on_train)
+    return (f"(gamma 1, held out, Adam: {min(adam):.1f}-{max(adam):.1f} points of pass@{_population_k()}) and reverses "
+            f"on the train split at {where}.")
+
+
+@cache
+def _coverages() -> dict[str, float]:
+    from fgrpo_sim.sim.group_size_report import COVERAGE_LAWS, interval_coverage
+
+    return {law: interval_coverage(_study()["populations"], law) for law in COVERAGE_LAWS}
+
+
+def _recorded_study_times() -> tuple[int, int, float]:
+    """benchmarks/RESULTS.md, issue 36's run: (wall minutes, processes, held-out settings' wall minutes)."""
+    text = (ROOT / "benchmarks" / "RESULTS.md").read_text()
+    words = {"two": 2, "three": 3, "four": 4}
+    processes = words[re.search(r"run as (\w+) processes", text).group(1)]
+    times = re.search(r"Wall (\d\d:\d\d:\d\d) -> (\d\d:\d\d:\d\d) UTC", text).groups()
+    seconds = [sum(int(p) * 60 ** (2 - i) for i, p in enumerate(t.split(":"))) for t in times]
+    minutes, secs = re.search(r"4,000 models\): (\d+):(\d\d) wall", text).groups()
+    return round((seconds[1] - seconds[0]) / 60), processes, int(minutes) + int(secs) / 60
+
+
+DIP_AT = 8  # the page's question: which rare shares put the predicted dip at Table 2's N = 8
+
+
+@cache
+def _rho_range_for_dip_at() -> tuple[float, float]:
+    """planner.rho_for_dip_at(DIP_AT, Beta(1, 1)) over its own rho grid (200 log-spaced points on [1e-3, 0.9]),
+    found by bisection: predict_dip's N* falls as rho grows (tests/test_dip_prediction.py), so the hits form one
+    run of the grid; 2 x 8 calls instead of 200 (each ~0.05 s). The ends are checked with rho_for_dip_at."""
+    from fgrpo_sim.planner import beta_difficulty, predict_dip, rho_for_dip_at
+
+    uniform, grid = beta_difficulty(1, 1), np.geomspace(1e-3, 0.9, 200)
+
+    def n_star(i):
+        return predict_dip(uniform, float(grid[i])).n_star
+
+    def first(pred):  # the first grid index where pred holds (pred monotone along the grid)
+        lo, hi = 0, len(grid)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if pred(n_star(mid)) else (mid + 1, hi)
+        return lo
+
+    lo, hi = first(lambda n: n <= DIP_AT), first(lambda n: n < DIP_AT) - 1
+    ends = rho_for_dip_at(DIP_AT, uniform, grid=grid[max(lo - 1, 0):hi + 2])
+    assert ends == (float(grid[lo]), float(grid[hi])), ends
+    return ends
+
+
+def _lr_help_sgd() -> str:
+    """The --lr help of `fgrpo simulate population`: its advice for SGD per-prompt."""
+    import typer
+
+    from fgrpo_sim.cli import app
+
+    command = typer.main.get_command(app).commands["simulate"].commands["population"]
+    (lr,) = [p for p in command.params if p.name == "lr"]
+    return re.search(r"With SGD per-prompt use ~(\d+)", lr.help).group(1)
+
+
+def _figure_full() -> dict:
+    from fgrpo_sim.figures.population import SHARED_FULL
+
+    return SHARED_FULL
+
+
+def _frontier_full_sizes() -> tuple[int, ...]:
+    """The group sizes of population-frontier under --full: `sizes = FULL if options.full else QUICK` in
+    figures/population.py's compute_frontier, read from the source (a local of the function)."""
+    tree, _ = _module_tree("figures/population.py")
+    (function,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "compute_frontier"]
+    (assign,) = [s for s in function.body if isinstance(s, ast.Assign) and getattr(s.targets[0], "id", "") == "sizes"]
+    assert ast.unparse(assign.value.test) == "options.full", ast.unparse(assign.value)
+    return ast.literal_eval(assign.value.body)
+
+
+def _notebook(fragment: str) -> str:
+    """The number in the name of the notebook whose file name holds `fragment`."""
+    (path,) = [p for p in (ROOT / "notebooks").glob("[0-9]*.py") if fragment in p.name]
+    return path.name.split("_")[0]
+
+
+# ---------------------------------------------------------------- the page's phrases
+
+def _population_runs():
+    from fgrpo_sim.sim.population_claims import RUNS
+
+    return RUNS
+
+
+def _bootstrap_level() -> int:
+    import inspect
+
+    from fgrpo_sim.metrics.bootstrap import bootstrap_mean_ci
+
+    return round(100 * inspect.signature(bootstrap_mean_ci).parameters["confidence"].default)
+
+
+def _t_level() -> int:
+    from fgrpo_sim.sim.group_size_report import CONFIDENCE
+
+    return round(100 * CONFIDENCE)
+
+
+def _min_units() -> int:
+    from fgrpo_sim.sim.group_size_report import MIN_UNITS
+
+    return MIN_UNITS
+
+
+def _planner_defaults():
+    import inspect
+
+    from fgrpo_sim.planner import plan_group_size
+
+    params = inspect.signature(plan_group_size).parameters
+    return params["max_tail_miss"].default, params["min_active"].default
+
+
+def _axis_lowest_at_the_edge() -> str:
+    axis = _setting("adam", "axis", 0.02)
+    every = "in every resample" if axis["lowest_share"] == 1 else f"in {axis['lowest_share']:.2f} of the resamples"
+    return f"pass@{_study_k()} is lowest at N = {axis['observed_lowest_N']} {every}"
+
+
+def _map_verdicts() -> str:
+    ortho, dense = _setting("adam", "orthogonal", 0.02), _setting("adam", "dense", 0.02)
+    dense_flank = re.fullmatch(r"no dip: N = (\d+) minus lowest includes 0", dense["verdict"]).group(1)
+    return (f"the orthogonal map {ortho['verdict'].replace('dip at', 'dips at')}; the dense map is lowest at "
+            f"N = {dense['observed_lowest_N']}, but its N = {dense_flank} flank's interval includes 0 (no dip)")
+
+
+def _no_dip_at_larger_lr() -> str:
+    (ratio,) = {round(_lrs(opt)[1] / _lrs(opt)[0], 9) for opt in _study()["optimizers"]}
+    larger = [r for r in _records(STUDY) if r["base_lr"] != _lrs(r["optimizer"])[0]]
+    assert larger, "the record has settings at the larger learning rate"
+    return f"At {ratio:g}x the learning rate {'no setting dips' if not any(r['dip'] for r in larger) else 'some dip'}."
+
+
+def _shallow_dips() -> str:
+    ours, paper = _study_flanks(), sorted(_table2_flanks())
+    r = _setting("adam", "orthogonal", 0.02)
+    ns = _study()["group_sizes"]
+    return (f"{ours[0]:.1f} and {ours[1]:.1f} points of pass@{_study_k()} on the two flanks (Adam, orthogonal, rare "
+            f"mass {r['rare_mass']:g}: N = {ns[0]} and N = {ns[-1]} above the lowest N = {r['observed_lowest_N']}), "
+            f"against {paper[0]:.1f} and {paper[1]:.1f} points in the paper's Table 2")
+
+
+def _dip_against_prediction() -> str:
+    ratios = [r["observed_lowest_N"] / r["predicted_N"] for r in _dips()]
+    low = "half" if min(ratios) == 0.5 else f"{min(ratios):g}x"
+    return f"The dip sits at {low} to {max(ratios):g}x the N that"
+
+
+def _share_spread() -> str:
+    r = _setting("adam", "orthogonal", 0.02)
+    held = [n for n, share in zip(r["N"], r["argmin_share"]) if share > 0]
+    return f"the shares spread over N = {min(held)}-{max(held)} (table)"
+
+
+def _sgd_spread() -> str:
+    rare = 0.02  # the table's rare mass
+    ratio = {m: _setting("sgd", m, rare)["sd_between_populations"] / _setting("adam", m, rare)["sd_between_populations"]
+             for m in ("axis", "orthogonal", "dense")}
+    low, high = min(ratio, key=ratio.get), max(ratio, key=ratio.get)
+    return (f"at rare mass {rare:g} the spread between populations is {ratio[low]:.1f}x ({low}) to {ratio[high]:.1f}x "
+            f"({high}) Adam's")
+
+
+def _sign_change() -> str:
+    from fgrpo_sim.sim.group_size_report import fgrpo_entry, format_interval
+
+    low_lr, high_lr = (_setting("adam", "orthogonal", 0.01, lr, path=HELDOUT) for lr in (0.003, 0.03))
+    gamma = 0.5
+    a, b = (fgrpo_entry(r, gamma)["minus_control"] for r in (low_lr, high_lr))
+    return (f"rare mass {low_lr['rare_mass']:g}, gamma {gamma:g}, at the lowest N): {format_interval(a, digits=4)} "
+            f"at lr {low_lr['base_lr']:g}, {format_interval(b, digits=3)} at lr {high_lr['base_lr']:g}.")
+
+
+def _coverage_phrase() -> str:
+    c = _coverages()
+    return (f"{c['normal']:.3f} at {_study()['populations']} populations for a normal law, {c['gamma(4)']:.3f} "
+            f"and {c['gamma(2)']:.3f} for right-skewed ones")
+
+
+def _dips_vs_paper() -> str:
+    return f"The dips are {_outward_range(_study_flanks())} points, the paper's {_outward_range(_table2_flanks())}"
+
+
+def _seed_spread() -> str:
+    r = _setting("adam", "orthogonal", 0.02)
+    return (f"{r['batch_seeds']} batch seeds per population: the spread between populations dominates (sd "
+            f"{r['sd_between_populations']:.3f} vs {r['sd_between_batch_seeds']:.3f} at Adam orthogonal's dip)")
+
+
+def _per_prompt_reference() -> str:
+    p, t = _defaults("sim/population.py", "PopulationSpec"), _defaults("sim/population.py", "TrainSpec")
+    return (f"{p['num_prompts']} prompts with their own logits over common-correct ({p['common_actions']}), "
+            f"rare-correct ({p['rare_actions']}) and incorrect ({p['wrong_actions']}) actions; mu0 ~ "
+            f"Beta({p['beta_a']:g}, {p['beta_b']:g}) in [{p['mu_clip']:g}, {1 - p['mu_clip']:g}], a share rho = "
+            f"{p['rho']:g} of it rare; {t['prompt_batch']} prompts per step")
+
+
+def _m_gamma() -> str:
+    from fgrpo_sim.theory import lr_multiplier
+
+    half, one = 0.5, 1.0
+    return f"({float(lr_multiplier(half)):.3f} at {half:g}, {float(lr_multiplier(one)):.1f} at {one:g})"
+
+
+def _shared_reference() -> str:
+    s = _defaults("sim/population_shared.py", "SharedPopulationSpec")
+    return (f"each common strategy is correct with probability {s['common_correct_prob']:g}, each rare one with "
+            f"{s['rare_correct_prob']:g}")
+
+
+def _and(values) -> str:
+    return " and ".join(f"{v:g}" for v in values)
+
+
+def _study_reference() -> str:
+    spec = _study()
+    pop = spec["population"]
+    quarter = {0.25: "a quarter", 0.5: "half"}[pop["rare_only_share"]]
+    return (f"{pop['num_prompts']} + {pop['heldout_prompts']} held-out prompts, {pop['common_strategies']} common, "
+            f"{pop['rare_strategies']} rare, {pop['wrong_strategies']} wrong strategies, {quarter} rare-only; rare "
+            f"prior {', '.join(f'{m:g}' for m in spec['rare_masses'])}; N = {spec['group_sizes'][0]} .. "
+            f"{spec['group_sizes'][-1]}; GRPO, F-GRPO gamma {_and(spec['gammas'])}, GRPO at "
+            f"lr x m_gamma; {spec['steps']} steps of {spec['prompt_batch']} prompts; Adam lr {_and(spec['adam_lrs'])}, "
+            f"SGD lr {_and(spec['sgd_lrs'])}; "
+            f"{spec['populations']} populations x {spec['seeds']} batch seeds per setting")
+
+
+def _rho_phrase() -> str:
+    lo, hi = _rho_range_for_dip_at()
+    return f"it names N = {DIP_AT} for rho in [{lo:.3f}, {hi:.3f}]"
+
+
+def _planner_phrase() -> str:
+    from fgrpo_sim.planner import MAX_GROUP_SIZE
+
+    return f"Gauss-Jacobi quadrature; N <= {MAX_GROUP_SIZE:,})"
+
+
+def _safe_phrase() -> str:
+    tail, active = _planner_defaults()
+    half = {0.5: "half"}[active]
+    return f"(tail miss <= {tail:g}, at least {half} the groups active)"
+
+
+def _held_out_prompts() -> str:
+    heldout = _defaults("sim/population_shared.py", "SharedPopulationSpec")["heldout_prompts"]
+    return f"{heldout} held-out prompts are never trained"
+
+
+def _figures_phrase() -> str:
+    full = _figure_full()
+    return (f"(`--full`: {full['prompts']} prompts, {full['runs']} runs, N up to {max(_frontier_full_sizes())}) "
+            f"draw the {_population_runs()} runs")
+
+
+def _sheds_half() -> str:
+    kept = _report_value("GRPO final rare mass kept")
+    return f"GRPO sheds {'more than half' if kept < 0.5 else 'less than half'} of the rare-correct mass"
+
+
+def _keeps_more() -> str:
+    """F-GRPO gamma 1 keeps more rare mass than GRPO at the end and at equal pass@1, also than its lr x m_1 control
+    at equal pass@1, at a pass@1 cost."""
+    g, f, low = "GRPO", "F-GRPO gamma=1", "GRPO low-LR (x m_1)"
+    text = _claims_report().split("at equal pass@1")[1].split("Shared")[0]
+    eq = {v: float(re.search(rf"^\s*{re.escape(v)}: (-?[\d.]+)", text, re.M).group(1)) for v in (g, f, low)}
+    more = _report_value(f"{f} final rare mass kept") > _report_value(f"{g} final rare mass kept")
+    holds = more and eq[f] > eq[g] and eq[f] > eq[low] and _report_value("F-GRPO - GRPO final pass@1") < 0
+    return "F-GRPO (gamma 1) keeps more, also at equal" if holds else "F-GRPO (gamma 1) does not keep more"
+
+
+CLAIMS = [
+    Claim(lambda: f"populations, {_population_runs()} runs", source="population_claims.RUNS"),
+    Claim(lambda: "({} min, {} processes)".format(*_recorded_study_times()[:2]),
+          source="benchmarks/RESULTS.md, issue 36's wall clock and process count"),
+    Claim(lambda: f"held-out settings ({_recorded_study_times()[2]:.1f} min)",
+          source="benchmarks/RESULTS.md, the held-out settings' wall time"),
+    Claim(lambda: f"prints every {_population_runs()}-run number quoted here with its {_bootstrap_level()}% percentile",
+          source="population_claims.RUNS, metrics.bootstrap.bootstrap_mean_ci's confidence"),
+    Claim(_sheds_half, source="fgrpo_sim/results/population-claims.txt (GRPO final rare mass kept)"),
+    Claim(_keeps_more, source="fgrpo_sim/results/population-claims.txt (rare mass kept, final and at equal pass@1)"),
+    Claim(lambda: f"pass@{_population_k()} does not move", source="TrainSpec.pass_k"),
+    Claim(lambda: f"pass@{_population_k()} falls under GRPO", source="TrainSpec.pass_k"),
+    Claim(_edge_phrase, source="fgrpo_sim/results/population-claims-settings.txt (at a common pass@1)"),
+    Claim(lambda: f"both pass@1 and pass@{_population_k()} only where", source="TrainSpec.pass_k"),
+    Claim(_map_verdicts, source=STUDY + " (Adam, rare mass 0.02, the table's lr)"),
+    Claim(_axis_lowest_at_the_edge, source=STUDY + " (Adam, axis, rare mass 0.02: lowest_share)"),
+    Claim(_no_dip_at_larger_lr, source=STUDY + " (every setting at the larger lr) and GroupSizeStudySpec's lrs"),
+    Claim(_shallow_dips, source=STUDY + " and paper_tables.table2() (GRPO, math avg, pass@256)"),
+    Claim(_dip_against_prediction, source=STUDY + " (observed_lowest_N / predicted_N of every dip)"),
+    Claim(_share_spread, source=STUDY + " (Adam, orthogonal, rare mass 0.02: argmin_share)"),
+    Claim(_sgd_spread, source=STUDY + " (sd_between_populations, SGD over Adam, per map)"),
+    Claim(_sign_change, source=HELDOUT + " (minus_control, gamma 0.5), group_size_report.format_interval"),
+    Claim(lambda: f"**Intervals** are {_t_level()}% Student t", source="group_size_report.CONFIDENCE"),
+    Claim(_coverage_phrase, source="group_size_report.interval_coverage (seeded, 4000 reps)"),
+    Claim(lambda: f"Below {_min_units()} populations no share", source="group_size_report.MIN_UNITS"),
+    Claim(lambda: f"shared population's pass@{_population_k()} decline", source="TrainSpec.pass_k"),
+    Claim(_dips_vs_paper, source=STUDY + " and paper_tables.table2(), bounds rounded outward"),
+    Claim(lambda: f"not the pass@{_population_k()} gain", source="TrainSpec.pass_k"),
+    Claim(_seed_spread, source=STUDY + " (Adam, orthogonal, rare mass 0.02)"),
+    Claim(lambda: f"Per-prompt SGD needs lr ~{_lr_help_sgd()}", source="`fgrpo simulate population --lr` help"),
+    Claim(_per_prompt_reference, source="PopulationSpec and TrainSpec defaults"),
+    Claim(_m_gamma, source="theory.lr_multiplier"),
+    Claim(_shared_reference, source="SharedPopulationSpec defaults"),
+    Claim(_held_out_prompts, source="SharedPopulationSpec.heldout_prompts"),
+    Claim(_study_reference, source="GroupSizeStudySpec defaults and group_size_study.DEFAULT_POPULATION"),
+    Claim(_rho_phrase, source="planner.rho_for_dip_at(8, beta_difficulty(1, 1))"),
+    Claim(_planner_phrase, source="planner.MAX_GROUP_SIZE"),
+    Claim(_safe_phrase, source="planner.plan_group_size's max_tail_miss and min_active"),
+    Claim(_figures_phrase, source="figures.population (SHARED_FULL, compute_frontier's sizes), population_claims.RUNS"),
+    Claim(lambda: f"held-out pass@{_study_k()} against N", source="group_size_report.METRIC"),
+    Claim(lambda: f"{_notebook('tail_miss')} Pr(B) against N", source="notebooks/ file names"),
+    Claim(lambda: f"{_notebook('mass_redistribution')} Prop.", source="notebooks/ file names"),
+    Claim(lambda: f"{_notebook('focal_population')} the population runs", source="notebooks/ file names"),
+    Claim(lambda: f"{_notebook('group_size_dip')} the dip per optimizer", source="notebooks/ file names"),
+]
+
+GIVEN = [
+    Given("(at N = 2 it removes it", why="the case the sentence derives, not a measurement: every active group of two "
+          "has mu_hat = 1/2, so the focal weight is one constant and Adam's step is blind to a constant gradient "
+          "scale (up to eps)"),
+]
