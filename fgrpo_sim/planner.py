@@ -301,7 +301,7 @@ def predict_dip(difficulty: Difficulty, rho, group_sizes: Sequence[int] = DEFAUL
     tail misses (Lemma 3.1's event B, each weighted by w(X, N) of `_miss_weights`).
 
     A first-order argument about one group: it knows no optimizer and no shared parameters. In the
-    group-size study (docs/population.md) the observed dip sits between half and 4x this N, and under Adam
+    group-size study (docs/population.md) the observed dip sits between half and 8x this N, and under Adam
     shows only when each parameter mixes solution modes or the rare modes are not the globally best ones.
 
     rho (the rare share tau / mu): a number in (0, 1); a `Difficulty` (a Beta law from `beta_difficulty`

@@ -33,8 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 # a number as a reader reads one: 128,000 is one number, 4.0-6.2% two (4.0 and 6.2), 2^17 the base 2 (the
-# exponent is part of the same quantity), 6.3e-5 one; in a name (ZeRO-3, Llama-3.2-3B, 16-bit) none
-NUMBER = re.compile(r"(?<![\w.^])(?<![A-Za-z]-)[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+\.\d+|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w]|\.\d|-[A-Za-z])")
+# exponent is part of the same quantity), 6.3e-5 one; in a name (ZeRO-3, Llama-3.2-3B, 16-bit,
+# pass@256: a metric's name, its k a setting) none
+NUMBER = re.compile(r"(?<![\w.^@])(?<![A-Za-z]-)[-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+\.\d+|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w]|\.\d|-[A-Za-z])")
 # a page's references and versions: the number names something, it does not measure it
 _NAMED_BY = (r"(?:Figs?\.?|Figures?|Tables?|Lemma|Props?\.|Secs?\.|Apps?\.|Eqs?\.|arXiv|[Nn]otebooks?|"
              r"Algorithm|[Ff]loors?|Theorem|Corollary)")

@@ -68,7 +68,7 @@ def test_the_census_counts_what_a_reader_reads(tmp_path):
     page = tmp_path / "page.md"
     page.write_text("Fig 2 and Table 1, 6 and Lemma 3.1 (TRL 1.16): exit 2 at 0 and 1.\n"
                     "A dip of 2.3 points at N = 16, `--lr 0.5` [x](a-2.md) <a id=\"m3\"></a>.\n"
-                    "0 <= tau <= 5 <!-- 8 --> on ZeRO-3, Llama-3.2-3B, 16-bit\n"
+                    "0 <= tau <= 5 <!-- 8 --> on ZeRO-3, Llama-3.2-3B, 16-bit, pass@256\n"
                     "```\nfgrpo x --n 8   # takes 24 min\n```\n"
                     "<!-- generated: fgrpo y -->\n|7|\n<!-- /generated -->\n"
                     "<!-- doc-test -->\n```\n$ fgrpo z\n9\n```\n1. a list\n")

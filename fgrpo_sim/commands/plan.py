@@ -107,5 +107,5 @@ def _dip_line(difficulty, plan) -> str:
     parts = [f"N = {predict_dip(difficulty, rho, sizes).n_star} (rho = {rho:g})" for rho in plan.settings["rho"]]
     return ("pass@k is predicted to dip near " + "; ".join(parts) + " among your candidates, at equal steps "
             "(peak of Lemma 3.1's tail miss weighted by the group's mean |advantage|; a one-group, first-order "
-            "estimate: in the shared-strategy simulator the dip, where it shows, sits between half and 4x this N; "
+            "estimate: in the shared-strategy simulator the dip, where it shows, sits between half and 8x this N; "
             "docs/population.md).")
