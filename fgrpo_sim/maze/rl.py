@@ -7,7 +7,6 @@ generation step (on-policy), token-mean clipped loss (method "grpo"), no KL, tem
 from __future__ import annotations
 
 import tempfile
-import warnings
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -119,9 +118,6 @@ def train_rl(model, tokenizer, mazes: Sequence[Maze], settings: RLSettings, *,
 
         if not show_progress(progress):  # bars on a terminal only (fgrpo_sim/progress.py)
             trainer.remove_callback(ProgressCallback)
-        with warnings.catch_warnings():
-            # transformers 5 renames gradient_checkpointing; TRL 1.16 still uses the old name on every step.
-            warnings.filterwarnings("ignore", message=".*gradient_checkpointing.*", category=FutureWarning)
-            trainer.train()
+        trainer.train()  # FocalGRPOTrainer keeps TRL's deprecated checkpointing calls quiet
     model.eval()
     return [records[k] for k in sorted(records)]

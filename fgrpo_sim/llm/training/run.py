@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -254,10 +253,7 @@ def train_recipe(config: str | Path, overrides: Sequence[str] = (), *, callbacks
         trainer.add_callback(dynamics)
     for callback in callbacks:
         trainer.add_callback(callback)
-    with warnings.catch_warnings():
-        # transformers 5 renames gradient_checkpointing; TRL 1.16 still reads the old name on every step.
-        warnings.filterwarnings("ignore", message=".*gradient_checkpointing.*", category=FutureWarning)
-        trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
+    trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)  # quiet about TRL's checkpointing calls
     trainer.save_model(args.output_dir)
     summary: dict[str, Any] = {}
     if trainer.accelerator.is_main_process:

@@ -38,6 +38,7 @@ them, so a checkpoint taken in the middle of a generation batch resumes with the
 from __future__ import annotations
 
 import os
+import re
 import warnings
 from typing import Any
 
@@ -73,6 +74,18 @@ def check_trl_version(version: str | None = None) -> str:
 
 #: transformers' deprecated checkpointing names that TRL 1.16 itself calls during training (trl/models/utils.py)
 _TRL_DEPRECATED_CALLS = ("is_gradient_checkpointing", "gradient_checkpointing_enable", "gradient_checkpointing_disable")
+
+
+def _ignore_trls_checkpointing_warnings() -> None:
+    """Ignore transformers' FutureWarning for each of `_TRL_DEPRECATED_CALLS`: that exact message, raised in
+    transformers.modeling_utils, nothing else (a caller's own warning, even in the same words, still shows)."""
+    # No config avoids it: trl/models/utils.py:136 and :407 (TRL 1.16) read is_gradient_checkpointing per generation
+    for old in _TRL_DEPRECATED_CALLS:
+        new = old.replace("gradient", "activation")
+        message = f"`{old}` is deprecated and will be removed in v6. Use `{new}` instead."
+        warnings.filterwarnings("ignore", message=re.escape(message) + r"\Z", category=FutureWarning,
+                                module=r"transformers\.modeling_utils\Z")
+
 
 #: Names that make a reward function the default success function when there are several
 #: (`make_math_reward` names its function "math"; "math_reward" is its older name, still accepted).
@@ -254,11 +267,9 @@ class FocalGRPOTrainer(GRPOTrainer):
         if isinstance(checkpoint, (str, os.PathLike)):
             self._restore_generation_state(str(checkpoint))
         with warnings.catch_warnings():
-            # TRL 1.16 turns checkpointing off and on around every generation (its default gradient_checkpointing
-            # is True) through the names transformers 5 deprecated; the warning is about TRL's call sites, never
-            # the user's, and printed on every run. Only these messages, only inside training.
-            for name in _TRL_DEPRECATED_CALLS:
-                warnings.filterwarnings("ignore", message=f"`{name}` is deprecated", category=FutureWarning)
+            # TRL 1.16 reads, and with checkpointing on (its default) toggles, checkpointing around every generation
+            # through names transformers 5 deprecated: TRL's call sites, never the user's. Only inside training.
+            _ignore_trls_checkpointing_warnings()
             return super().train(resume_from_checkpoint, *args, **kwargs)
 
     def _restore_generation_state(self, checkpoint: str) -> None:
