@@ -10,6 +10,7 @@ from functools import cache
 import numpy as np
 
 from doc_census import ROOT, Claim, Given
+from doc_claims.formats import sci
 
 RESULTS = ROOT / "fgrpo_sim" / "results"
 #: The large K the page's conclusions are about (the table's middle column); the claims compute what holds there.
@@ -46,12 +47,6 @@ def _focal_gammas(summary: dict) -> list[float]:
 def _words(items) -> str:
     items = [f"{i:g}" for i in items]
     return " and ".join(items) if len(items) <= 2 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _sci(x: float) -> str:
-    """5e-4 as the page writes it (no zero padding of the exponent)."""
-    mantissa, exponent = f"{x:e}".split("e")
-    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
 
 
 # --- the run's time (benchmarks/RESULTS.md, "Command times", through the helpers tests/test_timings.py uses)
@@ -219,13 +214,13 @@ def _warmup(steps: int) -> str:
 
 def _sft_row() -> str:
     paper, cpu, tiny = (_preset(p) for p in ("paper", "cpu", "tiny"))
-    return "|".join([*(f"{p.sft_steps:,} steps, batch {p.sft_batch}, lr {_sci(p.sft_lr)}{_warmup(p.sft_warmup)}"
+    return "|".join([*(f"{p.sft_steps:,} steps, batch {p.sft_batch}, lr {sci(p.sft_lr)}{_warmup(p.sft_warmup)}"
                        for p in (paper, cpu)), f"{tiny.sft_steps} steps"])
 
 
 def _rl_row() -> str:
     paper, cpu, tiny = (_preset(p) for p in ("paper", "cpu", "tiny"))
-    return "|".join([*(f"{p.rl_steps:,} steps x {p.rl_prompts_per_step} prompts, lr {_sci(p.rl_lr)}"
+    return "|".join([*(f"{p.rl_steps:,} steps x {p.rl_prompts_per_step} prompts, lr {sci(p.rl_lr)}"
                        f"{_warmup(p.rl_warmup)}" for p in (paper, cpu)),
                      f"{tiny.rl_steps} x {tiny.rl_prompts_per_step}"])
 
