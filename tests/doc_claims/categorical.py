@@ -62,6 +62,47 @@ def _optimizer() -> str:
     return f"eps {sci(c.eps)}, {decay}, {c.steps} steps"
 
 
+@cache
+def _claims_record() -> dict[str, str]:
+    """The printed report of `python -m fgrpo_sim.sim.categorical.claims` recorded in benchmarks/RESULTS.md
+    ("Categorical claims with 10 seeds"): its verdict line per claim, and its seed count."""
+    text = (ROOT / "benchmarks" / "RESULTS.md").read_text()
+    section = text.split("## Categorical claims with 10 seeds", 1)[1].split("\n## ", 1)[0]
+    lines = {m.group(1): m.group(2) for m in re.finditer(r"^claim (\d), (.*)$", section, re.M)}
+    seeds = int(re.search(r"^(\d+) seeds; 95% percentile bootstrap", section, re.M).group(1))
+    assert seeds == _claims_seeds() and len(lines) == 3, "RESULTS.md should hold the report of a default run"
+    return lines
+
+
+def _all_claims_hold() -> str:
+    """Claims 1 and 2 print their verdict; claim 3 holds where no interval is below 0 and some above it."""
+    record = _claims_record()
+    first_two = all(re.search(r": yes\b", record[k]) for k in ("1", "2"))
+    above, below, _ = _claim3_lists()
+    return "All three claims hold" if first_two and above and not below else "Not all three claims hold"
+
+
+def _claim3_lists() -> tuple[list[int], list[int], list[int]]:
+    """Claim 3's N whose interval lies above 0, below 0, and includes 0."""
+    import ast
+
+    found = re.findall(r"at N = (\[[^\]]*\]|none)", _claims_record()["3"])
+    above, below, zero = (ast.literal_eval(m) if m != "none" else [] for m in found)
+    return above, below, zero
+
+
+def _claim3() -> str:
+    """Claim 3's intervals (M_ret at gamma 1 minus gamma 0, per N): above 0 from some N on, 0 inside below it."""
+    from fgrpo_sim.sim.categorical.config import PAPER_GROUP_SIZES
+
+    line = _claims_record()["3"]
+    above, below, zero = _claim3_lists()
+    assert not below and above == [n for n in PAPER_GROUP_SIZES if n >= min(above)], line
+    assert zero == [n for n in PAPER_GROUP_SIZES if n < min(above)], line
+    return (f"gamma 1 keeps more retained mass at every N >= {min(above)}; at N = {' and '.join(map(str, zero))} "
+            f"the interval{'s include' if len(zero) > 1 else ' includes'} 0")
+
+
 def _bootstrap() -> str:
     import inspect
 
@@ -153,6 +194,8 @@ CLAIMS = [
     Claim(_lr, source="CategoricalConfig's default lr"),
     Claim(_optimizer, source="CategoricalConfig's defaults: eps, weight_decay, steps"),
     Claim(_bootstrap, source="metrics.bootstrap's default confidence; sim.categorical.claims' --seeds default"),
+    Claim(_all_claims_hold, source="benchmarks/RESULTS.md: the recorded report of sim.categorical.claims"),
+    Claim(_claim3, source="benchmarks/RESULTS.md: claim 3's line of the recorded report of sim.categorical.claims"),
     Claim(_no_focal_effect, source="theory.focal.focal_weight at Fig 2's smallest N and gamma 1"),
     Claim(_study_size, source="fgrpo_sim/results/categorical-study.csv; study.STUDY_SEEDS"),
     Claim(_study_sgd, source="study.study_settings(): the SGD settings' lr"),
