@@ -162,7 +162,7 @@ COMMANDS = doc_commands()
 
 def test_marked_blocks_exist_and_elisions_say_so():
     docs = {c[0] for c in COMMANDS}
-    assert {"README.md", "maze.md", "theory.md"} <= docs
+    assert {"README.md", "theory.md"} <= docs  # maze.md's table is a generated region (make docs)
     for doc, line, _, _, _, output in COMMANDS:
         for row in output:
             assert row.strip() != "...", f"{doc}:{line}: write '... (what is omitted)', not a bare '...'"

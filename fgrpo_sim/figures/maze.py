@@ -17,6 +17,8 @@ from fgrpo_sim.packaged import committed_result
 COMMITTED = committed_result("maze-results.json")
 GAMMA_STYLE = {0.0: ("GRPO", "tab:gray", "o"), 0.5: ("F-GRPO $\\gamma$=0.5", "tab:blue", "s"),
                1.0: ("F-GRPO $\\gamma$=1.0", "tab:red", "^")}
+FIG6_KS = ("1", "128", "1024", "2048")  # Fig 6's panels: pass@1 and the large K where the paper's gap shows
+FIG7_N = 8  # Fig 7's group size (the paper's Fig 7 shows one N too); another N when the summary lacks it
 
 
 def _style(gamma: float):
@@ -139,7 +141,7 @@ def draw_fig6(summary: dict):
 
     from fgrpo_sim.figures.style import new_figure
 
-    ks = [k for k in ("1", "128", "1024", "2048") if k in summary["cells"][0]["pass_at_k"]]
+    ks = [k for k in FIG6_KS if k in summary["cells"][0]["pass_at_k"]]
     fig, axes = new_figure(2, len(ks), width=3.2, height=3.0, squeeze=False)
     gammas = sorted({c["gamma"] for c in summary["cells"]})
     all_ns = sorted({c["N"] for c in summary["cells"]})
@@ -201,7 +203,7 @@ def draw_fig7(summary: dict, n: int | None = None):
     from fgrpo_sim.figures.style import new_figure
 
     ns = sorted({c["N"] for c in summary["cells"]})
-    n = n if n is not None else (8 if 8 in ns else ns[0])
+    n = n if n is not None else (FIG7_N if FIG7_N in ns else ns[0])
     cells = sorted((c for c in summary["cells"] if c["N"] == n), key=lambda c: c["gamma"])
     big = str(max(int(k[len("pass@"):]) for k in cells[0]["curve"][0]
                   if k.startswith("pass@") and k[len("pass@"):].isdigit()))
