@@ -194,6 +194,12 @@ def draw_fig6(summary: dict):
     return fig
 
 
+def fig7_group_size(summary: dict) -> int:
+    """The N fig7-maze draws by default: FIG7_N when the summary holds it, else its smallest N."""
+    ns = sorted({c["N"] for c in summary["cells"]})
+    return FIG7_N if FIG7_N in ns else ns[0]
+
+
 def draw_fig7(summary: dict, n: int | None = None):
     """Training reward, held-out pass@1 and pass@2048 over RL steps for one N (default 8), per gamma:
     the seed mean as a line, the seeds' range as a band (or, for summaries without per-seed curves, each
@@ -202,8 +208,7 @@ def draw_fig7(summary: dict, n: int | None = None):
 
     from fgrpo_sim.figures.style import new_figure
 
-    ns = sorted({c["N"] for c in summary["cells"]})
-    n = n if n is not None else (FIG7_N if FIG7_N in ns else ns[0])
+    n = n if n is not None else fig7_group_size(summary)
     cells = sorted((c for c in summary["cells"] if c["N"] == n), key=lambda c: c["gamma"])
     big = str(max(int(k[len("pass@"):]) for k in cells[0]["curve"][0]
                   if k.startswith("pass@") and k[len("pass@"):].isdigit()))

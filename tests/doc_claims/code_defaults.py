@@ -33,18 +33,8 @@ def field_default(path: str, cls: str, field: str):
                 if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == field)
 
 
-def cli_default(path: str, flag: str):
-    """The `default=` of `add_argument(flag, ...)` in `path`."""
-    for node in ast.walk(_tree(path)):
-        if (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument" and node.args
-                and isinstance(node.args[0], ast.Constant) and node.args[0].value == flag):
-            return next(ast.literal_eval(k.value) for k in node.keywords if k.arg == "default")
-    raise LookupError(f"{path}: no {flag}")
-
-
-def evaluate_assignment(path: str, function: str, target: str, **names):
-    """The value the first assignment to `target` inside `function` takes, evaluated with `names` (e.g. a
-    default chosen by an expression over the data it is given)."""
-    node = next(n for n in ast.walk(_named(path, ast.FunctionDef, function))
-                if isinstance(n, ast.Assign) and [getattr(t, "id", "") for t in n.targets] == [target])
-    return eval(compile(ast.Expression(node.value), path, "eval"), {"__builtins__": {}}, names)  # noqa: S307
+def module_constant(path: str, name: str):
+    """The literal a module assigns to `name` at its top level (`DEFAULT_SEEDS = 10`)."""
+    node = next(n for n in _tree(path).body
+                if isinstance(n, ast.Assign) and [getattr(t, "id", "") for t in n.targets] == [name])
+    return ast.literal_eval(node.value)

@@ -145,14 +145,15 @@ def _fig6() -> str:
 
 def _fig7() -> str:
     """Fig 7's largest pass@K over the RL steps (seed means): does it fall for every gamma, and whose most?"""
-    from fgrpo_sim.figures.maze import FIG7_N
+    from fgrpo_sim.figures.maze import fig7_group_size
 
-    cells = [c for c in _summary()["cells"] if c["N"] == FIG7_N]
+    n = fig7_group_size(_summary())
+    cells = [c for c in _summary()["cells"] if c["N"] == n]
     big = max(int(key[len("pass@"):]) for key in cells[0]["curve"][0] if re.fullmatch(r"pass@\d+", key))
     drop = {c["gamma"]: c["curve"][0][f"pass@{big}"] - c["curve"][-1][f"pass@{big}"] for c in cells}
     falls = "falls for all" if min(drop.values()) > 0 else "does not fall for all"
     fastest = "GRPO's fastest" if max(drop, key=drop.get) == 0.0 else "GRPO's not fastest"
-    return f"(N = {FIG7_N}): pass@{big} {falls}, {fastest}"
+    return f"(N = {n}): pass@{big} {falls}, {fastest}"
 
 
 def _caveats() -> str:

@@ -17,7 +17,7 @@ import shlex
 from functools import cache
 
 from doc_census import ROOT, Claim, Given
-from doc_claims.code_defaults import cli_default, evaluate_assignment, field_default, function_default
+from doc_claims.code_defaults import field_default, function_default, module_constant
 from test_timings import _timings
 
 RESULTS = ROOT / "fgrpo_sim" / "results"
@@ -205,9 +205,10 @@ def _maze_k_phrase() -> str:
 
 
 def _fig7_n() -> int:
-    """The N that fig7-maze draws from the committed Maze record: draw_fig7's own choice over its N."""
-    ns = sorted({cell["N"] for cell in _maze()["cells"]})
-    return evaluate_assignment("fgrpo_sim/figures/maze.py", "draw_fig7", "n", n=None, ns=ns)
+    """The N that fig7-maze draws from the committed Maze record (draw_fig7's default)."""
+    from fgrpo_sim.figures.maze import fig7_group_size
+
+    return fig7_group_size(_maze())
 
 
 # the words around each quoted command time, {} standing for its range in RESULTS.md
@@ -234,7 +235,7 @@ CLAIMS = [
     Claim(_notebooks, source="notebooks/NN_*.py"),
     Claim(lambda: f"Intervals are {function_default(_BOOTSTRAP, 'bootstrap_mean_ci', 'confidence'):.0%} bootstrap",
           source="fgrpo_sim.metrics.bootstrap.bootstrap_mean_ci's confidence default"),
-    Claim(lambda: f"AdamW; {cli_default('fgrpo_sim/sim/categorical/claims.py', '--seeds')} seeds",
+    Claim(lambda: f"AdamW; {module_constant('fgrpo_sim/sim/categorical/claims.py', 'DEFAULT_SEEDS')} seeds",
           source="python -m fgrpo_sim.sim.categorical.claims --seeds default"),
     Claim(lambda: f"population, per-prompt ({_population_runs()} runs)",
           source="fgrpo_sim.sim.population_claims.RUNS"),
