@@ -79,3 +79,13 @@ def _restore_transformers_progress_bars():
     worker (which test runs next depends on how pytest-xdist shares out the files)."""
     with transformers_bars_restored():
         yield
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """pyplot keeps every figure a test draws until closed; close them after each test (only where pyplot is
+    already imported: most tests never draw)."""
+    yield
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close("all")
