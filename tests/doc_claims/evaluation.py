@@ -149,5 +149,4 @@ GIVEN = [
     Given("`1e3` vs 1000: credited", why="an example input of the E-notation rule; tests/test_llm_grading.py "
                                           "checks it"),
     Given("Euler's e times 3", why="math-verify's reading of the example `1e3`, described"),
-    Given("paper Tables 8-9", why="a reference (the census reads a range's end, 9, as a number)"),
 ]

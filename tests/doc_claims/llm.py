@@ -115,8 +115,6 @@ CLAIMS = [
 ]
 
 GIVEN = [
-    Given("vLLM and ZeRO-3", why="a name (DeepSpeed's ZeRO stage 3)"),
-    Given("ZeRO-3 / FSDP2", why="a name (DeepSpeed's ZeRO stage 3)"),
     Given("((R_w + R_c) / 2;", why="a definition: the midpoint of the two rewards"),
     Given("Low (say below 0.2)", why="an example threshold for the reader, not a computed one"),
     Given("Evaluation at n = 1024", why="the paper's samples per problem (Sec. 5), quoted; `fgrpo llm eval` "

@@ -284,8 +284,6 @@ CLAIMS = [
 ]
 
 GIVEN = [
-    Given("Figs 6-7", why="a reference to the paper's figures (the census reads the range's second number as a "
-                          "quantity)"),
     Given("9 x 9 was too hard", why="a maze size tried and abandoned before the cpu preset (an input; its record "
                                     "is the cpu preset's notes)"),
 ]

@@ -80,7 +80,5 @@ CLAIMS = [
 ]
 
 GIVEN = [
-    Given("saves 16-bit weights", why="names the format zero3.yaml sets (DeepSpeed's `zero3_save_16bit_model`)"),
     Given("Gai et al. 2025", why="a citation's year"),
-    Given("Llama-3.2-3B-Instruct: the template's", why="a model's name"),
 ]

@@ -178,7 +178,5 @@ CLAIMS = [
 ]
 
 GIVEN = [
-    Given("(Secs. 3-4, Apps. C/E/F/H/I/N)", why="references to the paper's sections (a range: the census counts "
-                                              "its second end)"),
     Given("its caption says mu 0.64", why="a quote of the paper's Fig 5 caption; no shipped table holds it"),
 ]
