@@ -32,27 +32,22 @@ def load_reports(options: FigureOptions) -> tuple[list[dict], str]:
     """Per-setting reports: from the cached run when present, else the committed JSON lines."""
     import pandas as pd
 
-    from fgrpo_sim.jsonl import read_json_objects
-    from fgrpo_sim.sim.group_size_report import setting_reports
+    from fgrpo_sim.sim.group_size_report import read_reports, setting_reports
 
     cached = Path(options.data_dir or "runs/figure-data") / CACHE_NAME
     if cached.exists():
         return setting_reports(pd.read_parquet(cached)), str(cached)
     if not COMMITTED.exists():
         raise ValueError(f"no study data: run `{COMMAND}` first")
-    return [obj for _, obj in read_json_objects(COMMITTED)], f"fgrpo_sim/results/{COMMITTED.name}"
+    return read_reports(COMMITTED), f"fgrpo_sim/results/{COMMITTED.name}"
 
 
 def compute(options: FigureOptions) -> dict:
     from fgrpo_sim.paper_tables import table2
-    from fgrpo_sim.sim.group_size_report import same_under_sgd
+    from fgrpo_sim.sim.group_size_report import headline_reports
 
     reports, source = load_reports(options)
-    # the figure shows the default population (rare strategies correct on every common-solvable prompt), equal
-    # steps, each optimizer at its first (smaller) learning rate; the rest is in the report and the docs' table
-    main = [r for r in reports if r["rare_correct_prob"] == 1.0 and r["view"] == "equal-steps"]
-    lrs = {opt: min(r["lr"] for r in main if r["optimizer"] == opt) for opt in {r["optimizer"] for r in main}}
-    shown = same_under_sgd([r for r in main if r["lr"] == lrs[r["optimizer"]]])
+    shown, lrs = headline_reports(reports)  # the rest is in the report and the docs' table
     return {"reports": shown, "lrs": lrs, "paper": table2(), "source": source,
             "populations": max(r["populations"] for r in shown), "seeds": max(r["batch_seeds"] for r in shown)}
 

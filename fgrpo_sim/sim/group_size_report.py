@@ -386,17 +386,23 @@ def markdown_table(reports: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def brief_tables(reports: list[dict]) -> str:
-    """docs/population.md's short table, one per rare mass: the default population (rare strategies correct on
-    every common-solvable prompt), equal steps, each optimizer's smaller lr, SGD's identical maps as one row; the
-    flank intervals, where the lowest N lies (its share and every other N's) and F-GRPO against its control."""
+def headline_reports(reports: list[dict]) -> tuple[list[dict], dict[str, float]]:
+    """What the figure and docs/population.md's short table show, with each optimizer's learning rate there: the
+    default population (rare strategies correct on every common-solvable prompt), equal steps, each optimizer at
+    its smaller lr, SGD's identical axis and orthogonal maps as one (empty when the reports hold none of these)."""
     main = [r for r in reports if r["rare_correct_prob"] == 1.0 and r["view"] == "equal-steps"]
-    if not main:
-        raise ValueError("--brief needs settings of the default population (--rare-correct-prob 1) at equal steps")
     lrs = {opt: min(r["lr"] for r in main if r["optimizer"] == opt) for opt in {r["optimizer"] for r in main}}
+    return same_under_sgd([r for r in main if r["lr"] == lrs[r["optimizer"]]]), lrs
+
+
+def brief_tables(reports: list[dict]) -> str:
+    """docs/population.md's short table, one per rare mass, of the headline reports: the flank intervals, where
+    the lowest N lies (its share and every other N's) and F-GRPO against its control."""
+    shown, lrs = headline_reports(reports)
+    if not shown:
+        raise ValueError("--brief needs settings of the default population (--rare-correct-prob 1) at equal steps")
     maps = ("axis", "orthogonal", "dense")  # "axis = orthogonal" sorts as axis
-    rows = sorted(same_under_sgd([r for r in main if r["lr"] == lrs[r["optimizer"]]]),
-                  key=lambda r: (r["optimizer"], maps.index(r["parametrisation"].split(" ")[0])))
+    rows = sorted(shown, key=lambda r: (r["optimizer"], maps.index(r["parametrisation"].split(" ")[0])))
     names = {"adam": "Adam", "sgd": "SGD"}
     tables = []
     for rare in sorted({r["rare_mass"] for r in rows}):
@@ -457,7 +463,7 @@ def coverage_table(units=(2, 3, 5, 10, 20), reps: int = 4000, seed: int = 0) -> 
 __all__ = ["setting_reports", "format_report", "argmin_share", "unit_matrix", "equal_pass1", "best_checkpoint_matrix",
            "SETTING_KEYS", "t_interval", "mean_interval", "paired_interval", "interval_coverage", "COVERAGE_LAWS",
            "MIN_UNITS", "verdict", "curve", "fgrpo_entry", "format_interval", "few_units_warning", "coverage_table",
-           "markdown_table", "same_under_sgd", "brief_tables", "read_reports", "REPORT_KEYS"]
+           "markdown_table", "same_under_sgd", "brief_tables", "headline_reports", "read_reports", "REPORT_KEYS"]
 
 
 if __name__ == "__main__":
