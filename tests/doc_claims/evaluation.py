@@ -104,12 +104,10 @@ def _llama_date() -> str:
 @cache
 def _paper_tables() -> str:
     """The tables `fgrpo_sim/paper_tables/` holds: main_results.csv's `table` column and the files' numbers."""
-    import csv
+    from fgrpo_sim.paper_tables import read_table
 
-    folder = ROOT / "fgrpo_sim" / "paper_tables"
-    with open(folder / "main_results.csv", newline="") as fh:
-        numbers = {int(row["table"]) for row in csv.DictReader(fh)}
-    for path in folder.glob("table*.csv"):
+    numbers = {int(row["table"]) for row in read_table("main_results.csv")}
+    for path in (ROOT / "fgrpo_sim" / "paper_tables").glob("table*.csv"):
         ends = [int(x) for x in re.match(r"table(\d+)(?:_(\d+))?_", path.name).groups() if x]
         numbers |= set(range(ends[0], ends[-1] + 1))
     return f"holds Tables {_ranges(sorted(numbers))} as CSV"

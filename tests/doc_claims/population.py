@@ -17,81 +17,34 @@ from functools import cache
 import numpy as np
 
 from doc_census import ROOT, Claim, Given
+from doc_claims.code_defaults import dataclass_defaults, module_assignments, module_constant, source_tree
+from doc_claims.group_size_records import (HELDOUT, STUDY, population_k, record, records, table2_flanks,
+                                          table2_grpo)
 
 RESULTS = ROOT / "fgrpo_sim" / "results"
-STUDY = "fgrpo_sim/results/population-group-size.jsonl"
-HELDOUT = "fgrpo_sim/results/population-group-size-heldout.jsonl"
 
 
 # ---------------------------------------------------------------- sources, read once
 
-def _literal(node: ast.AST, constants: dict[str, ast.AST]):
-    """A default's value: a literal, a module constant (NAME) or an item of one (NAME["key"])."""
-    if isinstance(node, ast.Name):
-        return _literal(constants[node.id], constants)
-    if isinstance(node, ast.Subscript):
-        return _literal(node.value, constants)[ast.literal_eval(node.slice)]
-    return ast.literal_eval(node)
-
-
-@cache
-def _module_tree(module: str) -> tuple[ast.Module, dict[str, ast.AST]]:
-    tree = ast.parse((ROOT / "fgrpo_sim" / module).read_text())
-    constants = {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)
-                 for target in node.targets if isinstance(target, ast.Name)}
-    return tree, constants
-
-
-def _constant(module: str, name: str):
-    return _literal(_module_tree(module)[1][name], _module_tree(module)[1])
-
-
-@cache
-def _defaults(module: str, cls: str) -> dict:
-    """The field defaults of dataclass `cls` in fgrpo_sim/`module`, read from its source: the simulators import
-    torch at module level (seconds per test run under load), their defaults are plain literals. A default that is
-    no literal (a field factory, an imported name) is left out; asking for it is a KeyError."""
-    tree, constants = _module_tree(module)
-    (node,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls]
-    out = {}
-    for stmt in node.body:
-        if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-            try:
-                out[stmt.target.id] = _literal(stmt.value, constants)
-            except (ValueError, KeyError):
-                continue
-    return out
-
-
 def _study() -> dict:
     """GroupSizeStudySpec's defaults, its population DEFAULT_POPULATION (SharedPopulationSpec's defaults with the
     keywords group_size_study gives it) under "population"."""
-    call = _module_tree("sim/group_size_study.py")[1]["DEFAULT_POPULATION"]
+    call = module_assignments("fgrpo_sim/sim/group_size_study.py")["DEFAULT_POPULATION"]
     assert isinstance(call, ast.Call) and call.func.id == "SharedPopulationSpec", ast.dump(call)
-    population = {**_defaults("sim/population_shared.py", "SharedPopulationSpec"),
+    population = {**dataclass_defaults("fgrpo_sim/sim/population_shared.py", "SharedPopulationSpec"),
                   **{k.arg: ast.literal_eval(k.value) for k in call.keywords}}
-    return {**_defaults("sim/group_size_study.py", "GroupSizeStudySpec"), "population": population}
+    return {**dataclass_defaults("fgrpo_sim/sim/group_size_study.py", "GroupSizeStudySpec"), "population": population}
 
 
 def _lrs(optimizer: str) -> tuple[float, ...]:
-    return _constant("sim/group_size_study.py", "DEFAULT_LRS")[optimizer]
-
-
-@cache
-def _records(path: str) -> tuple[dict, ...]:
-    from fgrpo_sim.jsonl import read_json_objects
-
-    return tuple(obj for _, obj in read_json_objects(ROOT / path))
+    return module_constant("fgrpo_sim/sim/group_size_study.py", "DEFAULT_LRS")[optimizer]
 
 
 def _setting(optimizer: str, parametrisation: str, rare_mass: float, lr: float | None = None,
-             rare_correct_prob: float = 1.0, path: str = STUDY) -> dict:
+             rare_correct_prob: float = 1.0, name: str = STUDY) -> dict:
     """One setting of a record; lr None: the optimizer's first (the table's) learning rate."""
-    lr = _lrs(optimizer)[0] if lr is None else lr
-    (hit,) = [r for r in _records(path) if (r["optimizer"], r["parametrisation"], r["rare_mass"], r["base_lr"],
-                                              r["rare_correct_prob"]) == (optimizer, parametrisation, rare_mass, lr,
-                                                                          rare_correct_prob)]
-    return hit
+    return record(name, optimizer=optimizer, parametrisation=parametrisation, rare_mass=rare_mass,
+                  base_lr=_lrs(optimizer)[0] if lr is None else lr, rare_correct_prob=rare_correct_prob)
 
 
 def _study_k() -> int:
@@ -101,30 +54,6 @@ def _study_k() -> int:
     return int(METRIC.split("@")[1])
 
 
-def _population_k() -> int:
-    """The largest k the population simulators evaluate (TrainSpec.pass_k)."""
-    return max(_defaults("sim/population.py", "TrainSpec")["pass_k"])
-
-
-@cache
-def _table2_flanks() -> tuple[float, float]:
-    """The paper's Table 2 (Qwen2.5-7B, math average): GRPO pass@256 at the smallest and largest N minus its
-    lowest, in points."""
-    grpo = _table2_grpo()
-    values = np.array([grpo[n] for n in sorted(grpo)])
-    # the table prints one decimal: round the differences there (75.0 - 64.1 is 10.899999... in binary)
-    return round(float(values[0] - values.min()), 1), round(float(values[-1] - values.min()), 1)
-
-
-@cache
-def _table2_grpo() -> dict[int, float]:
-    """The paper's Table 2 GRPO pass@256 (math average) per N."""
-    from fgrpo_sim.paper_tables import read_table
-
-    return {int(r["group_size"]): float(r["value"]) for r in read_table("main_results.csv")
-            if (r["table"], r["method"], r["scope"], r["metric"]) == ("2", "GRPO", "math_avg", "pass@256")}
-
-
 def _study_flanks() -> tuple[float, float]:
     """Adam, orthogonal, rare mass 0.02 (the Table 2 reading): N = 2 and N = 1024 minus the lowest N, points."""
     r = _setting("adam", "orthogonal", 0.02)
@@ -132,7 +61,7 @@ def _study_flanks() -> tuple[float, float]:
 
 
 def _dips() -> list[dict]:
-    return [r for r in _records(STUDY) if r["dip"]]
+    return [r for r in records(STUDY) if r["dip"]]
 
 
 def _outward_range(values) -> str:
@@ -174,7 +103,7 @@ def _edge_phrase() -> str:
     reversed_on_train = [flags.strip("`").replace("--optimizer sgd --lr", "SGD lr").replace("--lr", "lr")
                          for flags, split in _settings_rows() if split == "train" and _edge(flags, split) < 0]
     where = " and with ".join(reversed_on_train)
-    return (f"(gamma 1, held out, Adam: {min(adam):.1f}-{max(adam):.1f} points of pass@{_population_k()}) and reverses "
+    return (f"(gamma 1, held out, Adam: {min(adam):.1f}-{max(adam):.1f} points of pass@{population_k()}) and reverses "
             f"on the train split at {where}.")
 
 
@@ -244,7 +173,7 @@ def _figure_full() -> dict:
 def _frontier_full_sizes() -> tuple[int, ...]:
     """The group sizes of population-frontier under --full: `sizes = FULL if options.full else QUICK` in
     figures/population.py's compute_frontier, read from the source (a local of the function)."""
-    tree, _ = _module_tree("figures/population.py")
+    tree = source_tree("fgrpo_sim/figures/population.py")
     (function,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "compute_frontier"]
     (assign,) = [s for s in function.body if isinstance(s, ast.Assign) and getattr(s.targets[0], "id", "") == "sizes"]
     assert ast.unparse(assign.value.test) == "options.full", ast.unparse(assign.value)
@@ -309,15 +238,15 @@ def _map_verdicts() -> str:
 
 def _no_dip_at_larger_lr() -> str:
     (ratio,) = {round(_lrs(opt)[1] / _lrs(opt)[0], 9) for opt in _study()["optimizers"]}
-    larger = [r for r in _records(STUDY) if r["base_lr"] != _lrs(r["optimizer"])[0]]
+    larger = [r for r in records(STUDY) if r["base_lr"] != _lrs(r["optimizer"])[0]]
     assert larger, "the record has settings at the larger learning rate"
     return f"At {ratio:g}x the learning rate {'no setting dips' if not any(r['dip'] for r in larger) else 'some dip'}."
 
 
 def _shallow_dips() -> str:
-    ours, paper = _study_flanks(), _table2_flanks()  # in flank order: smallest N, then largest N
+    ours, paper = _study_flanks(), table2_flanks()  # in flank order: smallest N, then largest N
     r = _setting("adam", "orthogonal", 0.02)
-    ns, grpo = _study()["group_sizes"], _table2_grpo()
+    ns, grpo = _study()["group_sizes"], table2_grpo()
     paper_ns = sorted(grpo)
     return (f"{ours[0]:.1f} and {ours[1]:.1f} points of pass@{_study_k()} on the two flanks (Adam, orthogonal, rare "
             f"mass {r['rare_mass']:g}: N = {ns[0]} and N = {ns[-1]} above the lowest N = {r['observed_lowest_N']}), "
@@ -349,7 +278,7 @@ def _sgd_spread() -> str:
 def _sign_change() -> str:
     from fgrpo_sim.sim.group_size_report import fgrpo_entry, format_interval
 
-    low_lr, high_lr = (_setting("adam", "orthogonal", 0.01, lr, path=HELDOUT) for lr in (0.003, 0.03))
+    low_lr, high_lr = (_setting("adam", "orthogonal", 0.01, lr, name=HELDOUT) for lr in (0.003, 0.03))
     gamma = 0.5
     a, b = (fgrpo_entry(r, gamma)["minus_control"] for r in (low_lr, high_lr))
     return (f"rare mass {low_lr['rare_mass']:g}, gamma {gamma:g}, at the lowest N): {format_interval(a, digits=4)} "
@@ -363,7 +292,7 @@ def _coverage_phrase() -> str:
 
 
 def _dips_vs_paper() -> str:
-    return f"The dips are {_outward_range(_study_flanks())} points, the paper's {_outward_range(_table2_flanks())}"
+    return f"The dips are {_outward_range(_study_flanks())} points, the paper's {_outward_range(table2_flanks())}"
 
 
 def _seed_spread() -> str:
@@ -373,7 +302,7 @@ def _seed_spread() -> str:
 
 
 def _per_prompt_reference() -> str:
-    p, t = _defaults("sim/population.py", "PopulationSpec"), _defaults("sim/population.py", "TrainSpec")
+    p, t = dataclass_defaults("fgrpo_sim/sim/population.py", "PopulationSpec"), dataclass_defaults("fgrpo_sim/sim/population.py", "TrainSpec")
     return (f"{p['num_prompts']} prompts with their own logits over common-correct ({p['common_actions']}), "
             f"rare-correct ({p['rare_actions']}) and incorrect ({p['wrong_actions']}) actions; mu0 ~ "
             f"Beta({p['beta_a']:g}, {p['beta_b']:g}) in [{p['mu_clip']:g}, {1 - p['mu_clip']:g}], a share rho = "
@@ -388,7 +317,7 @@ def _m_gamma() -> str:
 
 
 def _shared_reference() -> str:
-    s = _defaults("sim/population_shared.py", "SharedPopulationSpec")
+    s = dataclass_defaults("fgrpo_sim/sim/population_shared.py", "SharedPopulationSpec")
     return (f"each common strategy is correct with probability {s['common_correct_prob']:g}, each rare one with "
             f"{s['rare_correct_prob']:g}")
 
@@ -428,7 +357,7 @@ def _safe_phrase() -> str:
 
 
 def _held_out_prompts() -> str:
-    heldout = _defaults("sim/population_shared.py", "SharedPopulationSpec")["heldout_prompts"]
+    heldout = dataclass_defaults("fgrpo_sim/sim/population_shared.py", "SharedPopulationSpec")["heldout_prompts"]
     return f"{heldout} held-out prompts are never trained"
 
 
@@ -464,10 +393,10 @@ CLAIMS = [
           source="population_claims.RUNS, metrics.bootstrap.bootstrap_mean_ci's confidence"),
     Claim(_sheds_half, source="fgrpo_sim/results/population-claims.txt (GRPO final rare mass kept)"),
     Claim(_keeps_more, source="fgrpo_sim/results/population-claims.txt (rare mass kept, final and at equal pass@1)"),
-    Claim(lambda: f"pass@{_population_k()} does not move", source="TrainSpec.pass_k"),
-    Claim(lambda: f"pass@{_population_k()} falls under GRPO", source="TrainSpec.pass_k"),
+    Claim(lambda: f"pass@{population_k()} does not move", source="TrainSpec.pass_k"),
+    Claim(lambda: f"pass@{population_k()} falls under GRPO", source="TrainSpec.pass_k"),
     Claim(_edge_phrase, source="fgrpo_sim/results/population-claims-settings.txt (at a common pass@1)"),
-    Claim(lambda: f"both pass@1 and pass@{_population_k()} only where", source="TrainSpec.pass_k"),
+    Claim(lambda: f"both pass@1 and pass@{population_k()} only where", source="TrainSpec.pass_k"),
     Claim(_map_verdicts, source=STUDY + " (Adam, rare mass 0.02, the table's lr)"),
     Claim(_axis_lowest_at_the_edge, source=STUDY + " (Adam, axis, rare mass 0.02: lowest_share)"),
     Claim(_no_dip_at_larger_lr, source=STUDY + " (every setting at the larger lr) and GroupSizeStudySpec's lrs"),
@@ -479,9 +408,9 @@ CLAIMS = [
     Claim(lambda: f"**Intervals** are {_t_level()}% Student t", source="group_size_report.CONFIDENCE"),
     Claim(_coverage_phrase, source="group_size_report.interval_coverage (seeded, 4000 reps)"),
     Claim(lambda: f"Below {_min_units()} populations no share", source="group_size_report.MIN_UNITS"),
-    Claim(lambda: f"shared population's pass@{_population_k()} decline", source="TrainSpec.pass_k"),
+    Claim(lambda: f"shared population's pass@{population_k()} decline", source="TrainSpec.pass_k"),
     Claim(_dips_vs_paper, source=STUDY + " and paper_tables.table2(), bounds rounded outward"),
-    Claim(lambda: f"not the pass@{_population_k()} gain", source="TrainSpec.pass_k"),
+    Claim(lambda: f"not the pass@{population_k()} gain", source="TrainSpec.pass_k"),
     Claim(_seed_spread, source=STUDY + " (Adam, orthogonal, rare mass 0.02)"),
     Claim(lambda: f"Per-prompt SGD needs lr ~{_lr_help_sgd()}", source="`fgrpo simulate population --lr` help"),
     Claim(_per_prompt_reference, source="PopulationSpec and TrainSpec defaults"),

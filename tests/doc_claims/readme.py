@@ -8,7 +8,6 @@ Table 2 (fgrpo_sim/paper_tables/main_results.csv).
 
 from __future__ import annotations
 
-import csv
 import inspect
 import json
 import math
@@ -17,7 +16,8 @@ import shlex
 from functools import cache
 
 from doc_census import ROOT, Claim, Given
-from doc_claims.code_defaults import field_default, function_default, module_constant
+from doc_claims.code_defaults import function_default, module_constant
+from doc_claims.group_size_records import HELDOUT, STUDY, population_k, record, records, table2_flanks
 from test_timings import _timings
 
 RESULTS = ROOT / "fgrpo_sim" / "results"
@@ -67,15 +67,12 @@ def _cores() -> int:
 # ---- code defaults ----------------------------------------------------------------------------------
 
 
-def _population_k() -> int:
-    """The largest k of the population simulator's pass@k (TrainSpec.pass_k)."""
-    return max(field_default("fgrpo_sim/sim/population.py", "TrainSpec", "pass_k"))
-
-
 def _paper_k() -> int:
     """The largest k of the paper's main tables (Tables 1-3: pass@1 and pass@256)."""
-    with open(ROOT / "fgrpo_sim" / "paper_tables" / "main_results.csv") as f:
-        return max(int(row["metric"].split("@")[1]) for row in csv.DictReader(f) if row["metric"].startswith("pass@"))
+    from fgrpo_sim.paper_tables import read_table
+
+    return max(int(row["metric"].split("@")[1]) for row in read_table("main_results.csv")
+               if row["metric"].startswith("pass@"))
 
 
 def _dpi() -> int:
@@ -99,20 +96,8 @@ def _notebooks() -> str:
 # ---- the committed group-size records ----------------------------------------------------------------
 
 
-@cache
-def _records(name: str) -> list[dict]:
-    return [json.loads(line) for line in (RESULTS / name).read_text().splitlines() if line.strip()]
-
-
-def _record(name: str, **setting) -> dict:
-    found = [r for r in _records(name) if all(r[k] == v for k, v in setting.items())]
-    assert len(found) == 1, f"{name}: {len(found)} records for {setting}"
-    return found[0]
-
-
 # the setting the README quotes: rare_correct_prob 1 (each rare strategy solves every common-solvable prompt), rare mass 0.02
 _MAIN = dict(rare_correct_prob=1.0, rare_mass=0.02)
-_GROUP_SIZE = "population-group-size.jsonl"
 
 
 def _lowest_n(verdict: str) -> int | None:
@@ -121,45 +106,34 @@ def _lowest_n(verdict: str) -> int | None:
 
 
 def _adam_dip_phrase() -> str:
-    mixed = _record(_GROUP_SIZE, **_MAIN, optimizer="adam", parametrisation="orthogonal", lr=0.01)
-    axis = _record(_GROUP_SIZE, **_MAIN, optimizer="adam", parametrisation="axis", lr=0.01)
+    mixed = record(STUDY, **_MAIN, optimizer="adam", parametrisation="orthogonal", lr=0.01)
+    axis = record(STUDY, **_MAIN, optimizer="adam", parametrisation="axis", lr=0.01)
     axis_word = "none" if _lowest_n(axis["verdict"]) is None else f"one at N = {_lowest_n(axis['verdict'])}"
     return (f"under Adam, a dip (N = {_lowest_n(mixed['verdict'])}) only when parameters mix strategies "
             f"(orthogonal map), {axis_word} with one parameter per strategy")
 
 
 def _sgd_and_larger_lr_phrase() -> str:
-    sgd = _record(_GROUP_SIZE, **_MAIN, optimizer="sgd", parametrisation="orthogonal", lr=2.0)
-    records = [r for r in _records(_GROUP_SIZE) if all(r[k] == v for k, v in _MAIN.items())]
+    sgd = record(STUDY, **_MAIN, optimizer="sgd", parametrisation="orthogonal", lr=2.0)
+    main = [r for r in records(STUDY) if all(r[k] == v for k, v in _MAIN.items())]
     # each optimizer's two learning rates: the larger one is the same multiple of the smaller for both
     ratios = set()
     larger_dips = []
     for optimizer in ("adam", "sgd"):
-        lrs = sorted({r["lr"] for r in records if r["optimizer"] == optimizer})
+        lrs = sorted({r["lr"] for r in main if r["optimizer"] == optimizer})
         ratios.add(round(lrs[-1] / lrs[0], 6))
-        larger_dips += [r["verdict"] for r in records if r["optimizer"] == optimizer and r["lr"] == lrs[-1]
+        larger_dips += [r["verdict"] for r in main if r["optimizer"] == optimizer and r["lr"] == lrs[-1]
                         and _lowest_n(r["verdict"]) is not None]
     assert len(ratios) == 1, ratios
     word = "none" if not larger_dips else "; ".join(larger_dips)
     return f"SGD dips at N = {_lowest_n(sgd['verdict'])}; {word} at {ratios.pop():g}x the lr"
 
 
-def _paper_table2_flanks() -> tuple[float, float]:
-    """The paper's Table 2 dip (GRPO rows, math "Avg." pass@256): N = 2 minus the lowest, the largest N
-    minus the lowest, in points."""
-    with open(ROOT / "fgrpo_sim" / "paper_tables" / "main_results.csv") as f:
-        rows = {int(r["group_size"]): float(r["value"]) for r in csv.DictReader(f)
-                if r["table"] == "2" and r["method"] == "GRPO" and r["scope"] == "math_avg"
-                and r["metric"] == "pass@256"}
-    lowest = min(rows.values())
-    return rows[min(rows)] - lowest, rows[max(rows)] - lowest
-
-
 def _dip_size_phrase() -> str:
-    ours = _record(_GROUP_SIZE, **_MAIN, optimizer="adam", parametrisation="orthogonal", lr=0.01)
+    ours = record(STUDY, **_MAIN, optimizer="adam", parametrisation="orthogonal", lr=0.01)
     first, last = 100 * ours["first_minus_lowest"][0], 100 * ours["last_minus_lowest"][0]
-    paper_first, paper_last = _paper_table2_flanks()
-    return (f"{first:.1f} and {last:.1f} points of pass@{_population_k()} on its flanks, against "
+    paper_first, paper_last = table2_flanks()
+    return (f"{first:.1f} and {last:.1f} points of pass@{population_k()} on its flanks, against "
             f"{paper_first:.1f} and {paper_last:.1f} in the paper's Table 2")
 
 
@@ -170,11 +144,11 @@ def _sign(interval: list[float]) -> str:
 
 def _control_sign_phrase() -> str:
     """F-GRPO (gamma 0.5) minus its lr x m_gamma control at the observed lowest N, held-out setting."""
-    records = sorted((r for r in _records("population-group-size-heldout.jsonl")
-                      if r["optimizer"] == "adam" and r["parametrisation"] == "orthogonal" and r["rare_mass"] == 0.01),
-                     key=lambda r: r["lr"])
+    settings = sorted((r for r in records(HELDOUT)
+                       if r["optimizer"] == "adam" and r["parametrisation"] == "orthogonal" and r["rare_mass"] == 0.01),
+                      key=lambda r: r["lr"])
     signs = [(r["lr"], _sign(next(f for f in r["fgrpo_at_lowest"] if f["gamma"] == 0.5)["minus_control"]))
-             for r in records]
+             for r in settings]
     (low_lr, low_sign), (high_lr, high_sign) = signs[0], signs[-1]
     return f"({low_sign} at Adam lr {low_lr:g}, {high_sign} at {high_lr:g})"
 
@@ -229,7 +203,7 @@ CLAIMS = [
     Claim(lambda: f"Times are ranges on {_cores()} CPU cores", source="benchmarks/RESULTS.md machine column"),
     Claim(lambda: f"PNG ({_dpi()} dpi)", source="fgrpo_sim.figures.registry.save_figure's dpi default"),
     Claim(lambda: f"at the categorical start, N up to 2^{_fig5_exponent()}", source="theory_figures.compute_fig5 grid"),
-    Claim(lambda: f"pass@1 against pass@{_population_k()}, and rare mass",
+    Claim(lambda: f"pass@1 against pass@{population_k()}, and rare mass",
           source="fgrpo_sim.sim.population.TrainSpec.pass_k"),
     Claim(lambda: f"training curves at N = {_fig7_n()}", source="fig7-maze drawn from fgrpo_sim/results/maze-results.json"),
     Claim(_notebooks, source="notebooks/NN_*.py"),
@@ -239,9 +213,9 @@ CLAIMS = [
           source="python -m fgrpo_sim.sim.categorical.claims --seeds default"),
     Claim(lambda: f"population, per-prompt ({_population_runs()} runs)",
           source="fgrpo_sim.sim.population_claims.RUNS"),
-    Claim(lambda: f"F-GRPO keeps more at equal pass@1; pass@{_population_k()} does not move",
+    Claim(lambda: f"F-GRPO keeps more at equal pass@1; pass@{population_k()} does not move",
           source="fgrpo_sim.sim.population.TrainSpec.pass_k"),
-    Claim(lambda: f"pass@{_population_k()} falls under GRPO", source="fgrpo_sim.sim.population.TrainSpec.pass_k"),
+    Claim(lambda: f"pass@{population_k()} falls under GRPO", source="fgrpo_sim.sim.population.TrainSpec.pass_k"),
     Claim(_adam_dip_phrase, source="fgrpo_sim/results/population-group-size.jsonl, Adam lr 0.01, rare mass 0.02"),
     Claim(_sgd_and_larger_lr_phrase, source="fgrpo_sim/results/population-group-size.jsonl, rare mass 0.02"),
     Claim(_maze_seeds_phrase, source="fgrpo_sim/results/maze-results.json preset"),
