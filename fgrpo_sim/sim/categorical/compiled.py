@@ -131,6 +131,8 @@ def _load_kept(dir_fd: int, name: str, folder: Path) -> ctypes.CDLL | None:
         return None
     try:
         recorded = _read_all(record_fd, 128).decode("ascii", "replace").strip()
+    except OSError:
+        return None
     finally:
         os.close(record_fd)
     lib_fd = _open_trusted(name, dir_fd, MAX_LIBRARY_BYTES)
@@ -140,6 +142,8 @@ def _load_kept(dir_fd: int, name: str, folder: Path) -> ctypes.CDLL | None:
         if hashlib.sha256(_read_all(lib_fd, MAX_LIBRARY_BYTES)).hexdigest() != recorded:
             return None  # torn, empty, edited or not the build the record describes: build again
         return _load_fd(lib_fd, folder / name)
+    except OSError:
+        return None  # our own file, yet not a library dlopen accepts (e.g. empty): build again
     finally:
         os.close(lib_fd)
 
