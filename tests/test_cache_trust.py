@@ -280,6 +280,6 @@ def test_simulate_categorical_never_loads_a_planted_sampler(tmp_path, planted_li
     result = _fgrpo(cache, "simulate", "categorical", "--out", str(tmp_path / "out.csv"), "--n", "4", "--gamma", "0",
                     "--seeds", "0", "--steps", "2", "--stride", "1", "--num-actions", "20", "--num-correct", "4",
                     "--backend", "native", "--device", "cpu", "--no-progress", FGRPO_TEST_MARKER=str(marker))
-    assert result.returncode == 0, result.stderr
     assert not marker.exists()
+    assert result.returncode == 0, result.stderr
     assert (_private(cache) / name).is_file()  # the real kernel, built and kept in the private folder
