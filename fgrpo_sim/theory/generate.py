@@ -5,11 +5,13 @@
 
 Each module holds lambdify's own source of the function(s) a `@closed_form` derivation returns, with one import
 line per module its global names come from (each name checked to be the very object lambdify used, so the
-committed function computes what the live one computes), and `FORM`, what `lambdified(NAME)` returns.
+committed function computes what the live one computes), and `FORM`, what `lambdified(NAME)` returns. The output
+depends only on the derivations and the sympy that prints them (named in each header).
 """
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import inspect
 import pkgutil
@@ -39,11 +41,15 @@ def _function_source(fn: Callable, name: str) -> tuple[str, dict[str, str]]:
     source = inspect.getsource(fn)
     if not source.startswith(f"def {fn.__name__}("):
         raise ValueError(f"{name}: unexpected lambdify source {source[:60]!r}")
+    if "_Dummy" in source:  # a new name every run: the committed text could never match
+        raise ValueError(f"{name}: lambdify renamed an argument to a Dummy; give it a plain Symbol")
     origins = {}
     for global_name in fn.__code__.co_names:
         if global_name not in fn.__globals__:
             continue  # an attribute (x.real), not a global
         value = fn.__globals__[global_name]
+        if getattr(builtins, global_name, _MISSING) is value:
+            continue  # a builtin (abs, min) is the same object in the generated module, no import
         origin = next((m for m in SOURCE_MODULES
                        if getattr(importlib.import_module(m), global_name, _MISSING) is value), None)
         if origin is None:
