@@ -283,3 +283,14 @@ def test_simulate_categorical_never_loads_a_planted_sampler(tmp_path, planted_li
     assert not marker.exists()
     assert result.returncode == 0, result.stderr
     assert (_private(cache) / name).is_file()  # the real kernel, built and kept in the private folder
+
+
+@needs_compiler
+def test_each_load_is_the_library_it_checked(tmp_path, monkeypatch):
+    """dlopen matches a name against what it loaded before opening anything: two different builds loaded in one
+    process (kept or fresh) must each be their own library, never an earlier one under a reused name."""
+    monkeypatch.setenv("FGRPO_CACHE_DIR", str(tmp_path / "cache"))
+    other = "int which(void) { return 2; }\n"
+    for _ in range(2):  # built and kept, then loaded from what was kept
+        assert compiled.load_library(GOOD).which() == 1
+        assert compiled.load_library(other).which() == 2

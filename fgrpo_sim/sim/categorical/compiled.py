@@ -9,8 +9,8 @@ can write must never hand us one. The trust rule (docs/reliability.md, "Caches a
 - The library `count_sampler_<key>.so` and its record `count_sampler_<key>.sha256` (the library's SHA-256, written
   when this user built it) must be regular files there, owned by the effective user, writable by nobody else.
   They are opened without following links and without blocking (a FIFO or a folder in their place never hangs).
-- The library's bytes are hashed through the very descriptor that is then loaded (`/proc/self/fd/N`), and must
-  match the record. Key: a hash of the kernel's text, the machine and the CPU flags (an edited kernel.c compiles
+- The library's bytes, read once through that descriptor, must hash to the record; those very bytes are then
+  loaded, from a fresh 0700 temporary folder of this process (nobody else can swap them before dlopen). Key: a hash of the kernel's text, the machine and the CPU flags (an edited kernel.c compiles
   anew; a -march=native build never runs on another CPU).
 - Root is no exception: a file or folder owned by another user is refused.
 
@@ -118,13 +118,18 @@ def _read_all(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _load_fd(fd: int, fallback_path: Path) -> ctypes.CDLL:
-    """dlopen the file open at `fd` (the bytes that were hashed), not whatever its path names now."""
-    by_fd = f"/proc/self/fd/{fd}"
-    return ctypes.CDLL(by_fd if os.path.exists(by_fd) else str(fallback_path))
+def _load_private_copy(data: bytes) -> ctypes.CDLL:
+    """dlopen `data` (bytes already checked) from a fresh folder of this process: mkdtemp makes it 0700 and ours,
+    so no one else can change the file between the check and the load, and its new name keeps dlopen from
+    handing back a library it loaded earlier under the same name (it matches names before it opens)."""
+    with tempfile.TemporaryDirectory(prefix="fgrpo-sim-native-") as tmp:
+        path = Path(tmp) / "count_sampler.so"
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as handle:
+            handle.write(data)
+        return ctypes.CDLL(str(path))  # mapped now: removing the folder leaves the library loaded
 
 
-def _load_kept(dir_fd: int, name: str, folder: Path) -> ctypes.CDLL | None:
+def _load_kept(dir_fd: int, name: str) -> ctypes.CDLL | None:
     """The kept library NAME when it and its record pass the rule and its bytes match the record, else None."""
     record_fd = _open_trusted(name.removesuffix(".so") + ".sha256", dir_fd, limit=128)
     if record_fd is None:
@@ -139,9 +144,10 @@ def _load_kept(dir_fd: int, name: str, folder: Path) -> ctypes.CDLL | None:
     if lib_fd is None:
         return None
     try:
-        if hashlib.sha256(_read_all(lib_fd, MAX_LIBRARY_BYTES)).hexdigest() != recorded:
+        data = _read_all(lib_fd, MAX_LIBRARY_BYTES)
+        if hashlib.sha256(data).hexdigest() != recorded:
             return None  # torn, empty, edited or not the build the record describes: build again
-        return _load_fd(lib_fd, folder / name)
+        return _load_private_copy(data)
     except OSError:
         return None  # our own file, yet not a library dlopen accepts (e.g. empty): build again
     finally:
@@ -187,10 +193,10 @@ def load_library(source: str) -> ctypes.CDLL:
     dir_fd = _open_private_folder()
     try:
         if dir_fd is not None:
-            kept = _load_kept(dir_fd, name, private_folder())
+            kept = _load_kept(dir_fd, name)
             if kept is not None:
                 return kept
-        # mkdtemp: a new folder, mode 0700, ours; the build is hashed and loaded through one descriptor
+        # mkdtemp: a new folder, mode 0700, ours; the build's bytes are read once, then kept and loaded
         with tempfile.TemporaryDirectory(prefix="fgrpo-sim-native-") as tmp:
             built = _compile(source, Path(tmp))
             lib_fd = os.open(built, _OPEN_FLAGS)
@@ -205,9 +211,9 @@ def load_library(source: str) -> ctypes.CDLL:
                               (hashlib.sha256(data).hexdigest() + "\n").encode())
                     except OSError:
                         pass  # a full or read-only cache only costs the next start a build
-                return _load_fd(lib_fd, built)
             finally:
                 os.close(lib_fd)
+        return _load_private_copy(data)
     finally:
         if dir_fd is not None:
             os.close(dir_fd)
