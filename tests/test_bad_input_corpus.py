@@ -409,6 +409,50 @@ CASES += [
      "trainer_state.json log_history[0]: field 'dynamics/pass@1' must be a probability"),
 ]
 
+
+
+def gs_record(field: str, raw: str) -> str:
+    """The committed group-size record's first report (one JSON line) with `field` (a dotted path, list
+    indices as numbers: "argmin_share.0") replaced by the JSON text `raw` (NaN, 1e400: what json.dumps never
+    writes), as a careless editor or another tool would leave it."""
+    from fgrpo_sim.packaged import committed_result
+
+    report = json.loads(committed_result("population-group-size.jsonl").read_text().splitlines()[0])
+    *path, last = [int(k) if k.isdigit() else k for k in field.split(".")]
+    node = report
+    for key in path:
+        node = node[key]
+    node[last] = "@@"
+    return json.dumps(report).replace('"@@"', raw) + "\n"
+
+
+FROM = ["simulate", "group-size", "--from", "{tmp}/r.jsonl"]
+# issue 43: --from (and every reader of a saved report: the figure, the docs) checks each field by kind
+CASES += [(f"group-size-from-{case}", FROM, {"r.jsonl": gs_record(field, raw)}, f"r.jsonl line 1: {needle}")
+          for case, field, raw, needle in [
+    ("nan-pass256", "pass256.3", "NaN", "field 'pass256[3]' must be a probability in [0, 1], got nan"),
+    ("infinity-share", "lowest_share", "Infinity", "field 'lowest_share' must be a probability in [0, 1], got inf"),
+    ("float-beyond-range", "rare_share_median", "1e400", "field 'rare_share_median' must be a probability"),
+    ("fractional-predicted-n", "predicted_N", "16.5", "field 'predicted_N' must be an integer in [1, 2^63 - 1], got 16.5"),
+    ("minus-infinity-share", "argmin_share.0", "-Infinity", "field 'argmin_share[0]' must be a probability"),
+    ("lr-beyond-float", "lr", str(HUGE), "field 'lr' must be a number >= 0, got 1000"),
+    ("lowest-n-null", "observed_lowest_N", "null", "field 'observed_lowest_N' must be an integer in [1, 2^63 - 1], got None"),
+    ("short-interval", "first_minus_lowest", "[0.01, 0.0]",
+     "field 'first_minus_lowest' must be an interval [estimate, low, high], got [0.01, 0.0]"),
+    ("fgrpo-a-dict", "fgrpo_at_lowest", '{"gamma": 0.5}', "field 'fgrpo_at_lowest' must be a list, got {'gamma': 0.5}"),
+    ("text-lr", "lr", '"0.01"', "field 'lr' must be a number >= 0, got '0.01'"),
+    ("text-rare-mass", "rare_mass", '"0.02"', "field 'rare_mass' must be a probability mass in [0, 1], got '0.02'"),
+    # of our own: the record's consistency, and nested fields
+    ("lowest-n-not-run", "observed_lowest_N", "3", "field 'observed_lowest_N' = 3 is not one of the report's N"),
+    ("pass256-one-short", "pass256", "[0.5, 0.5]", "field 'pass256' must be a list of 10 values (one per N)"),
+    ("n-unsorted", "N", "[4, 2, 8, 16, 32, 64, 128, 256, 512, 1024]", "field 'N' must list group sizes in increasing"),
+    ("bool-dip", "dip", "1", "field 'dip' must be true or false, got 1"),
+    ("nested-nan", "fgrpo_at_lowest.0.minus_grpo.0", "NaN", "field 'fgrpo_at_lowest[0].minus_grpo[0]' must be a number"),
+    ("best-checkpoint-lowest-n", "best_checkpoint.observed_lowest_N", "5",
+     "field 'best_checkpoint.observed_lowest_N' = 5 is not one of the report's N"),
+    ("curve-pass1-text", "curves.0.pass1.0", '"x"', "field 'curves[0].pass1[0]' must be a probability"),
+]]
+
 # Outputs a failing case must not leave: any of these names under the test folder.
 OUTPUTS = ("out.csv", "out.jsonl", "out.jsonl.meta.json", "out.jsonl.tmp", "figs", "rep", "o.jsonl", "m/summary.json")
 
