@@ -453,6 +453,31 @@ CASES += [(f"group-size-from-{case}", FROM, {"r.jsonl": gs_record(field, raw)}, 
     ("curve-pass1-text", "curves.0.pass1.0", '"x"', "field 'curves[0].pass1[0]' must be a probability"),
 ]]
 
+CAT_PARQUET = [*CAT[:2], "--out", "{tmp}/out.parquet", *CAT[4:]]
+# issue 43: a resume checks what it keeps against the run: no NaN in a policy metric, steps within the run,
+# settings that agree with their config_id, parquet number columns stored as numbers
+CASES += [
+    ("categorical-resume-nan-qpos", CAT, {"out.csv": "CAT_TABLE:nan-qpos"}, "out.csv line 3: q_pos = NaN is not a finite"),
+    ("categorical-resume-parquet-nan-qpos", CAT_PARQUET, {"out.parquet": "CAT_TABLE:nan-qpos"},
+     "out.parquet row 2: q_pos = nan is not a finite number"),
+    ("categorical-resume-step-negative", CAT, {"out.csv": "CAT_TABLE:step-negative"}, "out.csv line 3: step = -1 is not >= 0"),
+    ("categorical-resume-step-beyond-the-run", CAT, {"out.csv": "CAT_TABLE:step-beyond"},
+     "out.csv line 4: step 99 is not one this run of config_id"),
+    ("categorical-resume-surrogate-of-another-setting", CAT, {"out.csv": "CAT_TABLE:surrogate-all"},
+     "out.csv line 2: surrogate = 'prob' contradicts config_id"),
+    ("categorical-resume-surrogate-differs-within-its-id", CAT, {"out.csv": "CAT_TABLE:surrogate-one"},
+     "out.csv line 3: surrogate = 'prob' contradicts config_id"),
+    ("categorical-resume-lr-differs-within-its-id", CAT, {"out.csv": "CAT_TABLE:lr-one"},
+     "out.csv line 3: lr = 0.5 contradicts config_id"),
+    ("categorical-resume-parquet-text-seed", CAT_PARQUET, {"out.parquet": "CAT_TABLE:text-seed"},
+     "out.parquet row 1: seed = '0' is stored as text, not as numbers"),
+    ("group-size-resume-parquet-text-seed", GS_PARQUET, {"g.parquet": "GS_TABLE:text-seed"},
+     "g.parquet row 1: seed = '0' is stored as text, not as numbers"),
+    ("group-size-resume-step-beyond-the-row", GS, {"g.csv": "GS_TABLE:step-beyond"},
+     "g.csv line 9: step 99 is beyond its row's 1 steps"),
+    ("group-size-resume-step-negative", GS, {"g.csv": "GS_TABLE:step-negative"}, "g.csv line 9: step = -1 is not >= 0"),
+]
+
 # Outputs a failing case must not leave: any of these names under the test folder.
 OUTPUTS = ("out.csv", "out.jsonl", "out.jsonl.meta.json", "out.jsonl.tmp", "figs", "rep", "o.jsonl", "m/summary.json")
 
@@ -469,6 +494,8 @@ def _write_files(tmp: Path, files: dict) -> None:
             _categorical_table_with_inf(path, cut=int(content.split(":")[1]))
         elif isinstance(content, str) and content.startswith("GS_TABLE:"):
             _damaged_group_size_table(path, content.split(":", 1)[1])
+        elif isinstance(content, str) and content.startswith("CAT_TABLE:"):
+            _damaged_categorical_table(path, content.split(":", 1)[1])
         elif content == "PARQUET_FOREIGN":
             import pandas as pd
 
@@ -533,6 +560,8 @@ def _damaged_group_size_table(path: Path, damage: str) -> None:
             table = table.drop(index=8)
         elif damage == "nan":
             table.loc[4, "heldout_pass@256"] = np.nan
+        elif damage == "text-seed":
+            table["seed"] = table["seed"].astype(str)
         table.to_parquet(path, index=False)
         return
     lines = data.decode().splitlines()
@@ -545,7 +574,7 @@ def _damaged_group_size_table(path: Path, damage: str) -> None:
 
     edits = {"nan": (6, "heldout_pass@256", "NaN"), "empty-metric": (10, "train_dnll_rare", ""),
              "empty-chunk": (3, "chunk", ""), "text-n": (5, "N", "two"), "half-seed": (8, "seed", "0.5"),
-             "inf-lr": (9, "lr", "-inf")}
+             "inf-lr": (9, "lr", "-inf"), "step-beyond": (9, "step", "99"), "step-negative": (9, "step", "-1")}
     if damage in edits:
         set_field(*edits[damage])
     elif damage == "repeat":
@@ -562,6 +591,32 @@ def _damaged_group_size_table(path: Path, damage: str) -> None:
         at = sum(len(line) + 1 for line in raw.split(b"\n")[:6]) + 5  # inside line 7
         raw = raw[:at] + b"\xff" + raw[at + 1:]
     path.write_bytes(raw)
+
+
+def _damaged_categorical_table(path: Path, damage: str) -> None:
+    """A finished categorical table of the CAT setting (steps 0, 1, 2 on lines 2-4; parquet rows 1-3), written
+    by the command at `path` (.csv or .parquet), then given one `damage` (issue 43's resume cases)."""
+    import numpy as np
+    import pandas as pd
+
+    from fgrpo_sim.cli import main
+
+    try:
+        main([a.replace("{tmp}/out.csv", str(path)).replace("{tmp}", str(path.parent)) for a in CAT])
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    parquet = path.suffix == ".parquet"
+    table = pd.read_parquet(path) if parquet else pd.read_csv(path, dtype=str, keep_default_na=False)
+    if damage == "nan-qpos":
+        table.loc[1, "q_pos"] = np.nan if parquet else "NaN"
+    elif damage == "text-seed":
+        table["seed"] = table["seed"].astype(str)
+    else:
+        row, column, value = {"step-negative": (1, "step", "-1"), "step-beyond": (2, "step", "99"),
+                              "surrogate-one": (1, "surrogate", "prob"), "lr-one": (1, "lr", "0.5"),
+                              "surrogate-all": (slice(None), "surrogate", "prob")}[damage]
+        table.loc[row, column] = value
+    table.to_parquet(path, index=False) if parquet else table.to_csv(path, index=False)
 
 
 def run_case(tmp: Path, args, files, capsys) -> tuple[str, int, str]:

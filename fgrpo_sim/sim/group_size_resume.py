@@ -32,7 +32,18 @@ TABLE_SCHEMA = TableSchema(
     integers=("population", "N", "seed", "steps", "step", "rollouts"),
     numbers=("rare_correct_prob", "rare_mass", "base_lr", "gamma", "lr"),
     metrics=(*(f"{split}_{m}" for split in ("train", "heldout") for m in METRICS), "train_dnll_rare"),
-    key=("chunk", *SETTINGS, "step"))
+    key=("chunk", *SETTINGS, "step"),
+    bounds=(("population", 0, None), ("N", 1, None), ("steps", 0, None), ("step", 0, None), ("rollouts", 0, None),
+            ("rare_correct_prob", 0, 1), ("rare_mass", 0, 1), ("base_lr", 0, None), ("lr", 0, None),
+            ("gamma", 0, None)))
+
+
+def _row_rules(table: pd.DataFrame) -> list:
+    """A row's step lies within its own run (result_table's `rules`): a step beyond `steps` is refused by line."""
+    return [(table["step"] > table["steps"], lambda i: f"step {table['step'].iloc[i]} is beyond its row's "
+             f"{table['steps'].iloc[i]} steps")]
+
+
 HINT = "pass --no-resume to overwrite it, or choose another file"
 
 
@@ -76,7 +87,7 @@ def read_kept_chunks(out: str | Path, spec: GroupSizeStudySpec, hint: str = HINT
     """The rows of `out` a resumed run keeps (whole chunks; a planned key's chunk with other settings dropped),
     each row and each kept chunk checked; ValueError naming the file and the line or chunk otherwise."""
     out = Path(out)
-    table = read_result_table(out, TABLE_SCHEMA, hint, label="--out")
+    table = read_result_table(out, TABLE_SCHEMA, hint, label="--out", rules=_row_rules)
     if table.empty:  # a header only: nothing to keep, but the columns it needs
         return pd.DataFrame(columns=list(TABLE_SCHEMA.columns))
     planned = {chunk_id(spec, opt, kind): (opt, kind) for opt, kind in chunks(spec)}
