@@ -60,9 +60,10 @@ Rules = Callable[[pd.DataFrame], list[tuple[Any, Callable[[int], str]]]]
 
 
 def read_result_table(path: str | Path, schema: TableSchema, hint: str, label: str = "out",
-                      rules: Rules | None = None) -> pd.DataFrame:
+                      rules: Rules | None = None, action: str = "resume from") -> pd.DataFrame:
     """The table in `path` (.csv or .parquet, by suffix in any case), every row checked against `schema`
-    and the run's `rules`, its columns at their proper dtype; an empty DataFrame when it holds a header only."""
+    and the run's `rules`, its columns at their proper dtype; an empty DataFrame when it holds a header only.
+    `action` words the refusal ("cannot resume from FILE ...", or "cannot read" for a committed record)."""
     path = Path(path)
     kind = path.suffix.lower()
     if kind == ".csv":
@@ -71,14 +72,14 @@ def read_result_table(path: str | Path, schema: TableSchema, hint: str, label: s
         try:  # bytes that are not UTF-8, a row whose field count is not the header's, a last row cut short
             header, rows = read_csv_rows(path, label, complete=True)
         except ValueError as exc:
-            raise ValueError(f"cannot resume from {exc}; fix or delete that row, or {hint}") from None
+            raise ValueError(f"cannot {action} {exc}; fix or delete that row, or {hint}") from None
         if not header:
             raise ValueError(f"{label} {path} exists but is not a readable result table (it is empty); {hint}")
         check_columns(schema, header, path, hint, label)
         if not rows:
             return pd.DataFrame()
         table = pd.DataFrame([fields for _, fields in rows], columns=header, dtype=object)
-        return validate_rows(schema, table, path, hint, lines=[line for line, _ in rows], rules=rules)
+        return validate_rows(schema, table, path, hint, lines=[line for line, _ in rows], rules=rules, action=action)
     if kind == ".parquet":
         try:
             table = pd.read_parquet(path)
@@ -86,7 +87,7 @@ def read_result_table(path: str | Path, schema: TableSchema, hint: str, label: s
             reason = " ".join(str(exc).split()) or type(exc).__name__
             raise ValueError(f"{label} {path} exists but is not a readable result table ({reason}); {hint}") from None
         check_columns(schema, table.columns, path, hint, label)
-        return pd.DataFrame() if table.empty else validate_rows(schema, table, path, hint, rules=rules)
+        return pd.DataFrame() if table.empty else validate_rows(schema, table, path, hint, rules=rules, action=action)
     raise ValueError(f"{label} must end in .parquet or .csv, got {path.name!r}")
 
 
@@ -114,7 +115,8 @@ def _numbers(values: pd.Series) -> tuple[pd.Series, pd.Series]:
 
 
 def validate_rows(schema: TableSchema, table: pd.DataFrame, source, hint: str,
-                  lines: list[int] | None = None, rules: Rules | None = None) -> pd.DataFrame:
+                  lines: list[int] | None = None, rules: Rules | None = None,
+                  action: str = "resume from") -> pd.DataFrame:
     """`table` with the schema's columns at their dtype, or ValueError naming `source` and its first bad row
     (`lines`: each row's CSV line; without them, a typed (parquet) table, rows are numbered from 1 in file
     order); `rules`: the run's own checks of the typed rows (module doc)."""
@@ -179,7 +181,7 @@ def validate_rows(schema: TableSchema, table: pd.DataFrame, source, hint: str,
                 problems.append((later, f"it repeats {where(earlier)} (the same {', '.join(schema.key)})"))
     if problems:
         row, why = min(problems)
-        raise ValueError(f"cannot resume from {source} {where(row)}: {why}; fix or delete that row, or {hint}")
+        raise ValueError(f"cannot {action} {source} {where(row)}: {why}; fix or delete that row, or {hint}")
     if lines is not None:  # CSV: the columns outside the schema as pandas would type them
         for col in table.columns.difference(list(fixed)):
             numbers, missing = _numbers(table[col])
