@@ -476,6 +476,10 @@ CASES += [
     ("group-size-resume-step-beyond-the-row", GS, {"g.csv": "GS_TABLE:step-beyond"},
      "g.csv line 9: step 99 is beyond its row's 1 steps"),
     ("group-size-resume-step-negative", GS, {"g.csv": "GS_TABLE:step-negative"}, "g.csv line 9: step = -1 is not >= 0"),
+    ("group-size-resume-optimizer-of-another-chunk", GS, {"g.csv": "GS_TABLE:other-optimizer"},
+     "g.csv line 3: rare_correct_prob, optimizer and parametrisation (rare_correct_prob=1/sgd/axis) contradict its chunk"),
+    ("group-size-resume-gamma-the-study-never-gives", GS, {"g.csv": "GS_TABLE:other-gamma"},
+     "g.csv line 3: gamma = 2 contradicts its chunk 'rare_correct_prob=1/adam/axis#"),
 ]
 
 # Outputs a failing case must not leave: any of these names under the test folder.
@@ -574,7 +578,8 @@ def _damaged_group_size_table(path: Path, damage: str) -> None:
 
     edits = {"nan": (6, "heldout_pass@256", "NaN"), "empty-metric": (10, "train_dnll_rare", ""),
              "empty-chunk": (3, "chunk", ""), "text-n": (5, "N", "two"), "half-seed": (8, "seed", "0.5"),
-             "inf-lr": (9, "lr", "-inf"), "step-beyond": (9, "step", "99"), "step-negative": (9, "step", "-1")}
+             "inf-lr": (9, "lr", "-inf"), "step-beyond": (9, "step", "99"), "step-negative": (9, "step", "-1"),
+             "other-optimizer": (3, "optimizer", "sgd"), "other-gamma": (3, "gamma", "2.0")}
     if damage in edits:
         set_field(*edits[damage])
     elif damage == "repeat":
