@@ -5,9 +5,9 @@ A file is replaced only when we made it (else the command refuses naming --force
   `atomic_io.check_replaceable` / `atomic_path(is_ours=...)`), a PNG by our tag (`PNG_METADATA`, `is_our_png`);
 - a file inside an output folder (`fgrpo figures --out`, `llm report --out-dir`, `maze run --out`) by the
   folder's hidden manifest, `.fgrpo-sim-outputs.json`, which lists every file the tool wrote there with the
-  SHA-256 of the bytes it wrote. A listed file whose bytes changed since (edited, replaced, or a link now
-  pointing at someone's file) is no longer ours. A folder written before manifests existed can name a
-  recogniser per file pattern (`OutputFolder(recognisers=...)`).
+  SHA-256 of the bytes it wrote. A listed file whose bytes changed since (edited or replaced) is no longer
+  ours; a link in its place is refused whatever its target holds (below). A folder written before manifests
+  existed can name a recogniser per file pattern (`OutputFolder(recognisers=...)`).
 
 `OutputFolder.check(names)` judges every file of a multi-file output before the first is written, so a
 refusal leaves nothing behind; each write checks again (the writer itself enforces the rule) and then
@@ -139,7 +139,8 @@ class OutputFolder:
                          "to replace it, or choose another folder")
 
     def is_ours(self, name: str, target: Path, recorded: dict[str, str] | None = None) -> bool:
-        """Is the existing file `target` (folder/name, a link resolved) one this tool wrote as `name`?"""
+        """Is the existing file `target` (folder/name; never a link: `_check_inside` refuses those first) one this
+        tool wrote as `name`?"""
         recorded = self.recorded() if recorded is None else recorded
         if name in recorded and _sha256(target) == recorded[name]:
             return True
