@@ -6,7 +6,8 @@ raise ValueError naming the target, so that the CLI reports them as one line; `c
 a command find that out before it spends any compute.
 
 An output that is a symbolic link is written through: the temp file goes next to the link's final
-target and replaces the target, so the link stays a link and never points at stale data.
+target and replaces the target, so the link stays a link and never points at stale data. (Not inside an
+output folder: `ownership.OutputFolder` refuses a link among its files, its manifest or its lock.)
 
 While a temp file is being written its writer holds an advisory lock on it (POSIX `flock`), so a
 later run can tell a leftover of a killed run (unlocked) from a concurrent run's live temp file

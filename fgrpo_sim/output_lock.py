@@ -68,8 +68,26 @@ def output_lock(path: str | os.PathLike, *, wait: bool = False, name: str = "--o
         held.release()
 
 
+def _refuse_planted(lock: Path, path, name: str) -> None:
+    """A lock file that is a link or not a regular file was not left by a run of ours (ours are plain files,
+    removed on release): it is refused in one line before anything is read or written, never followed
+    (a link could lead the lock's create-and-truncate out of the folder; a folder fails only at the acquire)."""
+    import stat
+
+    try:
+        mode = os.lstat(lock).st_mode
+    except OSError:  # absent (the usual case), or a parent we cannot see: the acquire names that
+        return
+    kind = ("a link" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode) else
+            None if stat.S_ISREG(mode) else "not a regular file")
+    if kind is not None:
+        raise ValueError(f"{name} {path}: its lock file {lock} is {kind}, not one this tool made; remove it and "
+                         "run again")
+
+
 def _acquire(lock: Path, path, name: str, wait: bool, wait_hint: str) -> FileLock:
     """The held lock on `lock`: at once, else a ValueError, or with `wait` after announcing the wait."""
+    _refuse_planted(lock, path, name)
     file_lock = FileLock(lock, thread_local=False)
     try:
         lock.parent.mkdir(parents=True, exist_ok=True)

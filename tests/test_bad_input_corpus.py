@@ -409,6 +409,79 @@ CASES += [
      "trainer_state.json log_history[0]: field 'dynamics/pass@1' must be a probability"),
 ]
 
+
+
+def gs_record(field: str, raw: str) -> str:
+    """The committed group-size record's first report (one JSON line) with `field` (a dotted path, list
+    indices as numbers: "argmin_share.0") replaced by the JSON text `raw` (NaN, 1e400: what json.dumps never
+    writes), as a careless editor or another tool would leave it."""
+    from fgrpo_sim.packaged import committed_result
+
+    report = json.loads(committed_result("population-group-size.jsonl").read_text().splitlines()[0])
+    *path, last = [int(k) if k.isdigit() else k for k in field.split(".")]
+    node = report
+    for key in path:
+        node = node[key]
+    node[last] = "@@"
+    return json.dumps(report).replace('"@@"', raw) + "\n"
+
+
+FROM = ["simulate", "group-size", "--from", "{tmp}/r.jsonl"]
+# issue 43: --from (and every reader of a saved report: the figure, the docs) checks each field by kind
+CASES += [(f"group-size-from-{case}", FROM, {"r.jsonl": gs_record(field, raw)}, f"r.jsonl line 1: {needle}")
+          for case, field, raw, needle in [
+    ("nan-pass256", "pass256.3", "NaN", "field 'pass256[3]' must be a probability in [0, 1], got nan"),
+    ("infinity-share", "lowest_share", "Infinity", "field 'lowest_share' must be a probability in [0, 1], got inf"),
+    ("float-beyond-range", "rare_share_median", "1e400", "field 'rare_share_median' must be a probability"),
+    ("fractional-predicted-n", "predicted_N", "16.5", "field 'predicted_N' must be an integer in [1, 2^63 - 1], got 16.5"),
+    ("minus-infinity-share", "argmin_share.0", "-Infinity", "field 'argmin_share[0]' must be a probability"),
+    ("lr-beyond-float", "lr", str(HUGE), "field 'lr' must be a number >= 0, got 1000"),
+    ("lowest-n-null", "observed_lowest_N", "null", "field 'observed_lowest_N' must be an integer in [1, 2^63 - 1], got None"),
+    ("short-interval", "first_minus_lowest", "[0.01, 0.0]",
+     "field 'first_minus_lowest' must be an interval [estimate, low, high], got [0.01, 0.0]"),
+    ("fgrpo-a-dict", "fgrpo_at_lowest", '{"gamma": 0.5}', "field 'fgrpo_at_lowest' must be a list, got {'gamma': 0.5}"),
+    ("text-lr", "lr", '"0.01"', "field 'lr' must be a number >= 0, got '0.01'"),
+    ("text-rare-mass", "rare_mass", '"0.02"', "field 'rare_mass' must be a probability mass in [0, 1], got '0.02'"),
+    # of our own: the record's consistency, and nested fields
+    ("lowest-n-not-run", "observed_lowest_N", "3", "field 'observed_lowest_N' = 3 is not one of the report's N"),
+    ("pass256-one-short", "pass256", "[0.5, 0.5]", "field 'pass256' must be a list of 10 values (one per N)"),
+    ("n-unsorted", "N", "[4, 2, 8, 16, 32, 64, 128, 256, 512, 1024]", "field 'N' must list group sizes in increasing"),
+    ("bool-dip", "dip", "1", "field 'dip' must be true or false, got 1"),
+    ("nested-nan", "fgrpo_at_lowest.0.minus_grpo.0", "NaN", "field 'fgrpo_at_lowest[0].minus_grpo[0]' must be a number"),
+    ("best-checkpoint-lowest-n", "best_checkpoint.observed_lowest_N", "5",
+     "field 'best_checkpoint.observed_lowest_N' = 5 is not one of the report's N"),
+    ("curve-pass1-text", "curves.0.pass1.0", '"x"', "field 'curves[0].pass1[0]' must be a probability"),
+]]
+
+CAT_PARQUET = [*CAT[:2], "--out", "{tmp}/out.parquet", *CAT[4:]]
+# issue 43: a resume checks what it keeps against the run: no NaN in a policy metric, steps within the run,
+# settings that agree with their config_id, parquet number columns stored as numbers
+CASES += [
+    ("categorical-resume-nan-qpos", CAT, {"out.csv": "CAT_TABLE:nan-qpos"}, "out.csv line 3: q_pos = NaN is not a finite"),
+    ("categorical-resume-parquet-nan-qpos", CAT_PARQUET, {"out.parquet": "CAT_TABLE:nan-qpos"},
+     "out.parquet row 2: q_pos = nan is not a finite number"),
+    ("categorical-resume-step-negative", CAT, {"out.csv": "CAT_TABLE:step-negative"}, "out.csv line 3: step = -1 is not >= 0"),
+    ("categorical-resume-step-beyond-the-run", CAT, {"out.csv": "CAT_TABLE:step-beyond"},
+     "out.csv line 4: step 99 is not one this run of config_id"),
+    ("categorical-resume-surrogate-of-another-setting", CAT, {"out.csv": "CAT_TABLE:surrogate-all"},
+     "out.csv line 2: surrogate = 'prob' contradicts config_id"),
+    ("categorical-resume-surrogate-differs-within-its-id", CAT, {"out.csv": "CAT_TABLE:surrogate-one"},
+     "out.csv line 3: surrogate = 'prob' contradicts config_id"),
+    ("categorical-resume-lr-differs-within-its-id", CAT, {"out.csv": "CAT_TABLE:lr-one"},
+     "out.csv line 3: lr = 0.5 contradicts config_id"),
+    ("categorical-resume-parquet-text-seed", CAT_PARQUET, {"out.parquet": "CAT_TABLE:text-seed"},
+     "out.parquet row 1: seed = '0' is stored as text, not as numbers"),
+    ("group-size-resume-parquet-text-seed", GS_PARQUET, {"g.parquet": "GS_TABLE:text-seed"},
+     "g.parquet row 1: seed = '0' is stored as text, not as numbers"),
+    ("group-size-resume-step-beyond-the-row", GS, {"g.csv": "GS_TABLE:step-beyond"},
+     "g.csv line 9: step 99 is beyond its row's 1 steps"),
+    ("group-size-resume-step-negative", GS, {"g.csv": "GS_TABLE:step-negative"}, "g.csv line 9: step = -1 is not >= 0"),
+    ("group-size-resume-optimizer-of-another-chunk", GS, {"g.csv": "GS_TABLE:other-optimizer"},
+     "g.csv line 3: rare_correct_prob, optimizer and parametrisation (rare_correct_prob=1/sgd/axis) contradict its chunk"),
+    ("group-size-resume-gamma-the-study-never-gives", GS, {"g.csv": "GS_TABLE:other-gamma"},
+     "g.csv line 3: gamma = 2 contradicts its chunk 'rare_correct_prob=1/adam/axis#"),
+]
+
 # Outputs a failing case must not leave: any of these names under the test folder.
 OUTPUTS = ("out.csv", "out.jsonl", "out.jsonl.meta.json", "out.jsonl.tmp", "figs", "rep", "o.jsonl", "m/summary.json")
 
@@ -425,6 +498,8 @@ def _write_files(tmp: Path, files: dict) -> None:
             _categorical_table_with_inf(path, cut=int(content.split(":")[1]))
         elif isinstance(content, str) and content.startswith("GS_TABLE:"):
             _damaged_group_size_table(path, content.split(":", 1)[1])
+        elif isinstance(content, str) and content.startswith("CAT_TABLE:"):
+            _damaged_categorical_table(path, content.split(":", 1)[1])
         elif content == "PARQUET_FOREIGN":
             import pandas as pd
 
@@ -489,6 +564,8 @@ def _damaged_group_size_table(path: Path, damage: str) -> None:
             table = table.drop(index=8)
         elif damage == "nan":
             table.loc[4, "heldout_pass@256"] = np.nan
+        elif damage == "text-seed":
+            table["seed"] = table["seed"].astype(str)
         table.to_parquet(path, index=False)
         return
     lines = data.decode().splitlines()
@@ -501,7 +578,8 @@ def _damaged_group_size_table(path: Path, damage: str) -> None:
 
     edits = {"nan": (6, "heldout_pass@256", "NaN"), "empty-metric": (10, "train_dnll_rare", ""),
              "empty-chunk": (3, "chunk", ""), "text-n": (5, "N", "two"), "half-seed": (8, "seed", "0.5"),
-             "inf-lr": (9, "lr", "-inf")}
+             "inf-lr": (9, "lr", "-inf"), "step-beyond": (9, "step", "99"), "step-negative": (9, "step", "-1"),
+             "other-optimizer": (3, "optimizer", "sgd"), "other-gamma": (3, "gamma", "2.0")}
     if damage in edits:
         set_field(*edits[damage])
     elif damage == "repeat":
@@ -518,6 +596,32 @@ def _damaged_group_size_table(path: Path, damage: str) -> None:
         at = sum(len(line) + 1 for line in raw.split(b"\n")[:6]) + 5  # inside line 7
         raw = raw[:at] + b"\xff" + raw[at + 1:]
     path.write_bytes(raw)
+
+
+def _damaged_categorical_table(path: Path, damage: str) -> None:
+    """A finished categorical table of the CAT setting (steps 0, 1, 2 on lines 2-4; parquet rows 1-3), written
+    by the command at `path` (.csv or .parquet), then given one `damage` (issue 43's resume cases)."""
+    import numpy as np
+    import pandas as pd
+
+    from fgrpo_sim.cli import main
+
+    try:
+        main([a.replace("{tmp}/out.csv", str(path)).replace("{tmp}", str(path.parent)) for a in CAT])
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    parquet = path.suffix == ".parquet"
+    table = pd.read_parquet(path) if parquet else pd.read_csv(path, dtype=str, keep_default_na=False)
+    if damage == "nan-qpos":
+        table.loc[1, "q_pos"] = np.nan if parquet else "NaN"
+    elif damage == "text-seed":
+        table["seed"] = table["seed"].astype(str)
+    else:
+        row, column, value = {"step-negative": (1, "step", "-1"), "step-beyond": (2, "step", "99"),
+                              "surrogate-one": (1, "surrogate", "prob"), "lr-one": (1, "lr", "0.5"),
+                              "surrogate-all": (slice(None), "surrogate", "prob")}[damage]
+        table.loc[row, column] = value
+    table.to_parquet(path, index=False) if parquet else table.to_csv(path, index=False)
 
 
 def run_case(tmp: Path, args, files, capsys) -> tuple[str, int, str]:

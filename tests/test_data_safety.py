@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -560,3 +561,28 @@ def test_a_native_run_alone_has_the_same_metrics_as_inside_a_batch():
         alone = metrics([8], [0.0], [0])
         among = metrics([8] + [16] * 30, [0.0] + [1.0] * 30, [0] + list(range(1, 31)))
         assert alone == among, dtype
+
+
+def test_the_committed_categorical_study_is_read_through_the_checked_reader(tmp_path, monkeypatch):
+    """Issue 43: a packaged record is read back like a resume (sim.result_table): the committed final means read
+    as they are, and a damaged copy is refused naming file and line before the figure draws it."""
+    import pandas as pd
+
+    from fgrpo_sim.figures import categorical
+    from fgrpo_sim.figures.registry import FigureOptions
+    from fgrpo_sim.sim.categorical.study import read_final_means
+
+    committed = categorical.COMMITTED_STUDY
+    pd.testing.assert_frame_equal(read_final_means(committed), pd.read_csv(committed), check_dtype=False)
+    lines = committed.read_text().splitlines()
+    head = lines[0].split(",")
+    for column, value, why in (("q_pos", "nan", "q_pos = nan is not a finite number"),
+                               ("q_pos", "1.5", "q_pos = 1.5 is not in [0, 1]"),
+                               ("group_size", "two", "group_size = 'two' is not an integer")):
+        fields = lines[4].split(",")
+        fields[head.index(column)] = value
+        damaged = tmp_path / "categorical-study.csv"
+        damaged.write_text("\n".join([*lines[:4], ",".join(fields), *lines[5:]]) + "\n")
+        monkeypatch.setattr(categorical, "COMMITTED_STUDY", damaged)
+        with pytest.raises(ValueError, match=f"cannot read {damaged} line 5: {re.escape(why)}; .*reinstall fgrpo-sim"):
+            categorical.load_study(FigureOptions(data_dir=str(tmp_path / "none")))

@@ -59,9 +59,150 @@ def test_a_link_to_someone_elses_file_is_not_replaced(tmp_path, capsys, case_id,
     (tmp_path / link).symlink_to(theirs)
     code, err = _run(tmp_path, args, capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
-    assert "exists and was not written by this command; pass --force" in err
+    if case_id in FOLDER_CASES:  # inside an output folder a link is never written through, --force or not
+        assert f"{tmp_path / link} is a link (to {theirs}); a file in an output folder is never written" in err
+    else:
+        assert "exists and was not written by this command; pass --force" in err
     assert theirs.read_bytes() == b"someone's data\n"
     assert (tmp_path / link).is_symlink()
+
+
+FOLDER_CASES = ("report-table-md", "figures-png", "maze-summary")
+REPORT_FORCE = [*REPORT, "--force"]
+FIGURE_FORCE = [*FIGURE, "--force"]
+
+
+def _outside(tmp: Path) -> Path:
+    theirs = tmp / "elsewhere" / "theirs.txt"
+    theirs.parent.mkdir(exist_ok=True)
+    theirs.write_bytes(b"someone's data\n")
+    return theirs
+
+
+def _folder_of(args: list[str], tmp: Path) -> Path:
+    return Path(args[args.index("--out-dir" if "--out-dir" in args else "--out") + 1].replace("{tmp}", str(tmp)))
+
+
+@pytest.mark.parametrize("args", [FIGURE_FORCE, REPORT_FORCE], ids=["figures", "report"])
+def test_a_manifest_that_is_a_link_out_is_refused_even_with_force(tmp_path, capsys, args):
+    """Issue 43: with --force the manifest update wrote JSON through the link into someone's file."""
+    from fgrpo_sim.ownership import MANIFEST
+
+    _write_files(tmp_path, manifest())
+    theirs = _outside(tmp_path)
+    folder = _folder_of(args, tmp_path)
+    folder.mkdir()
+    (folder / MANIFEST).symlink_to(theirs)
+    code, err = _run(tmp_path, args, capsys)
+    assert code == 2 and err.strip().splitlines() == [
+        f"fgrpo: error: {args[args.index(str(folder).replace(str(tmp_path), '{tmp}')) - 1]} {folder / MANIFEST} is a "
+        f"link (to {theirs}); its manifest in an output folder is never written through a link: remove the link, or "
+        "choose another folder"], err
+    assert theirs.read_bytes() == b"someone's data\n"
+    assert sorted(p.name for p in folder.iterdir()) == [MANIFEST]  # nothing written before the refusal
+
+
+@pytest.mark.parametrize("args, name", [(FIGURE, "fig4.png"), (REPORT, "table.md")], ids=["figures", "report"])
+def test_a_listed_entry_that_links_out_is_not_written_through(tmp_path, capsys, args, name):
+    """Issue 43: a forged entry (a link to someone's file, whose hash the manifest lists) was written through."""
+    from fgrpo_sim.ownership import MANIFEST, _sha256
+
+    _write_files(tmp_path, manifest())
+    theirs = _outside(tmp_path)
+    folder = _folder_of(args, tmp_path)
+    folder.mkdir()
+    (folder / name).symlink_to(theirs)
+    (folder / MANIFEST).write_text(json.dumps({"written_by": "fgrpo-sim", "files": {name: _sha256(theirs)}}))
+    for force in ([], ["--force"]):
+        code, err = _run(tmp_path, [*args, *force], capsys)
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert f"{folder / name} is a link (to {theirs}); a file in an output folder is never written through" in err
+        assert theirs.read_bytes() == b"someone's data\n"
+        assert sorted(p.name for p in folder.iterdir()) == sorted([MANIFEST, name])
+
+
+@pytest.mark.parametrize("planted", ["link", "folder"])
+@pytest.mark.parametrize("args", [FIGURE, REPORT], ids=["figures", "report"])
+@pytest.mark.parametrize("existing", [False, True], ids=["new-folder", "existing-folder"])
+def test_a_planted_manifest_lock_is_refused_before_the_first_write(tmp_path, capsys, planted, args, existing):
+    """Issue 43: fig4.png / table.md was written first, then the manifest update failed with a raw errno,
+    leaving the file unlisted (and, in an existing folder, only after the work was done)."""
+    from fgrpo_sim.atomic_io import hidden_name
+    from fgrpo_sim.ownership import MANIFEST
+
+    _write_files(tmp_path, manifest())
+    folder = _folder_of(args, tmp_path)
+    if existing:
+        code, err = _run(tmp_path, args, capsys)
+        assert code == 0, err
+    theirs = _outside(tmp_path)
+    lock = folder / hidden_name(MANIFEST, ".lock")
+    lock.parent.mkdir(exist_ok=True)
+    if planted == "link":
+        lock.symlink_to(theirs)
+    else:
+        lock.mkdir()
+    before = _snapshot(folder)
+    code, err = _run(tmp_path, args, capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"{lock} is a {planted}" in err and ("remove the link" if planted == "link" else "remove it") in err
+    assert "Errno" not in err
+    assert _snapshot(folder) == before  # nothing written, nothing left unlisted
+    assert theirs.read_bytes() == b"someone's data\n"
+
+
+def test_a_fifo_manifest_is_refused_without_hanging(tmp_path, capsys):
+    """Issue 43: a FIFO named .fgrpo-sim-outputs.json made `figures --out` hang in its open. A helper thread
+    feeds any reader that does open it (the old code), so a regression fails on its message instead of hanging."""
+    import contextlib
+    import threading
+
+    from fgrpo_sim.ownership import MANIFEST
+
+    folder = tmp_path / "figs"
+    folder.mkdir()
+    fifo = folder / MANIFEST
+    os.mkfifo(fifo)
+    done = threading.Event()
+
+    def feed():
+        while not done.is_set():
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO until a reader has it open
+            except OSError:
+                done.wait(0.05)
+                continue
+            with contextlib.suppress(OSError):
+                os.write(fd, b"{}")
+            os.close(fd)  # and on: a reader may open it again
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    try:
+        code, err = _run(tmp_path, FIGURE_FORCE, capsys)
+    finally:
+        done.set()
+        feeder.join()
+    assert code == 2 and err.strip().splitlines() == [
+        f"fgrpo: error: --out {fifo} is a FIFO, where its manifest belongs; remove it, or choose another folder"]
+    assert sorted(p.name for p in folder.iterdir()) == [MANIFEST]
+
+
+@pytest.mark.parametrize("planted", ["link", "folder"])
+def test_a_planted_output_lock_is_refused_and_never_followed(tmp_path, capsys, planted):
+    """The lock of a resumable output (output_lock: `.out.csv.lock`) that is a link or a folder is refused in
+    one line before the run; a link is never followed to someone's file."""
+    from test_bad_input_corpus import CAT
+
+    theirs = _outside(tmp_path)
+    lock = tmp_path / ".out.csv.lock"
+    lock.symlink_to(theirs) if planted == "link" else lock.mkdir()
+    code, err = _run(tmp_path, CAT, capsys)
+    assert code == 2 and err.strip().splitlines() == [
+        f"fgrpo: error: out {tmp_path}/out.csv: its lock file {lock} is a {planted}, not one this tool made; "
+        "remove it and run again"], err
+    assert theirs.read_bytes() == b"someone's data\n"
+    assert not (tmp_path / "out.csv").exists()
 
 
 def test_a_refused_report_writes_none_of_its_files(tmp_path, capsys):

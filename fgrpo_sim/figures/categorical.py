@@ -173,8 +173,10 @@ def load_study(options: FigureOptions):
         if "setting" not in table.columns:
             raise ValueError(f"{cached} is not a sensitivity-study table (no column 'setting'); {hint}")
         return final_means(table)
-    if COMMITTED_STUDY.exists():
-        return pd.read_csv(COMMITTED_STUDY)
+    if COMMITTED_STUDY.exists():  # checked row by row, as every record read back (docs/reliability.md)
+        from fgrpo_sim.sim.categorical.study import read_final_means
+
+        return read_final_means(COMMITTED_STUDY)
     from fgrpo_sim.sim.categorical.study import run_study
 
     return final_means(run_study(cached, progress=options.progress, device=options.device,

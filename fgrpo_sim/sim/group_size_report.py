@@ -435,17 +435,18 @@ REPORT_KEYS = (*SETTING_KEYS[:-1], "lr", "N", "populations", "batch_seeds", "obs
 
 
 def read_reports(path) -> list[dict]:
-    """The per-setting reports of a saved `fgrpo simulate group-size --json` record (JSON lines); a line that
-    is not one is a ValueError naming the file, line and missing key."""
+    """The per-setting reports of a saved `fgrpo simulate group-size --json` record (JSON lines), every field
+    checked (`group_size_record`: types, finite values in range, lists one per N); a line that is not one is a
+    ValueError naming the file, line and field."""
     from fgrpo_sim.jsonl import read_json_objects
+    from fgrpo_sim.sim.group_size_record import check_report
 
     reports = []
     for line, obj in read_json_objects(path, "--from"):
-        missing = [k for k in REPORT_KEYS if k not in obj]
-        if missing:
-            raise ValueError(f"--from {path} line {line} is not a group-size report (no {missing[0]!r}); pass the "
-                             "--json output of fgrpo simulate group-size")
-        reports.append(obj)
+        try:
+            reports.append(check_report(obj, f"--from {path} line {line}", REPORT_KEYS))
+        except ValueError as exc:
+            raise ValueError(f"{exc}; pass the --json output of fgrpo simulate group-size") from None
     if not reports:
         raise ValueError(f"--from {path} holds no group-size report")
     return reports

@@ -21,18 +21,50 @@ from pathlib import Path
 
 import pandas as pd
 
-from fgrpo_sim.sim.group_size_study import METRICS, GroupSizeStudySpec, chunk_id, chunks, study_rows
+from fgrpo_sim.sim.group_size_study import METRICS, GroupSizeStudySpec, chunk_id, chunk_key, chunks, study_rows
 from fgrpo_sim.sim.result_table import TableSchema, read_result_table
 
 #: One trained row's settings (with `chunk`); with `step` they name one line of the table.
 SETTINGS = ("view", "rare_mass", "population", "N", "base_lr", "variant", "seed")
+#: What the study gives each trained row beside its settings (a resumed row must agree).
+RUN_VALUES = ("gamma", "lr", "steps")
 TABLE_SCHEMA = TableSchema(
     "group-size study table",
     text=("chunk", "optimizer", "parametrisation", "view", "variant"),
     integers=("population", "N", "seed", "steps", "step", "rollouts"),
     numbers=("rare_correct_prob", "rare_mass", "base_lr", "gamma", "lr"),
     metrics=(*(f"{split}_{m}" for split in ("train", "heldout") for m in METRICS), "train_dnll_rare"),
-    key=("chunk", *SETTINGS, "step"))
+    key=("chunk", *SETTINGS, "step"),
+    bounds=(("population", 0, None), ("N", 1, None), ("steps", 0, None), ("step", 0, None), ("rollouts", 0, None),
+            ("rare_correct_prob", 0, 1), ("rare_mass", 0, 1), ("base_lr", 0, None), ("lr", 0, None),
+            ("gamma", 0, None)))
+
+
+def _row_rules(spec: GroupSizeStudySpec):
+    """Each row agrees with its run (result_table's `rules`, refused by line): its step within its `steps`; its
+    rare_correct_prob, optimizer and parametrisation the ones its chunk id names; and in a chunk this run plans,
+    its gamma, lr and steps the ones the study gives that trained row (a chunk id fingerprints them)."""
+    def rules(table: pd.DataFrame) -> list:
+        found = [(table["step"] > table["steps"], lambda i: f"step {table['step'].iloc[i]} is beyond its row's "
+                  f"{table['steps'].iloc[i]} steps")]
+        named = [chunk_key(*values) for values in
+                 table[["rare_correct_prob", "optimizer", "parametrisation"]].itertuples(index=False, name=None)]
+        found.append((table["chunk"].str.split("#").str[0] != pd.Series(named, index=table.index), lambda i: (
+            f"rare_correct_prob, optimizer and parametrisation ({named[i]}) contradict its chunk "
+            f"{table['chunk'].iloc[i]!r}")))
+        planned = []
+        for opt, kind in chunks(spec):
+            rows = study_rows(spec, opt, kind)
+            planned.append(rows[[*SETTINGS, *RUN_VALUES]].assign(chunk=chunk_id(spec, opt, kind)))
+        given = table[["chunk", *SETTINGS]].merge(pd.concat(planned), how="left", on=["chunk", *SETTINGS])
+        for col in RUN_VALUES:  # a row the study does not plan (NaN here) is judged by the chunk check after
+            wrong = given[col].notna().to_numpy() & (given[col].to_numpy() != table[col].to_numpy())
+            found.append((wrong, lambda i, c=col: f"{c} = {table[c].iloc[i]:g} contradicts its chunk "
+                          f"{table['chunk'].iloc[i]!r}, where this row has {c} = {given[c].iloc[i]:g}"))
+        return found
+    return rules
+
+
 HINT = "pass --no-resume to overwrite it, or choose another file"
 
 
@@ -76,7 +108,7 @@ def read_kept_chunks(out: str | Path, spec: GroupSizeStudySpec, hint: str = HINT
     """The rows of `out` a resumed run keeps (whole chunks; a planned key's chunk with other settings dropped),
     each row and each kept chunk checked; ValueError naming the file and the line or chunk otherwise."""
     out = Path(out)
-    table = read_result_table(out, TABLE_SCHEMA, hint, label="--out")
+    table = read_result_table(out, TABLE_SCHEMA, hint, label="--out", rules=_row_rules(spec))
     if table.empty:  # a header only: nothing to keep, but the columns it needs
         return pd.DataFrame(columns=list(TABLE_SCHEMA.columns))
     planned = {chunk_id(spec, opt, kind): (opt, kind) for opt, kind in chunks(spec)}

@@ -55,17 +55,53 @@ FRESH_START_HINT = "pass --no-resume to overwrite it, or choose another file"
 
 
 #: A result table's columns by kind; resume checks every row against them before keeping any
-#: (`sim.result_table`, shared with the group-size study). mu_hat and focal_weight are NaN at step 0.
+#: (`sim.result_table`, shared with the group-size study). The statistics of a drawn batch (mu_hat,
+#: focal_weight, unsampled_correct_mass) are NaN at step 0; the policy's own metrics are never NaN
+#: (simulate_chunk refuses a diverged run), so a NaN q_pos is damage.
 TABLE_SCHEMA = TableSchema("categorical result table", text=("config_id", "surrogate", "optimizer"),
                            integers=("group_size", "seed", "step"),
                            numbers=("lr", "beta1", "beta2", "eps", "weight_decay", "gamma"),
-                           metrics=METRICS, nan_metrics=True, key=("config_id", *RUN_COLUMNS, "step"))
+                           metrics=METRICS, nan_metrics=tuple(m for m in METRICS if m not in STATE_METRICS),
+                           key=("config_id", *RUN_COLUMNS, "step"),
+                           bounds=(("group_size", 1, None), ("step", 0, None), ("gamma", 0, None),
+                                   ("mu_hat", 0, 1)))
 
 
-def _read_existing(out: Path, hint: str = FRESH_START_HINT) -> pd.DataFrame:
-    """The table already in `out`, for resuming, validated row by row; a file that is not one of ours is an
-    error, never overwritten, and a damaged row is never carried forward."""
-    return read_result_table(out, TABLE_SCHEMA, hint)
+def _setting_rules(config: CategoricalConfig | None):
+    """The rows' agreement with their setting (result_table's `rules`): every row of one config_id has the same
+    setting columns (config_id hashes them), and the rows of `config`'s own id hold its setting and only the
+    steps it records: a row at step 99 of a 2-step run is refused, not dropped and redone unread."""
+    def rules(table: pd.DataFrame) -> list:
+        found = []
+        for col in SETTING_COLUMNS[1:]:
+            first = table.groupby("config_id", sort=False)[col].transform("first")
+            found.append((table[col] != first, lambda i, c=col, f=first: (
+                f"{c} = {_cell(table[c].iloc[i])} contradicts config_id {table['config_id'].iloc[i]} (its first row "
+                f"has {_cell(f.iloc[i])}: one config_id is one setting)")))
+        if config is None:
+            return found
+        mine = table["config_id"] == config.config_id()
+        setting = config.setting()
+        for col in SETTING_COLUMNS[1:]:
+            found.append((mine & (table[col] != setting[col]), lambda i, c=col: (
+                f"{c} = {_cell(table[c].iloc[i])} contradicts config_id {config.config_id()}, this run's setting "
+                f"(which has {c} = {_cell(setting[c])})")))
+        steps = recorded_steps(config.steps, config.stride)
+        found.append((mine & ~table["step"].isin(steps), lambda i: (
+            f"step {table['step'].iloc[i]} is not one this run of config_id {config.config_id()} records "
+            f"({config.steps} steps, every {config.stride})")))
+        return found
+    return rules
+
+
+def _cell(value) -> str:
+    return repr(value) if isinstance(value, str) else f"{value:g}"
+
+
+def _read_existing(out: Path, hint: str = FRESH_START_HINT, config: CategoricalConfig | None = None) -> pd.DataFrame:
+    """The table already in `out`, for resuming, validated row by row (and against `config`, the run resuming
+    it); a file that is not one of ours is an error, never overwritten, and a damaged row is never carried forward."""
+    return read_result_table(out, TABLE_SCHEMA, hint, rules=_setting_rules(config))
 
 
 def finished_runs(table: pd.DataFrame, config: CategoricalConfig) -> set[tuple[int, float, int]]:
@@ -145,7 +181,7 @@ def _run_grid_locked(config: CategoricalConfig, out: Path | None, *, resume: boo
 
     existing = pd.DataFrame()
     if out is not None and resume and out.exists():
-        existing = _read_existing(out, hint)
+        existing = _read_existing(out, hint, config)
     done = finished_runs(existing, config) if resume else set()
     if not existing.empty:  # drop half-written runs of this setting; they are redone
         cid = config.config_id()

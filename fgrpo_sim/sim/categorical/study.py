@@ -24,6 +24,7 @@ import pandas as pd
 
 from fgrpo_sim.sim.categorical.config import CategoricalConfig, resolve_device
 from fgrpo_sim.sim.categorical.run import run_grid
+from fgrpo_sim.sim.result_table import TableSchema, read_result_table
 
 STUDY_GROUP_SIZES = (2, 8, 32, 128, 512, 2048, 8192, 32768, 131072)
 STUDY_SEEDS = (0,)  # one seed per setting: the effects judged are large; Fig 2 itself uses 4
@@ -82,6 +83,21 @@ def run_study(out: str | Path, *, steps: int = 1000, progress: bool = True, devi
         tables.append(run_grid(cfg, out, resume=True, progress=progress, wait_for_lock=wait_for_lock,
                                fresh_start_hint=fresh_start_hint))
     return pd.concat(tables, ignore_index=True)
+
+
+#: The final-means table (`final_means`; the committed fgrpo_sim/results/categorical-study.csv), read back through
+#: the checked result-table reader: a damaged record is refused by line, never drawn or scored.
+FINAL_MEANS_SCHEMA = TableSchema("categorical final-means table", text=("setting",), integers=("group_size",),
+                                 numbers=("gamma",), metrics=("q_pos", "m_ret", "q_pos_start", "m_ret_start"),
+                                 key=("setting", "group_size", "gamma"),
+                                 bounds=(("group_size", 1, None), ("gamma", 0, None), ("q_pos", 0, 1),
+                                         ("q_pos_start", 0, 1)))
+
+
+def read_final_means(path: str | Path) -> pd.DataFrame:
+    """The final means in `path` (.csv or .parquet), every row checked (FINAL_MEANS_SCHEMA)."""
+    return read_result_table(path, FINAL_MEANS_SCHEMA, "reinstall fgrpo-sim (a committed record)", label="record",
+                             action="read")
 
 
 def final_means(table: pd.DataFrame) -> pd.DataFrame:
