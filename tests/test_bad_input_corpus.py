@@ -111,6 +111,14 @@ CASES = [
     ("theory-tail-miss-empty-element", ["theory", "tail-miss", "--n", "4,,8"], {}, "--n has an empty element"),
     ("theory-tail-miss-huge-n", ["theory", "tail-miss", "--n", "9" * 5000], {}, "--n values must be integers of at most"),
     ("theory-peak-empty-element", ["theory", "peak", "--mu", "0.5,,0.6"], {}, "--mu has an empty element"),
+    # issue 43: tau derived from --rho (or from a --mu so small that mu x rho underflows) is named by what the
+    # user typed, with its range, not as tau, which they never gave
+    ("theory-peak-rho-zero", ["theory", "peak", "--rho", "0"], {}, "--rho must be in (0, 1] for theory peak, got 0"),
+    ("theory-peak-mu-zero", ["theory", "peak", "--mu", "0", "--rho", "0.5"], {}, "--mu must be in (0, 1], got 0"),
+    ("theory-peak-mu-underflows", ["theory", "peak", "--mu", "5e-324"], {},
+     "--mu 5e-324 is too small for the default --rho 0.1"),
+    ("theory-peak-mu-underflows-with-rho", ["theory", "peak", "--mu", "1e-320", "--rho", "1e-5"], {},
+     "--mu 1e-320 is too small for --rho 1e-05"),
     ("theory-lr-multiplier-bad", ["theory", "lr-multiplier", "--gamma", "-1"], {}, "gamma"),
     ("theory-derive-unknown", ["theory", "derive", "--name", "nope"], {}, "nope"),
     # --- simulate
