@@ -95,6 +95,12 @@ CASES = [
      {"r.jsonl": PASSK_OK, "s.jsonl": PASSK_OK}, "is the input file"),
     ("passk-out-long-name", ["passk", "{tmp}/r.jsonl", "--out", "{tmp}/" + LONG], {"r.jsonl": PASSK_OK}, "file names are limited to 255"),
     ("passk-out-empty", ["passk", "{tmp}/r.jsonl", "--out", ""], {"r.jsonl": PASSK_OK}, "--out is empty"),
+    # issue 50: a results file given twice (its table would print twice), in one spelling or two
+    ("passk-results-twice", ["passk", "{tmp}/r.jsonl", "{tmp}/r.jsonl"], {"r.jsonl": PASSK_OK},
+     "RESULTS lists {tmp}/r.jsonl twice; give each results file once"),
+    ("passk-results-twice-spelled-apart", ["passk", "{tmp}/r.jsonl", "{tmp}/s.jsonl", "{tmp}/d/../r.jsonl", "--k", "1"],
+     {"r.jsonl": PASSK_OK, "s.jsonl": PASSK_OK, "d/x": ""},
+     "RESULTS lists {tmp}/r.jsonl twice (as {tmp}/r.jsonl and {tmp}/d/../r.jsonl)"),
     # --- plan
     ("plan-n-empty-element", ["plan", "--beta", "1,1", "--n", "4,,16"], {}, "--n has an empty element"),
     ("plan-n-repeat-across-options", ["plan", "--beta", "1,1", "--n", "4", "--n", "4"], {}, "--n lists 4 twice"),

@@ -77,6 +77,21 @@ def distinct_names(paths: list[Path]) -> list[str]:
     return [str(p) for p in paths]  # the same file twice: its path
 
 
+def _refuse_repeated_files(paths: list[Path]) -> None:
+    """A results file given twice (in any spelling: ./r.jsonl and r.jsonl, or a link to it) is a mistake: its
+    table would print twice and its label clash. Refused naming the file, as a figure named twice is."""
+    import os
+
+    seen: dict[str, list[str]] = {}
+    for path in paths:
+        seen.setdefault(os.path.realpath(path), []).append(os.fspath(path))
+    for spellings in seen.values():
+        if len(spellings) > 1:
+            given = list(dict.fromkeys(spellings))
+            spelled = f" (as {' and '.join(given)})" if len(given) > 1 else ""
+            raise ValueError(f"RESULTS lists {given[0]} twice{spelled}; give each results file once")
+
+
 def _labels(labels: list[str] | None, paths: list[Path]) -> list[str]:
     if labels is None:
         return distinct_names(paths)
@@ -182,6 +197,7 @@ def passk_command(
     check_integer("--bootstrap", bootstrap, 0, MAX_BOOTSTRAP)
     if compare is not None and len(results) > 1:
         raise ValueError(f"--compare takes one RESULTS file (the difference is RESULTS - COMPARE), got {len(results)}")
+    _refuse_repeated_files(results)
     labels = _labels(label, [*results, *([compare] if compare is not None else [])])
     for option, path in (("--out", out), ("--plot", plot)):
         if path is not None:
