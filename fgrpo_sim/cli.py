@@ -22,6 +22,7 @@ except ImportError:  # older typer runs on the click package
 NO_ARGS_IS_HELP = getattr(click_exceptions, "NoArgsIsHelpError", ())
 
 from fgrpo_sim.commands import check, figures, llm, maze, passk, plan, simulate, theory
+from fgrpo_sim.atomic_io import note_typed_path, typed_paths
 from fgrpo_sim.extras import missing_extra_line
 
 app = typer.Typer(
@@ -111,7 +112,8 @@ def _names_a_model(command, param) -> bool:
 
 def _guard_empty_paths(command) -> None:
     """Refuse `--out ''` and a positional `''` where a path is expected: Path("") is Path("."), so the command
-    would write into (or read) the current folder. What typer does with an empty string has changed between
+    would write into (or read) the current folder. A value typed with a trailing "/" is noted
+    (atomic_io.note_typed_path): a file output spelled as a folder is refused wherever it is checked. What typer does with an empty string has changed between
     releases, so the check wraps each path parameter's `process_value`, which every release calls with the raw
     command-line value."""
     for sub in getattr(command, "commands", {}).values():
@@ -125,6 +127,8 @@ def _guard_empty_paths(command) -> None:
             if any(isinstance(v, str) and not v.strip() for v in raw):
                 name = _param.opts[0] if _param.param_type_name == "option" else (_param.metavar or _param.name.upper())
                 raise ValueError(f"{name} is empty; give a path" + ("" if _is_path_param(_param) else " or a hub id"))
+            for v in raw:  # "D/new/" becomes Path("D/new"): keep the slash's meaning for atomic_io.check_writable
+                note_typed_path(v)
             return _process(ctx, value)
 
         param.process_value = process_value
@@ -292,7 +296,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         argv = apply_deprecated_spellings(merge_repeated_options(argv))
         # obj: what a command may call back, without importing this module (the rehearsal runs `fgrpo` commands)
-        result = _command().main(args=argv, prog_name="fgrpo", standalone_mode=False, obj={"run_cli": main})
+        with typed_paths():  # what a path's typed spelling says (a trailing "/": a folder), for this call only
+            result = _command().main(args=argv, prog_name="fgrpo", standalone_mode=False, obj={"run_cli": main})
     except NO_ARGS_IS_HELP as exc:  # `fgrpo theory` alone: show that group's help
         print(exc.format_message())
         sys.exit(0)
