@@ -259,14 +259,16 @@ def _without_repeated_name(message: str) -> str:
 
 
 def _interrupted() -> None:
+    from fgrpo_sim import INTERRUPTED_LINE
     from fgrpo_sim.output_lock import last_locked_output
 
     resumable = last_locked_output()
     if resumable is not None:
-        where = f"the finished work is kept in {resumable}: run the same command again to resume from it"
+        line = (f"fgrpo: interrupted; the finished work is kept in {resumable}: run the same command again to "
+                "resume from it")
     else:
-        where = "outputs are replaced only when complete, so none is half-written: run the command again"
-    print(f"fgrpo: interrupted; {where}", file=sys.stderr)
+        line = INTERRUPTED_LINE
+    print(line, file=sys.stderr)
     sys.exit(130)
 
 
@@ -290,7 +292,8 @@ def _printable_names() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the `fgrpo` console script."""
+    """The command line, once imported (the `fgrpo` console script and `python -m fgrpo_sim` enter through
+    `fgrpo_sim.__main__.run`, which also turns Ctrl-C during this module's imports into the one line)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     _printable_names()
     try:

@@ -745,18 +745,21 @@ def test_sigint_of_a_real_run_prints_where_it_resumes(tmp_path):
     import subprocess
     import time
 
+    from children import ended, start  # SIGINT at its default in the child, even under `make test &`
+
     out = tmp_path / "t.csv"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    proc = subprocess.Popen([sys.executable, "-m", "fgrpo_sim", "simulate", "categorical", "--out", str(out),
-                             "--n", "4,8", "--seeds", "0", "--steps", "10000000", "--num-actions", "2000",
-                             "--num-correct", "10", "--chunk-runs", "1", "--no-progress"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    lock = tmp_path / ".t.csv.lock"
-    deadline = time.time() + 120
-    while not lock.exists() and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    proc = start([sys.executable, "-m", "fgrpo_sim", "simulate", "categorical", "--out", str(out),
+                  "--n", "4,8", "--seeds", "0", "--steps", "10000000", "--num-actions", "2000",
+                  "--num-correct", "10", "--chunk-runs", "1", "--no-progress"],
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    with ended(proc):  # killed and reaped if anything below fails: the run would go on for hours
+        lock = tmp_path / ".t.csv.lock"
+        deadline = time.time() + 120
+        while not lock.exists() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == [f"fgrpo: interrupted; the finished work is kept in {out}: run the same "
                                         "command again to resume from it"]
