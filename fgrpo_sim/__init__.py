@@ -13,3 +13,8 @@ Subpackages:
 """
 
 __version__ = "0.1.0"
+
+#: Ctrl-C's one line when no output is locked: cli.main prints it, and so does the entry point (__main__.run)
+#: when Ctrl-C comes while the command line is still importing, before cli.main can catch anything.
+INTERRUPTED_LINE = ("fgrpo: interrupted; outputs are replaced only when complete, so none is half-written: "
+                    "run the command again")

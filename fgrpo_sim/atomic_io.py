@@ -17,6 +17,7 @@ later run can tell a leftover of a killed run (unlocked) from a concurrent run's
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import os
 import re
@@ -73,13 +74,18 @@ def resolve_output(path: str | os.PathLike, name: str = "output") -> Path:
     return target
 
 
-def check_writable(path: str | os.PathLike, name: str = "output") -> Path:
+def check_writable(path: str | os.PathLike, name: str = "output", *, folder: bool = False) -> Path:
     """Raise ValueError unless a file could be written at `path` (creating missing parent folders).
 
     Nothing is created; the message names the parameter, e.g. "--out /x/y.csv: /x is a file, not a folder".
     A symbolic link is checked at its final target; an existing non-regular file (a device, a FIFO, a
-    folder) is refused. Returns `path` as given (not the link's target).
+    folder) is refused, and so is a path typed with a trailing "/" (`folder_spelling`), which names a
+    folder (`folder=True`: check_writable_dir's own call, where it does). Returns `path` as given (not the
+    link's target).
     """
+    typed = None if folder else folder_spelling(path)
+    if typed is not None:  # before Path(), which drops the slash: `--out D/new/` would write a file named new
+        raise ValueError(f"{name} {typed} ends in '/', which names a folder; give a file path")
     given = Path(path)
     if str(given) == "":
         raise ValueError(f"{name} is empty; give a file path")
@@ -108,10 +114,47 @@ def check_writable_dir(path: str | os.PathLike, name: str = "output folder") -> 
     if path.exists() and not path.is_dir():
         raise ValueError(f"{name} {path} is a file; give a folder")
     if not path.exists():
-        check_writable(path, name)
+        check_writable(path, name, folder=True)
     elif not os.access(path, os.W_OK | os.X_OK):
         raise ValueError(f"{name} {path} is not writable")
     return path
+
+
+#: The paths this command-line call was given with a trailing "/" (absolute path -> as typed), or None outside
+#: one: the CLI's path type turns "D/new/" into Path("D/new"), which has lost the slash, so the CLI notes the
+#: spelling here (`note_typed_path`, inside `typed_paths()`) and check_writable can still tell a file output
+#: spelled as a folder (a ContextVar: in-process calls and threads never see another call's paths).
+_FOLDER_TYPED: contextvars.ContextVar[dict | None] = contextvars.ContextVar("fgrpo_folder_typed", default=None)
+
+
+@contextlib.contextmanager
+def typed_paths() -> Iterator[None]:
+    """The span of one command-line call whose typed path spellings `note_typed_path` records."""
+    token = _FOLDER_TYPED.set({})
+    try:
+        yield
+    finally:
+        _FOLDER_TYPED.reset(token)
+
+
+def note_typed_path(raw: str) -> None:
+    """Remember a path value as the user typed it, when it ends in a separator (inside `typed_paths()`)."""
+    typed = _FOLDER_TYPED.get()
+    if typed is not None and isinstance(raw, str) and raw.endswith(("/", os.sep)):
+        typed[os.path.abspath(raw)] = raw
+
+
+def folder_spelling(path: str | os.PathLike) -> str | None:
+    """`path` as typed when it ends in "/" (a str given so, or a path the CLI noted), else None."""
+    if isinstance(path, str) and path.endswith(("/", os.sep)):
+        return path
+    typed = _FOLDER_TYPED.get()
+    if not typed:
+        return None
+    try:
+        return typed.get(os.path.abspath(path))
+    except (TypeError, ValueError):  # not a path (bytes, an embedded NUL): the checks below name it
+        return None
 
 
 #: Write errors that mean "no room": reported with the output's path (the OSError of a write has none).

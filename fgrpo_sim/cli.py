@@ -22,6 +22,7 @@ except ImportError:  # older typer runs on the click package
 NO_ARGS_IS_HELP = getattr(click_exceptions, "NoArgsIsHelpError", ())
 
 from fgrpo_sim.commands import check, figures, llm, maze, passk, plan, simulate, theory
+from fgrpo_sim.atomic_io import note_typed_path, typed_paths
 from fgrpo_sim.extras import missing_extra_line
 
 app = typer.Typer(
@@ -111,7 +112,8 @@ def _names_a_model(command, param) -> bool:
 
 def _guard_empty_paths(command) -> None:
     """Refuse `--out ''` and a positional `''` where a path is expected: Path("") is Path("."), so the command
-    would write into (or read) the current folder. What typer does with an empty string has changed between
+    would write into (or read) the current folder. A value typed with a trailing "/" is noted
+    (atomic_io.note_typed_path): a file output spelled as a folder is refused wherever it is checked. What typer does with an empty string has changed between
     releases, so the check wraps each path parameter's `process_value`, which every release calls with the raw
     command-line value."""
     for sub in getattr(command, "commands", {}).values():
@@ -125,6 +127,8 @@ def _guard_empty_paths(command) -> None:
             if any(isinstance(v, str) and not v.strip() for v in raw):
                 name = _param.opts[0] if _param.param_type_name == "option" else (_param.metavar or _param.name.upper())
                 raise ValueError(f"{name} is empty; give a path" + ("" if _is_path_param(_param) else " or a hub id"))
+            for v in raw:  # "D/new/" becomes Path("D/new"): keep the slash's meaning for atomic_io.check_writable
+                note_typed_path(v)
             return _process(ctx, value)
 
         param.process_value = process_value
@@ -255,14 +259,16 @@ def _without_repeated_name(message: str) -> str:
 
 
 def _interrupted() -> None:
+    from fgrpo_sim import INTERRUPTED_LINE
     from fgrpo_sim.output_lock import last_locked_output
 
     resumable = last_locked_output()
     if resumable is not None:
-        where = f"the finished work is kept in {resumable}: run the same command again to resume from it"
+        line = (f"fgrpo: interrupted; the finished work is kept in {resumable}: run the same command again to "
+                "resume from it")
     else:
-        where = "outputs are replaced only when complete, so none is half-written: run the command again"
-    print(f"fgrpo: interrupted; {where}", file=sys.stderr)
+        line = INTERRUPTED_LINE
+    print(line, file=sys.stderr)
     sys.exit(130)
 
 
@@ -286,13 +292,15 @@ def _printable_names() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the `fgrpo` console script."""
+    """The command line, once imported (the `fgrpo` console script and `python -m fgrpo_sim` enter through
+    `fgrpo_sim.__main__.run`, which also turns Ctrl-C during this module's imports into the one line)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     _printable_names()
     try:
         argv = apply_deprecated_spellings(merge_repeated_options(argv))
         # obj: what a command may call back, without importing this module (the rehearsal runs `fgrpo` commands)
-        result = _command().main(args=argv, prog_name="fgrpo", standalone_mode=False, obj={"run_cli": main})
+        with typed_paths():  # what a path's typed spelling says (a trailing "/": a folder), for this call only
+            result = _command().main(args=argv, prog_name="fgrpo", standalone_mode=False, obj={"run_cli": main})
     except NO_ARGS_IS_HELP as exc:  # `fgrpo theory` alone: show that group's help
         print(exc.format_message())
         sys.exit(0)

@@ -95,6 +95,12 @@ CASES = [
      {"r.jsonl": PASSK_OK, "s.jsonl": PASSK_OK}, "is the input file"),
     ("passk-out-long-name", ["passk", "{tmp}/r.jsonl", "--out", "{tmp}/" + LONG], {"r.jsonl": PASSK_OK}, "file names are limited to 255"),
     ("passk-out-empty", ["passk", "{tmp}/r.jsonl", "--out", ""], {"r.jsonl": PASSK_OK}, "--out is empty"),
+    # issue 50: a results file given twice (its table would print twice), in one spelling or two
+    ("passk-results-twice", ["passk", "{tmp}/r.jsonl", "{tmp}/r.jsonl"], {"r.jsonl": PASSK_OK},
+     "RESULTS lists {tmp}/r.jsonl twice; give each results file once"),
+    ("passk-results-twice-spelled-apart", ["passk", "{tmp}/r.jsonl", "{tmp}/s.jsonl", "{tmp}/d/../r.jsonl", "--k", "1"],
+     {"r.jsonl": PASSK_OK, "s.jsonl": PASSK_OK, "d/x": ""},
+     "RESULTS lists {tmp}/r.jsonl twice (as {tmp}/r.jsonl and {tmp}/d/../r.jsonl)"),
     # --- plan
     ("plan-n-empty-element", ["plan", "--beta", "1,1", "--n", "4,,16"], {}, "--n has an empty element"),
     ("plan-n-repeat-across-options", ["plan", "--beta", "1,1", "--n", "4", "--n", "4"], {}, "--n lists 4 twice"),
@@ -111,6 +117,14 @@ CASES = [
     ("theory-tail-miss-empty-element", ["theory", "tail-miss", "--n", "4,,8"], {}, "--n has an empty element"),
     ("theory-tail-miss-huge-n", ["theory", "tail-miss", "--n", "9" * 5000], {}, "--n values must be integers of at most"),
     ("theory-peak-empty-element", ["theory", "peak", "--mu", "0.5,,0.6"], {}, "--mu has an empty element"),
+    # issue 43: tau derived from --rho (or from a --mu so small that mu x rho underflows) is named by what the
+    # user typed, with its range, not as tau, which they never gave
+    ("theory-peak-rho-zero", ["theory", "peak", "--rho", "0"], {}, "--rho must be in (0, 1] for theory peak, got 0"),
+    ("theory-peak-mu-zero", ["theory", "peak", "--mu", "0", "--rho", "0.5"], {}, "--mu must be in (0, 1], got 0"),
+    ("theory-peak-mu-underflows", ["theory", "peak", "--mu", "5e-324"], {},
+     "--mu 5e-324 is too small for the default --rho 0.1"),
+    ("theory-peak-mu-underflows-with-rho", ["theory", "peak", "--mu", "1e-320", "--rho", "1e-5"], {},
+     "--mu 1e-320 is too small for --rho 1e-05"),
     ("theory-lr-multiplier-bad", ["theory", "lr-multiplier", "--gamma", "-1"], {}, "gamma"),
     ("theory-derive-unknown", ["theory", "derive", "--name", "nope"], {}, "nope"),
     # --- simulate
@@ -835,18 +849,21 @@ def test_sigint_of_a_real_run_prints_where_it_resumes(tmp_path):
     import subprocess
     import time
 
+    from children import ended, start  # SIGINT at its default in the child, even under `make test &`
+
     out = tmp_path / "t.csv"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    proc = subprocess.Popen([sys.executable, "-m", "fgrpo_sim", "simulate", "categorical", "--out", str(out),
-                             "--n", "4,8", "--seeds", "0", "--steps", "10000000", "--num-actions", "2000",
-                             "--num-correct", "10", "--chunk-runs", "1", "--no-progress"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    lock = tmp_path / ".t.csv.lock"
-    deadline = time.time() + 120
-    while not lock.exists() and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    proc = start([sys.executable, "-m", "fgrpo_sim", "simulate", "categorical", "--out", str(out),
+                  "--n", "4,8", "--seeds", "0", "--steps", "10000000", "--num-actions", "2000",
+                  "--num-correct", "10", "--chunk-runs", "1", "--no-progress"],
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    with ended(proc):  # killed and reaped if anything below fails: the run would go on for hours
+        lock = tmp_path / ".t.csv.lock"
+        deadline = time.time() + 120
+        while not lock.exists() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == [f"fgrpo: interrupted; the finished work is kept in {out}: run the same "
                                         "command again to resume from it"]

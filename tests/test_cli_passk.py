@@ -288,3 +288,24 @@ def test_same_file_name_in_two_folders_is_named_once(run_cli, tmp_path):
              if "problems" in line]
     assert [line.split(": ")[0] for line in lines] == [str(p) for p in paths]
     assert all(line.count("math500.jsonl") == 1 for line in lines)
+
+
+@pytest.mark.parametrize("n", [10_001, 2_000_000])
+def test_k_all_beyond_ten_thousand_k_is_refused_naming_the_limit_and_auto(run_cli, tmp_path, n):
+    """Issue 50: `--k all` at n = 2,000,000 ran past 5 minutes without a word (a 2e6-row table, and a bootstrap
+    holding 16 GB of means). Beyond 10^4 values of k it is refused at once, naming the limit and --k auto."""
+    f = _write(tmp_path / "r.jsonl", [{"problem_id": i, "n": n, "c": c} for i, c in enumerate((1, 7, n // 3))])
+    res = run_cli("passk", f, "--k", "all")
+    assert res.exit_code == 2, res.stdout[-200:]
+    assert res.stderr.strip() == (f"fgrpo: error: --k all lists every k up to the smallest n = {n}, more than the "
+                                  f"10000 values it allows; use --k auto (powers of two up to {n}) or list the k "
+                                  "you need (--k 1,16,256)")
+
+
+def test_k_all_at_the_limit_gives_every_k_as_listed_k_give_them(run_cli, tmp_path):
+    f = _write(tmp_path / "r.jsonl", [{"problem_id": i, "n": 10_000, "c": c} for i, c in enumerate((0, 1, 9_999))])
+    every = json.loads(run_cli("passk", f, "--k", "all", "--bootstrap", "0", "--json").stdout)
+    assert every["k"] == list(range(1, 10_001))
+    for k in (1, 2, 100, 9_999, 10_000):
+        expected = np.mean([pass_at_k(10_000, c, k) for c in (0, 1, 9_999)])
+        assert every["pass_at_k"][k - 1] == pytest.approx(expected, rel=1e-9), k

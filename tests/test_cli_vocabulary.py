@@ -375,8 +375,10 @@ def test_passk_json_has_one_shape_for_one_file_and_several(run_cli, tmp_path):
     object per file with the same keys (--out holds the same lines)."""
     results = tmp_path / "r.jsonl"
     results.write_text("".join(json.dumps({"problem_id": f"p{i}", "n": 4, "c": i}) + "\n" for i in range(4)))
+    copy = tmp_path / "s.jsonl"  # a second file: one file given twice is refused (issue 50)
+    copy.write_text(results.read_text())
     keys = []
-    for files in ([results], [results, results]):
+    for files in ([results], [results, copy]):
         out = tmp_path / f"out{len(files)}.jsonl"
         result = run_cli("passk", *files, "--k", "1,2", "--bootstrap", "10", "--json", "--out", out)
         assert result.exit_code == 0, result.stderr

@@ -4,6 +4,7 @@ files of killed runs, and non-scalar rows in `llm prepare-data`."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -12,9 +13,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 import pandas as pd
 import pytest
+from children import ended, start
 
 import fgrpo_sim.atomic_io as atomic_io
 from fgrpo_sim.atomic_io import atomic_path, check_writable, remove_stale_temp_files, write_text_atomic
@@ -34,14 +37,15 @@ def _one_line_error(res, needle: str) -> None:
 
 
 def _python(code: str, *args: str) -> subprocess.Popen:
-    """A second real process running `code` (stdout piped, so the test can wait for its first line)."""
-    return subprocess.Popen([sys.executable, "-c", code, *map(str, args)], env=ENV, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """A second real process running `code` (stdout piped, so the test can wait for its first line); its
+    signals at their defaults (children.start), ended by the test (`with ended(proc)`, or lock_holder)."""
+    return start([sys.executable, "-c", code, *map(str, args)], env=ENV, cwd=ROOT,
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _fgrpo(*args) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "fgrpo_sim.cli", *map(str, args)], env=ENV, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return start([sys.executable, "-m", "fgrpo_sim.cli", *map(str, args)], env=ENV, cwd=ROOT,
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _read_until(stream, needle: str, timeout: float = 120.0) -> str:
@@ -245,11 +249,12 @@ def test_second_categorical_writer_fails_naming_the_lock_or_waits(run_cli, tmp_p
     _one_line_error(res, f"is being written by another run (it holds the lock {lock_path_for(out)})")
     assert not out.exists()
     waiter = _fgrpo("simulate", "categorical", "--out", out, *TINY_CATEGORICAL, "--wait")
-    _read_until(waiter.stderr, f"waiting for another run writing {out}")
-    time.sleep(0.5)
-    assert waiter.poll() is None and not out.exists()  # queued behind the holder
-    holder.kill()
-    stdout, stderr = waiter.communicate(timeout=120)
+    with ended(waiter):
+        _read_until(waiter.stderr, f"waiting for another run writing {out}")
+        time.sleep(0.5)
+        assert waiter.poll() is None and not out.exists()  # queued behind the holder
+        holder.kill()
+        stdout, stderr = waiter.communicate(timeout=120)
     assert waiter.returncode == 0, stderr
     assert len(pd.read_parquet(out)) == 2 * 2 * 3
 
@@ -260,9 +265,10 @@ def test_two_categorical_runs_with_different_settings_keep_both(tmp_path):
     args = [*TINY_CATEGORICAL, "--steps", "300", "--stride", "150", "--chunk-runs", "1", "--wait"]
     runs = [f"main(['simulate', 'categorical', '--out', {str(out)!r}, *{args!r}, '--lr', {lr!r}])"
             for lr in ("0.01", "0.02")]
-    for proc in _start_together(tmp_path, prepare, runs):
-        stdout, stderr = proc.communicate(timeout=180)
-        assert proc.returncode == 0, stderr
+    with _started_together(tmp_path, prepare, runs) as procs:
+        for proc in procs:
+            stdout, stderr = proc.communicate(timeout=180)
+            assert proc.returncode == 0, stderr
     table = pd.read_csv(out, dtype={"config_id": str})
     assert table["config_id"].nunique() == 2
     assert table.groupby("config_id").size().tolist() == [12, 12]  # 2 N x 2 gamma x 3 recorded steps each
@@ -434,15 +440,18 @@ while not Path({go!r}).exists():
 """
 
 
-def _start_together(tmp_path: Path, prepare: str, runs: list[str]) -> list[subprocess.Popen]:
-    """One process per code in `runs`, all released at the same moment once every one is ready."""
+@contextlib.contextmanager
+def _started_together(tmp_path: Path, prepare: str, runs: list[str]) -> Iterator[list[subprocess.Popen]]:
+    """One process per code in `runs`, all released at the same moment once every one is ready; all ended
+    when the block is left, however (children.ended)."""
     go = tmp_path / "GO"
     procs = [_python(TOGETHER.format(tests=str(Path(__file__).parent), go=str(go), prepare=prepare, run=run))
              for run in runs]
-    for proc in procs:
-        _read_until(proc.stdout, "ready")
-    go.touch()
-    return procs
+    with ended(*procs):
+        for proc in procs:
+            _read_until(proc.stdout, "ready")
+        go.touch()
+        yield procs
 
 
 def test_two_eval_processes_on_one_out_write_each_sample_once(tmp_path):
@@ -451,10 +460,11 @@ def test_two_eval_processes_on_one_out_write_each_sample_once(tmp_path):
     run = (f"print(json.dumps(t._eval(Path({str(out)!r}), n=40, wait_for_lock=True, "
            "sampler=t._SlowStubSampler())))")
     summaries = []
-    for proc in _start_together(tmp_path, prepare, [run, run]):
-        stdout, stderr = proc.communicate(timeout=180)
-        assert proc.returncode == 0, stderr
-        summaries.append(json.loads(stdout.strip().splitlines()[-1]))
+    with _started_together(tmp_path, prepare, [run, run]) as procs:
+        for proc in procs:
+            stdout, stderr = proc.communicate(timeout=180)
+            assert proc.returncode == 0, stderr
+            summaries.append(json.loads(stdout.strip().splitlines()[-1]))
     keys = [(r["problem_id"], r["sample_index"]) for r in _lines(out)]
     assert len(keys) == len(set(keys)) == 3 * 40
     assert sorted(s["generated_now"] for s in summaries) == [0, 120]  # the second found everything done

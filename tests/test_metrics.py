@@ -262,3 +262,57 @@ def test_curve_resamples_problems_once_for_every_k():
     curve = pass_at_k_curve(n, c, ks=[1, 2], n_bootstrap=300, seed=5)
     assert curve.lower[0] == curve.lower[1] and curve.upper[0] == curve.upper[1]
     assert curve.lower[0] < 0.5 < curve.upper[0]
+
+
+# --- pass@k at every k (`fgrpo passk --k all`, issue 50): one cumulative sum per problem ---------------------
+
+def test_pass_at_every_k_is_exact_rationals_at_small_n():
+    """Every (n, c, k) up to n = 30, against exact fractions (independent of both float routes)."""
+    from fgrpo_sim.metrics.passk import pass_at_every_k
+
+    for n in range(1, 31):
+        table = pass_at_every_k(np.full(n + 1, n), np.arange(n + 1), n)
+        exact = np.array([[float(exact_pass_at_k(n, c, k)) for k in range(1, n + 1)] for c in range(n + 1)])
+        np.testing.assert_allclose(table, exact, rtol=1e-13, atol=0)
+
+
+def test_pass_at_every_k_at_two_million_samples_matches_mpmath_at_sampled_k():
+    """n = 2,000,000, every k at once, to 1e-12 relative of mpmath's 40-digit value, tiny and near-1 values
+    included. `pass_at_k` agrees to 1e-6: its log-gamma route (min(c, k) > 64) loses digits at this n (1.4e-7
+    relative at c = 1000, k = 65, beyond the 1e-7 its docstring states for n = 1e5)."""
+    from fgrpo_sim.metrics.passk import pass_at_every_k
+
+    n = 2_000_000
+    cs = np.array([0, 1, 1000, n // 2, n - 1])
+    table = pass_at_every_k(np.full(cs.size, n), cs, n)
+    assert table.shape == (cs.size, n)
+    mpmath.mp.dps = 40
+    for row, c in enumerate(cs.tolist()):
+        for k in (1, 2, 65, 1000, 10**5, n // 2, n - 1, n):
+            value = table[row, k - 1]
+            if c == 0 or n - c < k:
+                assert value == (0.0 if c == 0 else 1.0), (c, k)
+                continue
+            log_ratio = (mpmath.loggamma(n - c + 1) - mpmath.loggamma(n - c - k + 1) - mpmath.loggamma(n + 1)
+                         + mpmath.loggamma(n - k + 1))
+            exact = float(-mpmath.expm1(log_ratio))
+            assert value == pytest.approx(exact, rel=1e-12, abs=0), (c, k)
+            assert pass_at_k(n, c, k) == pytest.approx(value, rel=1e-6), (c, k)
+
+
+def test_pass_at_every_k_refuses_k_beyond_the_smallest_n():
+    from fgrpo_sim.metrics.passk import pass_at_every_k
+
+    with pytest.raises(ValueError, match=r"k_max must be in \[1, 4\], got 5"):
+        pass_at_every_k([4, 8], [1, 2], 5)
+    with pytest.raises(ValueError, match="c must be in"):
+        pass_at_every_k([4], [5], 1)
+
+
+def test_a_curve_over_every_k_agrees_with_the_same_curve_at_listed_k():
+    """pass_at_k_curve takes the cumulative route for ks = 1..K, the per-k route otherwise: same means."""
+    n = np.array([50, 64, 64, 80])
+    c = np.array([1, 0, 30, 79])
+    every = pass_at_k_curve(n, c, ks=np.arange(1, 51), n_bootstrap=0)
+    listed = pass_at_k_curve(n, c, ks=[1, 2, 7, 25, 49, 50], n_bootstrap=0)
+    np.testing.assert_allclose(every.mean[[0, 1, 6, 24, 48, 49]], listed.mean, rtol=1e-12)

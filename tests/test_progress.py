@@ -11,6 +11,7 @@ import subprocess
 import sys
 import termios
 
+from children import ended, start
 from fgrpo_sim.progress import bar, show_progress
 
 SMALL_RUN = ["simulate", "population", "--steps", "5", "--prompts", "8", "--prompt-batch", "8", "--runs", "2",
@@ -48,19 +49,20 @@ def test_a_command_writes_bars_to_a_terminal_but_not_to_a_log(tmp_path):
     leader, follower = pty.openpty()
     # a terminal 100 columns wide: a new pty has 0, into which tqdm draws nothing
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
-    child = subprocess.Popen(_command(tmp_path, "b.csv"), stdout=subprocess.DEVNULL, stderr=follower, env=ENV)
+    child = start(_command(tmp_path, "b.csv"), stdout=subprocess.DEVNULL, stderr=follower, env=ENV)
     os.close(follower)  # the child holds its copy; reading ends when the child's closes
     seen = b""
-    try:
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # EIO: the terminal's last writer closed, everything is read
-                break
-            if not chunk:
-                break
-            seen += chunk
-    finally:
-        os.close(leader)
-    assert child.wait(timeout=300) == 0
+    with ended(child):  # however the reading ends, no child is left running
+        try:
+            while True:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # EIO: the terminal's last writer closed, everything is read
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+        finally:
+            os.close(leader)
+        assert child.wait(timeout=300) == 0
     assert b"\r" in seen and b"it/s" in seen  # a terminal: the bars redraw

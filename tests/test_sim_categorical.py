@@ -238,4 +238,4 @@ def test_study_checks_out_before_its_progress_bar(run_cli, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     res = run_cli("simulate", "categorical", "--study", "--out", blocker / "s.csv", "--steps", 2)
-    assert res.exit_code == 2 and res.stderr.startswith("fgrpo: error: out ") and "is a file" in res.stderr
+    assert res.exit_code == 2 and res.stderr.startswith("fgrpo: error: --out ") and "is a file" in res.stderr

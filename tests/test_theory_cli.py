@@ -55,7 +55,7 @@ def test_derive(run_cli):
         (("tail-miss", "--n", "0"), "n must be in [1"),
         (("tail-miss", "--mu", "abc"), "--mu"),
         (("peak", "--mu", "0.5", "--tau", "0"), "tau must be in (0, mu]"),
-        (("peak", "--mu", "1.5"), "mu must be in [0, 1]"),
+        (("peak", "--mu", "1.5"), "--mu must be in (0, 1], got 1.5"),
         (("lr-multiplier", "--gamma", "-1"), "gamma must be in [0, inf)"),
         (("lr-multiplier", "--weight", "sqrt"), "weight must be one of"),
         (("derive", "--name", "nope"), "unknown derivation"),

@@ -22,6 +22,10 @@ _FORMAT_HELP = (
 DEFAULT_TEST = "u-statistic"  # metrics.paired_tests.DEFAULT_TEST; not imported here: the CLI loads numpy when a command runs
 MAX_ITERATIONS = 10**7  # the test keeps every round's differences in memory (8 bytes x rounds x k values)
 MAX_BOOTSTRAP = 10**6  # the bootstrap draws all resamples at once (8 bytes x resamples x problems)
+# --k all: a table row per k. pass@k at every k is one cumulative sum per problem (metrics.pass_at_every_k: 2e6 k
+# in about 0.4 s), but the table (rich: about 7 s per 10^4 rows) and the bootstrap's means (8 bytes x resamples x k:
+# 16 GB at 2e6 k) are not: beyond this many k, --k auto, or the k asked for
+MAX_ALL_K = 10**4
 
 
 def _parse_ks(given: list, n_min: int) -> list[int]:
@@ -34,6 +38,9 @@ def _parse_ks(given: list, n_min: int) -> list[int]:
             k *= 2
         return ks
     if given == ["all"]:
+        if n_min > MAX_ALL_K:
+            raise ValueError(f"--k all lists every k up to the smallest n = {n_min}, more than the {MAX_ALL_K} values it "
+                             f"allows; use --k auto (powers of two up to {n_min}) or list the k you need (--k 1,16,256)")
         return list(range(1, n_min + 1))
     from fgrpo_sim.validation import check_integer
 
@@ -77,6 +84,21 @@ def distinct_names(paths: list[Path]) -> list[str]:
     return [str(p) for p in paths]  # the same file twice: its path
 
 
+def _refuse_repeated_files(paths: list[Path]) -> None:
+    """A results file given twice (in any spelling: ./r.jsonl and r.jsonl, or a link to it) is a mistake: its
+    table would print twice and its label clash. Refused naming the file, as a figure named twice is."""
+    import os
+
+    seen: dict[str, list[str]] = {}
+    for path in paths:
+        seen.setdefault(os.path.realpath(path), []).append(os.fspath(path))
+    for spellings in seen.values():
+        if len(spellings) > 1:
+            given = list(dict.fromkeys(spellings))
+            spelled = f" (as {' and '.join(given)})" if len(given) > 1 else ""
+            raise ValueError(f"RESULTS lists {given[0]} twice{spelled}; give each results file once")
+
+
 def _labels(labels: list[str] | None, paths: list[Path]) -> list[str]:
     if labels is None:
         return distinct_names(paths)
@@ -113,7 +135,7 @@ def passk_command(
     k: Sequence = list_option(
         "auto", "--k", int, words=("auto", "all"),
         help="Which k to report: 'auto' = powers of two up to the smallest n of any problem (1,2,4,...); "
-        "'all' = 1..smallest n; or a comma-separated list like 1,8,64,256. Every k must be <= every problem's n.",
+        "'all' = 1..smallest n (up to n = 10^4); or a comma-separated list like 1,8,64,256. Every k must be <= every problem's n.",
     ),
     compare: Optional[Path] = typer.Option(
         None, "--compare",
@@ -182,6 +204,7 @@ def passk_command(
     check_integer("--bootstrap", bootstrap, 0, MAX_BOOTSTRAP)
     if compare is not None and len(results) > 1:
         raise ValueError(f"--compare takes one RESULTS file (the difference is RESULTS - COMPARE), got {len(results)}")
+    _refuse_repeated_files(results)
     labels = _labels(label, [*results, *([compare] if compare is not None else [])])
     for option, path in (("--out", out), ("--plot", plot)):
         if path is not None:

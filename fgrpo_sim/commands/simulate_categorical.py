@@ -63,7 +63,10 @@ def register(app: typer.Typer) -> None:
 
             refuse_unused(ctx, [p.name for p in ctx.command.params if p.name not in STUDY_OPTIONS], "is not used with "
                           "--study (the study runs its own grid; it uses only --out, --steps, --device, --wait, --progress, --json)")
-            table = run_study(out, steps=steps, progress=progress, device=device, wait_for_lock=wait)
+            from fgrpo_sim.validation import options_named
+
+            with options_named(out="--out"):  # run_study names its table out; the user typed --out
+                table = run_study(out, steps=steps, progress=progress, device=device, wait_for_lock=wait)
             claims = claims_table(table)
             if as_json:
                 _emit_json({"out": str(out), "claims": _records(claims)})
@@ -74,8 +77,8 @@ def register(app: typer.Typer) -> None:
 
         from fgrpo_sim.validation import options_named
 
-        # the config names its fields group_sizes and gammas; the user typed --n and --gamma
-        with options_named(group_sizes="--n", gammas="--gamma", seeds="--seeds"):
+        # the config names its fields group_sizes and gammas, run_grid its table out; the user typed --n, --gamma, --out
+        with options_named(group_sizes="--n", gammas="--gamma", seeds="--seeds", out="--out"):
             config = CategoricalConfig(
                 num_actions=num_actions, num_correct=num_correct, anchor_logit=anchor_logit,
                 correct_logit=correct_logit, incorrect_logit=incorrect_logit, reward_correct=reward_correct,

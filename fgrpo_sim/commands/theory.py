@@ -45,6 +45,21 @@ def _resolve_tau(mu: float, tau: Optional[float], rho: Optional[float]) -> tuple
     return tau, (tau / mu if mu > 0 else float("nan"))
 
 
+def _check_derived_tau(mu: float, tau: float, rho: float, rho_given: Optional[float]) -> None:
+    """`theory peak` without --tau: tau = mu x rho must be > 0 (at tau = 0 Pr(B) rises to 1 and never peaks).
+    peak_group_size's own check names tau, which this user never typed: name --rho or --mu instead."""
+    from fgrpo_sim.validation import _fmt
+
+    if tau > 0:
+        return
+    rho_text = f"--rho {_fmt(rho)}" if rho_given is not None else f"the default --rho {_fmt(rho)}"
+    if rho == 0:
+        raise ValueError("--rho must be in (0, 1] for theory peak, got 0 (tau = mu x rho = 0: Pr(B) = Pr(A_N) "
+                         "rises to 1 and never peaks)")
+    raise ValueError(f"--mu {mu!r} is too small for {rho_text}: tau = mu x rho underflows to 0, and Pr(B) "
+                     "would peak beyond the largest group size handled exactly (2^53); give a larger --mu or --rho")
+
+
 def _one_minus(typed: Decimal, mu: float) -> Optional[float]:
     """1 - mu computed from the decimal digits given, for mu in [0.5, 1): near 1 the float nearest mu keeps
     only a few digits of 1 - mu (0.9999999972552174 -> 1 - mu off by 2e-8 relative); None elsewhere."""
@@ -140,15 +155,18 @@ def peak_command(
     Pr(B) rises, peaks at N*, and falls. Rarer subsets (smaller rho) peak later and higher. Lists give one
     row per (mu, tau or rho) pair."""
     from fgrpo_sim.theory import peak_group_size
-    from fgrpo_sim.validation import _fmt
+    from fgrpo_sim.validation import _fmt, check_range
 
     rows = []
     for typed in mus:
         mu = float(typed)
+        check_range("--mu", mu, 0.0, 1.0, low_open=True)  # the option's range here (mu = 0 has no peak)
         one_minus_mu = _one_minus(typed, mu)
         for tau_given in taus or [None]:
             for rho_given in rhos or [None]:
                 tau, rho = _resolve_tau(mu, tau_given, rho_given)
+                if tau_given is None:
+                    _check_derived_tau(mu, tau, rho, rho_given)
                 if one_minus_mu is None:
                     result = peak_group_size(mu, tau)
                 else:  # 1 - mu from the digits typed, not from the float nearest mu

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from fgrpo_sim.metrics.passk import pass_at_k
+from fgrpo_sim.metrics.passk import pass_at_every_k, pass_at_k
 from fgrpo_sim.validation import check_integer, check_range
 
 
@@ -102,7 +102,10 @@ def pass_at_k_curve(
         raise ValueError(f"n_bootstrap must be 0 for a single problem (a bootstrap over problems needs >= 2), "
                          f"got {n_bootstrap}")
     seed = int(check_integer("seed", seed, 0))
-    per_problem = pass_at_k(n[:, None], c[:, None], ks[None, :])
+    if np.array_equal(ks, np.arange(1, ks.size + 1)):  # every k from 1 (passk --k all): one cumulative sum each
+        per_problem = pass_at_every_k(n, c, ks.size)
+    else:
+        per_problem = pass_at_k(n[:, None], c[:, None], ks[None, :])
     mean = per_problem.mean(axis=0)
     lower, upper = mean.copy(), mean.copy()
     if n_bootstrap > 0:

@@ -87,6 +87,38 @@ def log_miss_ratio(n: np.ndarray, c: np.ndarray, k: np.ndarray) -> np.ndarray:
     return log_ratio
 
 
+def pass_at_every_k(n: Any, c: Any, k_max: int) -> np.ndarray:
+    """pass@k for every k = 1..k_max of each problem (n, c: 1-D, one entry per problem; k_max <= every n), shape
+    [problems, k_max]: `pass_at_k` at all k at once, for `fgrpo passk --k all`.
+
+    Chen et al.'s product, log C(n - c, k) / C(n, k) = sum_{j < k} log1p(-c / (n - j)), is one cumulative sum
+    per distinct (n, c): O(k_max) work, where `pass_at_k` spends up to 64 terms per k (the product form) or
+    four log-gammas. Each partial sum adds at most k ulp of rounding to the log ratio, so pass@k stays within
+    about k_max ulp relative of the exact value (tests/test_metrics.py holds it to mpmath at n = 2,000,000).
+    Terms from j = n - c on are -inf: every k-subset then holds a correct sample, pass@k = 1.
+    """
+    n = np.atleast_1d(check_integer("n", n, 1))
+    c = np.atleast_1d(check_integer("c", c, 0))
+    if n.ndim != 1 or n.shape != c.shape:
+        raise ValueError(f"n and c must be 1-D with one entry per problem, got shapes {n.shape} and {c.shape}")
+    if np.any(c > n):
+        i = int(np.flatnonzero(c > n)[0])
+        raise ValueError(f"c must be in [0, n], got c = {c[i]} for n = {n[i]}")
+    k_max = int(check_integer("k_max", k_max, 1, int(n.min()) if n.size else 1))
+    pairs, inverse = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
+    j = np.arange(k_max, dtype=float)
+    table = np.zeros((len(pairs), k_max))
+    for row, (total, correct) in enumerate(pairs):
+        if correct == 0:
+            continue  # never a correct sample: pass@k = 0
+        certain = int(total - correct)  # from index j = n - c on, the product holds a zero factor
+        logs = np.full(k_max, -np.inf)
+        logs[:certain] = np.log1p(-float(correct) / (total - j[:certain]))
+        np.cumsum(logs, out=logs)
+        table[row] = -np.expm1(logs)
+    return table[inverse.ravel()]
+
+
 def pass_at_k_table(m: int, ks: Any) -> np.ndarray:
     """Lookup table T[j, x] = pass@ks[j] for x = 0..m correct out of m samples, shape [len(ks), m + 1]."""
     m = int(check_integer("m", m, 1))
@@ -95,4 +127,4 @@ def pass_at_k_table(m: int, ks: Any) -> np.ndarray:
     return pass_at_k(np.full((1, m + 1), m), x[None, :], ks[:, None])
 
 
-__all__ = ["pass_at_k", "pass_at_k_table", "log_miss_ratio"]
+__all__ = ["pass_at_k", "pass_at_every_k", "pass_at_k_table", "log_miss_ratio"]
