@@ -242,6 +242,7 @@ class RowCounts:
         self.keys = keys.to(dev)
         # rows of each N, ascending (the active rows are a prefix, so each N's active rows are a prefix of these)
         self.by_n = {int(n): np.nonzero(self.n_host == n)[0] for n in np.unique(self.n_host)}
+        self._plans: dict[int, list] = {}
 
     def draw(self, probs: torch.Tensor, active: int, step: int) -> torch.Tensor:
         from fgrpo_sim.sim.categorical import sampling
@@ -252,14 +253,23 @@ class RowCounts:
                                                       self.keys_flat[:active * batch], step)
             return counts.view(rows, batch, k).to(probs.dtype)
         counts = torch.empty(probs.shape, dtype=probs.dtype, device=probs.device)
-        for n, rows_n in self.by_n.items():
-            rows_n = rows_n[:int(np.searchsorted(rows_n, active))]
-            per_slice = max(1, self.SLICE_DRAWS // (n * batch))
-            for start in range(0, rows_n.size, per_slice):
-                idx = torch.as_tensor(rows_n[start:start + per_slice], device=probs.device)
-                drawn = sampling.sample_counts_equal_n(probs[idx].reshape(-1, k), n, self.keys[idx].reshape(-1), step)
-                counts[idx] = drawn.view(-1, batch, k).to(probs.dtype)
+        for n, idx in self._slices(active, probs.device):
+            drawn = sampling.sample_counts_equal_n(probs[idx].reshape(-1, k), n, self.keys[idx].reshape(-1), step)
+            counts[idx] = drawn.view(-1, batch, k).to(probs.dtype)
         return counts
+
+    def _slices(self, active: int, device) -> list[tuple[int, torch.Tensor]]:
+        """(N, row indices on the device) per slice of the first `active` rows; built once per prefix (the
+        prefix changes only where a row's step count ends), so a step copies no index to the device."""
+        if active not in self._plans:
+            plan = []
+            for n, rows_n in self.by_n.items():
+                rows_n = rows_n[:int(np.searchsorted(rows_n, active))]
+                per_slice = max(1, self.SLICE_DRAWS // (n * self.batch))
+                plan += [(n, torch.as_tensor(rows_n[start:start + per_slice], device=device))
+                         for start in range(0, rows_n.size, per_slice)]
+            self._plans[active] = plan
+        return self._plans[active]
 
 
 def logit_gradient(probs, counts, a_correct, a_wrong, correct, group_size) -> torch.Tensor:
