@@ -18,7 +18,10 @@ def _quick_json(run_cli, seed: int) -> list[dict]:
 def test_fgrpo_check_quick_passes_and_prints_json(run_cli):
     results = _quick_json(run_cli, 0)
     names = " ".join(r["name"] for r in results)
-    for family in ("lemma3.1", "lemmaH.1", "corH.2", "brorl.EU2", "prop3.2", "focal step gamma=", "focal m_gamma"):
+    for family in ("lemma3.1", "lemmaH.1", "corH.2", "brorl.EU2", "prop3.2", "focal step gamma=", "focal m_gamma",
+                   "N* peak_group_size mu=0.3 tau=0.003", "pass@k n=", "pass@k variance", "core.grpo_advantages",
+                   "focal weight on A > 0", "focal weight on A < 0", "categorical start", "(Fig 2)",
+                   "path distinct + sgd", "path logprob + sgd", "path distinct + adamw"):
         assert family in names
     assert any("N=4096" in r["name"] for r in results if r["name"].startswith("lemma3.1"))
     assert any("mu=0.9 " in r["name"] for r in results) and any("mu=0.1 " in r["name"] for r in results)
@@ -28,7 +31,8 @@ def test_fgrpo_check_quick_passes_and_prints_json(run_cli):
         lo, hi = r["interval"]
         assert r["passed"]
         if r["kind"] == "tolerance":  # a fixed allowance on the measured value, named as such
-            assert r["name"].startswith(("prop3.2", "focal step")) and lo <= r["estimate"] <= hi
+            assert r["name"].startswith(("prop3.2", "focal step", "N*", "pass@k", "core.", "focal weight",
+                                         "categorical start", "path ")) and lo <= r["estimate"] <= hi
         else:
             assert r["kind"] == "interval" and lo <= r["closed_form"] <= hi
 
@@ -48,6 +52,32 @@ def test_the_same_checks_at_every_seed_each_at_the_bonferroni_level(run_cli):
             assert r["level"] == pytest.approx(FAMILY_FALSE_FAILURE / len(intervals), rel=1e-12)
     assert runs[0][0]["estimate"] != runs[1][0]["estimate"]  # the seed still moves the draws
     assert FAMILY_FALSE_FAILURE == 1e-3
+    from fgrpo_sim.sim.checks import CHECK_COUNTS, INTERVAL_COUNTS
+
+    assert len(names[0]) == CHECK_COUNTS["quick"]
+    assert sum(r["kind"] == "interval" for r in runs[0]) == INTERVAL_COUNTS["quick"]
+
+
+def test_the_full_check_holds_the_stated_number_of_checks(monkeypatch):
+    """The full run's check set, counted with the Monte Carlo estimators stubbed (their draws do not decide which
+    checks run: the points come from the inputs alone)."""
+    import numpy as np
+
+    from fgrpo_sim.sim import checks, montecarlo
+
+    def given_x(p, correct, n, trials, *args, **kwargs):
+        z = np.zeros(n + 2)
+        return {"P_pos": z, "P_neg": z, "S_R": z, "P_pos_se": z + 1, "P_neg_se": z + 1, "S_R_se": z + 1, "groups": z}
+
+    monkeypatch.setattr(montecarlo, "estimate_tail_miss", lambda *a, **k: (0.5, 0.0))
+    monkeypatch.setattr(montecarlo, "estimate_sampled_masses", lambda *a, **k: {"P_pos": (0.1, 0.01),
+                                                                                "P_neg": (0.1, 0.01)})
+    monkeypatch.setattr(montecarlo, "estimate_masses_given_x", given_x)
+    monkeypatch.setattr(montecarlo, "estimate_unsampled_square_mass", lambda *a, **k: (0.1, 0.01))
+    monkeypatch.setattr(montecarlo, "estimate_lr_multiplier", lambda *a, **k: (0.5, 0.01))
+    results = checks.run_checks(quick=False)
+    assert len(results) == checks.CHECK_COUNTS["full"]
+    assert sum(r["kind"] == "interval" for r in results) == checks.INTERVAL_COUNTS["full"]
 
 
 def test_check_help_states_the_false_failure_rate(run_cli):

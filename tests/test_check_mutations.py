@@ -40,6 +40,80 @@ def _simulator_focal_weight_one(monkeypatch):
     monkeypatch.setattr(torch_step, "focal_weight_per_group", lambda mu, gammas: torch.ones_like(mu))
 
 
+def _peak_off_by_one(monkeypatch):
+    """N* one below the argmax (the issue's example: N*(0.3, 0.003) printed as 13, not 14)."""
+    from types import SimpleNamespace
+
+    real = theory.peak_group_size
+    monkeypatch.setattr(theory, "peak_group_size",
+                        lambda mu, tau, **kw: SimpleNamespace(n_star=np.asarray(real(mu, tau, **kw).n_star) - 1))
+
+
+def _metric(name, wrong):
+    """Replace fgrpo_sim.metrics.NAME by wrong(real) (where the commands and the check look it up)."""
+    def plant(monkeypatch):
+        import fgrpo_sim.metrics as metrics
+
+        monkeypatch.setattr(metrics, name, wrong(getattr(metrics, name)))
+    return plant
+
+
+def _core(name, wrong):
+    """Replace fgrpo_sim.core.NAME by wrong(real) (the simulators call `core.NAME`)."""
+    def plant(monkeypatch):
+        import fgrpo_sim.core as core
+
+        monkeypatch.setattr(core, name, wrong(getattr(core, name)))
+    return plant
+
+
+def _std_dropped(real):
+    return lambda rewards, eps=1e-6, unbiased_std=False: rewards - rewards.mean(1, keepdim=True)
+
+
+def _focal_on_positive_only(real):
+    import fgrpo_sim.core as core
+
+    return lambda adv, mu_hat, gamma: torch.where(adv > 0, core.focal_weight(mu_hat, gamma)[:, None] * adv, adv)
+
+
+def _start_anchor_at_the_correct_logit(monkeypatch):
+    """The categorical start with the anchor's logit left at the other correct actions' (no anchor)."""
+    import fgrpo_sim.sim.categorical.engine as engine
+
+    real = engine.initial_logits
+
+    def initial_logits(config, dtype=torch.float64, device="cpu"):
+        z = real(config, dtype, device)
+        z[0] = config.correct_logit
+        return z
+    monkeypatch.setattr(engine, "initial_logits", initial_logits)
+
+
+def _logprob_without_baseline(monkeypatch):
+    """Fig 2's path (logprob surrogate): each draw's advantage R_i instead of R_i - mean R, on either backend."""
+    import fgrpo_sim.sim.categorical.engine as engine
+    import fgrpo_sim.sim.categorical.torch_step as torch_step
+
+    real_coef, real_update = engine.CategoricalBatch.update_coefficients, torch_step.TorchStep.update
+
+    def update_coefficients(self, stats):  # native backend: (gs, S, a_correct, a_wrong) per run
+        coef = real_coef(self, stats)
+        if self.config.surrogate == "logprob":
+            coef[:, 2], coef[:, 3] = self.config.reward_correct, self.config.reward_wrong
+        return coef
+
+    def update(self):  # torch backend: mu_hat := 0 makes (corr - mu_hat) the raw reward indicator
+        if self.config.surrogate != "logprob":
+            return real_update(self)
+        g = torch.ones_like(self.counts[:, :1], dtype=self.logits.dtype)
+        grad = self.correct.expand_as(self.logits).clone().mul_(self.counts).mul_(g * self.neg_span_over_n)
+        self.mu_hat, self.focal = g * 0, g
+        self._optimizer_step(grad)
+    monkeypatch.setattr(engine.CategoricalBatch, "update_coefficients", update_coefficients)
+    monkeypatch.setattr(torch_step.TorchStep, "update", update)
+
+
 #: name -> what to patch: (attribute of fgrpo_sim.theory, replacement), or a function of monkeypatch
 MUTATIONS = {
     "tail miss: a sign, + (mu - tau)^N": ("tail_miss_probability", _printed_tail(c_sign=1.0)),
@@ -61,6 +135,16 @@ MUTATIONS = {
     "m_gamma: the variance weight mu(1 - mu), not mean |A|":
         ("lr_multiplier", lambda gamma, weight="mean_abs_advantage": 6.0 / ((np.asarray(gamma) + 2) * (np.asarray(gamma) + 3))),
     "the simulator's focal weight (core) := 1": _simulator_focal_weight_one,
+    # issue 44: errors of our own where no check looked before
+    "N* off by one (the argmax's neighbour)": _peak_off_by_one,
+    "pass@k off by one: C(n + 1, k) below": _metric("pass_at_k", lambda real: lambda n, c, k: 1.0 - (1.0 - real(n, c, k))
+                                                     * (np.asarray(n) - np.asarray(k) + 1) / (np.asarray(n) + 1)),
+    "pass@k variance: a Bessel factor n / (n - 1) too many":
+        _metric("pass_at_k_variance", lambda real: lambda n, c, k: real(n, c, k) * np.asarray(n) / (np.asarray(n) - 1)),
+    "core's advantages without the std normalisation": _core("grpo_advantages", _std_dropped),
+    "the focal weight on positive advantages only": _core("focal_advantages", _focal_on_positive_only),
+    "the categorical start without its anchor": _start_anchor_at_the_correct_logit,
+    "logprob path (Fig 2): advantages without the group mean": _logprob_without_baseline,
 }
 
 
@@ -126,4 +210,4 @@ def test_check_quick_catches_each_planted_error(run_cli, monkeypatch, _estimate_
 
 
 def test_the_list_is_long_enough():
-    assert len(MUTATIONS) >= 10
+    assert len(MUTATIONS) >= 21

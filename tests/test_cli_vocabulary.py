@@ -63,7 +63,44 @@ def _names(param) -> list[str]:
     return [*param.opts, *getattr(param, "secondary_opts", [])]
 
 
+def _annotation(command, param) -> str:
+    """The command function's annotation of `param` as text (the modules use postponed annotations)."""
+    annotation = inspect.signature(command.callback).parameters[param.name].annotation
+    return annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+
+
 LEAVES = dict(_leaves())
+
+
+def _where(predicate) -> list[tuple[str, str]]:
+    """(command path, option) for every option of every command that `predicate(path, param)` selects: tests
+    are generated for the options a rule applies to, so every instance asserts (issue 44: 81 of 138 did not)."""
+    return sorted((path, p.opts[0]) for path, command in LEAVES.items() for p in _options(command)
+                  if predicate(path, p))
+
+
+def _param(path: str, option: str):
+    return next(p for p in _options(LEAVES[path]) if p.opts[0] == option)
+
+
+PROGRESS_OPTIONS = _where(lambda path, p: {"--progress", "--no-progress"} & set(_names(p)))
+DEVICE_OPTIONS = _where(lambda path, p: "--device" in p.opts)
+LIST_OPTIONS = _where(lambda path, p: _is_list_option(p))
+SEQUENCE_OPTIONS = _where(lambda path, p: "Sequence" in _annotation(LEAVES[path], p))
+CONCEPT_OPTIONS = _where(lambda path, p: p.opts[0] in LIST_CONCEPTS)
+SEEDS_OPTIONS = _where(lambda path, p: p.opts[0] == "--seeds")
+RUNS_OPTIONS = _where(lambda path, p: p.opts[0] == "--runs")
+MULTIPLE_OPTIONS = _where(lambda path, p: p.multiple)
+PLACEHELD_OPTIONS = _where(lambda path, p: not (p.is_flag or p.count))
+
+
+def test_every_generated_list_holds_options():
+    """Each rule below applies somewhere (a list that emptied would run no instance and prove nothing)."""
+    for name, found in [("progress", PROGRESS_OPTIONS), ("device", DEVICE_OPTIONS), ("list", LIST_OPTIONS),
+                        ("sequence", SEQUENCE_OPTIONS), ("concept", CONCEPT_OPTIONS), ("seeds", SEEDS_OPTIONS),
+                        ("runs", RUNS_OPTIONS), ("multiple", MULTIPLE_OPTIONS), ("placeholder", PLACEHELD_OPTIONS)]:
+        assert found, name
+    assert {(path, option) for path, option in MULTIPLE_OPTIONS} == set(REPEATABLE)
 
 
 def test_the_walk_sees_every_command():
@@ -77,13 +114,11 @@ def test_no_banned_spelling_in_help(path):
     assert not names & BANNED, f"fgrpo {path}: {sorted(names & BANNED)} has a new name"
 
 
-@pytest.mark.parametrize("path", sorted(LEAVES))
-def test_progress_is_a_pair(path):
-    for param in _options(LEAVES[path]):
-        names = _names(param)
-        if "--no-progress" in names or "--progress" in names:
-            assert param.opts == ["--progress"] and param.secondary_opts == ["--no-progress"], (path, names)
-            assert param.default is True, f"fgrpo {path}: progress is on by default"
+@pytest.mark.parametrize("path, option", PROGRESS_OPTIONS)
+def test_progress_is_a_pair(path, option):
+    param = _param(path, option)
+    assert param.opts == ["--progress"] and param.secondary_opts == ["--no-progress"], (path, _names(param))
+    assert param.default is True, f"fgrpo {path}: progress is on by default"
 
 
 @pytest.mark.parametrize("path", sorted(LONG))
@@ -96,58 +131,45 @@ def test_result_commands_have_json(path):
     assert any(p.opts == ["--json"] and p.is_flag for p in _options(LEAVES[path])), f"fgrpo {path} lacks --json"
 
 
-@pytest.mark.parametrize("path", sorted(LEAVES))
-def test_device_defaults_to_auto(path):
-    for param in _options(LEAVES[path]):
-        if "--device" in param.opts:
-            assert param.default == "auto", f"fgrpo {path} --device defaults to {param.default!r}"
+@pytest.mark.parametrize("path, option", DEVICE_OPTIONS)
+def test_device_defaults_to_auto(path, option):
+    param = _param(path, option)
+    assert param.default == "auto", f"fgrpo {path} --device defaults to {param.default!r}"
 
 
-def _annotation(command, param) -> str:
-    """The command function's annotation of `param` as text (the modules use postponed annotations)."""
-    annotation = inspect.signature(command.callback).parameters[param.name].annotation
-    return annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
-
-
-@pytest.mark.parametrize("path", sorted(LEAVES))
-def test_comma_separated_options_take_text(path):
+@pytest.mark.parametrize("path, option", LIST_OPTIONS)
+def test_comma_separated_options_take_text(path, option):
     """An option whose help promises a comma-separated list must reach the command as text (or repeated
     text), which the command splits: an int or float option would refuse "4,8" before the command runs."""
-    command = LEAVES[path]
-    for param in _options(command):
-        if _is_list_option(param):
-            annotation = _annotation(command, param)
-            assert "str" in annotation or "Sequence" in annotation, f"fgrpo {path} {param.opts[0]}: help says comma-separated"
+    annotation = _annotation(LEAVES[path], _param(path, option))
+    assert "str" in annotation or "Sequence" in annotation, f"fgrpo {path} {option}: help says comma-separated"
 
 
-@pytest.mark.parametrize("path", sorted(LEAVES))
-def test_list_options_use_the_one_list_type(run_cli, path):
+@pytest.mark.parametrize("path, option", SEQUENCE_OPTIONS)
+def test_list_options_use_the_one_list_type(run_cli, path, option):
     """Every option the command receives as a list is parsed by validation.CommaList (list_option), whose
     rules (no empty element, no repeat) hold everywhere; a bad value fails while click parses."""
-    command = LEAVES[path]
-    for param in _options(command):
-        if "Sequence" in _annotation(command, param):
-            assert _is_list_option(param), f"fgrpo {path} {param.opts[0]}: a list option's help says comma-separated"
-            result = run_cli(*path.split(), param.opts[0], "1,1")  # click converts it before any work
-            assert result.exit_code == 2
-            assert result.stderr == f"fgrpo: error: {param.opts[0]} lists 1 twice; give each value once, got '1,1'\n"
+    assert _is_list_option(_param(path, option)), f"fgrpo {path} {option}: a list option's help says comma-separated"
+    result = run_cli(*path.split(), option, "1,1")  # click converts it before any work
+    assert result.exit_code == 2
+    assert result.stderr == f"fgrpo: error: {option} lists 1 twice; give each value once, got '1,1'\n"
 
 
-@pytest.mark.parametrize("path", sorted(LEAVES))
-def test_list_concepts_take_lists(path):
-    for param in _options(LEAVES[path]):
-        name = param.opts[0]
-        if name in LIST_CONCEPTS:
-            assert _is_list_option(param), f"fgrpo {path} {name} must take a comma-separated list"
+@pytest.mark.parametrize("path, option", CONCEPT_OPTIONS)
+def test_list_concepts_take_lists(path, option):
+    assert _is_list_option(_param(path, option)), f"fgrpo {path} {option} must take a comma-separated list"
 
 
-@pytest.mark.parametrize("path", sorted(LEAVES))
-def test_seeds_are_seed_values_and_runs_a_count(path):
-    for param in _options(LEAVES[path]):
-        if param.opts[0] == "--seeds":
-            assert _is_list_option(param) and "seed" in param.help.lower(), path
-        if param.opts[0] == "--runs":
-            assert not _is_list_option(param) and "int" in _annotation(LEAVES[path], param), path
+@pytest.mark.parametrize("path, option", SEEDS_OPTIONS)
+def test_seeds_are_seed_values(path, option):
+    param = _param(path, option)
+    assert _is_list_option(param) and "seed" in param.help.lower(), path
+
+
+@pytest.mark.parametrize("path, option", RUNS_OPTIONS)
+def test_runs_is_a_count(path, option):
+    param = _param(path, option)
+    assert not _is_list_option(param) and "int" in _annotation(LEAVES[path], param), path
 
 
 def test_help_shows_only_new_names(run_cli):
@@ -212,13 +234,11 @@ def test_recipes_old_format_refuses_an_unknown_value(run_cli):
 
 # ---------------------------------------------------------------- issue 39: one vocabulary, finished
 
-@pytest.mark.parametrize("path", sorted(LEAVES))
-def test_only_declared_options_repeat(path):
+@pytest.mark.parametrize("path, option", MULTIPLE_OPTIONS)
+def test_only_declared_options_repeat(path, option):
     """One list type: a list option takes commas (and joins when given twice); click's `multiple` is left to
     the options REPEATABLE names (theory's options were repeatable text, split by a parser of its own)."""
-    for param in _options(LEAVES[path]):
-        if param.multiple:
-            assert (path, param.opts[0]) in REPEATABLE, f"fgrpo {path} {param.opts[0]}: declare it with list_option"
+    assert (path, option) in REPEATABLE, f"fgrpo {path} {option}: declare it with list_option"
 
 
 def test_list_options_are_known_by_their_declaration_not_their_help():
@@ -234,19 +254,22 @@ def test_list_options_are_known_by_their_declaration_not_their_help():
     assert "comma" not in rho.help.lower() and _is_list_option(rho)
 
 
-@pytest.mark.parametrize("path", sorted(LEAVES))
-def test_one_placeholder_scheme(run_cli, path):
+@pytest.mark.parametrize("path, option", PLACEHELD_OPTIONS)
+def test_one_placeholder_scheme(path, option):
     """Every option's placeholder comes from one scheme on every typer (typer 0.29 alone printed <int>,
     <list[str]> on the numeric --n, and the list type INTEGERS)."""
+    param = _param(path, option)
+    assert param.metavar in PLACEHOLDERS, (path, param.opts, param.metavar)
+    assert param.metavar.endswith("S") == _is_list_option(param), (path, param.opts, param.metavar)
+
+
+@pytest.mark.parametrize("path", sorted(LEAVES))
+def test_no_typer_placeholder_in_help(run_cli, path):
     import re
 
-    for param in _options(LEAVES[path]):
-        if param.is_flag or param.count:
-            continue
-        assert param.metavar in PLACEHOLDERS, (path, param.opts, param.metavar)
-        assert param.metavar.endswith("S") == _is_list_option(param), (path, param.opts, param.metavar)
-    shown = run_cli(*path.split(), "--help").stdout
-    options = [line for line in shown.splitlines() if line.lstrip().startswith("--")]
+    result = run_cli(*path.split(), "--help")
+    options = [line for line in result.stdout.splitlines() if line.lstrip().startswith("--")]
+    assert result.exit_code == 0 and options, path  # --help itself is one
     typed = re.findall(r"<[a-z\[\]]+>", "\n".join(options))  # typer 0.29's own placeholders (<int>, <list[str]>)
     assert not typed, f"fgrpo {path} --help: {typed}"
 
@@ -330,7 +353,9 @@ def test_old_spelling_beside_its_new_one_is_refused(path, old):
     from fgrpo_sim.commands.deprecated import RENAMED, new_spellings
 
     value = "json" if isinstance(RENAMED[path][old], dict) else "1"
-    for new in new_spellings(path, old):
+    news = new_spellings(path, old)
+    assert news and old not in news  # every row names a new spelling, other than the old one
+    for new in news:
         takes_value = not next(p for p in _options(LEAVES[" ".join(path)]) if new in p.opts).is_flag
         given = [new, "2"] if takes_value else [new]
         for argv in ([*path, old, value, *given], [*path, *given, f"{old}={value}"]):

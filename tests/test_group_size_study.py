@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from fgrpo_sim.sim.group_size_study import (DEFAULT_POPULATION, GroupSizeStudySpec, RowAdam, advantage_tables,
-                                            final_rows, logit_gradient, predicted_dips, run_study, sample_counts)
+                                            final_rows, logit_gradient, predicted_dips, run_study, RowCounts,
+                                            row_keys, study_rows)
 from fgrpo_sim.sim.parametrisation import logit_map
 from fgrpo_sim.sim.population import StepBatch, TrainSpec
 from fgrpo_sim.sim.population_shared import SharedPolicy, make_shared_population, shared_population_loss
@@ -61,12 +62,39 @@ def test_row_adam_equals_torch_adam_with_one_lr_per_row():
     torch.testing.assert_close(ours, torch.stack([p.detach() for p in refs]), rtol=1e-12, atol=1e-14)
 
 
-def test_counts_are_multinomial():
-    probs = torch.tensor([[0.5, 0.3, 0.15, 0.05]], dtype=torch.float64).expand(20_000, -1)
-    counts = sample_counts(probs, torch.full((20_000,), 16.0), torch.Generator().manual_seed(0))
-    assert torch.all(counts.sum(-1) == 16) and torch.all(counts >= 0)
-    torch.testing.assert_close(counts.mean(0), 16 * probs[0], atol=0.05, rtol=0)
-    torch.testing.assert_close(counts.var(0), 16 * probs[0] * (1 - probs[0]), atol=0.1, rtol=0.05)
+@pytest.mark.parametrize("sampler", ["torch", "native"])
+def test_row_counts_are_multinomial_and_keyed_by_the_row(sampler):
+    from fgrpo_sim.sim.categorical.sampling import native_available
+
+    if sampler == "native" and not native_available():
+        pytest.skip("no C compiler: the native sampler falls back to torch")
+    probs = torch.tensor([0.5, 0.3, 0.15, 0.05], dtype=torch.float64).expand(500, 40, -1).contiguous()
+    keys = torch.arange(500 * 40, dtype=torch.int64).view(500, 40) * 7919 + 11
+    counts = RowCounts(np.full(500, 16), keys, torch.device("cpu"), sampler).draw(probs, 500, step=3)
+    assert torch.all(counts.sum(-1) == 16) and torch.all(counts >= 0) and torch.equal(counts, counts.round())
+    flat = counts.reshape(-1, 4)
+    torch.testing.assert_close(flat.mean(0), 16 * probs[0, 0], atol=0.05, rtol=0)
+    torch.testing.assert_close(flat.var(0), 16 * probs[0, 0] * (1 - probs[0, 0]), atol=0.1, rtol=0.05)
+    # row 7 alone, among other N, and at another step: its counts are its key's and its step's only
+    alone = RowCounts(np.array([16]), keys[7:8], torch.device("cpu"), sampler).draw(probs[7:8], 1, step=3)
+    mixed = RowCounts(np.array([4, 16, 1024]), keys[6:9], torch.device("cpu"), sampler).draw(probs[6:9], 3, step=3)
+    assert torch.equal(alone[0], counts[7]) and torch.equal(mixed[1], counts[7])
+    assert not torch.equal(RowCounts(np.array([16]), keys[7:8], torch.device("cpu"), sampler)
+                           .draw(probs[7:8], 1, step=4)[0], counts[7])
+
+
+def test_row_keys_name_the_row_not_the_run():
+    spec = GroupSizeStudySpec(group_sizes=(2, 8), gammas=(0.5,), populations=2, seeds=1, prompt_batch=4,
+                              optimizers=("adam",), parametrisations=("axis",), adam_lrs=(0.01,), rare_masses=(0.02,))
+    wider = replace(spec, group_sizes=(2, 4, 8), gammas=(1.0, 2.0))
+    keys, rows = row_keys(spec, study_rows(spec)), study_rows(spec)
+    keys_w, rows_w = row_keys(wider, study_rows(wider)), study_rows(wider)
+    assert keys.shape == (len(rows), 4) and len(set(keys.reshape(-1).tolist())) == keys.numel()
+    index = {tuple(r): i for i, r in enumerate(rows_w[["N", "variant", "population", "seed"]].itertuples(index=False))}
+    for i, r in enumerate(rows[["N", "variant", "population", "seed"]].itertuples(index=False)):
+        if tuple(r) in index:
+            assert torch.equal(keys[i], keys_w[index[tuple(r)]])
+    assert sum(tuple(r) in index for r in rows[["N", "variant", "population", "seed"]].itertuples(index=False)) == 4
 
 
 SMALL_POP = replace(DEFAULT_POPULATION, num_prompts=32, heldout_prompts=32)
@@ -125,6 +153,25 @@ def test_a_setting_gives_the_same_numbers_alone_and_beside_others():
     assert a["heldout_pass@256"].nunique() > 1  # the rows did train apart
 
 
+@pytest.mark.parametrize("view", ["equal-steps", "equal-rollouts"])
+def test_a_rows_numbers_do_not_depend_on_the_n_list_or_the_gammas(view):
+    """Issue 44: GRPO's rows, and the rows of the N values both runs share, are bit-identical when N values are
+    added and the gamma list changes (each row draws its counts from its own key)."""
+    common = dict(rare_masses=(0.02,), adam_lrs=(0.01,), sgd_lrs=(2.0,), populations=2, seeds=1, steps=6,
+                  eval_every=3, population=SMALL_POP, parametrisations=("orthogonal",), views=(view,),
+                  reference_n=8)
+    first = final_rows(run_study(GroupSizeStudySpec(group_sizes=(2, 8), gammas=(0.5,), **common)))
+    second = final_rows(run_study(GroupSizeStudySpec(group_sizes=(2, 4, 8, 32), gammas=(1.0, 0.5), **common)))
+    keys = ["optimizer", "N", "variant", "population", "seed"]
+    shared = second.merge(first[keys], on=keys)
+    a, b = (f.sort_values(keys).reset_index(drop=True) for f in (first, shared))
+    assert len(a) == len(b) == 2 * 2 * 3 * 2  # optimizers x N x (GRPO, F 0.5, its control) x populations
+    metrics = ["heldout_pass@256", "heldout_pass@1", "train_pass@1", "train_dnll_rare", "heldout_rare_strategy_mass"]
+    for metric in metrics:
+        np.testing.assert_array_equal(a[metric].to_numpy(), b[metric].to_numpy(), err_msg=metric)
+    assert a["heldout_pass@256"].nunique() > 4  # the rows did train apart
+
+
 def test_step_loop_never_reads_the_device(monkeypatch):
     """No .item() / .tolist() / bool(tensor) inside the step loop: count host reads per step."""
     import fgrpo_sim.sim.group_size_study as study
@@ -142,10 +189,11 @@ def test_step_loop_never_reads_the_device(monkeypatch):
                               optimizers=("adam",), parametrisations=("dense",), adam_lrs=(0.01,), eval_every=1000,
                               population=SMALL_POP)
     reads.clear()
-    study._train_chunk(replace(spec, steps=2), "adam", "dense", torch.device("cpu"), False)
+    # the torch sampler: the one a device runs (the C kernel runs on the CPU only, where a read is no sync)
+    study._train_chunk(replace(spec, steps=2), "adam", "dense", torch.device("cpu"), False, sampler="torch")
     few = len(reads)
     reads.clear()
-    study._train_chunk(replace(spec, steps=12), "adam", "dense", torch.device("cpu"), False)
+    study._train_chunk(replace(spec, steps=12), "adam", "dense", torch.device("cpu"), False, sampler="torch")
     assert len(reads) == few  # ten more steps, not one more host read (reads happen at evaluations only)
 
 

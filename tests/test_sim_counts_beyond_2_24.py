@@ -1,7 +1,7 @@
 """Counts beyond 2^24 (issue 36): both samplers count draws in an integer dtype, not the policy's float dtype.
 
 float32 counts stop at 2^24 = 16,777,216 (adding 1 no longer changes them), and the config and CLI accept N up to
-2^31 - 1. Each test draws N = 2^25 once (about 1-2 GB of int64 scratch for the torch sampler for a moment).
+2^31 - 1. Each sampling test draws N = 2^25 once (about 1-2 GB of int64 scratch for the torch sampler for a moment).
 """
 
 from __future__ import annotations
@@ -59,3 +59,21 @@ def test_the_engine_sees_the_right_success_rate_at_2_to_the_25(sampler, device):
         batch.step()
         mu_hat = float(batch.last_mu_hat[0])
         assert abs(mu_hat - q) < 6 * math.sqrt(q * (1 - q) / N) + 1e-5, mu_hat
+
+
+@pytest.mark.parametrize("sampler", ["torch"] + (["native"] if native_available() else []))
+def test_given_counts_stay_integers_at_float32(sampler):
+    """Issue 44: `step_with_counts` at float32 with a count of 2^24 + 1. Converted to float32 first, it became
+    2^24 and the correct draws X = 2^24 + 2 summed to 2^24, so mu_hat read 0.5; kept integer, mu_hat is
+    (2^24 + 2) / 2^25 = 0.5 + 2^-24 (exact in float32 and float64: the check compares exactly)."""
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+
+    config = CategoricalConfig(num_actions=4, num_correct=2, dtype="float32", device="cpu", sampler=sampler,
+                               optimizer="sgd", lr=1e-3, steps=1)  # cpu: the native kernel is CPU-only
+    batch = CategoricalBatch(config, [N], [0.0], [0])
+    counts = torch.tensor([[2**24 + 1, 1, N - 2**24 - 2, 0]], dtype=torch.int64)
+    for given in (counts, counts.to(torch.float64)):  # float64 holds these counts exactly
+        batch.step_with_counts(given)
+        assert float(batch.last_mu_hat[0]) == 0.5 + 2.0**-24
+    with pytest.raises(ValueError, match="counts must be whole numbers"):
+        batch.step_with_counts(counts.to(torch.float64) + 0.5)

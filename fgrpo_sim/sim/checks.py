@@ -25,6 +25,10 @@ carries `level`, its false-failure probability; kind "tolerance" bounds are a fi
   * focal -- gamma > 0: the simulator's focal step (its weight from `core`) vs the theory's exact step at
     eta x focal_weight(X / N, gamma) (tolerance), and m_gamma (`lr_multiplier`, the low-LR control's factor)
     vs a Monte Carlo average of `core`'s focal weight over prompts weighted by their mean |GRPO advantage|.
+  * the exact checks of `checks_exact` (issue 44; tolerances, no sampling): N* against the argmax of Pr(B),
+    pass@k and the paired test's variance against enumeration, core's advantages and focal weight on both signs
+    as the simulators call them, the categorical start state, and every surrogate x optimizer path (Fig 2's
+    logprob + AdamW included) against autograd.
 The toy policies and counts are fixed (the seed-0 ones of earlier releases), so the points never move.
 """
 
@@ -35,7 +39,8 @@ import math
 import numpy as np
 import torch
 
-from fgrpo_sim.sim import montecarlo  # estimators looked up at call time (tests memoise them)
+from fgrpo_sim.sim import checks_exact, montecarlo  # estimators looked up at call time (tests memoise them)
+from fgrpo_sim.sim.checks_exact import POLICY_SEEDS, toy_policy
 
 INTERVAL, TOLERANCE = "interval", "tolerance"
 #: the whole run's false-failure probability on a correct build; each sampling check gets an equal share
@@ -44,10 +49,11 @@ FAMILY_FALSE_FAILURE = 1e-3
 MIN_EXPECTED_GROUPS_PER_K = 2000
 #: a full-grid tail-miss point is kept when N tau <= this: (1 - tau)^N >= 2e-4, hundreds of hits in 1e6 groups
 MAX_EXPECTED_TARGET_HITS = 8.0
+#: how many checks a run holds, fixed whatever the seed (tests/test_check.py counts them); their sampling intervals
+CHECK_COUNTS = {"quick": 66, "full": 123}
+INTERVAL_COUNTS = {"quick": 40, "full": 97}
 #: the focal step and m_gamma are checked at these gamma
 FOCAL_GAMMAS = (0.5, 1.0, 2.0)
-#: seeds of the fixed toy policies and counts (independent of --seed)
-POLICY_SEEDS = {"lemmaH.1": 0, "brorl": 1, "prop3.2": 2, "counts": 3, "conditional": 5}
 
 
 def _result(name: str, closed_form: float, estimate: float, interval: tuple[float, float],
@@ -126,20 +132,10 @@ def tail_miss_checks(quick: bool, seed: int, device: str) -> list[dict]:
     return out
 
 
-def _toy_policy(num_actions: int, num_correct: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """A skewed policy (log-normal weights, one dominant correct action): correct actions come first."""
-    rng = np.random.default_rng(seed)
-    w = np.exp(rng.normal(0.0, 1.5, num_actions))
-    w[0] *= 20.0
-    p = w / w.sum()
-    correct = np.arange(num_actions) < num_correct
-    return p, correct
-
-
 def lemma_h1_checks(quick: bool, seed: int, device: str) -> list[dict]:
     from fgrpo_sim.theory import expected_sampled_correct_mass, expected_sampled_incorrect_mass
 
-    p, correct = _toy_policy(60, 15, POLICY_SEEDS["lemmaH.1"])
+    p, correct = toy_policy(60, 15, POLICY_SEEDS["lemmaH.1"])
     trials = 20_000 if quick else 200_000
     out = []
     for n, k in ((8, 3), (32, 20), (256, 100)) if not quick else ((8, 3), (32, 20)):
@@ -173,7 +169,7 @@ def conditional_on_x_checks(quick: bool, seed: int, device: str, reward_wrong: f
     """Lemma H.1 and Corollary H.2 against unconditioned groups binned by their correct count X."""
     from fgrpo_sim.theory import expected_sampled_correct_mass, expected_sampled_incorrect_mass
 
-    p, correct = _toy_policy(40, 12, POLICY_SEEDS["conditional"])
+    p, correct = toy_policy(40, 12, POLICY_SEEDS["conditional"])
     n, trials = (8, 200_000) if quick else (16, 2_000_000)
     r_c = 1.0
     est = montecarlo.estimate_masses_given_x(p, correct, n, trials, seed + 17, device, r_c, reward_wrong)
@@ -202,7 +198,7 @@ def unsampled_square_checks(quick: bool, seed: int, device: str) -> list[dict]:
     from fgrpo_sim.theory import expected_unsampled_square_mass
 
     out = []
-    p_toy, _ = _toy_policy(60, 15, POLICY_SEEDS["brorl"])
+    p_toy, _ = toy_policy(60, 15, POLICY_SEEDS["brorl"])
     cases = [("toy K=60", p_toy, 16, 20_000 if quick else 200_000)]
     paper = torch.softmax(initial_logits(CategoricalConfig()), 0).numpy()  # App. J start: 128,000 actions
     cases.append(("paper start K=128000", paper, 4096, 100 if quick else 400))
@@ -236,7 +232,7 @@ def _simulator_one_step(p: np.ndarray, num_correct: int, counts: np.ndarray, eta
 
 def _one_step_setting() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The fixed policy and group (N = 16; X = 2 correct draws) of the one-step checks."""
-    p, correct = _toy_policy(200, 40, POLICY_SEEDS["prop3.2"])
+    p, correct = toy_policy(200, 40, POLICY_SEEDS["prop3.2"])
     counts = np.random.default_rng(POLICY_SEEDS["counts"]).multinomial(16, p)
     return p, correct, counts
 
@@ -298,7 +294,7 @@ def focal_checks(quick: bool, seed: int, device: str) -> list[dict]:
 
 
 FAMILIES = (tail_miss_checks, lemma_h1_checks, conditional_on_x_checks, unsampled_square_checks, first_order_checks,
-            focal_checks)
+            focal_checks) + checks_exact.FAMILIES
 
 
 def run_checks(quick: bool = False, seed: int = 0, device: str = "cpu", progress: bool = False) -> list[dict]:
@@ -330,4 +326,4 @@ def format_results(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["run_checks", "format_results", "finalise", "FAMILY_FALSE_FAILURE"]
+__all__ = ["run_checks", "format_results", "finalise", "FAMILY_FALSE_FAILURE", "CHECK_COUNTS", "INTERVAL_COUNTS"]

@@ -16,8 +16,8 @@ so the spread over population draws includes the map's.
 
 Why one engine instead of `simulate_shared_population` per setting: rows differ in N, gamma, learning
 rate, step count and population, which that simulator cannot batch. For one-token rollouts a group
-enters the loss only through its counts c_k per strategy, so N only sets the counts' total; the counts
-are drawn as a chain of binomials (cost independent of N). The advantages come from the core
+enters the loss only through its counts c_k per strategy, so N only sets the counts' total (exact
+multinomial counts, cost O(N + K) per group: the sampler of `sim.categorical.sampling`). The advantages come from the core
 (`core.grpo_advantages` -> `core.group_success_rate` -> `core.focal_advantages` on the N + 1 possible
 reward vectors of each N, looked up by the group's correct count X), and the logit gradient of the
 core's token-mean loss at ratio 1 is written out: d/dz [-(1/(B N)) sum_k c_k A_k log p_k] =
@@ -31,14 +31,17 @@ step count, so the active rows are a prefix), and finiteness is checked when an 
 Views: "equal-steps" (the paper's Table 2: same steps and prompts per step for every N) and
 "equal-rollouts" (steps = steps x reference_n / N, at least 1).
 
-Randomness (issue 36): every (setting, population, batch seed) has its own torch generator, seeded from a
-hash of its own values (`stream_seed`: spec.seed, rare_correct_prob, optimizer, view, rare mass, base lr,
-population, batch seed), never from its place in the run. It draws that group's prompt batches and the
-counts of its rows (every N and variant of the setting), so a setting's numbers are the same alone or
-beside other settings, populations or batch seeds, and the rows of one group see the same prompt batches
-(common random numbers: comparisons across N and variants are paired). The parametrisation is left out of
-the key on purpose: the maps of one setting share their draws, so axis and orthogonal stay identical under
-SGD. The engine is still one batched step per chunk; only the draws loop over the groups.
+Randomness (issues 36, 44): keyed by the row, never by its place in the run. Every (setting, population,
+batch seed) group has a torch generator seeded from a hash of its own values (`stream_seed`: spec.seed,
+rare_correct_prob, optimizer, view, rare mass, base lr, population, batch seed) that draws only the group's
+prompt batches (a fixed number of draws per step, whatever rows the group holds). Every row draws its counts
+from its own counter-based stream (`row_keys`: that hash with the row's N and variant, one key per prompt slot
+of the batch; the step selects the stream), through the categorical simulator's exact multinomial samplers
+(`sim.categorical.sampling`: the C kernel on CPU, the torch one elsewhere). So a row's numbers are the same
+whatever other settings, populations, batch seeds, N values or gammas share the run. Common random numbers:
+the rows of one group (its N values and variants) share their prompt batches and nothing else; their counts
+are independent draws. The parametrisation is left out of both keys on purpose: the maps of one setting share
+their draws, so axis and orthogonal stay identical under SGD. The engine is still one batched step per chunk.
 """
 
 from __future__ import annotations
@@ -135,8 +138,8 @@ def chunks(spec: GroupSizeStudySpec) -> list[tuple[str, str]]:
 
 
 #: names how the draws are derived; part of every chunk's fingerprint, so a resume never mixes seedings
-SEEDING = "per-setting-stream-v1"
-#: the row fields that key a group's generator (with spec.seed); see the module docstring
+SEEDING = "per-row-stream-v2"
+#: the row fields that key a group's prompt-batch generator (with spec.seed); see the module docstring
 STREAM_FIELDS = ("rare_correct_prob", "optimizer", "view", "rare_mass", "base_lr", "population", "seed")
 
 
@@ -181,12 +184,26 @@ def study_rows(spec: GroupSizeStudySpec, optimizer: str | None = None, parametri
 
 
 def stream_seed(spec: GroupSizeStudySpec, row) -> int:
-    """The generator seed of one (setting, population, batch seed): a hash of its own values, so it does not
-    depend on which other rows share the run. `row` maps STREAM_FIELDS to values (a study_rows line)."""
+    """The prompt-batch generator seed of one (setting, population, batch seed): a hash of its own values, so it
+    does not depend on which other rows share the run. `row` maps STREAM_FIELDS to values (a study_rows line)."""
     values = [int(spec.seed), float(row["rare_correct_prob"]), str(row["optimizer"]), str(row["view"]),
               float(row["rare_mass"]), float(row["base_lr"]), int(row["population"]), int(row["seed"])]
-    digest = hashlib.blake2b(repr(values).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") & 0x7FFF_FFFF_FFFF_FFFF
+    return _hash64(repr(values))
+
+
+def row_keys(spec: GroupSizeStudySpec, table) -> torch.Tensor:
+    """int64 [rows, prompt_batch]: the count streams of each row of `table` (study_rows lines), one per prompt
+    slot: a hash of the row's group (`stream_seed`), N and variant, then of the slot. Nothing else in the run
+    enters, so adding N values or changing the gammas leaves every other row's counts as they were."""
+    from fgrpo_sim.sim.categorical.sampling import run_keys
+
+    own = [_hash64(repr([stream_seed(spec, row), int(row["N"]), str(row["variant"])]))
+           for _, row in table.iterrows()]
+    return torch.stack([run_keys(own, salt=slot) for slot in range(spec.prompt_batch)], 1)
+
+
+def _hash64(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") & 0x7FFF_FFFF_FFFF_FFFF
 
 
 def population_spec(spec: GroupSizeStudySpec, rare_mass: float, population: int) -> SharedPopulationSpec:
@@ -207,18 +224,52 @@ def advantage_tables(pairs, n_max: int) -> tuple[torch.Tensor, torch.Tensor]:
     return a_correct, a_wrong
 
 
-def sample_counts(probs: torch.Tensor, totals: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """Multinomial(totals, probs) counts per strategy ([..., K]) as a chain of binomials."""
-    remaining = totals.to(probs.dtype).expand(probs.shape[:-1]).clone()
-    left = torch.ones_like(remaining)
-    counts = torch.zeros_like(probs)
-    for k in range(probs.shape[-1] - 1):
-        q = (probs[..., k] / left.clamp(min=1e-300)).clamp(0.0, 1.0)
-        counts[..., k] = torch.binomial(remaining, q, generator=gen)
-        remaining = remaining - counts[..., k]
-        left = left - probs[..., k]
-    counts[..., -1] = remaining
-    return counts
+class RowCounts:
+    """Each step's counts [active rows, B, K] (float64, exact integers), row r slot b ~ Multinomial(N_r, probs),
+    drawn from the stream (row_keys[r, b], step): the C kernel on CPU when it compiles, else the torch sampler
+    (one batched search per N, in slices of at most SLICE_DRAWS draws). Neither reads the device."""
+
+    SLICE_DRAWS = 1 << 22
+
+    def __init__(self, n_host: np.ndarray, keys: torch.Tensor, dev, sampler: str = "auto"):
+        from fgrpo_sim.sim.categorical.sampling import resolve_sampler
+
+        self.sampler = resolve_sampler(sampler, dev)
+        batch = keys.shape[1]
+        self.n_host, self.batch = n_host.astype(np.int64), batch
+        self.n_flat = torch.as_tensor(self.n_host).repeat_interleave(batch)  # the native sampler's host inputs
+        self.keys_flat = keys.reshape(-1).contiguous()
+        self.keys = keys.to(dev)
+        # rows of each N, ascending (the active rows are a prefix, so each N's active rows are a prefix of these)
+        self.by_n = {int(n): np.nonzero(self.n_host == n)[0] for n in np.unique(self.n_host)}
+        self._plans: dict[int, list] = {}
+
+    def draw(self, probs: torch.Tensor, active: int, step: int) -> torch.Tensor:
+        from fgrpo_sim.sim.categorical import sampling
+
+        rows, batch, k = probs.shape
+        if self.sampler == "native":
+            counts, _ = sampling.sample_counts_native(probs.reshape(-1, k), self.n_flat[:active * batch],
+                                                      self.keys_flat[:active * batch], step)
+            return counts.view(rows, batch, k).to(probs.dtype)
+        counts = torch.empty(probs.shape, dtype=probs.dtype, device=probs.device)
+        for n, idx in self._slices(active, probs.device):
+            drawn = sampling.sample_counts_equal_n(probs[idx].reshape(-1, k), n, self.keys[idx].reshape(-1), step)
+            counts[idx] = drawn.view(-1, batch, k).to(probs.dtype)
+        return counts
+
+    def _slices(self, active: int, device) -> list[tuple[int, torch.Tensor]]:
+        """(N, row indices on the device) per slice of the first `active` rows; built once per prefix (the
+        prefix changes only where a row's step count ends), so a step copies no index to the device."""
+        if active not in self._plans:
+            plan = []
+            for n, rows_n in self.by_n.items():
+                rows_n = rows_n[:int(np.searchsorted(rows_n, active))]
+                per_slice = max(1, self.SLICE_DRAWS // (n * self.batch))
+                plan += [(n, torch.as_tensor(rows_n[start:start + per_slice], device=device))
+                         for start in range(0, rows_n.size, per_slice)]
+            self._plans[active] = plan
+        return self._plans[active]
 
 
 def logit_gradient(probs, counts, a_correct, a_wrong, correct, group_size) -> torch.Tensor:
@@ -324,7 +375,7 @@ def _population_tensors(spec: GroupSizeStudySpec, kind: str, dev):
                 theta0=torch.as_tensor(theta0, device=dev))
 
 
-def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progress: bool):
+def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progress: bool, sampler: str = "auto"):
     import pandas as pd
     from fgrpo_sim.progress import bar as progress_bar
 
@@ -377,15 +428,14 @@ def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progr
             record_rows.append(rows_host[start:start + EVAL_ROWS])
             record_steps.extend([step] * block.shape[0])
 
-    # one generator per (setting, population, batch seed) group; `group_rows[g]` its rows' positions, ascending,
-    # so (rows sorted by steps, longest first) the group's rows still training are a prefix of it
+    # one prompt-batch generator per (setting, population, batch seed) group; the counts come from each row's
+    # own keyed stream (RowCounts)
     groups = table.groupby(list(STREAM_FIELDS), sort=False).indices
-    group_rows_host = [np.asarray(v) for v in groups.values()]
-    group_rows = [torch.as_tensor(v, device=dev) for v in group_rows_host]
-    gens = [torch.Generator(device=dev).manual_seed(stream_seed(spec, table.iloc[v[0]])) for v in group_rows_host]
+    gens = [torch.Generator(device=dev).manual_seed(stream_seed(spec, table.iloc[v[0]])) for v in groups.values()]
     group_of_row = torch.empty(len(table), dtype=torch.long, device=dev)
-    for g, rows in enumerate(group_rows):
-        group_of_row[rows] = g
+    for g, rows in enumerate(groups.values()):
+        group_of_row[torch.as_tensor(rows, device=dev)] = g
+    row_counts = RowCounts(table["N"].to_numpy(), row_keys(spec, table), dev, sampler)
     threads = torch.get_num_threads()
     if dev.type == "cpu":
         torch.set_num_threads(1)  # small tensors: intra-op threads only add overhead (see population.py)
@@ -400,12 +450,7 @@ def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progr
             prompts = chosen.argsort(1)[:, :spec.prompt_batch][group_of_row[r]]  # [rows, B]: one batch per group
             z = logits(r)[:, None, :] + offsets["train"][pop[r][:, None], prompts]
             probs = torch.softmax(z, -1)
-            counts = torch.empty_like(probs)
-            for rows_host, rows, g in zip(group_rows_host, group_rows, gens):
-                training = int(np.searchsorted(rows_host, active))  # host arithmetic: no device read
-                if training:
-                    live = rows[:training]
-                    counts[live] = sample_counts(probs[live], n_row[live][:, None], g)
+            counts = row_counts.draw(probs, active, step)
             corr = correct["train"][pop[r][:, None], prompts]
             x = (counts * corr).sum(-1).long()
             grad = logit_gradient(probs, counts, a_correct[tab[r][:, None], x], a_wrong[tab[r][:, None], x],
@@ -437,5 +482,5 @@ def final_rows(frame):
 
 
 __all__ = ["GroupSizeStudySpec", "run_study", "final_rows", "study_rows", "variants", "predicted_dips",
-           "initial_mu_rho", "advantage_tables", "sample_counts", "logit_gradient", "RowAdam", "chunks", "chunk_id",
+           "initial_mu_rho", "advantage_tables", "RowCounts", "row_keys", "logit_gradient", "RowAdam", "chunks", "chunk_id",
            "chunk_key", "population_spec", "stream_seed", "STREAM_FIELDS", "SEEDING", "VIEWS", "METRICS", "DEFAULT_POPULATION", "DEFAULT_LRS"]

@@ -159,6 +159,13 @@ def _check_level() -> str:
             f"so a correct build fails a whole run with probability at most {FAMILY_FALSE_FAILURE:.1%}")
 
 
+def _check_counts() -> str:
+    from fgrpo_sim.sim.checks import CHECK_COUNTS, INTERVAL_COUNTS
+
+    return (f"A run holds {CHECK_COUNTS['quick']} checks with `--quick` ({INTERVAL_COUNTS['quick']} of them sampling "
+            f"intervals) and {CHECK_COUNTS['full']} without ({INTERVAL_COUNTS['full']})")
+
+
 def _native_block() -> str:
     kernel = (ROOT / "fgrpo_sim" / "sim" / "categorical" / "kernel.c").read_text()
     block = int(re.search(r"^#define BLOCK (\d+)$", kernel, re.M).group(1))
@@ -200,6 +207,7 @@ CLAIMS = [
     Claim(_study_size, source="fgrpo_sim/results/categorical-study.csv; study.STUDY_SEEDS"),
     Claim(_study_sgd, source="study.study_settings(): the SGD settings' lr"),
     Claim(_check_level, source="sim.checks.FAMILY_FALSE_FAILURE"),
+    Claim(_check_counts, source="sim.checks.CHECK_COUNTS, INTERVAL_COUNTS (tests/test_check.py counts the checks)"),
     Claim(_native_block, source="fgrpo_sim/sim/categorical/kernel.c: BLOCK"),
     Claim(_counts, source="numpy.finfo(float32); CategoricalConfig's group_sizes range"),
     Claim(_uniform_bits, source="sim.categorical.sampling.UNIFORM_BITS"),

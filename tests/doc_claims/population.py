@@ -108,10 +108,10 @@ def _edge_phrase() -> str:
 
 
 @cache
-def _coverages() -> dict[str, float]:
-    from fgrpo_sim.sim.group_size_report import COVERAGE_LAWS, interval_coverage
+def _coverages() -> dict[str, tuple[float, float, float]]:
+    from fgrpo_sim.sim.group_size_report import COVERAGE_LAWS, coverage_estimate
 
-    return {law: interval_coverage(_study()["populations"], law) for law in COVERAGE_LAWS}
+    return {law: coverage_estimate(_study()["populations"], law) for law in COVERAGE_LAWS}
 
 
 def _recorded_study_times() -> tuple[int, int, float]:
@@ -286,9 +286,16 @@ def _sign_change() -> str:
 
 
 def _coverage_phrase() -> str:
-    c = _coverages()
-    return (f"{c['normal']:.3f} at {_study()['populations']} populations for a normal law, {c['gamma(4)']:.3f} "
-            f"and {c['gamma(2)']:.3f} for right-skewed ones")
+    import math
+
+    from fgrpo_sim.sim.group_size_report import COVERAGE_REPS
+
+    def quoted(law):  # the estimate, and its 95% interval rounded outward to the printed digits
+        share, low, high = _coverages()[law]
+        return f"{share:.3f} [{math.floor(low * 1000) / 1000:.3f}, {math.ceil(high * 1000) / 1000:.3f}]"
+    return (f"{quoted('normal')} at {_study()['populations']} populations for a normal law, {quoted('gamma(4)')} "
+            f"and {quoted('gamma(2)')} for right-skewed ones ({COVERAGE_REPS:,} seeded samples each; in brackets the "
+            f"95% interval of each estimate)")
 
 
 def _dips_vs_paper() -> str:
@@ -406,7 +413,7 @@ CLAIMS = [
     Claim(_sgd_spread, source=STUDY + " (sd_between_populations, SGD over Adam, per map)"),
     Claim(_sign_change, source=HELDOUT + " (minus_control, gamma 0.5), group_size_report.format_interval"),
     Claim(lambda: f"**Intervals** are {_t_level()}% Student t", source="group_size_report.CONFIDENCE"),
-    Claim(_coverage_phrase, source="group_size_report.interval_coverage (seeded, 4000 reps)"),
+    Claim(_coverage_phrase, source="group_size_report.coverage_estimate (seeded, COVERAGE_REPS reps, Wilson interval)"),
     Claim(lambda: f"Below {_min_units()} populations no share", source="group_size_report.MIN_UNITS"),
     Claim(lambda: f"shared population's pass@{population_k()} decline", source="TrainSpec.pass_k"),
     Claim(_dips_vs_paper, source=STUDY + " and paper_tables.table2(), bounds rounded outward"),

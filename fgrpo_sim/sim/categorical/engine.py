@@ -195,8 +195,15 @@ class CategoricalBatch:
         self._apply(self.update_coefficients(stats))
 
     def step_with_counts(self, counts: torch.Tensor) -> None:
-        """One update of every run from given counts [R, K] (not modified), e.g. to compare implementations."""
-        counts = counts.to(device=self.device, dtype=self.dtype).contiguous()
+        """One update of every run from given counts [R, K] (not modified), e.g. to compare implementations.
+
+        Counts stay integers (int64), never the policy's dtype: float32 stops counting at 2^24, so 2^24 + 1
+        would become 2^24 before the correct draws X are summed. Float input must hold whole numbers."""
+        counts = torch.as_tensor(counts, device=self.device)
+        if counts.dtype.is_floating_point:
+            if not bool(torch.equal(counts, counts.round())) or bool((counts < 0).any()):
+                raise ValueError("counts must be whole numbers >= 0")
+        counts = counts.to(torch.int64).contiguous()
         if self.native is None:
             self.torch_step.step_with_counts(counts)
             self.step_count += 1

@@ -349,7 +349,7 @@ def sample_counts_torch(weights: torch.Tensor, n_draws, keys, stream: int,
         raise ValueError("weights must have a positive finite sum in every run")
     n_list = torch.as_tensor(n_draws).reshape(-1).tolist()
     if len(n_list) == runs and len(set(n_list)) == 1 and 0 < int(n_list[0]) <= 2**31 - 1:
-        return _sample_equal_n(weights.contiguous(), int(n_list[0]), keys, stream, out)
+        return sample_counts_equal_n(weights.contiguous(), int(n_list[0]), keys, stream, out)
     plan = DrawPlan(n_draws, keys, actions, weights.device)
     if plan.runs != runs:
         raise ValueError(f"n_draws and keys must be shaped [{runs}]")
@@ -359,10 +359,12 @@ def sample_counts_torch(weights: torch.Tensor, n_draws, keys, stream: int,
     return counts if out is None else out.copy_(counts)
 
 
-def _sample_equal_n(weights: torch.Tensor, n: int, keys, stream: int, out: torch.Tensor | None) -> torch.Tensor:
+def sample_counts_equal_n(weights: torch.Tensor, n: int, keys, stream: int,
+                          out: torch.Tensor | None = None) -> torch.Tensor:
     """`sample_counts_torch` when every run draws the same N: a batched search per row ([R, N] uniforms against
     [R, K] integer CDFs), no per-draw bookkeeping and no 1023-row blocks. Same integers, same comparisons as
-    `DrawPlan`, hence the same counts (tests/test_sim_torch_step.py)."""
+    `DrawPlan`, hence the same counts (tests/test_sim_torch_step.py). Checks no value (no host read): the caller
+    passes weights with a positive finite sum per run (the group-size study's step calls it directly)."""
     runs, actions = weights.shape
     keys = torch.as_tensor(keys, dtype=torch.int64).reshape(-1).to(weights.device)
     if keys.numel() != runs:
