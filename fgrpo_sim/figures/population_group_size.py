@@ -43,11 +43,33 @@ def load_reports(options: FigureOptions) -> tuple[list[dict], str]:
 
 
 def compute(options: FigureOptions) -> dict:
+    return figure_data(*load_reports(options))
+
+
+def load(path) -> dict:
+    """The figure from the user's own study: `fgrpo simulate group-size --out FILE` (.parquet / .csv, every row
+    checked) or its `--json` record (.jsonl)."""
+    from fgrpo_sim.figures.from_file import existing, read_table
+
+    path = existing(path)
+    if path.suffix.lower() in (".jsonl", ".json"):
+        from fgrpo_sim.sim.group_size_report import read_reports
+
+        return figure_data(read_reports(path), str(path))
+    from fgrpo_sim.sim.group_size_report import setting_reports
+    from fgrpo_sim.sim.group_size_resume import TABLE_SCHEMA
+
+    return figure_data(setting_reports(read_table(path, TABLE_SCHEMA, "fgrpo simulate group-size")), str(path))
+
+
+def figure_data(reports: list[dict], source: str) -> dict:
     from fgrpo_sim.paper_tables import table2
     from fgrpo_sim.sim.group_size_report import headline_reports
 
-    reports, source = load_reports(options)
     shown, lrs = headline_reports(reports)  # the rest is in the report and the docs' table
+    if not shown:
+        raise ValueError(f"{source} holds no setting the figure shows: it draws the default population "
+                         "(--rare-correct-prob 1) at equal steps (--views equal-steps)")
     return {"reports": shown, "lrs": lrs, "paper": table2(), "source": source,
             "populations": max(r["populations"] for r in shown), "seeds": max(r["batch_seeds"] for r in shown)}
 
@@ -163,4 +185,5 @@ def draw(data: dict):
 
 
 add_figure("population-group-size", "held-out pass@256 vs N per optimizer x parametrisation in the shared population "
-           "with the predicted dip, beside the paper's Table 2 (reads the cached/committed study)", compute, draw)
+           "with the predicted dip, beside the paper's Table 2 (reads the cached/committed study)", compute, draw,
+           load=load)
