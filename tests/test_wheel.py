@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from fgrpo_sim.packaged import recipes_root, resolve_recipe
+from fgrpo_sim.packaged import recipes_root, resolve_shipped
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -96,8 +96,8 @@ def test_dry_run_resolves_a_shipped_recipe_by_name(installed):
 def test_a_recipe_name_resolves_with_or_without_the_docs_prefix(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     shipped = recipes_root() / "qwen2.5-7b" / "f-grpo.yaml"
-    assert resolve_recipe("qwen2.5-7b/f-grpo.yaml") == shipped
-    assert resolve_recipe("recipes/qwen2.5-7b/f-grpo.yaml") == shipped
+    assert resolve_shipped("qwen2.5-7b/f-grpo.yaml") == shipped
+    assert resolve_shipped("recipes/qwen2.5-7b/f-grpo.yaml") == shipped
 
 
 def test_a_users_own_recipe_wins_over_the_shipped_one(tmp_path, monkeypatch):
@@ -105,13 +105,13 @@ def test_a_users_own_recipe_wins_over_the_shipped_one(tmp_path, monkeypatch):
     own = Path("recipes/qwen2.5-7b/f-grpo.yaml")
     own.parent.mkdir(parents=True)
     own.write_text("extends: base.yaml\n")
-    assert resolve_recipe(str(own)) == own
+    assert resolve_shipped(str(own)) == own
 
 
 def test_a_missing_recipe_keeps_what_the_user_typed(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert resolve_recipe("qwen2.5-7b/no-such.yaml") == Path("qwen2.5-7b/no-such.yaml")
-    assert resolve_recipe("../qwen2.5-7b/f-grpo.yaml") == Path("../qwen2.5-7b/f-grpo.yaml")
+    assert resolve_shipped("qwen2.5-7b/no-such.yaml") == Path("qwen2.5-7b/no-such.yaml")
+    assert resolve_shipped("../qwen2.5-7b/f-grpo.yaml") == Path("../qwen2.5-7b/f-grpo.yaml")
 
 
 def test_figures_that_read_committed_results_draw(installed):
