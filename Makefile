@@ -91,11 +91,14 @@ figures-commit: $(BASE_STAMP)
 # that is this venv's interpreter (its spec lives inside the venv, so no other "python3" kernel is picked up). The
 # kernel logs errors only: ipykernel >= 7 warns at every start that loopback TCP is unencrypted, and neither
 # jupytext nor nbconvert can ask for the IPC transport.
+# `make notebooks NB=03` runs one notebook (the files whose names start with NB).
 NB_KERNEL := $(VENV)/share/jupyter/kernels/fgrpo-sim/kernel.json
+NB ?= [0-9][0-9]_
 notebooks: $(STAMP)
 	mkdir -p $(dir $(NB_KERNEL)) build/notebooks
 	printf '{"argv": ["%s", "-m", "ipykernel_launcher", "-f", "{connection_file}", "--IPKernelApp.log_level=ERROR"], "display_name": "fgrpo-sim (.venv)", "language": "python"}\n' "$(abspath $(BIN))/python" > $(NB_KERNEL)
-	for nb in notebooks/[0-9][0-9]_*.py; do \
+	for nb in notebooks/$(NB)*.py; do \
+	  test -f $$nb || { echo "make: no notebook notebooks/$(NB)*.py (e.g. NB=01)"; exit 2; }; \
 	  $(BIN)/jupytext --quiet --to ipynb --set-kernel fgrpo-sim --execute --run-path . --output build/notebooks/$$(basename $$nb .py).ipynb $$nb || exit 1; \
 	  echo "$$nb -> build/notebooks/$$(basename $$nb .py).ipynb"; \
 	done
