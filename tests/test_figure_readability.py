@@ -123,17 +123,18 @@ def test_group_size_figure_gives_each_legend_entry_its_own_style():
 
     from fgrpo_sim.figures import population_group_size as figure
 
-    fig = figure.draw(figure.compute(FigureOptions(data_dir=None)))
-    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
-    for legend in legends:
-        styles = legend_styles(legend)
-        assert len(styles) == len(set(styles)), styles
-    (main,) = fig.legends
-    shown = {kind for _, kind, _ in legend_styles(main)}
-    drawn = {line_kind(line) for ax in fig.axes if not ax.get_legend() for line in ax.get_lines()}
-    assert drawn <= shown | {"none"}, drawn - shown
-    assert smallest_font(fig) >= 9
-    plt.close(fig)
+    data = figure.compute(FigureOptions(data_dir=None))
+    for fig in (figure.draw(data), figure.draw_grid(data)):  # the headline and the grid
+        legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+        for legend in legends:
+            styles = legend_styles(legend)
+            assert len(styles) == len(set(styles)), styles
+        (main,) = legends
+        shown = {kind for _, kind, _ in legend_styles(main)}
+        drawn = {line_kind(line) for ax in fig.axes if ax.axison for line in ax.get_lines()}
+        assert drawn <= shown | {"none"}, drawn - shown
+        assert smallest_font(fig) >= 9
+        plt.close(fig)
 
 
 def test_population_bar_panels_have_legends(monkeypatch):

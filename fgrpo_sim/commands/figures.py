@@ -11,7 +11,7 @@ import typer
 #: Which figure draws which output (the figures registered with a `load`); `--help` and the error say it.
 FROM_HELP = ("fig2 / fig2-full: `fgrpo simulate categorical --out`; fig2-sensitivity: its --study --out; "
              "population-frontier and population-rare-mass: `fgrpo simulate population --out`; population-shared: "
-             "the same with --sharing shared; population-group-size: `fgrpo simulate group-size --out` or its --json "
+             "the same with --sharing shared; population-group-size and -grid: `fgrpo simulate group-size --out` or its --json "
              "record (.jsonl)")
 #: The options that shape a computation, which --from replaces by reading a file.
 COMPUTE_OPTIONS = ("full", "yes", "device", "seed", "data_dir")
