@@ -116,3 +116,28 @@ def test_a_table_of_two_settings_is_refused(run_cli, outputs, tmp_path):
                                           (("fig2", "--data-dir", "x"), "--data-dir is not used")])
 def test_from_needs_one_figure_that_reads_a_file(run_cli, outputs, tmp_path, args, needle):
     _one_line_error(run_cli("figures", *args, "--from", outputs / "my.csv", "--out", tmp_path / "out"), needle)
+
+
+def test_figures_says_once_where_it_cached_simulation_results(run_cli, tmp_path, monkeypatch):
+    """`fgrpo figures` leaves runs/figure-data/ in the working folder: the run that creates it says so on stderr
+    (issue 46), a later run that reuses it does not, and --help names it."""
+    from fgrpo_sim.figures import registry
+
+    registry.load_all()
+    spec = registry.FIGURES["fig1a"]
+
+    def caching(options):  # a figure that simulates: it writes its cache under data_dir
+        options.data_dir.mkdir(parents=True, exist_ok=True)
+        (options.data_dir / "cache.parquet").write_text("x")
+        return spec.compute(options)
+
+    monkeypatch.setitem(registry.FIGURES, "fig1a", registry.FigureSpec(spec.name, spec.description, caching,
+                                                                      spec.draw))
+    monkeypatch.chdir(tmp_path)
+    first = run_cli("figures", "fig1a", "--out", "out")
+    assert first.exit_code == 0, first.stderr
+    notice = [line for line in first.stderr.splitlines() if "runs/figure-data" in line]
+    assert len(notice) == 1 and "--data-dir" in notice[0] and (tmp_path / "runs" / "figure-data").is_dir()
+    again = run_cli("figures", "fig1a", "--out", "out")
+    assert again.exit_code == 0 and "runs/figure-data" not in again.stderr
+    assert "runs/figure-data, created in the working folder" in " ".join(run_cli("figures", "--help").stdout.split())
