@@ -117,10 +117,10 @@ def test_a_missing_recipe_keeps_what_the_user_typed(tmp_path, monkeypatch):
 def test_figures_that_read_committed_results_draw(installed):
     """The default figures whose data is a committed result (not a simulation run on the spot)."""
     out = installed["work"] / "figures"
-    proc = run_installed(installed, "-m", "fgrpo_sim", "figures", "population-group-size", "fig6-maze", "fig7-maze",
-                         "--out", str(out), "--no-progress")
+    proc = run_installed(installed, "-m", "fgrpo_sim", "figures", "population-group-size", "population-group-size-grid",
+                         "fig6-maze", "fig7-maze", "--out", str(out), "--no-progress")
     assert proc.returncode == 0, proc.stderr
-    for name in ("population-group-size", "fig6-maze", "fig7-maze"):
+    for name in ("population-group-size", "population-group-size-grid", "fig6-maze", "fig7-maze"):
         assert (out / f"{name}.png").stat().st_size > 10_000, name
     assert not (installed["work"] / "runs").exists(), "a figure ran its experiment instead of reading the results"
 
@@ -131,3 +131,28 @@ def test_a_committed_record_prints_from_outside_the_clone(installed):
                          "population-group-size.jsonl", "--rare-mass", "0.02", "--markdown", "--brief")
     assert proc.returncode == 0, proc.stderr
     assert "|Adam, orthogonal|" in proc.stdout
+
+
+def test_a_users_own_simulation_draws_from_outside_the_clone(installed):
+    """Issue 46: `fgrpo figures fig2 --from my.csv` after `fgrpo simulate categorical --out my.csv`, from the wheel."""
+    sim = run_installed(installed, "-m", "fgrpo_sim", "simulate", "categorical", "--out", "my.csv", "--n", "2,64",
+                        "--seeds", "0", "--steps", "20", "--num-actions", "500", "--num-correct", "50", "--device",
+                        "cpu", "--no-progress")
+    assert sim.returncode == 0, sim.stderr
+    out = installed["work"] / "own-figures"
+    proc = run_installed(installed, "-m", "fgrpo_sim", "figures", "fig2", "--from", "my.csv", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "fig2.png").stat().st_size > 10_000
+
+
+def test_shipped_data_and_a_near_miss_by_name_from_outside_the_clone(installed):
+    """Issue 46: `tiny/arith.jsonl` is found by name wherever a path is taken, like `--config tiny/f-grpo.yaml`;
+    a misspelt recipe name gets the shipped name it resembles."""
+    pytest.importorskip("math_verify")
+    proc = run_installed(installed, "-m", "fgrpo_sim", "llm", "prepare-data", "tiny/arith.jsonl", "--out",
+                         "prepared.jsonl", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["rows_read"] == len((recipes_root() / "tiny" / "arith.jsonl").read_text().splitlines())
+    pytest.importorskip("trl")
+    typo = run_installed(installed, "-m", "fgrpo_sim", "llm", "train", "--config", "qwen2.5-7b/f-grp.yaml", "--dry-run")
+    assert typo.returncode == 2 and "did you mean qwen2.5-7b/f-grpo.yaml?" in typo.stderr, typo.stderr
