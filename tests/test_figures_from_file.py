@@ -141,3 +141,22 @@ def test_figures_says_once_where_it_cached_simulation_results(run_cli, tmp_path,
     again = run_cli("figures", "fig1a", "--out", "out")
     assert again.exit_code == 0 and "runs/figure-data" not in again.stderr
     assert "runs/figure-data, created in the working folder" in " ".join(run_cli("figures", "--help").stdout.split())
+
+
+def test_sensitivity_figure_reads_a_study_table_and_refuses_a_plain_run(run_cli, outputs, tmp_path):
+    """fig2-sensitivity --from takes `simulate categorical --study --out`'s table (a plain run's table plus the
+    column 'setting'), here built from a tiny run; a plain run's table is refused naming the column."""
+    import pandas as pd
+
+    from fgrpo_sim.figures.categorical import load_sensitivity
+
+    table = pd.read_csv(outputs / "my.csv")
+    study = tmp_path / "study.csv"
+    table.assign(setting="logprob adamw").to_csv(study, index=False)
+    final = load_sensitivity(study)["final"]
+    assert set(final["setting"]) == {"logprob adamw"} and sorted(final["group_size"].unique()) == [2, 64]
+    last = table[table["step"] == table["step"].max()]
+    expected = last.groupby(["group_size", "gamma"])["m_ret"].mean().to_numpy()
+    assert final.sort_values(["group_size", "gamma"])["m_ret"].to_numpy() == pytest.approx(expected, rel=1e-12)
+    _one_line_error(run_cli("figures", "fig2-sensitivity", "--from", outputs / "my.csv", "--out", tmp_path / "out"),
+                    "no column 'setting'", "fgrpo simulate categorical --study")
