@@ -22,28 +22,38 @@ OLDEST_TESTS := tests/test_bad_input_corpus.py tests/test_cli_*.py tests/test_va
 
 .PHONY: install install-verl test test-oldest rehearsal figures figures-commit notebooks gpu-check docs theory-generated clean
 
-# uv installs the venvs when it is on PATH (about 5x faster here, benchmarks/RESULTS.md "Install times"), else pip;
-# `make UV=` forces pip. uv ignores pip.conf and PIP_*, so tools/uv_index_args.py hands it pip's package sources.
-UV ?= $(shell command -v uv 2>/dev/null)
-install_into = $(if $(UV),$(UV) pip install -q --python $(1)/bin/python $$($(PYTHON) tools/uv_index_args.py),$(1)/bin/pip install -q) -c $(or $(3),constraints.txt) -e ".$(if $(2),[$(2)])"
+# uv installs the venvs (about 5x faster here, benchmarks/RESULTS.md "Install times"): the uv on PATH, else one that
+# pip puts into a venv of its own, build/uv (one wheel, seconds), so a fresh clone gets the fast installs too; where
+# that fails (no uv wheel on the index) the venvs install with pip. `make UV=` forces pip. uv ignores pip.conf and
+# PIP_*, so tools/uv_index_args.py hands it pip's package sources.
+UV_BOOT := build/uv/bin/uv
+UV ?= $(or $(shell command -v uv 2>/dev/null),$(UV_BOOT))
+# the bootstrap runs only when UV is the bootstrapped one (an order-only prerequisite of each install)
+UV_NEEDED := $(if $(filter $(UV_BOOT),$(UV)),$(UV_BOOT))
+install_into = if [ -n "$(UV)" ] && [ -x "$(UV)" ]; then \
+	  $(UV) pip install -q --python $(1)/bin/python $$($(PYTHON) tools/uv_index_args.py) -c $(or $(3),constraints.txt) -e ".$(if $(2),[$(2)])"; \
+	else $(1)/bin/pip install -q -c $(or $(3),constraints.txt) -e ".$(if $(2),[$(2)])"; fi
 
-$(STAMP): pyproject.toml constraints.txt
+$(UV_BOOT):
+	$(PYTHON) -m venv build/uv && build/uv/bin/pip install -q uv || echo "make: could not install uv into build/uv; installing with pip (slower)"
+
+$(STAMP): pyproject.toml constraints.txt | $(UV_NEEDED)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(call install_into,$(VENV),$(EXTRAS))
 	touch $(STAMP) $(BASE_STAMP)
 
 # the base dependencies alone (what `make figures` needs); a full install above also satisfies it
-$(BASE_STAMP): pyproject.toml constraints.txt
+$(BASE_STAMP): pyproject.toml constraints.txt | $(UV_NEEDED)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	test -f $(STAMP) -a $(STAMP) -nt pyproject.toml -a $(STAMP) -nt constraints.txt || $(call install_into,$(VENV),)
 	touch $(BASE_STAMP)
 
-$(VERL_STAMP): pyproject.toml constraints.txt
+$(VERL_STAMP): pyproject.toml constraints.txt | $(UV_NEEDED)
 	test -x $(VERL_VENV)/bin/python || $(PYTHON) -m venv $(VERL_VENV)
 	$(call install_into,$(VERL_VENV),$(VERL_EXTRAS))
 	touch $(VERL_STAMP)
 
-$(OLDEST_STAMP): pyproject.toml constraints-oldest.txt
+$(OLDEST_STAMP): pyproject.toml constraints-oldest.txt | $(UV_NEEDED)
 	test -x $(OLDEST_VENV)/bin/python || $(PYTHON) -m venv $(OLDEST_VENV)
 	$(call install_into,$(OLDEST_VENV),$(EXTRAS),constraints-oldest.txt)
 	touch $(OLDEST_STAMP)
@@ -81,11 +91,14 @@ figures-commit: $(BASE_STAMP)
 # that is this venv's interpreter (its spec lives inside the venv, so no other "python3" kernel is picked up). The
 # kernel logs errors only: ipykernel >= 7 warns at every start that loopback TCP is unencrypted, and neither
 # jupytext nor nbconvert can ask for the IPC transport.
+# `make notebooks NB=03` runs one notebook (the files whose names start with NB).
 NB_KERNEL := $(VENV)/share/jupyter/kernels/fgrpo-sim/kernel.json
+NB ?= [0-9][0-9]_
 notebooks: $(STAMP)
 	mkdir -p $(dir $(NB_KERNEL)) build/notebooks
 	printf '{"argv": ["%s", "-m", "ipykernel_launcher", "-f", "{connection_file}", "--IPKernelApp.log_level=ERROR"], "display_name": "fgrpo-sim (.venv)", "language": "python"}\n' "$(abspath $(BIN))/python" > $(NB_KERNEL)
-	for nb in notebooks/[0-9][0-9]_*.py; do \
+	for nb in notebooks/$(NB)*.py; do \
+	  test -f $$nb || { echo "make: no notebook notebooks/$(NB)*.py (e.g. NB=01)"; exit 2; }; \
 	  $(BIN)/jupytext --quiet --to ipynb --set-kernel fgrpo-sim --execute --run-path . --output build/notebooks/$$(basename $$nb .py).ipynb $$nb || exit 1; \
 	  echo "$$nb -> build/notebooks/$$(basename $$nb .py).ipynb"; \
 	done

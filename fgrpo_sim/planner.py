@@ -398,12 +398,27 @@ def _parse_rate(path: Path, line_no: int, raw, column: str = "success_rate") -> 
     return file_number(raw, f"{path} line {line_no}", column, 0.0, 1.0, text=True)  # a CSV field or a JSON value
 
 
+#: words in a column name that say it may hold success rates (a pilot file's own name for them)
+_RATE_WORDS = ("rate", "success", "acc", "pass", "mu", "solve", "score", "correct")
+
+
+def _column_hint(column: str, names) -> str:
+    """"; pass --column NAME ..." naming the file's column that most likely holds the rates, else ""."""
+    import difflib
+
+    names = [str(n) for n in names if str(n) != column]
+    close = difflib.get_close_matches(column, names, n=1, cutoff=0.5)
+    likely = close or [n for n in names if any(w in n.lower() for w in _RATE_WORDS)]
+    return f"; if '{likely[0]}' holds them, pass --column {likely[0]}" if likely else ""
+
+
 def _read_csv(path: Path, text: str, column: str) -> list[float]:
     from fgrpo_sim.csv_rows import parse_csv_rows
 
     header, rows = parse_csv_rows(path, text)
     if column not in header:
-        raise ValueError(f"{path} line 1: header must name a '{column}' column, got {','.join(header)}")
+        raise ValueError(f"{path} line 1: header must name a '{column}' column, got {','.join(header)}"
+                         + _column_hint(column, header))
     index = header.index(column)
     return [_parse_rate(path, line_no, fields[index].strip(), column) for line_no, fields in rows]
 
@@ -414,7 +429,8 @@ def _read_jsonl(path: Path, text: str, column: str) -> list[float]:
     rates = []
     for line_no, record in parse_json_objects(path, text):
         if column not in record:
-            raise ValueError(f"{path} line {line_no}: expected a JSON object with a '{column}' field")
+            raise ValueError(f"{path} line {line_no}: expected a JSON object with a '{column}' field"
+                             + (_column_hint(column, record) if isinstance(record, dict) else ""))
         rates.append(_parse_rate(path, line_no, record[column], column))
     return rates
 

@@ -13,6 +13,15 @@ from typing import Any, Iterator
 import numpy as np
 
 
+def _bound(x: Any) -> str:
+    """A range bound as a reader reads it: 2^62 and 2^32 - 1, not 4611686018427387904 and 4294967295 (issue 46)."""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool) and abs(int(x)) >= 2**16:
+        for k, rest in ((int(x).bit_length() - 1, ""), (int(x).bit_length(), " - 1")):
+            if abs(int(x)) == 2**k - (1 if rest else 0):
+                return f"{'-' if x < 0 else ''}2^{k}{rest}"
+    return _fmt(x)
+
+
 def _fmt(x: Any) -> str:
     if isinstance(x, float) and math.isinf(x):
         return "inf" if x > 0 else "-inf"
@@ -59,8 +68,8 @@ def check_integer(name: str, value: Any, low: int | None = None, high: int | Non
     huge = next((v for v in items if isinstance(v, int) and not isinstance(v, bool) and not int64.min <= v <= int64.max),
                 None)
     if huge is not None:  # before numpy turns it into uint64 (wraps) or float64 (rounds)
-        raise ValueError(f"{name} must be in [{_fmt(low) if low is not None else int64.min}, "
-                         f"{_fmt(high) if high is not None else int64.max}], got {huge}")
+        raise ValueError(f"{name} must be in [{_bound(low if low is not None else int64.min)}, "
+                         f"{_bound(high if high is not None else int64.max)}], got {huge}")
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError):
@@ -68,19 +77,19 @@ def check_integer(name: str, value: Any, low: int | None = None, high: int | Non
     if arr.dtype.kind == "O" and arr.size and all(isinstance(v, int) and not isinstance(v, bool) for v in arr.flat):
         # Python ints too large for int64: report the range, not a type error
         big = next(v for v in arr.flat if not int64.min <= v <= int64.max)
-        raise ValueError(f"{name} must be in [{_fmt(low) if low is not None else int64.min}, "
-                         f"{_fmt(high) if high is not None else int64.max}], got {big}")
+        raise ValueError(f"{name} must be in [{_bound(low if low is not None else int64.min)}, "
+                         f"{_bound(high if high is not None else int64.max)}], got {big}")
     if arr.dtype.kind == "f":
         bad = ~np.isfinite(arr) | (arr != np.round(arr))
         if np.any(bad):
             raise ValueError(f"{name} must be an integer, got {_fmt(float(arr[bad].flat[0]))}")
         too_big = np.abs(arr) >= 2.0**63
         if np.any(too_big):
-            raise ValueError(f"{name} must be in [{_fmt(low) if low is not None else int64.min}, "
-                             f"{_fmt(high) if high is not None else int64.max}], got {_fmt(float(arr[too_big].flat[0]))}")
+            raise ValueError(f"{name} must be in [{_bound(low if low is not None else int64.min)}, "
+                             f"{_bound(high if high is not None else int64.max)}], got {_fmt(float(arr[too_big].flat[0]))}")
     elif arr.dtype.kind == "u" and arr.size and int(arr.max()) > int64.max:  # >= 2^63: would wrap negative
-        raise ValueError(f"{name} must be in [{_fmt(low) if low is not None else int64.min}, "
-                         f"{_fmt(high) if high is not None else int64.max}], got {int(arr.max())}")
+        raise ValueError(f"{name} must be in [{_bound(low if low is not None else int64.min)}, "
+                         f"{_bound(high if high is not None else int64.max)}], got {int(arr.max())}")
     elif arr.dtype.kind not in "iub":
         shown = arr.flat[0] if arr.size and arr.ndim else value
         shown = shown.item() if isinstance(shown, np.generic) else shown
@@ -92,8 +101,8 @@ def check_integer(name: str, value: Any, low: int | None = None, high: int | Non
     if high is not None:
         bad |= arr > high
     if np.any(bad):  # reported as an integer (check_range would print 1e+11)
-        lo_txt = _fmt(low) if low is not None else "-inf"
-        hi_txt = _fmt(high) if high is not None else "inf"
+        lo_txt = _bound(low) if low is not None else "-inf"
+        hi_txt = _bound(high) if high is not None else "inf"
         raise ValueError(f"{name} must be in [{lo_txt}, {hi_txt}], got {int(arr[bad].flat[0])}")
     return arr
 

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from fgrpo_sim.figures.population_group_size import COMMITTED, compute, draw
+from fgrpo_sim.figures.population_group_size import COMMITTED, compute, draw, draw_grid
 from fgrpo_sim.figures.registry import FigureOptions
 from fgrpo_sim.figures.style import new_figure
 from fgrpo_sim.jsonl import read_json_objects
@@ -136,8 +136,9 @@ import tempfile
 from pathlib import Path
 
 with tempfile.TemporaryDirectory() as empty:  # no cached run: the committed report
-    fig = draw(compute(FigureOptions(data_dir=Path(empty), progress=False)))
-display(fig)
+    data = compute(FigureOptions(data_dir=Path(empty), progress=False))
+display(draw(data))  # the headline: Adam, orthogonal map, beside the paper's Table 2
+display(draw_grid(data))  # every optimizer x map, with F-GRPO and the lr x m_gamma control
 
 # %% [markdown]
 # ## 4. What the simulator does, and where it differs from the paper

@@ -229,12 +229,15 @@ def test_gpu_cost_in_the_docs_is_the_recipe_index_estimate(run_cli):
 def test_readme_evaluates_the_folder_the_recipe_trains_into():
     import yaml
 
+    from fgrpo_sim.packaged import resolve_shipped
+
     readme = (ROOT / "README.md").read_text()
     train = re.search(r"fgrpo llm train --config (\S+)", readme).group(1)
     output_dir = yaml.safe_load((ROOT / train).read_text())["output_dir"]
     assert f"fgrpo llm eval --model {output_dir} " in readme
     llm = (ROOT / "docs" / "llm.md").read_text()
-    train = re.search(r"fgrpo llm train --config (recipes/tiny/f-grpo.yaml)(.*)", llm)
+    train = re.search(r"fgrpo llm train --config ((?:recipes/)?tiny/f-grpo.yaml)(.*)", llm)  # a shipped name
     override = re.search(r"--output_dir (\S+)", train.group(2))
-    trained = override.group(1) if override else yaml.safe_load((ROOT / train.group(1)).read_text())["output_dir"]
+    recipe = resolve_shipped(train.group(1))
+    trained = override.group(1) if override else yaml.safe_load(recipe.read_text())["output_dir"]
     assert f"fgrpo llm eval --model {trained} " in llm

@@ -60,7 +60,8 @@ def test_population_figures_write_greek_like_the_others(monkeypatch):
     monkeypatch.setattr(population, "_sweep", _tiny_sweep)
     fig = population.draw_rare_mass(population.compute_rare_mass(FigureOptions(progress=False)))
     text = " ".join([fig._suptitle.get_text()] + [ax.get_xlabel() for ax in fig.axes]
-                    + [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()])
+                    + [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+                    + [t.get_text() for legend in fig.legends for t in legend.get_texts()])
     assert r"$\mu_0$" in text and r"$\rho$" in text and r"$\gamma$" in text
     assert "gamma=" not in text and "mu0" not in text and "rho =" not in text.replace(r"$\rho$ =", "")
     plt.close(fig)
@@ -122,17 +123,18 @@ def test_group_size_figure_gives_each_legend_entry_its_own_style():
 
     from fgrpo_sim.figures import population_group_size as figure
 
-    fig = figure.draw(figure.compute(FigureOptions(data_dir=None)))
-    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
-    for legend in legends:
-        styles = legend_styles(legend)
-        assert len(styles) == len(set(styles)), styles
-    (main,) = fig.legends
-    shown = {kind for _, kind, _ in legend_styles(main)}
-    drawn = {line_kind(line) for ax in fig.axes if not ax.get_legend() for line in ax.get_lines()}
-    assert drawn <= shown | {"none"}, drawn - shown
-    assert smallest_font(fig) >= 9
-    plt.close(fig)
+    data = figure.compute(FigureOptions(data_dir=None))
+    for fig in (figure.draw(data), figure.draw_grid(data)):  # the headline and the grid
+        legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+        for legend in legends:
+            styles = legend_styles(legend)
+            assert len(styles) == len(set(styles)), styles
+        (main,) = legends
+        shown = {kind for _, kind, _ in legend_styles(main)}
+        drawn = {line_kind(line) for ax in fig.axes if ax.axison for line in ax.get_lines()}
+        assert drawn <= shown | {"none"}, drawn - shown
+        assert smallest_font(fig) >= 9
+        plt.close(fig)
 
 
 def test_population_bar_panels_have_legends(monkeypatch):
@@ -152,12 +154,18 @@ def test_population_bar_panels_have_legends(monkeypatch):
         bar_panels = [ax for ax in fig.axes if ax.containers]
         assert bar_panels
         for ax in bar_panels:
-            legend = ax.get_legend()
-            assert legend is not None, ax.get_title()
-            named = {mcolors.to_hex(h.get_facecolor()) for h in legend.legend_handles if hasattr(h, "get_facecolor")}
+            legends = [ax.get_legend()] if ax.get_legend() else fig.legends  # its own, or the figure's
+            assert legends, ax.get_title()
+            named = {mcolors.to_hex(h.get_color() if isinstance(h, plt.Line2D) else h.get_facecolor())
+                     for legend in legends for h in legend.legend_handles}
             drawn = {mcolors.to_hex(c.patches[0].get_facecolor()) for c in ax.containers}
             assert drawn <= named, ax.get_title()
         assert smallest_font(fig) >= 9
+        # no legend over a panel's curves or bars (issue 46: (a)'s legend lay over the curves)
+        fig.canvas.draw()
+        for legend in [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]:
+            box = legend.get_window_extent()
+            assert not any(box.overlaps(ax.get_window_extent()) for ax in fig.axes), fig._suptitle.get_text()
         plt.close(fig)
 
 

@@ -38,3 +38,35 @@ def test_makefile_installs_with_uv_when_present_else_pip():
     # .venv twice: the base dependencies alone for `make figures`, every extra for `make test`
     assert makefile.count("$(call install_into,") == 4 and "$(call install_into,$(VENV),)" in makefile
     assert "-c $(or $(3),constraints.txt)" in makefile and "$(call install_into,$(OLDEST_VENV),$(EXTRAS),constraints-oldest.txt)" in makefile
+
+
+def test_a_fresh_clone_without_uv_bootstraps_it(tmp_path):
+    """Without uv on PATH, `make install` first puts uv into build/uv with pip (issue 46: a first `make test` paid
+    two pip installs); `make UV=` still forces pip; a uv on PATH is used as it is. Dry runs (`make -n`) only."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make is not installed")
+    bare = tmp_path / "bin"  # a PATH holding python3 and sh but no uv
+    bare.mkdir()
+    for tool in ("python3", "sh"):
+        (bare / tool).symlink_to(shutil.which(tool))
+
+    def dry(*args, path=str(bare)):
+        done = subprocess.run([make, "-n", "-B", "install", *args], cwd=ROOT, capture_output=True, text=True,
+                              env={"PATH": path, "HOME": str(tmp_path)})
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    fresh = dry()
+    assert "python3 -m venv build/uv && build/uv/bin/pip install -q uv" in fresh
+    assert "build/uv/bin/uv pip install -q --python .venv/bin/python" in fresh
+    assert "build/uv" not in dry("UV=") and ".venv/bin/pip install -q" in dry("UV=")
+    (bare / "uv").write_text("#!/bin/sh\n")
+    (bare / "uv").chmod(0o755)
+    on_path = dry()
+    assert "build/uv" not in on_path and f"{bare / 'uv'} pip install -q" in on_path

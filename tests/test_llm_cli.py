@@ -221,3 +221,27 @@ def test_dnll_rare_and_prepare_data_check_options_first(run_cli, tmp_path):
     blocker.write_text("x")
     prep = run_cli("llm", "prepare-data", ARITH, "--out", blocker / "out.jsonl")
     assert prep.exit_code == 2 and prep.stderr.startswith("fgrpo: error: --out ") and "is a file" in prep.stderr
+
+
+def test_shipped_data_is_found_by_name_from_any_folder(run_cli, tiny_model_dir, tmp_path, monkeypatch):
+    """`--data tiny/arith.jsonl` (and prepare-data's SOURCE, dnll-rare's --data) find the shipped file from a folder
+    without it, as `--config tiny/f-grpo.yaml` does (issue 46); a near miss names the shipped file."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("tiny/arith.jsonl", "recipes/tiny/arith.jsonl"):
+        result = run_cli("llm", "eval", "--model", tiny_model_dir, "--data", name, "--out", "s.jsonl", "--samples", "2",
+                         *EVAL_ARGS)
+        assert result.exit_code == 0, result.stderr
+        assert {r["problem_id"] for r in _records(tmp_path / "s.jsonl")} == {f"arith-{p}" for p in range(3)}
+    prepared = run_cli("llm", "prepare-data", "tiny/arith.jsonl", "--out", "p.jsonl", "--json")
+    assert prepared.exit_code == 0 and json.loads(prepared.stdout)["rows_read"] == len(ARITH.read_text().splitlines())
+    for args, typed, meant in ((("llm", "eval", "--model", "tiny", "--data", "tiny/arth.jsonl", "--out", "x.jsonl"),
+                                "tiny/arth.jsonl", "tiny/arith.jsonl"),
+                               (("llm", "prepare-data", "recipes/tiny/arith.json", "--out", "y.jsonl"),
+                                "recipes/tiny/arith.json", None),
+                               (("llm", "train", "--config", "tiny/f-grpp.yaml", "--dry-run"), "tiny/f-grpp.yaml",
+                                "tiny/f-grpo.yaml")):
+        result = run_cli(*args)
+        assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+        assert f"not found: {typed}" in result.stderr
+        assert (f"did you mean {meant}?" in result.stderr) if meant else "did you mean" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.jsonl", "s.jsonl", "s.jsonl.meta.json"]

@@ -60,8 +60,15 @@ def test_layout_for_every_group_size_and_gpu_count(n, world_size):
 def test_layout_refuses_with_the_right_value():
     with pytest.raises(ValueError, match=r"gradient_accumulation_steps must be 8 on 16 processes .* got 16"):
         plan_batches(16, 8, 4, gradient_accumulation_steps=16)
-    with pytest.raises(ValueError, match=r"allows per_device_train_batch_size in \{1, 2, 4\}, got 8"):
+    with pytest.raises(ValueError, match=r"set per_device_train_batch_size to one of 1, 2, 4 \(e.g. "
+                                         r"--per_device_train_batch_size 4\); or, keeping per_device_train_batch_size "
+                                         r"8, launch on 1, 2, 4, 8, 16 processes$"):
         plan_batches(32, 2, 8)
+    # a process count that divides no update (issue 46: "allows per_device_train_batch_size in {}"): which counts do
+    with pytest.raises(ValueError, match=r"no per_device_train_batch_size works on 12 processes \(12 does not divide "
+                                         r"512\); or, keeping per_device_train_batch_size 4, launch on 1, 2, 4, 8, 16, "
+                                         r"32, 64, 128 processes$"):
+        plan_batches(12, 8, 4)
     with pytest.raises(ValueError, match="generation_batch_size must be 2048"):
         plan_batches(8, 8, 4, generation_batch_size=1024)
     with pytest.raises(ValueError, match="world_size must be in"):
@@ -116,7 +123,8 @@ def test_dry_run_num_processes_and_refusals(run_cli, paper_sized_data, small_dat
     assert too_few.exit_code == 2 and "has 100 prompts, fewer than one generation batch" in too_few.stderr
     for extra, needle in [
         (["--num-processes", "16", "--gradient_accumulation_steps", "16"], "gradient_accumulation_steps must be 8 on 16"),
-        (["--num-processes", "32", "--per_device_train_batch_size", "3"], "allows per_device_train_batch_size in"),
+        (["--num-processes", "32", "--per_device_train_batch_size", "3"], "set per_device_train_batch_size to one of 1, 2, 4, 8, 16 (e.g. --per_device_train_batch_size 2)"),
+        (["--num-processes", "12"], "no per_device_train_batch_size works on 12 processes"),
         (["--num-processes", "0"], "--num-processes must be in [1"),
         (["--num_generations", "0"], "num_generations must be in [2, inf], got 0"),
         (["--batch_prompts", "100"], "batch_prompts (100) must be a multiple of mini_batch_prompts (64)"),
@@ -146,8 +154,8 @@ BAD_VALUES = [
     (["--focal_reward_func", "format"], "focal_reward_func must be one of 'math_reward', got 'format'"),
     # torch's AdamW and numpy's seeding refuse these only once the model is loaded (issue 22)
     (["--learning_rate", "-1"], "learning_rate must be in [0, inf), got -1"),
-    (["--seed", "1e30"], "seed must be in [0, 4294967295]"),
-    (["--seed", "-1"], "seed must be in [0, 4294967295]"),
+    (["--seed", "1e30"], "seed must be in [0, 2^32 - 1]"),
+    (["--seed", "-1"], "seed must be in [0, 2^32 - 1]"),
     (["--adam_beta1", "1"], "adam_beta1 must be in [0, 1)"),
     (["--weight_decay", "-0.1"], "weight_decay must be in [0, inf)"),
 ]

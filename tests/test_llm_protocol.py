@@ -345,3 +345,32 @@ def test_recipes_root_option_prints_the_packaged_table(run_cli):
     rooted = run_cli("llm", "recipes", "--root", ROOT / "recipes", "--markdown")
     assert packaged.exit_code == rooted.exit_code == 0
     assert rooted.stdout == packaged.stdout and "| qwen2.5-7b |" in packaged.stdout
+
+
+def test_listing_recipes_needs_no_trl(tmp_path):
+    """`fgrpo llm recipes` reads YAML files: it runs with TRL (and transformers) unimportable (issue 46), and its
+    own types for the keys it casts agree with FocalGRPOConfig's."""
+    import subprocess
+    import sys
+    import typing
+
+    from fgrpo_sim.llm.training.config import FocalGRPOConfig
+    from fgrpo_sim.llm.training.recipe import _scalar_kinds
+    from fgrpo_sim.llm.training.recipe_index import INDEX_TYPES
+
+    hints = typing.get_type_hints(FocalGRPOConfig)
+    for name, hint in INDEX_TYPES.items():
+        assert _scalar_kinds(hint) == _scalar_kinds(hints[name]), name
+    script = ("import sys\nfor m in ('trl', 'transformers', 'accelerate', 'datasets'): sys.modules[m] = None\n"
+              "from fgrpo_sim.cli import main\nmain(['llm', 'recipes', '--json'])\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert len(rows) == len(recipe_index_rows()) and all(r["est_gpu_h"] > 0 for r in rows)
+
+
+def recipe_index_rows():
+    from fgrpo_sim.llm.training.recipe_index import recipe_index
+
+    return recipe_index(ROOT / "recipes")

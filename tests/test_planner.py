@@ -182,3 +182,21 @@ def test_plan_text_fits_100_columns_and_says_how_to_choose_rho(run_cli):
         assert not wide, wide
     help_text = " ".join(run_cli("plan", "--help").stdout.split())
     assert "To choose it: in a pilot" in help_text and "--rho 0.02,0.05,0.1" in help_text
+
+
+@pytest.mark.parametrize("name, text, hint", [
+    ("pilot.csv", "problem_id,rate\na,0.5\n", "; if 'rate' holds them, pass --column rate"),
+    ("pilot.jsonl", '{"problem_id": "a", "accuracy": 0.5}\n', "; if 'accuracy' holds them, pass --column accuracy"),
+    ("pilot.csv", "problem_id,sucess_rate\na,0.5\n", "pass --column sucess_rate"),  # a misspelt header
+    ("pilot.csv", "problem_id,foo\na,0.5\n", None),  # nothing that reads as a rate: no guess
+])
+def test_a_pilot_file_with_another_column_name_suggests_column(tmp_path, name, text, hint):
+    """A pilot file whose rates sit in another column names the --column that reads it (issue 46)."""
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ValueError) as err:
+        read_success_rates(path)
+    assert "'success_rate'" in str(err.value)
+    assert (str(err.value).endswith(hint)) if hint else "--column" not in str(err.value)
+    if hint:
+        assert read_success_rates(path, hint.rsplit(" ", 1)[1]).tolist() == [0.5]

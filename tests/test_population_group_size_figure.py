@@ -32,7 +32,7 @@ def test_table2_copy_matches_the_shared_paper_table():
 def test_figure_draws_from_the_committed_study(tmp_path):
     import matplotlib.pyplot as plt
 
-    from fgrpo_sim.figures.population_group_size import compute, draw
+    from fgrpo_sim.figures.population_group_size import compute, draw_grid
 
     data = compute(FigureOptions(data_dir=tmp_path, progress=False))  # empty data dir: the committed report
     assert data["source"] == "fgrpo_sim/results/population-group-size.jsonl"
@@ -40,11 +40,12 @@ def test_figure_draws_from_the_committed_study(tmp_path):
     assert {(r["optimizer"], r["parametrisation"]) for r in data["reports"]} == {
         ("adam", "axis"), ("adam", "orthogonal"), ("adam", "dense"), ("sgd", "axis = orthogonal"), ("sgd", "dense")}
     assert data["populations"] >= 10 and all(r["predicted_N"] for r in data["reports"])
-    fig = draw(data)
+    fig = draw_grid(data)
     # Adam: 3 maps; SGD: axis = orthogonal (identical by construction, one panel) and dense; a share strip under
-    # each; the paper's two Table 2 panels
-    assert len(fig.axes) == 12
-    assert all(ax.get_xlabel() == "group size N" and ax.get_ylabel() for ax in fig.axes)
+    # each; the legend in SGD's free slot, which is no panel
+    panels = [ax for ax in fig.axes if ax.axison]
+    assert len(panels) == 10 and len(fig.axes) == 12 and not fig.legends
+    assert all(ax.get_xlabel() == "group size N" and ax.get_ylabel() for ax in panels)
     titles = " ".join(ax.get_title() for ax in fig.axes)
     assert all(f"Adam lr 0.01, {kind} map" in titles for kind in ("axis", "orthogonal", "dense"))
     assert "SGD lr 2, axis = orthogonal maps (identical under SGD)" in titles and "SGD lr 2, dense map" in titles
@@ -53,6 +54,28 @@ def test_figure_draws_from_the_committed_study(tmp_path):
     # a dip marker only where the report says dip
     assert sum(line.get_marker() == "v" for ax in fig.axes for line in ax.get_lines()) == sum(
         r["dip"] for r in data["reports"])
+    plt.close(fig)
+
+
+def test_headline_is_one_simulation_panel_beside_the_paper(tmp_path):
+    """population-group-size carries its message at a glance (issue 46: 12 panels, 2 empty slots, a legend over a
+    line): the Table 2 reading (Adam, orthogonal) with its share strip, beside the paper's two Table 2 panels, no
+    empty slot, and no legend or label box over any panel's lines."""
+    import matplotlib.pyplot as plt
+
+    from fgrpo_sim.figures.population_group_size import compute, draw
+
+    data = compute(FigureOptions(data_dir=tmp_path, progress=False))
+    fig = draw(data)
+    assert len(fig.axes) == 4 and all(ax.axison for ax in fig.axes)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles[0] == "simulation: Adam lr 0.01, orthogonal map" and sum("paper, Table 2" in t for t in titles) == 2
+    dips = [r for r in data["reports"] if (r["optimizer"], r["parametrisation"]) == ("adam", "orthogonal") and r["dip"]]
+    assert sum(line.get_marker() == "v" for line in fig.axes[0].get_lines()) == len(dips) > 0
+    assert not any(ax.get_legend() for ax in fig.axes)  # lines named at their ends instead
+    fig.canvas.draw()
+    (legend,) = fig.legends
+    assert not any(legend.get_window_extent().overlaps(ax.get_window_extent()) for ax in fig.axes)
     plt.close(fig)
 
 

@@ -53,6 +53,7 @@ def test_derive(run_cli):
         (("tail-miss", "--mu", "0.5", "--tau", "0.7"), "tau must be in [0, mu]"),
         (("tail-miss", "--mu", "0.5", "--tau", "0.1", "--rho", "0.2"), "either --tau or --rho"),
         (("tail-miss", "--n", "0"), "n must be in [1"),
+        (("tail-miss", "--n", "-8"), "n must be in [1, 2^62], got -8"),  # a readable bound (issue 46)
         (("tail-miss", "--mu", "abc"), "--mu"),
         (("peak", "--mu", "0.5", "--tau", "0"), "tau must be in (0, mu]"),
         (("peak", "--mu", "1.5"), "--mu must be in (0, 1], got 1.5"),

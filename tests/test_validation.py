@@ -19,8 +19,8 @@ def test_check_range_names_parameter_for_non_numbers(value):
 
 
 @pytest.mark.parametrize("value, message", [
-    (10**20, r"n must be in \[1, 9223372036854775807\], got 100000000000000000000"),
-    (1e20, r"n must be in \[1, 9223372036854775807\], got 1e\+20"),
+    (10**20, r"n must be in \[1, 2\^63 - 1\], got 100000000000000000000"),
+    (1e20, r"n must be in \[1, 2\^63 - 1\], got 1e\+20"),
     (float("nan"), r"n must be an integer, got nan"),
     ([1, 2.5], r"n must be an integer, got 2.5"),
     (["a"], r"n must be an integer, got 'a'"),

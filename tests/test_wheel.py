@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from fgrpo_sim.packaged import recipes_root, resolve_recipe
+from fgrpo_sim.packaged import recipes_root, resolve_shipped
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -96,8 +96,8 @@ def test_dry_run_resolves_a_shipped_recipe_by_name(installed):
 def test_a_recipe_name_resolves_with_or_without_the_docs_prefix(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     shipped = recipes_root() / "qwen2.5-7b" / "f-grpo.yaml"
-    assert resolve_recipe("qwen2.5-7b/f-grpo.yaml") == shipped
-    assert resolve_recipe("recipes/qwen2.5-7b/f-grpo.yaml") == shipped
+    assert resolve_shipped("qwen2.5-7b/f-grpo.yaml") == shipped
+    assert resolve_shipped("recipes/qwen2.5-7b/f-grpo.yaml") == shipped
 
 
 def test_a_users_own_recipe_wins_over_the_shipped_one(tmp_path, monkeypatch):
@@ -105,22 +105,22 @@ def test_a_users_own_recipe_wins_over_the_shipped_one(tmp_path, monkeypatch):
     own = Path("recipes/qwen2.5-7b/f-grpo.yaml")
     own.parent.mkdir(parents=True)
     own.write_text("extends: base.yaml\n")
-    assert resolve_recipe(str(own)) == own
+    assert resolve_shipped(str(own)) == own
 
 
 def test_a_missing_recipe_keeps_what_the_user_typed(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert resolve_recipe("qwen2.5-7b/no-such.yaml") == Path("qwen2.5-7b/no-such.yaml")
-    assert resolve_recipe("../qwen2.5-7b/f-grpo.yaml") == Path("../qwen2.5-7b/f-grpo.yaml")
+    assert resolve_shipped("qwen2.5-7b/no-such.yaml") == Path("qwen2.5-7b/no-such.yaml")
+    assert resolve_shipped("../qwen2.5-7b/f-grpo.yaml") == Path("../qwen2.5-7b/f-grpo.yaml")
 
 
 def test_figures_that_read_committed_results_draw(installed):
     """The default figures whose data is a committed result (not a simulation run on the spot)."""
     out = installed["work"] / "figures"
-    proc = run_installed(installed, "-m", "fgrpo_sim", "figures", "population-group-size", "fig6-maze", "fig7-maze",
-                         "--out", str(out), "--no-progress")
+    proc = run_installed(installed, "-m", "fgrpo_sim", "figures", "population-group-size", "population-group-size-grid",
+                         "fig6-maze", "fig7-maze", "--out", str(out), "--no-progress")
     assert proc.returncode == 0, proc.stderr
-    for name in ("population-group-size", "fig6-maze", "fig7-maze"):
+    for name in ("population-group-size", "population-group-size-grid", "fig6-maze", "fig7-maze"):
         assert (out / f"{name}.png").stat().st_size > 10_000, name
     assert not (installed["work"] / "runs").exists(), "a figure ran its experiment instead of reading the results"
 
@@ -145,3 +145,28 @@ def test_theory_numbers_come_from_the_shipped_generated_source(installed):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["probability"] == pytest.approx(0.95**8 - 0.45**8 - 0.5**8, rel=1e-12)
     assert not list((installed["work"] / "cache").glob("fgrpo-sim/lambdified-*"))
+
+
+def test_a_users_own_simulation_draws_from_outside_the_clone(installed):
+    """Issue 46: `fgrpo figures fig2 --from my.csv` after `fgrpo simulate categorical --out my.csv`, from the wheel."""
+    sim = run_installed(installed, "-m", "fgrpo_sim", "simulate", "categorical", "--out", "my.csv", "--n", "2,64",
+                        "--seeds", "0", "--steps", "20", "--num-actions", "500", "--num-correct", "50", "--device",
+                        "cpu", "--no-progress")
+    assert sim.returncode == 0, sim.stderr
+    out = installed["work"] / "own-figures"
+    proc = run_installed(installed, "-m", "fgrpo_sim", "figures", "fig2", "--from", "my.csv", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "fig2.png").stat().st_size > 10_000
+
+
+def test_shipped_data_and_a_near_miss_by_name_from_outside_the_clone(installed):
+    """Issue 46: `tiny/arith.jsonl` is found by name wherever a path is taken, like `--config tiny/f-grpo.yaml`;
+    a misspelt recipe name gets the shipped name it resembles."""
+    pytest.importorskip("math_verify")
+    proc = run_installed(installed, "-m", "fgrpo_sim", "llm", "prepare-data", "tiny/arith.jsonl", "--out",
+                         "prepared.jsonl", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["rows_read"] == len((recipes_root() / "tiny" / "arith.jsonl").read_text().splitlines())
+    pytest.importorskip("trl")
+    typo = run_installed(installed, "-m", "fgrpo_sim", "llm", "train", "--config", "qwen2.5-7b/f-grp.yaml", "--dry-run")
+    assert typo.returncode == 2 and "did you mean qwen2.5-7b/f-grpo.yaml?" in typo.stderr, typo.stderr

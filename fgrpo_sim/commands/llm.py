@@ -123,7 +123,11 @@ def prepare_data(
     from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT
     from fgrpo_sim.llm.training.data import prepare_deepscaler, write_jsonl
 
+    from fgrpo_sim.packaged import resolve_shipped
+
     refuse_together(ctx, "system_prompt", "no_system_prompt")
+    shipped = resolve_shipped(source)  # tiny/arith.jsonl from any folder, as --config finds tiny/f-grpo.yaml
+    source = str(shipped) if shipped != Path(source) else source  # a hub id stays as typed
     check_writable(out, "--out")
     check_not_input(out, "--out", source if Path(source).exists() else None)
     # ours: JSON lines whose rows carry the built "prompt" beside problem and answer (a benchmark file has none)
@@ -203,7 +207,10 @@ def eval_command(
     from fgrpo_sim.llm.evaluation.prompts import canonical_benchmark, detect_family, prompt_spec
     from fgrpo_sim.validation import check_integer
 
+    from fgrpo_sim.packaged import resolve_shipped
+
     refuse_together(ctx, "system_prompt", "no_system_prompt")
+    data = resolve_shipped(data)  # a shipped file by name from any folder (tiny/arith.jsonl), as --config
     check_integer("--samples", n, 1)  # EvalSettings names its field n, which is the group size elsewhere in the CLI
     if not progress:
         _quiet_transformers_bars()
@@ -279,7 +286,9 @@ def dnll_rare_command(
     if device not in ("auto", "cpu") and not re.fullmatch(r"cuda(:\d+)?", device):
         raise ValueError(f"--device must be auto, cpu, cuda or cuda:N, got {device!r}")
     prompt = None if no_system_prompt else (system_prompt if system_prompt is not None else PAPER_SYSTEM_PROMPT)
-    problems = {p["problem_id"]: p["problem"] for p in load_benchmark("generic", data)} if data else {}
+    from fgrpo_sim.packaged import resolve_shipped
+
+    problems = {p["problem_id"]: p["problem"] for p in load_benchmark("generic", resolve_shipped(data))} if data else {}
     rows = []
     for number, record in read_records(trajectories):
         if "problem" not in record:

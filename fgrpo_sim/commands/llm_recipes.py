@@ -43,8 +43,12 @@ def recipes_command(
         raise ValueError(f"--root {root} has no recipes (expected MODEL/ARM.yaml files, as in the repository's recipes/)")
     arms = [a for a in every if model is None or a.model == model]
     if not arms:
-        raise ValueError(f"--model {model!r} has no recipes under {root}; models: "
-                         f"{', '.join(sorted({a.model for a in every}))}")
+        import difflib
+
+        models = sorted({a.model for a in every})
+        close = difflib.get_close_matches(model, models, n=1)
+        raise ValueError(f"--model {model!r} has no recipes under {root}; "
+                         + (f"did you mean {close[0]}? " if close else "") + f"models: {', '.join(models)}")
     options = {"response_fraction": response_fraction, "mfu": mfu, "decode_tokens_per_s_at_7b6": decode_rate}
     rows = [arm_row(a, **options) for a in arms]
     if as_json:

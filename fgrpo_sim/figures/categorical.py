@@ -47,12 +47,34 @@ def compute_fig2(options: FigureOptions) -> dict:
     # a concurrent `fgrpo figures` on the same data folder: wait for it, then reuse its cache
     table = run_grid(config, cache, resume=True, progress=options.progress, wait_for_lock=True,
                      fresh_start_hint="delete it (a cache of figure data) or pass another --data-dir")
+    return fig2_data(table, "paper grid" if options.full else "quick preset")
+
+
+SETTING_KEYS = ("surrogate", "optimizer", "lr", "eps", "weight_decay")
+
+
+def fig2_data(table, preset: str) -> dict:
+    """What draw_fig2 draws from a categorical result table of one setting (`preset`: the title's words)."""
     mean = table.groupby(["group_size", "gamma", "step"])[["q_pos", "m_ret"]].mean().reset_index()
-    setting = config.setting()
-    return {"mean": mean, "final": final_summary(table), "seeds": len(config.seeds),
-            "preset": "paper grid" if options.full else "quick preset",
+    first = table.iloc[0]
+    return {"mean": mean, "final": final_summary(table), "seeds": int(table["seed"].nunique()), "preset": preset,
             "start_entropy": float(table[table["step"] == 0]["entropy"].mean()),
-            "setting": {k: setting[k] for k in ("surrogate", "optimizer", "lr", "eps", "weight_decay")}}
+            "setting": {k: first[k].item() if hasattr(first[k], "item") else first[k] for k in SETTING_KEYS}}
+
+
+def load_fig2(path) -> dict:
+    """Fig 2 from the user's `fgrpo simulate categorical --out FILE` (one setting; every row checked)."""
+    from fgrpo_sim.figures.from_file import read_table
+    from fgrpo_sim.sim.categorical.run import TABLE_SCHEMA
+
+    table = read_table(path, TABLE_SCHEMA, "fgrpo simulate categorical")
+    settings = sorted(set(table["config_id"]))
+    if len(settings) > 1:  # one figure shows one setting: the title names it, and means over settings mean nothing
+        raise ValueError(f"--from {path} holds {len(settings)} settings (config_id {', '.join(settings)}); "
+                         "fig2 draws one: write each setting to its own --out")
+    if 0 not in set(table["step"]):
+        raise ValueError(f"--from {path} has no step 0 row (the start the figure compares with)")
+    return fig2_data(table, f"from {Path(path).name}")
 
 
 def final_summary(table):
@@ -150,7 +172,7 @@ def draw_fig2(data: dict):
                plt.Line2D([], [], color="k", ls="-", label=r"$\gamma$=0 (GRPO)"),
                plt.Line2D([], [], color="k", ls="--", label=r"$\gamma$=1 (F-GRPO)")]
     right.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=9)
-    right.suptitle("trajectories over 1000 steps, one panel per group size N", fontsize=10)
+    right.suptitle(f"trajectories over {int(mean['step'].max())} steps, one panel per group size N", fontsize=10)
     s = data["setting"]
     seeds = data["seeds"]
     fig.suptitle(f"Categorical simulation, {data['preset']} ({seeds} seed{'s' if seeds != 1 else ''}, mean): "
@@ -186,6 +208,19 @@ def load_study(options: FigureOptions):
 def compute_sensitivity(options: FigureOptions) -> dict:
     # the claims each setting shows are docs/categorical.md's table (study.score_claims), not part of the figure
     return {"final": load_study(options)}
+
+
+def load_sensitivity(path) -> dict:
+    """The sensitivity figure from the user's `fgrpo simulate categorical --study --out FILE`."""
+    from fgrpo_sim.figures.from_file import read_table
+    from fgrpo_sim.sim.categorical.run import TABLE_SCHEMA
+    from fgrpo_sim.sim.categorical.study import final_means
+
+    table = read_table(path, TABLE_SCHEMA, "fgrpo simulate categorical --study")
+    if "setting" not in table.columns:
+        raise ValueError(f"--from {path} is not a sensitivity-study table (no column 'setting'); pass the --out "
+                         "table of `fgrpo simulate categorical --study` (fig2 draws a plain run)")
+    return {"final": final_means(table)}
 
 
 # the sensitivity figure, in words: one column per surrogate, one row per quantity (M_ret, Q_pos) and gamma, one
@@ -250,9 +285,9 @@ def draw_sensitivity(data: dict):
 
 
 add_figure("fig2", "Categorical simulation (Sec. 5.1): Q_pos, M_ret over steps and final state vs N (quick preset; --full: paper grid)",
-           compute_fig2, draw_fig2)
+           compute_fig2, draw_fig2, load=load_fig2)
 add_figure("fig2-full", f"Fig 2 on the paper's full grid (17 N x 2 gamma x 4 seeds; {quoted('fig2-full')}, "
            "benchmarks/RESULTS.md)",
-           lambda options: compute_fig2(replace(options, full=True)), draw_fig2, in_default_set=False)
+           lambda options: compute_fig2(replace(options, full=True)), draw_fig2, in_default_set=False, load=load_fig2)
 add_figure("fig2-sensitivity", "Categorical simulation: final M_ret/Q_pos vs N for each surrogate x optimizer x eps x weight-decay setting",
-           compute_sensitivity, draw_sensitivity, in_default_set=False)
+           compute_sensitivity, draw_sensitivity, in_default_set=False, load=load_sensitivity)

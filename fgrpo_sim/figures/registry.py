@@ -39,19 +39,24 @@ class FigureSpec:
     # preflight(options) runs for every selected figure before any is computed; it raises ValueError
     # (one line, naming the command to run instead) when compute would start days of work unconfirmed
     preflight: Callable[[FigureOptions], None] | None = None
+    # load(path) -> data: draw the user's own output file instead of computing (`fgrpo figures NAME --from FILE`);
+    # a file that is not the right output is a one-line ValueError naming it and the column or row at fault
+    load: Callable[[Path], Any] | None = None
 
 
 FIGURES: dict[str, FigureSpec] = {}
 
 # Modules of this package that are helpers, not figure definitions.
-_NOT_FIGURE_MODULES = {"registry", "style"}
+_NOT_FIGURE_MODULES = {"registry", "style", "from_file"}
 
 
-def add_figure(name: str, description: str, compute, draw, *, in_default_set: bool = True, preflight=None) -> None:
-    """Register a figure from its compute and draw functions (and an optional preflight check)."""
+def add_figure(name: str, description: str, compute, draw, *, in_default_set: bool = True, preflight=None,
+               load=None) -> None:
+    """Register a figure from its compute and draw functions (and an optional preflight check, and an optional
+    loader of the user's own output file for --from)."""
     if name in FIGURES:
         raise ValueError(f"figure name {name!r} registered twice")
-    FIGURES[name] = FigureSpec(name, description, compute, draw, in_default_set, preflight)
+    FIGURES[name] = FigureSpec(name, description, compute, draw, in_default_set, preflight, load)
 
 
 def load_all() -> dict[str, FigureSpec]:

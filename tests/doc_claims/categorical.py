@@ -181,7 +181,9 @@ def _counts() -> str:
     try:
         CategoricalConfig(group_sizes=(2**62,))
     except ValueError as error:
-        largest = int(re.search(r"\[1, (\d+)\]", str(error)).group(1))
+        # the bound as validation writes it: 2^31 - 1 (a power of two less one), or digits
+        found = re.search(r"\[1, (?:(\d+)|2\^(\d+) - 1)\]", str(error))
+        largest = int(found.group(1)) if found.group(1) else 2 ** int(found.group(2)) - 1
     bits = (largest + 1).bit_length() - 1
     assert largest == 2**bits - 1
     return f"float32 stops counting at 2^{np.finfo(np.float32).nmant + 1}, and N may reach 2^{bits} - 1"

@@ -79,13 +79,13 @@ def _api_lr_multiplier_phrase() -> str:
 
 
 def _underflow_example_phrase() -> str:
-    """The page's first doc-test (`tail-miss ... --n 1048576 --mu 0.3 --rho 0.05`): its largest N, where Pr(B)
+    """The page's first doc-test (`tail-miss --n 1,8,64,1048576 --mu 0.3 --rho 0.05`): its largest N, where Pr(B)
     underflows to 0 and its log stays finite."""
     from fgrpo_sim.theory import log_tail_miss_probability, tail_miss_probability
 
     command = re.search(r"^\$ (fgrpo theory tail-miss .*--rho .*)$", (ROOT / "docs" / "theory.md").read_text(), re.M)
     words = shlex.split(command.group(1))
-    n = max(int(words[i + 1]) for i, w in enumerate(words) if w == "--n")
+    n = max(int(v) for i, w in enumerate(words) if w == "--n" for v in words[i + 1].split(","))  # a comma list
     mu, rho = (float(words[words.index(flag) + 1]) for flag in ("--mu", "--rho"))
     tau = mu * rho
     underflows = tail_miss_probability(n, mu, tau) == 0 and math.isfinite(log_tail_miss_probability(n, mu, tau))

@@ -43,7 +43,9 @@ def read_records(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
 
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"data file not found: {path}")
+        from fgrpo_sim.packaged import did_you_mean
+
+        raise FileNotFoundError(f"data file not found: {path}{did_you_mean(path)}")
     suffix = path.suffix.lower()
     if suffix == ".parquet" and path.is_file():
         import pyarrow.parquet as pq

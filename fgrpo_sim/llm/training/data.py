@@ -107,7 +107,9 @@ def prepare_deepscaler(
         records = read_records(source)
     else:
         if str(source).endswith((".json", ".jsonl", ".parquet")):
-            raise FileNotFoundError(f"data file not found: {source}")
+            from fgrpo_sim.packaged import did_you_mean
+
+            raise FileNotFoundError(f"data file not found: {source}{did_you_mean(source)}")
         from datasets import load_dataset
 
         from fgrpo_sim.llm.hub import require_loadable

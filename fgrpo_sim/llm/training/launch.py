@@ -70,6 +70,27 @@ class BatchPlan:
         return generation_steps, generation_steps * self.updates_per_generation
 
 
+def _layout_fix(update: int, mini_batch_prompts: int, num_generations: int, world_size: int, per_device: int) -> str:
+    """Why a layout does not split an update evenly, and what to change: the per-device batch sizes that work on
+    this many processes (none when the process count does not divide the update), and the process counts that
+    work with this per-device batch size."""
+    fits = [d for d in range(1, update // world_size + 1) if update % (d * world_size) == 0]
+    worlds = [w for w in range(1, update // per_device + 1) if update % (per_device * w) == 0]
+    head = (f"per_device_train_batch_size {per_device} x {world_size} processes does not divide the "
+            f"{mini_batch_prompts}-prompt mini-batch ({mini_batch_prompts} x {num_generations} = {update} completions "
+            "per optimizer update)")
+    if fits:
+        below = [d for d in fits if d <= per_device]  # the largest that fits memory the recipe planned for
+        change = (f"set per_device_train_batch_size to one of {', '.join(map(str, fits))} (e.g. "
+                  f"--per_device_train_batch_size {below[-1] if below else fits[0]})")
+    else:
+        change = f"no per_device_train_batch_size works on {world_size} processes ({world_size} does not divide {update})"
+    if not worlds:
+        return f"{head}: {change}"
+    shown = ", ".join(map(str, worlds[:12])) + (", ..." if len(worlds) > 12 else "")
+    return f"{head}: {change}; or, keeping per_device_train_batch_size {per_device}, launch on {shown} processes"
+
+
 def plan_batches(
     world_size: int,
     num_generations: int,
@@ -97,12 +118,7 @@ def plan_batches(
     update = mini_batch_prompts * num_generations  # completions per optimizer update
     per_micro = per_device_train_batch_size * world_size  # completions per micro-batch, all devices
     if update % per_micro:
-        fits = [d for d in range(1, update // world_size + 1) if update % (d * world_size) == 0]
-        raise ValueError(
-            f"per_device_train_batch_size must divide the {mini_batch_prompts}-prompt mini-batch: {mini_batch_prompts} "
-            f"x {num_generations} = {update} completions over {world_size} processes allows "
-            f"per_device_train_batch_size in {{{', '.join(map(str, fits))}}}, got {per_device_train_batch_size}"
-        )
+        raise ValueError(_layout_fix(update, mini_batch_prompts, num_generations, world_size, per_device_train_batch_size))
     accumulation = update // per_micro
     if gradient_accumulation_steps is not None and int(gradient_accumulation_steps) != accumulation:
         raise ValueError(

@@ -23,7 +23,9 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from fgrpo_sim.llm.training.config import PAPER_SYSTEM_PROMPT
+# the paper's prompt from where it is defined, not through config.py: that imports TRL, which listing recipes
+# (`fgrpo llm recipes`) must not need (issue 46)
+from fgrpo_sim.llm.evaluation.prompts import MATH_INSTRUCTION as PAPER_SYSTEM_PROMPT
 
 RUN_KEYS = {"model": None, "train_data": None, "system_prompt": PAPER_SYSTEM_PROMPT, "reward": "math", "model_seed": 0,
             "batch_prompts": None, "mini_batch_prompts": None}
@@ -88,7 +90,9 @@ def load_recipe_sources(path: str | Path, _chain: tuple[Path, ...] = ()) -> tupl
     """(the recipe's keys with `extends` resolved, the file that set each key): errors can name the file."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"recipe not found: {path}")
+        from fgrpo_sim.packaged import did_you_mean
+
+        raise FileNotFoundError(f"recipe not found: {path}{did_you_mean(path)}")
     if path.resolve() in _chain:
         raise ValueError(f"recipe {path} extends itself (cycle: {' -> '.join(map(str, _chain))})")
     data = _read_yaml(path)

@@ -137,13 +137,26 @@ def recipe_index(root: str | Path | None = None) -> list[Arm]:
                                        next(i for i, t in enumerate(order) if a.paper.startswith(t)), a.arm))
 
 
+#: The recipe keys the index reads that need a cast, with FocalGRPOConfig's types for them
+#: (tests/test_llm_protocol.py checks that they agree).
+INDEX_TYPES = {"num_generations": int | None, "max_completion_length": int | None, "num_train_epochs": float,
+               "focal_gamma": float, "beta": float, "save_total_limit": int | None}
+
+
 def _recipe_values(path: Path) -> dict[str, Any]:
     """The recipe's values the index reads, cast and checked; errors name the file that set the field."""
-    from fgrpo_sim.llm.training.recipe import cast_recipe, load_recipe_sources
+    from fgrpo_sim.llm.training.recipe import cast_value, load_recipe_sources
     from fgrpo_sim.validation import check_integer, check_range
 
     recipe, sources = load_recipe_sources(path)
-    recipe = cast_recipe(recipe, sources)
+    # only the keys read here, cast by their types written below: recipe.cast_recipe takes the types from
+    # FocalGRPOConfig, whose import needs TRL, which listing recipes must not (issue 46). `llm train` casts the rest.
+    for name, hint in INDEX_TYPES.items():
+        if name in recipe:
+            try:
+                recipe[name] = cast_value(name, recipe[name], hint)
+            except ValueError as exc:
+                raise ValueError(f"recipe {sources.get(name, path)}: {exc}") from None
     checks = {
         "num_generations": (8, lambda v: check_integer("num_generations", v, 2)),
         "max_completion_length": (8192, lambda v: check_integer("max_completion_length", v, 1)),

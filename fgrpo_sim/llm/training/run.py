@@ -112,10 +112,10 @@ def prepare_training(config: str | Path, overrides: Sequence[str] = (), *, num_p
     from fgrpo_sim.llm.training.launch import PAPER_TRAIN_ROWS, describe, logits_memory, model_dimensions, plan_batches
     from fgrpo_sim.llm.training.recipe import cast_recipe, load_recipe_sources, parse_overrides, split_recipe
     from fgrpo_sim.llm.training.trainer import check_trl_version, resolve_success_func
-    from fgrpo_sim.packaged import resolve_recipe
+    from fgrpo_sim.packaged import resolve_shipped
     from fgrpo_sim.validation import check_integer
 
-    config = resolve_recipe(config)
+    config = resolve_shipped(config)
     if train_rows is not None:
         check_integer("--train-rows", train_rows, 1)
     recipe, sources = load_recipe_sources(config)
