@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 import typer
 
 from fgrpo_sim import jsonl as json  # standard JSON out: non-finite numbers as null, never bare NaN
-from fgrpo_sim.commands.options import list_option
+from fgrpo_sim.commands.options import focal_smoothing_option, list_option
 from fgrpo_sim.commands.tables import echo_table
 
 app = typer.Typer(
@@ -76,11 +76,6 @@ def _tau_option(more: str):
 
 def _rho_option(more: str):
     return list_option(None, "--rho", float, help=f"{_RHO_HELP} {more}")
-
-
-def _focal_smoothing_option(more: str):
-    return typer.Option(0.0, "--focal-smoothing", help="alpha >= 0 of the smoothed success estimate "
-                        "(c + alpha) / (N + 2 alpha) in the focal weight; 0 = the paper's c / N." + more)
 
 
 def _json_lines_option(keys: str):
@@ -184,7 +179,7 @@ def lr_multiplier_command(
                                              "average over what groups of N carry (c uniform on 0..N, each group "
                                              "weighted by its mean |advantage|); needs --weight mean_abs_advantage. "
                                              "Default: none, App. N's N -> infinity form."),
-    focal_smoothing: float = _focal_smoothing_option(" Needs --n (at N -> infinity alpha changes nothing)."),
+    focal_smoothing: float = focal_smoothing_option(" Needs --n (at N -> infinity alpha changes nothing)."),
     as_json: bool = _json_lines_option("gamma, weight, multiplier[, n, focal_smoothing][, base_lr, matched_lr]"),
 ) -> None:
     """m_gamma: the learning-rate factor whose average scale reduction matches focal weighting (App. N).
@@ -228,7 +223,7 @@ def expected_weight_command(
     n: Sequence[int] = list_option("2,8", "--n", int, help="Group size(s) N >= 1, comma-separated: --n 2,8,16."),
     mus: Sequence[float] = list_option("0.5", "--mu", float, help=_MU_HELP + " Comma-separated: --mu 0.2,0.8."),
     gammas: Sequence[float] = list_option("0.5", "--gamma", float, help="Focal exponent(s) gamma >= 0, comma-separated."),
-    focal_smoothing: float = _focal_smoothing_option(""),
+    focal_smoothing: float = focal_smoothing_option(""),
     as_json: bool = _json_lines_option("n, mu, gamma, focal_smoothing, expected_weight, raw_expected_weight"),
 ) -> None:
     """E[(1 - (c + alpha) / (N + 2 alpha))^gamma] over c ~ Binomial(N, mu), beside the paper's alpha = 0.
