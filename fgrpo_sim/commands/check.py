@@ -1,5 +1,5 @@
 """`fgrpo check`: the theory's closed forms against simulation (Lemma 3.1, Lemma H.1, BroRL's E[U2], Prop. 3.2,
-the focal weight and m_gamma)."""
+the focal weight and m_gamma, raw and smoothed)."""
 
 from __future__ import annotations
 

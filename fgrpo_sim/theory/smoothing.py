@@ -119,11 +119,14 @@ def expected_smoothed_focal_weight(n, mu, gamma, focal_smoothing=0.0):
 
     n: group size N in [1, 2^20]; mu in [0, 1]; gamma >= 0; focal_smoothing alpha >= 0 (0: the paper's c / N).
     """
-    from scipy.stats import binom
+    from scipy.special import gammaln, xlog1py, xlogy  # not scipy.stats: its import alone takes seconds
 
     mu = check_range("mu", mu, 0.0, 1.0)
     c, nn, g = _terms(n, gamma, focal_smoothing)
-    pmf = binom.pmf(c, nn, np.asarray(mu)[..., None])  # 0 beyond N
+    m = np.asarray(mu, dtype=float)[..., None]
+    cc = np.minimum(c, nn)
+    # the binomial pmf in logs (no overflow of C(N, c) at large N); xlogy gives 0 log 0 = 0 at mu = 0 or 1
+    pmf = np.exp(gammaln(nn + 1) - gammaln(cc + 1) - gammaln(nn - cc + 1) + xlogy(cc, m) + xlog1py(nn - cc, -m))
     return _scalar(np.sum(np.where(c <= nn, pmf * g, 0.0), axis=-1))
 
 
