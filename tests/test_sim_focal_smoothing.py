@@ -97,3 +97,36 @@ def test_cli_options_reach_the_simulators(run_cli, tmp_path):
         bad = run_cli(*args, "--focal-smoothing", "-1", "--device", "cpu")
         assert bad.exit_code == 2 and "--focal-smoothing must be in [0, inf)" in bad.stderr, bad.stderr
         assert bad.stderr.strip().count("\n") == 0
+
+
+#: commands with --gamma that do not take --focal-smoothing yet, and why
+NO_SMOOTHING = {"maze run": "the Maze experiment's presets and run files name (N, gamma) only; not wired yet",
+                "maze compare": "compares two finished runs by gamma; it trains nothing"}
+
+
+def test_every_command_with_gamma_takes_focal_smoothing():
+    from fgrpo_sim.cli import _command
+
+    def leaves(command, path=()):
+        if hasattr(command, "commands"):
+            for name, sub in command.commands.items():
+                yield from leaves(sub, (*path, name))
+        else:
+            yield " ".join(path), command
+
+    with_gamma = {path: {o for p in cmd.params for o in p.opts} for path, cmd in leaves(_command())
+                  if any(o.startswith("--gamma") for p in cmd.params for o in p.opts)}
+    assert {"theory lr-multiplier", "simulate group-size", "plan"} <= set(with_gamma)
+    missing = {path for path, opts in with_gamma.items() if "--focal-smoothing" not in opts}
+    assert missing <= set(NO_SMOOTHING), sorted(missing - set(NO_SMOOTHING))
+
+
+def test_planner_weights_use_the_smoothed_estimate():
+    from fgrpo_sim.planner import beta_difficulty, plan_group_size
+
+    # uniform difficulty: X is uniform on 0..N, so the mean weight over active groups is the plain average
+    for alpha in (0.0, 0.5):
+        plan = plan_group_size(beta_difficulty(1, 1, max_group_size=4), rhos=[0.1], group_sizes=[4],
+                               gammas=[0.5], focal_smoothing=alpha)
+        expected = sum(_g(x, 4, 0.5, alpha) for x in (1, 2, 3)) / 3
+        assert plan.rows[0]["focal_weight_gamma_0.5"] == pytest.approx(expected, rel=1e-10)
