@@ -130,3 +130,18 @@ def test_planner_weights_use_the_smoothed_estimate():
                                gammas=[0.5], focal_smoothing=alpha)
         expected = sum(_g(x, 4, 0.5, alpha) for x in (1, 2, 3)) / 3
         assert plan.rows[0]["focal_weight_gamma_0.5"] == pytest.approx(expected, rel=1e-10)
+
+
+def test_a_smoothed_study_reports_its_fgrpo_arms():
+    """The report reads gamma from the arm's name, "F-GRPO gamma=0.5 alpha=0.5" included."""
+    from dataclasses import replace
+
+    from fgrpo_sim.sim.group_size_report import setting_reports
+    from fgrpo_sim.sim.group_size_study import run_study
+
+    spec = replace(GroupSizeStudySpec(), group_sizes=(2, 4, 8), rare_masses=(0.02,), optimizers=("adam",),
+                   parametrisations=("orthogonal",), adam_lrs=(0.01,), populations=2, seeds=1, steps=2, eval_every=1,
+                   focal_smoothing=0.5)
+    (report,) = setting_reports(run_study(spec, device="cpu"))
+    entries = {e["variant"]: e["gamma"] for e in report["fgrpo_at_lowest"]}
+    assert entries == {"F-GRPO gamma=0.5 alpha=0.5": 0.5, "F-GRPO gamma=1 alpha=0.5": 1.0}
