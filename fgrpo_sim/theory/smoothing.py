@@ -83,17 +83,21 @@ def symbolic_smoothed_lr_multiplier():
     return sp.Sum(weight * g, (c, 1, N - 1)) / sp.Sum(weight, (c, 1, N - 1))
 
 
+def _derive_smoothed_weight():
+    """lambdify of g_alpha(c; N, alpha, gamma): the one numeric closed form of this module. (Once the generated-
+    source registry of issue 43 is merged: decorate with @closed_form("smoothed_focal_weight"), call
+    lambdified("smoothed_focal_weight") below, and regenerate.)"""
+    import sympy as sp
+
+    from fgrpo_sim.theory.symbols import N, gamma
+
+    c, alpha, g = symbolic_smoothed_weight()
+    return sp.lambdify((c, N, alpha, gamma), g, modules=["scipy", "numpy"])
+
+
 @cache
 def _numeric_weight():
-    def derive():
-        import sympy as sp
-
-        from fgrpo_sim.theory.symbols import N, gamma
-
-        c, alpha, g = symbolic_smoothed_weight()
-        return sp.lambdify((c, N, alpha, gamma), g, modules=["scipy", "numpy"])
-
-    return lambdified("smoothed_focal_weight", derive)
+    return lambdified("smoothed_focal_weight", _derive_smoothed_weight)
 
 
 def _terms(n, gamma, focal_smoothing):
