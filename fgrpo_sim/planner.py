@@ -92,8 +92,10 @@ def _binom_pmf(k, n, p):
     return pmf(k, n, p)
 
 
-def _focal_weight_on_active(n: int, mu: np.ndarray, gammas: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
-    """E[(1 - X/N)^gamma * 1{0 < X < N}] per prompt (one row per gamma) and Pr(active) per prompt."""
+def _focal_weight_on_active(n: int, mu: np.ndarray, gammas: Sequence[float],
+                            focal_smoothing: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """E[(1 - X/N)^gamma * 1{0 < X < N}] per prompt (one row per gamma) and Pr(active) per prompt; with
+    `focal_smoothing` alpha the weight's estimate is (X + alpha) / (N + 2 alpha) (alpha 0: X / N exactly)."""
     from fgrpo_sim.theory import focal_weight
 
     k = np.arange(1, n)  # active groups only: 0 < X < N
@@ -105,7 +107,8 @@ def _focal_weight_on_active(n: int, mu: np.ndarray, gammas: Sequence[float]) -> 
         pmf = _binom_pmf(k[None, :], n, m)  # [prompts, N - 1]
         active[start:start + chunk] = pmf.sum(axis=1)
         for gi, gamma in enumerate(gammas):
-            out[gi, start:start + chunk] = pmf @ np.atleast_1d(focal_weight(k / n, gamma))
+            estimate = (k + focal_smoothing) / (n + 2.0 * focal_smoothing)
+            out[gi, start:start + chunk] = pmf @ np.atleast_1d(focal_weight(estimate, gamma))
     return out, active
 
 
@@ -137,11 +140,13 @@ def plan_group_size(
     gammas: Sequence[float] = DEFAULT_GAMMAS,
     max_tail_miss: float = 0.1,
     min_active: float = 0.5,
+    focal_smoothing: float = 0.0,
 ) -> Plan:
     """Average activity, Lemma 3.1's tail-miss and focal weights over `difficulty` for each (rho, N).
 
     rho in (0, 1) is the rare subset's share of a prompt's correct mass; N integers in [1, 16384];
     gamma >= 0. `max_tail_miss` and `min_active` (both in [0, 1]) only shape the recommendation.
+    `focal_smoothing` alpha >= 0: the weights' estimate (X + alpha) / (N + 2 alpha) (0: the paper's X / N).
     """
     from fgrpo_sim import theory
 
@@ -153,14 +158,16 @@ def plan_group_size(
     gammas = [float(g) for g in check_range("gamma", np.atleast_1d(gammas), 0.0, np.inf, high_open=True)]
     max_tail_miss = float(check_range("max_tail_miss", max_tail_miss, 0.0, 1.0))
     min_active = float(check_range("min_active", min_active, 0.0, 1.0))
+    focal_smoothing = float(check_range("focal_smoothing", focal_smoothing, 0.0, np.inf, high_open=True))
     if difficulty.beta is not None:  # enough nodes for exactness at the largest candidate N
         difficulty = beta_difficulty(*difficulty.beta, max_group_size=max(group_sizes))
     mu = difficulty.nodes
 
     plan = Plan(difficulty=difficulty.label,
                 settings={"rho": rhos, "N": group_sizes, "gamma": gammas,
-                          "max_tail_miss": max_tail_miss, "min_active": min_active})
-    focal_by_n = {n: _focal_weight_on_active(n, mu, gammas) for n in group_sizes}
+                          "max_tail_miss": max_tail_miss, "min_active": min_active,
+                          **({"focal_smoothing": focal_smoothing} if focal_smoothing else {})})
+    focal_by_n = {n: _focal_weight_on_active(n, mu, gammas, focal_smoothing) for n in group_sizes}
     for rho in rhos:
         for n in group_sizes:
             active_fraction = difficulty.mean(np.asarray(theory.activity_probability(n, mu), dtype=float))

@@ -239,3 +239,19 @@ def test_format_names_intervals_and_tolerances():
     text = format_results(finalise([_normal_check("a", 0.5, 0.5, 0.01), _result("b", 2.0, 2.0, (1.8, 2.2))]))
     assert "interval" in text and "tolerance" in text and "bounds" in text.splitlines()[0]
     assert "1 sampling intervals, each at false-failure level 0.001" in text and "0.1%" in text
+
+
+def test_smoothing_checks_pass_and_fail_when_the_closed_forms_ignore_alpha(monkeypatch):
+    """Issue 49: E[g_alpha] and m_gamma(N, alpha) against core's smoothed weight; a closed form that drops alpha
+    (the raw X / N weight) fails at every alpha > 0 point, and the alpha = 0 points still pass."""
+    import fgrpo_sim.theory as theory
+    from fgrpo_sim.sim import checks
+
+    honest = checks.finalise(checks.smoothing_checks(True, 0, "cpu"))
+    assert len(honest) == 7 and all(r["passed"] and r["kind"] == "interval" for r in honest)
+    weight, lr = theory.expected_smoothed_focal_weight, theory.smoothed_lr_multiplier
+    monkeypatch.setattr(theory, "expected_smoothed_focal_weight", lambda n, mu, g, alpha=0.0: weight(n, mu, g))
+    monkeypatch.setattr(theory, "smoothed_lr_multiplier", lambda n, g, alpha=0.0: lr(n, g))
+    planted = checks.finalise(checks.smoothing_checks(True, 0, "cpu"))
+    assert [r["passed"] for r in planted] == [not r["name"].endswith("alpha=0.5") and not r["name"].endswith("alpha=1")
+                                              for r in planted]

@@ -36,8 +36,8 @@ def _simulator_focal_weight_one(monkeypatch):
     import fgrpo_sim.sim.categorical.engine as engine
     import fgrpo_sim.sim.categorical.torch_step as torch_step
 
-    monkeypatch.setattr(engine, "focal_weight", lambda mu_hat, gamma: torch.ones_like(torch.as_tensor(mu_hat)))
-    monkeypatch.setattr(torch_step, "focal_weight_per_group", lambda mu, gammas: torch.ones_like(mu))
+    monkeypatch.setattr(engine, "focal_weight", lambda mu_hat, gamma, *_: torch.ones_like(torch.as_tensor(mu_hat)))
+    monkeypatch.setattr(torch_step, "focal_weight_per_group", lambda mu, gammas, *_: torch.ones_like(mu))
 
 
 def _peak_off_by_one(monkeypatch):
@@ -74,7 +74,7 @@ def _std_dropped(real):
 def _focal_on_positive_only(real):
     import fgrpo_sim.core as core
 
-    return lambda adv, mu_hat, gamma: torch.where(adv > 0, core.focal_weight(mu_hat, gamma)[:, None] * adv, adv)
+    return lambda adv, mu_hat, gamma, *_: torch.where(adv > 0, core.focal_weight(mu_hat, gamma)[:, None] * adv, adv)
 
 
 def _start_anchor_at_the_correct_logit(monkeypatch):

@@ -79,15 +79,18 @@ def stock_run(tmp_path_factory):
     return seen
 
 
-@pytest.mark.parametrize("gamma", [0.0, 0.5, 2.0])
-def test_loss_receives_g_times_stock_advantages(tmp_path, stock_run, gamma):
-    config = FocalGRPOConfig(method="dapo", focal_gamma=gamma, **common_args(tmp_path, **_ACCUMULATE))
+@pytest.mark.parametrize("gamma, alpha", [(0.0, 0.0), (0.5, 0.0), (2.0, 0.0), (1.0, 0.5), (0.0, 0.5)])
+def test_loss_receives_g_times_stock_advantages(tmp_path, stock_run, gamma, alpha):
+    config = FocalGRPOConfig(method="dapo", focal_gamma=gamma, focal_smoothing=alpha,
+                             **common_args(tmp_path, **_ACCUMULATE))
     _, seen = _train(tmp_path, FocalGRPOTrainer, config)
     assert len(seen["advantages"]) == 2 and len(seen["gen_rows"]) == 1
     assert seen["completions"] == stock_run["completions"], "same seed must give the same batch"
     assert torch.equal(seen["rewards"][0], stock_run["rewards"][0])
     mu_hat = group_success_rate(seen["rewards"][0][:, 0].view(-1, 4))
-    g = focal_weight(mu_hat, gamma).repeat_interleave(4)
+    # the smoothed estimate written out here: (c + alpha) / (N + 2 alpha) with c = 4 mu_hat, N = 4
+    g = ((1.0 - (4 * mu_hat + alpha) / (4 + 2 * alpha)) ** gamma if alpha else focal_weight(mu_hat, gamma))
+    g = g.repeat_interleave(4)
     stock = loss_advantages_in_generation_order(stock_run)
     focal = loss_advantages_in_generation_order(seen)
     assert stock.abs().max() > 0
@@ -111,6 +114,9 @@ def test_config_rejects_bad_values(tmp_path):
         FocalGRPOConfig(method="ppo", **common_args(tmp_path))
     with pytest.raises(ValueError, match="focal_gamma must be in"):
         FocalGRPOConfig(focal_gamma=-1.0, **common_args(tmp_path))
+    for bad in (-0.5, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match=r"focal_smoothing must be in \[0, inf\)"):
+            FocalGRPOConfig(focal_smoothing=bad, **common_args(tmp_path))
     with pytest.raises(ValueError, match="loss_type must be one of cispo"):
         FocalGRPOConfig(method="cispo", loss_type="dapo", **common_args(tmp_path))
     with pytest.raises(ValueError, match="reward_correct must be greater than reward_wrong"):

@@ -120,6 +120,24 @@ def test_uneven_group_sizes_use_each_groups_own_mu_hat():
         torch.testing.assert_close(focal[row], grpo[row] * (1 - mu) ** 0.5, rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("gamma", [0.0, 1.0])
+def test_focal_smoothing_uses_each_groups_own_size(gamma):
+    """+algorithm.focal_smoothing=0.5: g = (1 - (c + 0.5) / (N + 1))^gamma, N each group's own size; gamma 0 is
+    verl's GRPO bit for bit whatever alpha."""
+    sizes = [4, 3, 2, 4, 3]
+    batch, cells, mask = make_batch(REWARDS, seed=6, uneven=sizes)
+    grpo = get_adv_estimator_fn("grpo")(token_level_rewards=batch.batch["token_level_rewards"].clone(),
+                                        response_mask=mask, index=batch.non_tensor_batch["uid"])[0]
+    focal = run_verl(batch, algo_config("focal_grpo", gamma, focal_smoothing=0.5))
+    for row, (g, _) in enumerate(cells):
+        c, n = float(REWARDS[g, : sizes[g]].sum()), sizes[g]
+        torch.testing.assert_close(focal[row], grpo[row] * (1 - (c + 0.5) / (n + 1.0)) ** gamma, rtol=1e-6, atol=1e-7)
+    if gamma == 0.0:
+        assert torch.equal(focal, grpo)
+    with pytest.raises(ValueError, match=r"algorithm.focal_smoothing must be in \[0, inf\)"):
+        run_verl(batch, algo_config("focal_grpo", gamma, focal_smoothing=-1.0))
+
+
 def test_metrics_reach_the_caller():
     batch, _, _ = make_batch(REWARDS, seed=5)
     pop_focal_metrics()

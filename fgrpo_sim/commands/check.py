@@ -1,6 +1,6 @@
 """`fgrpo check`: the theory's closed forms against simulation (Lemma 3.1, Lemma H.1, BroRL's E[U2], Prop. 3.2,
-the focal weight and m_gamma), and the exact checks of N*, pass@k, the paired test's variance, core's advantages and
-focal weight, the categorical start and every surrogate x optimizer path (`sim.checks_exact`)."""
+the focal weight and m_gamma, raw and smoothed), and the exact checks of N*, pass@k, the paired test's variance, core's
+advantages and focal weight, the categorical start and every surrogate x optimizer path (`sim.checks_exact`)."""
 
 from __future__ import annotations
 

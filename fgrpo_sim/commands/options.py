@@ -50,6 +50,13 @@ def list_option(default, name: str, kind: type = float, *, help: str, unique: bo
     return typer.Option(default, name, parser=parser, metavar=placeholder(parser), help=help, **options)
 
 
+def focal_smoothing_option(more: str = ""):
+    """`--focal-smoothing ALPHA`, one value on every command that takes --gamma (the weight's estimate)."""
+    return typer.Option(0.0, "--focal-smoothing", help="alpha >= 0 (finite) of the smoothed success estimate "
+                        "(c + alpha) / (N + 2 alpha) in the focal weight (1 - mu)^gamma; 0 (default) = the paper's "
+                        "raw rate c / N." + more)
+
+
 def list_parser(param):
     """The validation.CommaList that parses click parameter `param`, or None: the one place that says which
     options are lists (cli.merge_repeated_options joins a list option given twice). typer >= 0.29 keeps the

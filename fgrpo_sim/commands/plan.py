@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 
 import typer
 
-from fgrpo_sim.commands.options import list_option
+from fgrpo_sim.commands.options import focal_smoothing_option, list_option
 from fgrpo_sim.validation import parse_list
 
 
@@ -39,6 +39,7 @@ def register(app: typer.Typer) -> None:
             "smallest (the rarer the mode, the larger the N at which groups miss it)."),
         group_sizes: Sequence[int] = list_option("2,4,8,16,32,64,128,256", "--n", int, help="Candidate group sizes N (integers in [1, 16384]), comma-separated."),
         gammas: Sequence[float] = list_option("0,0.5,1", "--gamma", float, help="Focal exponents gamma >= 0 whose mean weight to report, comma-separated."),
+        focal_smoothing: float = focal_smoothing_option(" Changes only the g(G) columns."),
         max_tail_miss: float = typer.Option(
             0.1, "--max-tail-miss", help="Recommendation: largest acceptable average Pr(B), in [0, 1]."),
         min_active: float = typer.Option(
@@ -70,15 +71,20 @@ def register(app: typer.Typer) -> None:
             difficulty = beta_difficulty(params[0], params[1], max_group_size=max(sizes))
         else:
             difficulty = empirical_difficulty(read_success_rates(success_rates, column), label=str(success_rates))
-        plan = plan_group_size(difficulty, rhos=list(rho), group_sizes=sizes,
-                               gammas=list(gammas), max_tail_miss=max_tail_miss, min_active=min_active)
+        from fgrpo_sim.validation import options_named
+
+        with options_named(focal_smoothing="--focal-smoothing"):
+            plan = plan_group_size(difficulty, rhos=list(rho), group_sizes=sizes,
+                                   gammas=list(gammas), max_tail_miss=max_tail_miss, min_active=min_active,
+                                   focal_smoothing=focal_smoothing)
         if as_json:
             typer.echo(plan.to_json())
             return
         typer.echo(f"Difficulty: {plan.difficulty}")
         _echo_wrapped("Columns: active = E[Pr(0 < X < N)], X correct of N; tail_miss = E[Pr(B)] (Lemma 3.1, "
                       "tau = rho*mu); miss|active = tail_miss / active; g(G) = mean (1 - X/N)^G over active "
-                      "groups; --json prints every column.")
+                      "groups" + (f" with X/N smoothed to (X + {focal_smoothing:g}) / (N + 2 x {focal_smoothing:g})"
+                                  if focal_smoothing else "") + "; --json prints every column.")
         typer.echo(format_table(plan))
         typer.echo("")
         for line in plan.recommendation.splitlines():

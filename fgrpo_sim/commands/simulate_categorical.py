@@ -8,7 +8,7 @@ from typing import Sequence
 import typer
 
 from fgrpo_sim.commands.json_output import emit_json as _emit_json, records as _records
-from fgrpo_sim.commands.options import list_option
+from fgrpo_sim.commands.options import focal_smoothing_option, list_option
 
 #: The options `--study` reads; every other one given with it is refused.
 STUDY_OPTIONS = ("out", "steps", "device", "wait", "progress", "study", "as_json")
@@ -24,6 +24,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", help="Result table, .parquet or .csv (written atomically after each chunk of runs)."),
         group_sizes: Sequence[int] = list_option(PAPER_N, "--n", int, show_default=False, help="Group sizes N (draws per step), comma-separated integers in [1, 2^31 - 1], e.g. --n 8,64,1024. The default is the paper's grid 2,4,...,2^17."),
         gammas: Sequence[float] = list_option("0,1", "--gamma", float, help="Focal exponents gamma in [0, 100], comma-separated (0 = unweighted GRPO), e.g. --gamma 0,0.5,1."),
+        focal_smoothing: float = focal_smoothing_option(),
         seeds: Sequence[int] = list_option("0,1,2,3", "--seeds", int, help="Seed values, comma-separated integers in [0, 2^62], e.g. --seeds 0,1,2,3 (runs with equal seed share random streams)."),
         steps: int = typer.Option(1000, "--steps", help="Update steps per run, in [0, 10^7]. The paper uses 1000."),
         surrogate: str = typer.Option("logprob", "--surrogate", help="Surrogate: logprob (policy gradient: sum over the N draws of (R_j - mean R) log p), distinct (Hu et al.: sum over distinct sampled actions of R_i p_i), draws (App. J: sum over the N draws of (R_j - mean R) p). logprob is the setting that reproduces Fig 2's claims (see docs/categorical.md)."),
@@ -78,12 +79,13 @@ def register(app: typer.Typer) -> None:
         from fgrpo_sim.validation import options_named
 
         # the config names its fields group_sizes and gammas, run_grid its table out; the user typed --n, --gamma, --out
-        with options_named(group_sizes="--n", gammas="--gamma", seeds="--seeds", out="--out"):
+        with options_named(group_sizes="--n", gammas="--gamma", seeds="--seeds", out="--out",
+                           focal_smoothing="--focal-smoothing"):
             config = CategoricalConfig(
                 num_actions=num_actions, num_correct=num_correct, anchor_logit=anchor_logit,
                 correct_logit=correct_logit, incorrect_logit=incorrect_logit, reward_correct=reward_correct,
                 reward_wrong=reward_wrong, steps=steps, group_sizes=tuple(group_sizes),
-                gammas=tuple(gammas), seeds=tuple(seeds), surrogate=surrogate,
+                gammas=tuple(gammas), focal_smoothing=focal_smoothing, seeds=tuple(seeds), surrogate=surrogate,
                 optimizer=optimizer[0], lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
                 stride=stride, dtype=dtype, device=device, sampler=backend, chunk_runs=chunk_runs,
             )

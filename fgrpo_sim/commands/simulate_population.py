@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 
 import typer
 
-from fgrpo_sim.commands.options import given, list_option, refuse_together, refuse_unused
+from fgrpo_sim.commands.options import focal_smoothing_option, given, list_option, refuse_together, refuse_unused
 from fgrpo_sim.validation import options_named, parse_list
 
 #: Options (parameter names) that only one --sharing mode reads; giving one to the other mode is an error.
@@ -56,6 +56,7 @@ def register(app: typer.Typer) -> None:
         group_sizes: Sequence[int] = list_option("4,8,32", "--n", int, help="Group sizes N to sweep, comma-separated integers in [1, 10^6]."),
         gammas: Sequence[float] = list_option("0,1", "--gamma", float, help="Focal exponents gamma >= 0, comma-separated; "
                                               f"{BASELINE_RULE} (GRPO, or each --method)."),
+        focal_smoothing: float = focal_smoothing_option(),
         methods: Sequence[str] = list_option("grpo", "--method", str, help="Objectives from fgrpo_sim.core: grpo, dapo, cispo "
                                     "(comma-separated)."),
         low_lr: bool = typer.Option(True, "--low-lr/--no-low-lr", help="Add, for each gamma > 0, the unweighted "
@@ -147,8 +148,9 @@ def register(app: typer.Typer) -> None:
         else:
             population_spec = _per_prompt_spec(prompts=prompts, beta=beta, rho=rho, rho_max=rho_max,
                                                actions=actions, seed=seed)
-        with options_named(pass_k="--k"):
+        with options_named(pass_k="--k", focal_smoothing="--focal-smoothing"):
             specs = _train_specs(prompts, group_sizes=group_sizes, gammas=gammas, methods=methods, low_lr=low_lr,
+                                 focal_smoothing=focal_smoothing,
                                  optimizer=optimizer, lr=lr, steps=steps, prompt_batch=prompt_batch,
                                  updates_per_step=updates_per_step, reward_wrong=reward_wrong, runs=runs,
                                  eval_every=eval_every, pass_k=pass_k, seed=seed, device=device,
@@ -241,11 +243,12 @@ def _shared_spec(*, prompts, strategies, strategy_mass, common_correct_prob, rar
 
 
 def _train_specs(prompts, *, group_sizes, gammas, methods, low_lr, optimizer, lr, steps, prompt_batch,
-                 updates_per_step, reward_wrong, runs, eval_every, pass_k, seed, device, parametrisation="axis"):
+                 updates_per_step, reward_wrong, runs, eval_every, pass_k, seed, device, parametrisation="axis",
+                 focal_smoothing=0.0):
     """The sweep's training configurations (both modes), validated with the device before any compute."""
     from fgrpo_sim.sim.population import TrainSpec, resolve_device, sweep_variants
 
-    base = TrainSpec(optimizer=optimizer, parametrisation=parametrisation, lr=lr, steps=steps, prompt_batch=prompt_batch,
+    base = TrainSpec(focal_smoothing=focal_smoothing, optimizer=optimizer, parametrisation=parametrisation, lr=lr, steps=steps, prompt_batch=prompt_batch,
                      updates_per_step=updates_per_step, reward_wrong=reward_wrong, runs=runs,
                      eval_every=eval_every, pass_k=tuple(pass_k), seed=seed)
     specs = sweep_variants(base, list(group_sizes), list(gammas),
@@ -303,6 +306,7 @@ def register_group_size(app: typer.Typer) -> None:
                                       "(one rare-share setting each), comma-separated, in (0, 0.4)."),
         gammas: Sequence[float] = list_option("0.5,1", "--gamma", float, help="F-GRPO exponents, comma-separated, each "
                                               f">= 0; {BASELINE_RULE} (GRPO; a low-LR control runs for each exponent > 0)."),
+        focal_smoothing: float = focal_smoothing_option(),
         optimizers: Sequence[str] = list_option("adam,sgd", "--optimizer", str, help="Optimizers to compare, comma-separated: adam and/or sgd (--optimizer adam,sgd)."),
         parametrisations: Sequence[str] = list_option("axis,orthogonal,dense", "--parametrisation", str, help="Logits = M theta "
                                              "(comma-separated): axis (one parameter per strategy), orthogonal "
@@ -364,13 +368,14 @@ def register_group_size(app: typer.Typer) -> None:
         with options_named(group_sizes="--n", rare_masses="--rare-mass", gammas="--gamma", optimizers="--optimizer",
                            parametrisations="--parametrisation", adam_lrs="--adam-lr", sgd_lrs="--sgd-lr",
                            views="--views", populations="--populations", seeds="--runs", steps="--steps",
-                           prompt_batch="--prompt-batch", eval_every="--eval-every"):
+                           prompt_batch="--prompt-batch", eval_every="--eval-every",
+                           focal_smoothing="--focal-smoothing"):
             focal = tuple(g for g in gammas if g != 0)  # BASELINE_RULE: the study runs GRPO itself
             if not focal:
                 raise ValueError(f"--gamma must list an exponent > 0 ({BASELINE_RULE}), got {','.join(f'{g:g}' for g in gammas)}")
             spec = replace(base, group_sizes=tuple(group_sizes),
                            rare_masses=tuple(rare_mass),
-                           gammas=focal,
+                           gammas=focal, focal_smoothing=focal_smoothing,
                            optimizers=tuple(optimizers),
                            parametrisations=tuple(parametrisations),
                            adam_lrs=tuple(adam_lr),

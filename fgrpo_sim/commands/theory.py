@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 import typer
 
 from fgrpo_sim import jsonl as json  # standard JSON out: non-finite numbers as null, never bare NaN
-from fgrpo_sim.commands.options import list_option
+from fgrpo_sim.commands.options import focal_smoothing_option, list_option
 from fgrpo_sim.commands.tables import echo_table
 
 app = typer.Typer(
@@ -193,31 +193,73 @@ def lr_multiplier_command(
         "(2 sqrt(mu(1-mu)), the paper's 0.679) or variance (mu(1-mu), the paper's prose).",
     ),
     base_lr: Optional[float] = typer.Option(None, "--base-lr", help="Optional learning rate of the unweighted run, > 0; also print base_lr * m_gamma."),
-    as_json: bool = _json_lines_option("gamma, weight, multiplier[, base_lr, matched_lr]"),
+    n: Optional[Sequence[int]] = list_option(None, "--n", int, help="Group size(s) N >= 2: m_gamma(N, alpha), the "
+                                             "average over what groups of N carry (c uniform on 0..N, each group "
+                                             "weighted by its mean |advantage|); needs --weight mean_abs_advantage. "
+                                             "Default: none, App. N's N -> infinity form."),
+    focal_smoothing: float = focal_smoothing_option(" Needs --n (at N -> infinity alpha changes nothing)."),
+    as_json: bool = _json_lines_option("gamma, weight, multiplier[, n, focal_smoothing][, base_lr, matched_lr]"),
 ) -> None:
     """m_gamma: the learning-rate factor whose average scale reduction matches focal weighting (App. N).
 
-    m_gamma = B(3/2, gamma + 3/2) / B(3/2, 3/2); m_0 = 1, m_0.5 = 0.679 (lr 1e-6 -> 6.8e-7)."""
-    from fgrpo_sim.theory import lr_multiplier
+    m_gamma = B(3/2, gamma + 3/2) / B(3/2, 3/2); m_0 = 1, m_0.5 = 0.679 (lr 1e-6 -> 6.8e-7). With --n, the
+    same average at group size N, with the weight of the estimate (c + alpha) / (N + 2 alpha)."""
+    from fgrpo_sim.theory import lr_multiplier, smoothed_lr_multiplier
     from fgrpo_sim.validation import check_range
 
     if base_lr is not None:
         check_range("base_lr", base_lr, 0.0, math.inf, low_open=True, high_open=True)
+    check_range("focal_smoothing", focal_smoothing, 0.0, math.inf, high_open=True)
+    if n is None and focal_smoothing > 0:
+        raise ValueError("--focal-smoothing needs --n: as N -> infinity the smoothed estimate is the raw one")
+    if n is not None and weight != "mean_abs_advantage":
+        raise ValueError("--n takes only --weight mean_abs_advantage (each group weighted by its mean |advantage|)")
     payloads = []
     for gamma in gammas:
-        multiplier = lr_multiplier(gamma, weight=weight)
-        payload = {"gamma": gamma, "weight": weight, "multiplier": multiplier}
-        if base_lr is not None:
-            payload.update(base_lr=base_lr, matched_lr=base_lr * multiplier)
-        payloads.append(payload)
+        for size in n or [None]:
+            if size is None:
+                payload = {"gamma": gamma, "weight": weight, "multiplier": lr_multiplier(gamma, weight=weight)}
+            else:
+                payload = {"gamma": gamma, "weight": weight, "n": size, "focal_smoothing": focal_smoothing,
+                           "multiplier": smoothed_lr_multiplier(size, gamma, focal_smoothing)}
+            if base_lr is not None:
+                payload.update(base_lr=base_lr, matched_lr=base_lr * payload["multiplier"])
+            payloads.append(payload)
     if as_json:
         _emit_json(payloads)
         return
     for payload in payloads:
-        line = f"m_gamma = {payload['multiplier']:.6g}  [gamma = {payload['gamma']:g}, weight = {weight}]"
+        at_n = f", N = {payload['n']}, focal_smoothing = {payload['focal_smoothing']:g}" if "n" in payload else ""
+        line = f"m_gamma = {payload['multiplier']:.6g}  [gamma = {payload['gamma']:g}, weight = {weight}{at_n}]"
         if base_lr is not None:
             line += f"; learning rate {base_lr:g} -> {payload['matched_lr']:.4g}"
         typer.echo(line)
+
+
+@app.command("expected-weight", short_help="E[g]: the focal weight expected at success probability mu.")
+def expected_weight_command(
+    n: Sequence[int] = list_option("2,8", "--n", int, help="Group size(s) N >= 1, comma-separated: --n 2,8,16."),
+    mus: Sequence[float] = list_option("0.5", "--mu", float, help=_MU_HELP + " Comma-separated: --mu 0.2,0.8."),
+    gammas: Sequence[float] = list_option("0.5", "--gamma", float, help="Focal exponent(s) gamma >= 0, comma-separated."),
+    focal_smoothing: float = focal_smoothing_option(""),
+    as_json: bool = _json_lines_option("n, mu, gamma, focal_smoothing, expected_weight, raw_expected_weight"),
+) -> None:
+    """E[(1 - (c + alpha) / (N + 2 alpha))^gamma] over c ~ Binomial(N, mu), beside the paper's alpha = 0.
+
+    At N = 2 the raw weight takes only 1, 0.5^gamma and 0; alpha > 0 pulls all three towards 0.5^gamma."""
+    from fgrpo_sim.theory import expected_smoothed_focal_weight
+
+    rows = [{"n": size, "mu": mu, "gamma": gamma, "focal_smoothing": focal_smoothing,
+             "expected_weight": expected_smoothed_focal_weight(size, mu, gamma, focal_smoothing),
+             "raw_expected_weight": expected_smoothed_focal_weight(size, mu, gamma)}
+            for gamma in gammas for mu in mus for size in n]
+    if as_json:
+        _emit_json(rows)
+        return
+    typer.echo(f"focal_smoothing alpha = {focal_smoothing:g}")
+    echo_table(["N", "mu", "gamma", "E[g] smoothed", "E[g] raw (alpha 0)"],
+               [(r["n"], f"{r['mu']:g}", f"{r['gamma']:g}", f"{r['expected_weight']:.6g}",
+                 f"{r['raw_expected_weight']:.6g}") for r in rows])
 
 
 @app.command("derive", short_help="Print the sympy derivations behind the numbers.")

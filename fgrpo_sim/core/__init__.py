@@ -7,19 +7,21 @@ The simulators and the LLM trainer call this package; nothing else re-implements
 
 from fgrpo_sim.core._checks import values_trusted
 from fgrpo_sim.core.advantages import dr_grpo_advantages, grpo_advantages, rloo_advantages
-from fgrpo_sim.core.focal import compute_advantages, focal_advantages, focal_weight, focal_weight_per_group
+from fgrpo_sim.core.focal import check_focal_smoothing, compute_advantages, focal_advantages, focal_weight, focal_weight_per_group
 from fgrpo_sim.core.focal_metrics import focal_metrics
-from fgrpo_sim.core.groups import active_groups, group_success_rate, success_rate_from_counts
+from fgrpo_sim.core.groups import active_groups, group_success_rate, smoothed_success_rate, success_rate_from_counts
 from fgrpo_sim.core.losses import DEFAULT_CLIP, policy_loss
 
 __all__ = [
     "group_success_rate",
     "success_rate_from_counts",
+    "smoothed_success_rate",
     "active_groups",
     "grpo_advantages",
     "dr_grpo_advantages",
     "rloo_advantages",
     "focal_weight",
+    "check_focal_smoothing",
     "focal_weight_per_group",
     "focal_advantages",
     "compute_advantages",

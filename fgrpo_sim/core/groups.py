@@ -48,10 +48,24 @@ def success_rate_from_counts(correct_counts: Any, group_size: Any) -> torch.Tens
     return counts.to(dtype) / size.to(dtype)
 
 
+def smoothed_success_rate(mu_hat: torch.Tensor, group_size: Any, focal_smoothing: float = 0.0) -> torch.Tensor:
+    """mu = (N mu_hat + alpha) / (N + 2 alpha) = (X + alpha) / (N + 2 alpha): additive smoothing of X / N.
+
+    alpha = `focal_smoothing` >= 0 (checked by the caller); alpha = 0 returns `mu_hat` itself, untouched, so the
+    paper's raw rate stays bit for bit what it was. alpha = 0.5 is the Jeffreys-style estimate some write-ups
+    use: it keeps mu inside (0, 1), so a group with every rollout correct still gets a weight > 0.
+    `group_size` is N (a number or a tensor broadcastable against mu_hat).
+    """
+    if focal_smoothing == 0.0:
+        return mu_hat
+    n = torch.as_tensor(group_size, dtype=mu_hat.dtype, device=mu_hat.device)
+    return (n * mu_hat + focal_smoothing) / (n + 2.0 * focal_smoothing)
+
+
 def active_groups(rewards: Any) -> torch.Tensor:
     """Bool [groups]: True where the rewards of a group are not all equal (only those get a gradient)."""
     rewards = check_rewards(rewards)
     return (rewards != rewards[:, :1]).any(dim=1)
 
 
-__all__ = ["group_success_rate", "success_rate_from_counts", "active_groups", "as_float_tensor"]
+__all__ = ["group_success_rate", "success_rate_from_counts", "smoothed_success_rate", "active_groups", "as_float_tensor"]

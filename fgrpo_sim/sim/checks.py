@@ -25,6 +25,8 @@ carries `level`, its false-failure probability; kind "tolerance" bounds are a fi
   * focal -- gamma > 0: the simulator's focal step (its weight from `core`) vs the theory's exact step at
     eta x focal_weight(X / N, gamma) (tolerance), and m_gamma (`lr_multiplier`, the low-LR control's factor)
     vs a Monte Carlo average of `core`'s focal weight over prompts weighted by their mean |GRPO advantage|.
+  * smoothed -- E[(1 - (X + alpha) / (N + 2 alpha))^gamma] under X ~ Binomial(N, mu) and m_gamma(N, alpha)
+    (`theory.smoothing`) vs Monte Carlo averages of `core`'s smoothed weight over simulated groups (normal interval).
   * the exact checks of `checks_exact` (issue 44; tolerances, no sampling): N* against the argmax of Pr(B),
     pass@k and the paired test's variance against enumeration, core's advantages and focal weight on both signs
     as the simulators call them, the categorical start state, and every surrogate x optimizer path (Fig 2's
@@ -50,8 +52,8 @@ MIN_EXPECTED_GROUPS_PER_K = 2000
 #: a full-grid tail-miss point is kept when N tau <= this: (1 - tau)^N >= 2e-4, hundreds of hits in 1e6 groups
 MAX_EXPECTED_TARGET_HITS = 8.0
 #: how many checks a run holds, fixed whatever the seed (tests/test_check.py counts them); their sampling intervals
-CHECK_COUNTS = {"quick": 66, "full": 123}
-INTERVAL_COUNTS = {"quick": 40, "full": 97}
+CHECK_COUNTS = {"quick": 73, "full": 130}
+INTERVAL_COUNTS = {"quick": 47, "full": 104}
 #: the focal step and m_gamma are checked at these gamma
 FOCAL_GAMMAS = (0.5, 1.0, 2.0)
 
@@ -293,8 +295,32 @@ def focal_checks(quick: bool, seed: int, device: str) -> list[dict]:
     return out
 
 
+#: (N, mu, gamma, alpha) of the smoothed expected-weight checks and (N, gamma, alpha) of m_gamma(N, alpha): small N,
+#: where the smoothed and raw estimates differ most, and one alpha = 0 point each (the raw weight at finite N)
+SMOOTHED_WEIGHT_POINTS = ((2, 0.8, 1.0, 0.5), (4, 0.9, 0.5, 0.5), (8, 0.3, 2.0, 1.0), (16, 0.8, 0.5, 0.0))
+SMOOTHED_LR_POINTS = ((4, 2.0, 0.5), (8, 0.5, 0.5), (16, 2.0, 0.0))
+
+
+def smoothing_checks(quick: bool, seed: int, device: str) -> list[dict]:
+    """The smoothed focal weight (issue 49): E[g_alpha] under Binomial(N, mu) and m_gamma(N, alpha) vs Monte
+    Carlo averages of `core`'s weight over simulated groups (normal intervals)."""
+    from fgrpo_sim.theory import expected_smoothed_focal_weight, smoothed_lr_multiplier
+
+    trials = 200_000 if quick else 2_000_000
+    out = []
+    for i, (n, mu, gamma, alpha) in enumerate(SMOOTHED_WEIGHT_POINTS):
+        mean, se = montecarlo.estimate_smoothed_focal_weight(n, mu, gamma, alpha, trials, seed * 41 + 7 + i)
+        out.append(_normal_check(f"smoothed E[g] N={n} mu={mu:g} gamma={gamma:g} alpha={alpha:g}",
+                                 expected_smoothed_focal_weight(n, mu, gamma, alpha), mean, se, trials=trials))
+    for i, (n, gamma, alpha) in enumerate(SMOOTHED_LR_POINTS):
+        mean, se = montecarlo.estimate_smoothed_lr_multiplier(n, gamma, alpha, trials, seed * 43 + 11 + i)
+        out.append(_normal_check(f"smoothed m_gamma N={n} gamma={gamma:g} alpha={alpha:g}",
+                                 smoothed_lr_multiplier(n, gamma, alpha), mean, se, trials=trials))
+    return out
+
+
 FAMILIES = (tail_miss_checks, lemma_h1_checks, conditional_on_x_checks, unsampled_square_checks, first_order_checks,
-            focal_checks) + checks_exact.FAMILIES
+            focal_checks, smoothing_checks) + checks_exact.FAMILIES
 
 
 def run_checks(quick: bool = False, seed: int = 0, device: str = "cpu", progress: bool = False) -> list[dict]:

@@ -222,7 +222,7 @@ def _fgrpo_at_lowest(final, curves, values, ns, low: int, unit: str) -> list[dic
     for variant in sorted(set(final["variant"]) - {"GRPO"}):
         if not variant.startswith("F-GRPO"):
             continue
-        gamma = variant.split("=")[1]
+        gamma = variant.split("=")[1].split()[0]  # "F-GRPO gamma=0.5" or "F-GRPO gamma=0.5 alpha=0.5"
         control = f"GRPO low-LR (x m_{gamma})"
         f_vals = unit_matrix(final, variant, METRIC, unit)[0][:, low]
         entry = {"gamma": float(gamma), "variant": variant, "minus_grpo": paired_interval(f_vals, values[:, low]),

@@ -73,6 +73,7 @@ class GroupSizeStudySpec:
     group_sizes: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
     rare_masses: tuple[float, ...] = (0.005, 0.02, 0.1)  # shared prior mass on the rare strategies
     gammas: tuple[float, ...] = (0.5, 1.0)  # F-GRPO arms (GRPO always runs)
+    focal_smoothing: float = 0.0  # alpha of the F-GRPO arms' weight estimate (X + alpha) / (N + 2 alpha); 0 = X / N
     low_lr: bool = True  # GRPO at lr x m_gamma for each gamma (the paper's Table 3 control)
     views: tuple[str, ...] = ("equal-steps",)
     populations: int = 10  # population draws (population seeds 0 .. populations - 1; each draws its own map M)
@@ -93,6 +94,7 @@ class GroupSizeStudySpec:
         check_range("rare_masses", np.asarray(self.rare_masses), 0.0, 1.0 - self.population.common_mass,
                     low_open=True, high_open=True)
         check_range("gammas", np.asarray(self.gammas, dtype=float), 0.0, 20.0, low_open=True)
+        check_range("focal_smoothing", self.focal_smoothing, 0.0, np.inf, high_open=True)
         for view in self.views:
             check_choice("views", view, VIEWS)
         for opt in self.optimizers:
@@ -126,7 +128,9 @@ def variants(spec: GroupSizeStudySpec, lr: float) -> list[tuple[str, float, floa
     from fgrpo_sim.sim.population import lr_for_control
 
     out = [("GRPO", 0.0, lr)]
-    out += [(f"F-GRPO gamma={g:g}", float(g), lr) for g in spec.gammas]
+    # alpha in the name: a table holding two alphas' chunks never pools their F-GRPO rows (gamma 0 has no alpha)
+    smoothed = f" alpha={spec.focal_smoothing:g}" if spec.focal_smoothing else ""
+    out += [(f"F-GRPO gamma={g:g}{smoothed}", float(g), lr) for g in spec.gammas]
     if spec.low_lr:
         out += [(f"GRPO low-LR (x m_{g:g})", 0.0, lr_for_control(lr, g)) for g in spec.gammas]
     return out
@@ -149,6 +153,8 @@ def chunk_id(spec: GroupSizeStudySpec, optimizer: str, parametrisation: str) -> 
                               adam_lrs=spec.adam_lrs if optimizer == "adam" else (),
                               sgd_lrs=spec.sgd_lrs if optimizer == "sgd" else ()))
     settings["seeding"] = SEEDING
+    if settings["focal_smoothing"] == 0.0:  # the paper's estimate keeps the fingerprints recorded before alpha existed
+        del settings["focal_smoothing"]
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:12]
     return f"{chunk_key(spec.population.rare_correct_prob, optimizer, parametrisation)}#{digest}"
 
@@ -211,14 +217,16 @@ def population_spec(spec: GroupSizeStudySpec, rare_mass: float, population: int)
     return replace(spec.population, rare_mass=float(rare_mass), seed=int(population))
 
 
-def advantage_tables(pairs, n_max: int) -> tuple[torch.Tensor, torch.Tensor]:
+def advantage_tables(pairs, n_max: int, focal_smoothing: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
     """For each (N, gamma): the core's focal GRPO advantage of a correct and of a wrong rollout in a group
-    with X = 0..N correct ([pairs, n_max + 1] each, zero where the group has no such rollout)."""
+    with X = 0..N correct ([pairs, n_max + 1] each, zero where the group has no such rollout); the weight's
+    estimate smoothed by `focal_smoothing` (core.focal_advantages)."""
     a_correct = torch.zeros(len(pairs), n_max + 1, dtype=torch.float64)
     a_wrong = torch.zeros_like(a_correct)
     for i, (n, gamma) in enumerate(pairs):
         rewards = (torch.arange(n)[None, :] < torch.arange(n + 1)[:, None]).to(torch.float64)  # row X: X ones first
-        focal = core.focal_advantages(core.grpo_advantages(rewards), core.group_success_rate(rewards), gamma)
+        focal = core.focal_advantages(core.grpo_advantages(rewards), core.group_success_rate(rewards), gamma,
+                                      focal_smoothing)
         a_correct[i, 1:n + 1] = focal[1:, 0]
         a_wrong[i, :n] = focal[:n, n - 1]
     return a_correct, a_wrong
@@ -392,7 +400,8 @@ def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progr
     pairs = sorted({(int(n), float(g)) for n, g in zip(table["N"], table["gamma"])})
     pair_index = {pair: i for i, pair in enumerate(pairs)}
     tab = torch.as_tensor([pair_index[(int(n), float(g))] for n, g in zip(table["N"], table["gamma"])], device=dev)
-    a_correct, a_wrong = (t.to(dev) for t in advantage_tables(pairs, max(n for n, _ in pairs)))
+    a_correct, a_wrong = (t.to(dev) for t in advantage_tables(pairs, max(n for n, _ in pairs),
+                                                                               spec.focal_smoothing))
     theta = pt["theta0"][pop].clone()  # [rows, D]
     maps = None if pt["maps"] is None else pt["maps"][pop]  # [rows, K, D]
     adam = RowAdam(theta.shape, lr_row) if optimizer == "adam" else None

@@ -168,3 +168,41 @@ def estimate_lr_multiplier(gamma: float, trials: int = 1_000_000, seed: int = 0)
     est = float(np.sum(weight * g) / np.sum(weight))
     residual = weight * (g - est)
     return est, float(np.std(residual, ddof=1) / math.sqrt(trials) / np.mean(weight))
+
+
+def _binary_groups(c: np.ndarray, n: int) -> torch.Tensor:
+    """Reward rows [groups, n] with c[i] ones first (one-token rollouts of a binary reward)."""
+    return (torch.arange(n)[None, :] < torch.from_numpy(c)[:, None]).to(torch.float64)
+
+
+def estimate_smoothed_focal_weight(n: int, mu: float, gamma: float, focal_smoothing: float, trials: int = 1_000_000,
+                                   seed: int = 0) -> tuple[float, float]:
+    """(mean, SE) of `core`'s focal weight with smoothing alpha over simulated groups of n binary rollouts,
+    each correct with probability mu (the weight from the group's rewards, as the simulators compute it)."""
+    from fgrpo_sim import core
+
+    n = int(check_integer("n", n, 1, 4096))
+    trials = int(check_integer("trials", trials, 2, 10**9))
+    rng = np.random.default_rng(int(check_integer("seed", seed, 0, 2**62)))
+    c = rng.binomial(n, float(check_range("mu", mu, 0.0, 1.0)), trials)
+    rewards = _binary_groups(c, n)
+    return mean_and_se(core.focal_weight(core.group_success_rate(rewards), gamma, focal_smoothing, n))
+
+
+def estimate_smoothed_lr_multiplier(n: int, gamma: float, focal_smoothing: float, trials: int = 1_000_000,
+                                    seed: int = 0) -> tuple[float, float]:
+    """(estimate, SE) of m_gamma(N, alpha) from simulated groups: prompts with mu ~ U(0, 1), c ~ Bin(n, mu)
+    correct rollouts, each group weighted by its mean |GRPO advantage| (`core.grpo_advantages`, population
+    std) and scaled by `core`'s smoothed focal weight. A ratio estimator; its SE by the delta method."""
+    from fgrpo_sim import core
+
+    n = int(check_integer("n", n, 2, 4096))
+    trials = int(check_integer("trials", trials, 2, 10**9))
+    rng = np.random.default_rng(int(check_integer("seed", seed, 0, 2**62)))
+    c = rng.binomial(n, rng.random(trials))
+    rewards = _binary_groups(c, n)
+    weight = core.grpo_advantages(rewards).abs().mean(dim=1).numpy()
+    g = core.focal_weight(core.group_success_rate(rewards), gamma, focal_smoothing, n).numpy()
+    est = float(np.sum(weight * g) / np.sum(weight))
+    residual = weight * (g - est)
+    return est, float(np.std(residual, ddof=1) / math.sqrt(trials) / np.mean(weight))

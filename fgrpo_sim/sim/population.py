@@ -119,6 +119,7 @@ class TrainSpec:
     method: str = "grpo"  # grpo | dapo | cispo (core.policy_loss)
     group_size: int = 8
     gamma: float = 0.0  # focal exponent; 0 = the unweighted method
+    focal_smoothing: float = 0.0  # alpha of the weight's estimate (X + alpha) / (N + 2 alpha); 0 = the paper's X / N
     optimizer: str = "adam"  # sgd | adam, one optimizer over every prompt's logits
     lr: float = 0.05  # Adam; SGD needs ~50 because the token mean divides each prompt's gradient by B*N
     steps: int = 200
@@ -139,6 +140,7 @@ class TrainSpec:
         check_choice("parametrisation", self.parametrisation, PARAMETRISATIONS)
         check_integer("group_size", self.group_size, 1, 1_000_000)
         check_range("gamma", self.gamma, 0.0, None)
+        check_range("focal_smoothing", self.focal_smoothing, 0.0, np.inf, high_open=True)
         check_range("lr", self.lr, 0.0, MAX_LR, low_open=True)
         check_integer("steps", self.steps, 0, 10_000_000)
         check_integer("prompt_batch", self.prompt_batch, 1, num_prompts)
@@ -212,7 +214,7 @@ def core_objective(logp: torch.Tensor, rewards: torch.Tensor, train: TrainSpec, 
     """
     advantages = core.grpo_advantages(rewards)
     mu_hat = core.group_success_rate(rewards, train.reward_correct, train.reward_wrong)
-    focal = core.focal_advantages(advantages, mu_hat, train.gamma)
+    focal = core.focal_advantages(advantages, mu_hat, train.gamma, train.focal_smoothing)
     if old_logp is None:
         old_logp = logp.detach()
     mask = torch.ones_like(logp, dtype=torch.bool)
@@ -460,7 +462,7 @@ def _record_step(acc: _Accumulator, batch: StepBatch, probs: torch.Tensor, logit
     d_pos = after[..., is_correct].sum(-1) - q_pos
     active = core.active_groups(rewards).reshape(runs, batch_size)
     mu_hat = core.group_success_rate(rewards, train.reward_correct, train.reward_wrong)
-    weight = core.focal_weight(mu_hat, train.gamma).reshape(runs, batch_size)
+    weight = core.focal_weight(mu_hat, train.gamma, train.focal_smoothing, n).reshape(runs, batch_size)
     missed_rare = counts[..., is_rare].sum(-1) == 0
     acc.add("active_fraction", active.to(torch.float64), bucket)
     acc.add("tail_miss_observed", (active & missed_rare).to(torch.float64), bucket)
@@ -475,7 +477,8 @@ def _record_step(acc: _Accumulator, batch: StepBatch, probs: torch.Tensor, logit
 
 def _default_variant(train: TrainSpec) -> str:
     name = train.method.upper()
-    return f"F-{name} gamma={train.gamma:g}" if train.gamma > 0 else name
+    smoothed = f" alpha={train.focal_smoothing:g}" if train.focal_smoothing else ""  # gamma 0 has no weight to smooth
+    return f"F-{name} gamma={train.gamma:g}{smoothed}" if train.gamma > 0 else name
 
 
 def lr_for_control(lr: float, gamma: float) -> float:

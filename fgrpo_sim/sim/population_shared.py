@@ -259,7 +259,8 @@ def _simulate(population: SharedPopulation, train: TrainSpec, dev, dtype, progre
         chosen, actions = batch.prompts, batch.actions
         active = core.active_groups(rewards).reshape(chosen.shape).to(torch.float64)
         mu_hat = core.group_success_rate(rewards, train.reward_correct, train.reward_wrong)
-        weight = core.focal_weight(mu_hat, train.gamma).reshape(chosen.shape).to(torch.float64)
+        weight = core.focal_weight(mu_hat, train.gamma, train.focal_smoothing, rewards.shape[1])
+        weight = weight.reshape(chosen.shape).to(torch.float64)
         rare_hit = rare_correct["train"][chosen[..., None], actions].any(-1)
         miss = active * (has_rare[chosen] & ~rare_hit).to(torch.float64)
         t = ptype["train"][chosen]

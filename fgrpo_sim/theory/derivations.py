@@ -44,7 +44,7 @@ def _limit_at_infinity(expr, n):
 def derivations() -> dict[str, Derivation]:
     import sympy as sp
 
-    from fgrpo_sim.theory import categorical, focal, peak, tail_miss
+    from fgrpo_sim.theory import categorical, focal, peak, smoothing, tail_miss
     from fgrpo_sim.theory.symbols import N, N_real, gamma, mu, rho, tau
 
     tail_miss.verify_rearrangement()
@@ -94,6 +94,14 @@ def derivations() -> dict[str, Derivation]:
                    sp.nsimplify(sp.gammasimp(m_gamma.subs(gamma, sp.Rational(1, 2))))),
         Derivation("lr_multiplier_variance", "the alternative reading with prompt weight mu(1 - mu)",
                    sp.Symbol("m_gamma_var"), focal.symbolic_lr_multiplier("variance")),
+        Derivation("smoothed_focal_weight", "the weight with the smoothed estimate (c + alpha) / (N + 2 alpha), c correct",
+                   sp.Function("g_alpha")(sp.Symbol("c")), smoothing.symbolic_smoothed_weight()[2]),
+        Derivation("expected_smoothed_focal_weight", "E[g_alpha] over c ~ Binomial(N, mu)",
+                   sp.Symbol("E[g_alpha]"), smoothing.symbolic_expected_weight()[0]),
+        Derivation("expected_smoothed_focal_weight_gamma1", "the same at gamma = 1 (checked at N = 1..6)",
+                   sp.Symbol("E[g_alpha]_1"), smoothing.symbolic_expected_weight()[1]),
+        Derivation("lr_multiplier_smoothed", "m_gamma at group size N with g_alpha: c uniform, each group weighted by "
+                   "its mean |advantage|", sp.Symbol("m_gamma(N, alpha)"), smoothing.symbolic_smoothed_lr_multiplier()),
         Derivation("dQ_pos", "first-order change of the correct mass (Hu et al.), from the subset-mass identity",
                    sp.Symbol("dQ_pos"), sp.factor_terms(dq_pos)),
         Derivation("dQ_upos", "Proposition 3.2: first-order change of the unsampled correct mass",

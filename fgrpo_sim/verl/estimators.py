@@ -7,6 +7,7 @@ batch (one row per rollout, `index` = the prompt's uid) into the [groups, N] row
 
 Settings, read from the algorithm config object verl hands to the estimator:
     focal_gamma           gamma >= 0 (0 = the unweighted estimator, bit for bit); required
+    focal_smoothing       alpha >= 0: the weight's estimate (c + alpha) / (N + 2 alpha) (default 0 = c / N, the paper)
     focal_reward_correct  R_c, reward of a correct rollout (default 1.0)
     focal_reward_wrong    R_w, reward of a wrong rollout (default 0.0)
     focal_monitor_rho     rho in [0, 1] of the Lemma 3.1 tail-miss monitor (default 0.05)
@@ -29,7 +30,7 @@ import torch
 from fgrpo_sim.verl.algo_config import algo_setting  # noqa: F401 (re-exported: older callers import it here)
 
 #: Defaults of the focal settings; the launcher's config (config/focal_ppo_trainer.yaml) uses the same.
-DEFAULTS = {"focal_gamma": 0.0, "focal_reward_correct": 1.0, "focal_reward_wrong": 0.0, "focal_monitor_rho": 0.05}
+DEFAULTS = {"focal_gamma": 0.0, "focal_smoothing": 0.0, "focal_reward_correct": 1.0, "focal_reward_wrong": 0.0, "focal_monitor_rho": 0.05}
 
 # Metrics of the latest focal advantage computation in this process; the launcher's trainer moves
 # them into verl's metrics dict right after verl computed the advantages (see main_ppo.py).
@@ -47,6 +48,7 @@ def focal_settings(config: Any) -> dict[str, float]:
                          "`python -m fgrpo_sim.verl.main_ppo` (its config has it) or add +algorithm.focal_gamma=...")
     out = {key: algo_setting(config, key, default) for key, default in DEFAULTS.items()}
     check_range("algorithm.focal_gamma", out["focal_gamma"], 0.0)
+    check_range("algorithm.focal_smoothing", out["focal_smoothing"], 0.0, np.inf, high_open=True)
     check_range("algorithm.focal_monitor_rho", out["focal_monitor_rho"], 0.0, 1.0)
     check_range("algorithm.focal_reward_correct", out["focal_reward_correct"])
     check_range("algorithm.focal_reward_wrong", out["focal_reward_wrong"])
@@ -91,7 +93,7 @@ def focal_group_weights(scores: torch.Tensor, index: Any, settings: dict[str, fl
         except ValueError as exc:
             raise ValueError(f"{exc}; set algorithm.focal_reward_correct / algorithm.focal_reward_wrong to the "
                              "reward function's values (the focal weight needs binary-like outcome rewards)") from None
-        g = focal_weight(mu, settings["focal_gamma"])
+        g = focal_weight(mu, settings["focal_gamma"], settings["focal_smoothing"], int(size))
         row_weight[torch.from_numpy(rows)] = g[:, None].expand_as(rewards)
         mu_hat[members] = mu.numpy()
         weight[members] = g.numpy()

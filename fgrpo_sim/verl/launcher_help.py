@@ -17,7 +17,7 @@ def short_help() -> str:
 verl's main_ppo with the focal estimators (docs/verl.md). Focal / DS-GRPO keys (no '+' needed; defaults):
   algorithm.adv_estimator={'|'.join([*FOCAL_ESTIMATORS, *DS_ESTIMATORS])}|grpo|rloo|...
 {focal}
-  (focal_gamma, focal_reward_* and focal_monitor_rho need a focal estimator; ds_* need ds_grpo; checked at launch)
+  (focal_gamma, focal_smoothing, focal_reward_* and focal_monitor_rho need a focal estimator; ds_* need ds_grpo; checked at launch)
 
 Usual overrides:
   actor_rollout_ref.model.path=MODEL            data.train_files=PARQUET data.val_files=PARQUET

@@ -235,7 +235,49 @@ def _app_q_defaults() -> str:
             f"{passk_option('iterations'):,}; k > m gets no test")
 
 
+# ------------------------------------------------------------------ the two success estimates (issue 49)
+SMOOTHING_EXAMPLE = 0.5  # the alpha the section shows (a given: the write-ups' value)
+
+
+def _weights(n: int, alpha: float, gamma: float = 1.0) -> list[float]:
+    """core's focal weight of the groups with c = 0..n correct of n."""
+    import torch
+
+    from fgrpo_sim.core import focal_weight, group_success_rate
+
+    rewards = (torch.arange(n)[None, :] < torch.arange(n + 1)[:, None]).double()
+    return focal_weight(group_success_rate(rewards), gamma, alpha, n).tolist()
+
+
+def _n2_phrase() -> str:
+    raw, smooth = _weights(2, 0.0), _weights(2, SMOOTHING_EXAMPLE)
+    return (f"At N = 2 (gamma = 1) the raw weight is {raw[0]:.3g}, {raw[1]:.3g} or {raw[2]:.3g} (c = 0, 1, 2), the "
+            f"smoothed one {smooth[0]:.3g}, {smooth[1]:.3g} or {smooth[2]:.3g}")
+
+
+def _n2_active() -> str:
+    (raw,), (smooth,) = _weights(2, 0.0)[1:2], _weights(2, SMOOTHING_EXAMPLE)[1:2]
+    assert raw == smooth, (raw, smooth)
+    return f"both estimates give it {raw:g}^gamma: at N = 2"
+
+
+def _n4_phrase() -> str:
+    raw, smooth = _weights(4, 0.0)[1:4], _weights(4, SMOOTHING_EXAMPLE)[1:4]
+    return (f"At N = 4 the active groups' weights are {', '.join(f'{w:.3g}' for w in raw)} raw and "
+            f"{', '.join(f'{w:.3g}' for w in smooth)}")
+
+
+def _m_half() -> str:
+    from fgrpo_sim.theory import lr_multiplier
+
+    return f"it tends to App. N's {lr_multiplier(0.5):.3f} for every alpha"
+
+
 CLAIMS = [
+    Claim(_n2_phrase, source="fgrpo_sim.core.focal_weight at N = 2, alpha 0 and 0.5"),
+    Claim(_n2_active, source="fgrpo_sim.core.focal_weight at N = 2, c = 1"),
+    Claim(_n4_phrase, source="fgrpo_sim.core.focal_weight at N = 4, c = 1..3"),
+    Claim(_m_half, source="theory.lr_multiplier(0.5)"),
     Claim(_examples_shape, source="docs/examples/passk-{base,focal}.jsonl (rows, n)"),
     Claim(lambda: "rates ~ Beta({:g}, {:g})".format(*example_rates()),
           source="the parameters that regenerate docs/examples/ exactly (example_rates)"),
@@ -261,6 +303,9 @@ CLAIMS = [
 ]
 
 GIVEN = [
+    Given("(N + 2 alpha) with alpha = 0.5.", why="the smoothed estimate's formula and the alpha the write-ups use "
+          "(issue 49), an example value"),
+    Given("What alpha = 0.5 does to", why="the same example alpha, pointing to population.md's measured result"),
     Given("its recommended 5.0 caps at 5, not 6",
           why="TRL 1.16's GRPOConfig help text (epsilon_high for loss_type='cispo'; TRL is an optional extra, not "
               "read by the core tests): 5 is that value as TRL's cap, 6 the two-sided 1 + 5.0"),

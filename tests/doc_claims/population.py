@@ -1,7 +1,7 @@
 """docs/population.md: each number from its source.
 
 Sources: the group-size study's committed records (fgrpo_sim/results/population-group-size.jsonl and the held-out
-settings' -heldout.jsonl), the committed outputs of `python -m fgrpo_sim.sim.population_claims` (population-claims
+settings' -heldout.jsonl; population-smoothing.jsonl, alpha 0.5 against 0 in the headline setting), the committed outputs of `python -m fgrpo_sim.sim.population_claims` (population-claims
 .txt, and -settings.txt from --settings-table), the paper's Table 2 (fgrpo_sim/paper_tables), the recorded times
 in benchmarks/RESULTS.md, closed forms (m_gamma), the planner, and the defaults of the specs and the CLI.
 The group-size table (its caption and rows) is a generated region on main; its numbers are not claimed here.
@@ -390,7 +390,81 @@ def _keeps_more() -> str:
     return "F-GRPO (gamma 1) keeps more, also at equal" if holds else "F-GRPO (gamma 1) does not keep more"
 
 
+SMOOTHING = RESULTS / "population-smoothing.jsonl"
+
+
+@cache
+def _smoothing() -> dict:
+    """The smoothing study's record (sim/smoothing_study.py): alpha 0.5 against 0 in the headline setting."""
+    from fgrpo_sim.jsonl import read_json_objects
+
+    ((_, obj),) = read_json_objects(SMOOTHING, "record")
+    return obj
+
+
+def _smoothing_setting() -> str:
+    s = _smoothing()["setting"]
+    return (f"{s['optimizer'].capitalize()}, {s['parametrisation']}, rare mass {s['rare_mass']:g}, lr {s['lr']:g}; "
+            f"{s['populations']} populations x {s['batch_seeds']} batch seeds")
+
+
+def _smoothing_reproduces() -> str:
+    """The record's alpha-0 run against the committed study's same setting: verdict, flanks and F-GRPO's entries."""
+    raw = _smoothing()["runs"][0]
+    committed = _setting("adam", "orthogonal", _smoothing()["setting"]["rare_mass"], _smoothing()["setting"]["lr"])
+    same = (raw["focal_smoothing"] == 0.0 and raw["grpo_verdict"] == committed["verdict"]
+            and raw["grpo_first_minus_lowest"] == committed["first_minus_lowest"]
+            and raw["grpo_last_minus_lowest"] == committed["last_minus_lowest"]
+            and raw["fgrpo_at_lowest"] == committed["fgrpo_at_lowest"])
+    alphas = _smoothing()["alphas"]
+    return (f"whose alpha-0 run {'reproduces' if same else 'does not reproduce'} the committed study's setting "
+            f"exactly). F-GRPO's held-out pass@{_study_k()}, alpha {alphas[1]:g} minus alpha {alphas[0]:g}:")
+
+
+def _smoothing_differences() -> str:
+    """F-GRPO alpha 0.5 minus alpha 0, every gamma and N: the largest |mean| (points, rounded up) and the largest
+    difference with its interval."""
+    from fgrpo_sim.sim.group_size_report import format_interval
+
+    cells = [(d["gamma"], n, x) for d in _smoothing()["smoothed_minus_raw"] for n, x in zip(d["N"], d["pass256"])]
+    gamma, n, worst = max(cells, key=lambda c: abs(c[2][0]))
+    every = all(x[1] <= 0 <= x[2] for _, _, x in cells)
+    gammas = " and ".join(f"{g:g}" for g in sorted({c[0] for c in cells}))
+    return (f"at most {math.ceil(1000 * abs(worst[0])) / 10:.1f} points at any N, "
+            f"{'every interval includes 0' if every else 'not every interval includes 0'} (gamma {gammas}; largest: "
+            f"{format_interval(worst, digits=4)}, gamma {gamma:g} at N = {n})")
+
+
+def _smoothing_edge() -> str:
+    from fgrpo_sim.sim.group_size_report import format_interval
+
+    gamma = 0.5
+    raw, smooth = (next(e for e in _smoothing()["edge_at_raw_lowest"] if e["gamma"] == gamma and
+                        e["focal_smoothing"] == a) for a in (0.0, 0.5))
+    return (f"Its edge at N = {raw['N']} (the raw run's lowest N, gamma {gamma:g}): minus GRPO "
+            f"{format_interval(raw['minus_grpo'])} raw and {format_interval(smooth['minus_grpo'])} smoothed; minus its "
+            f"control {format_interval(raw['minus_control'])} and {format_interval(smooth['minus_control'])}")
+
+
+def _smoothing_grpo() -> str:
+    from fgrpo_sim.sim.group_size_report import format_interval
+
+    raw, smooth = _smoothing()["runs"]
+    assert (raw["focal_smoothing"], smooth["focal_smoothing"]) == (0.0, 0.5)
+    dips = [arm["verdict"].startswith("dip") for run in (raw, smooth) for arm in run["fgrpo_arms"]]
+    return (f"in the smoothed run its lowest N is {smooth['grpo_observed_lowest_N']}, not "
+            f"{raw['grpo_observed_lowest_N']} (flanks {format_interval(smooth['grpo_first_minus_lowest'])} and "
+            f"{format_interval(smooth['grpo_last_minus_lowest'])}): its rows draw their counts from one generator with "
+            f"the F-GRPO rows, so the dip moves within its own noise. F-GRPO itself dips in "
+            f"{'neither run' if not any(dips) else 'some run'}.")
+
+
 CLAIMS = [
+    Claim(_smoothing_setting, source=f"{SMOOTHING.name} (setting)"),
+    Claim(_smoothing_reproduces, source=f"{SMOOTHING.name} (runs[0]) against {STUDY}'s same setting"),
+    Claim(_smoothing_differences, source=f"{SMOOTHING.name} (smoothed_minus_raw), group_size_report.format_interval"),
+    Claim(_smoothing_edge, source=f"{SMOOTHING.name} (edge_at_raw_lowest), group_size_report.format_interval"),
+    Claim(_smoothing_grpo, source=f"{SMOOTHING.name} (runs), group_size_report.format_interval"),
     Claim(lambda: f"populations, {_population_runs()} runs", source="population_claims.RUNS"),
     Claim(lambda: "({} min, {} processes)".format(*_recorded_study_times()[:2]),
           source="benchmarks/RESULTS.md, issue 36's wall clock and process count"),
@@ -437,6 +511,7 @@ CLAIMS = [
 ]
 
 GIVEN = [
+    Given("mu is (X + 0.5) / (N + 1)", why="the smoothing the reader picks (alpha = 0.5, issue 49), written out"),
     Given("(at N = 2 it removes it", why="the case the sentence derives, not a measurement: every active group of two "
           "has mu_hat = 1/2, so the focal weight is one constant and Adam's step is blind to a constant gradient "
           "scale (up to eps)"),

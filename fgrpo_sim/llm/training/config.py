@@ -84,6 +84,12 @@ class FocalGRPOConfig(GRPOConfig):
         metadata={"help": "Focal exponent gamma >= 0; advantages of a group are multiplied by (1 - mu_hat)^gamma. "
                           "0 reproduces the unweighted method exactly."},
     )
+    focal_smoothing: float = field(
+        default=0.0,
+        metadata={"help": "alpha >= 0 of the success estimate inside the focal weight: mu = (c + alpha) / (N + 2 alpha) "
+                          "for c successes in a group of N. 0 (default) is the paper's raw rate c / N; 0.5 is the "
+                          "Jeffreys-style estimate some write-ups use. Only the weight changes, never the advantages."},
+    )
     reward_correct: float = field(
         default=1.0, metadata={"help": "Reward of a correct rollout (R_c) from the success function; R_c > R_w."}
     )
@@ -171,6 +177,8 @@ class FocalGRPOConfig(GRPOConfig):
         if not isinstance(self.focal_gamma, (int, float)) or not (0.0 <= float(self.focal_gamma) < float("inf")):
             raise ValueError(f"focal_gamma must be in [0, inf), got {self.focal_gamma!r}")
         self.focal_gamma = float(self.focal_gamma)
+        check_range("focal_smoothing", self.focal_smoothing, 0.0, float("inf"), high_open=True)
+        self.focal_smoothing = float(self.focal_smoothing)
         from fgrpo_sim.llm.training.controls import check_control_fields
         from fgrpo_sim.llm.training.dynamics import check_dynamics_fields
 

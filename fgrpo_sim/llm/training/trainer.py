@@ -147,11 +147,12 @@ def check_success_rewards(rewards: torch.Tensor, name: str, reward_correct: floa
 
 
 def group_focal_statistics(
-    rewards: torch.Tensor, num_generations: int, gamma: float, threshold: float
+    rewards: torch.Tensor, num_generations: int, gamma: float, threshold: float, focal_smoothing: float = 0.0
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(focal weight, mu_hat, active) per group from the success function's gathered rewards [groups * N].
 
-    A rollout succeeds when its reward is >= `threshold`; mu_hat is the group's fraction of successes.
+    A rollout succeeds when its reward is >= `threshold`; mu_hat is the group's fraction of successes (the
+    weight's estimate is (successes + alpha) / (N + 2 alpha) with `focal_smoothing` alpha > 0; mu_hat stays raw).
     NaN (the reward function returned None: it could not score the rollout) is not a success, and the
     rollout still counts in the group's N. `active` is the paper's event A_N: the group mixes successes and
     failures (with extra reward functions TRL can still give an all-fail group a gradient).
@@ -159,7 +160,7 @@ def group_focal_statistics(
     grouped = rewards.view(-1, num_generations).float()
     success = (grouped >= threshold).float()  # NaN >= t is False: None is a failure
     mu_hat = group_success_rate(success, 1.0, 0.0)
-    return focal_weight(mu_hat, gamma), mu_hat, active_groups(success)
+    return focal_weight(mu_hat, gamma, focal_smoothing, num_generations), mu_hat, active_groups(success)
 
 
 class EpochRepeatSampler(RepeatSampler):
@@ -352,7 +353,7 @@ class FocalGRPOTrainer(GRPOTrainer):
                 self._focal_warned = True
             return output
         weight, mu_hat, active = group_focal_statistics(
-            rewards, num_generations, args.focal_gamma, args.focal_success_threshold
+            rewards, num_generations, args.focal_gamma, args.focal_success_threshold, args.focal_smoothing
         )
         if args.focal_gamma > 0:
             row_weight = weight.repeat_interleave(num_generations)  # one entry per gathered completion

@@ -161,7 +161,7 @@ class CategoricalBatch:
         mu_hat = success_rate_from_counts(x, n).to(torch.float64)
         g = torch.empty_like(mu_hat)
         for gamma, mask in self._gamma_masks.items():
-            g[mask] = focal_weight(mu_hat[mask], gamma).to(torch.float64)
+            g[mask] = focal_weight(mu_hat[mask], gamma, cfg.focal_smoothing, n[mask]).to(torch.float64)
         self._last.update(mu_hat=mu_hat, focal=g, unsampled=((wc - d_c) / total).clamp(min=0.0))
         span = cfg.reward_correct - cfg.reward_wrong
         if cfg.surrogate == "distinct":

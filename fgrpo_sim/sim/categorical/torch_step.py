@@ -40,6 +40,7 @@ class TorchStep:
         self.counts = self.counts_flat[:-1].view(runs, k)
         n = torch.as_tensor([float(v) for v in group_sizes], dtype=dt, device=dev).unsqueeze(1)
         self.inv_n = 1.0 / n
+        self.n = n  # for a smoothed weight estimate (config.focal_smoothing > 0)
         self.gammas = torch.as_tensor([float(g) for g in gammas], dtype=dt, device=dev).unsqueeze(1)
         span = config.reward_correct - config.reward_wrong
         self.span = span
@@ -76,7 +77,7 @@ class TorchStep:
         cfg, c, p, counts = self.config, self.num_correct, self.p, self.counts
         x = counts.narrow(1, 0, c).sum(1, keepdim=True)  # correct draws X (int64: exact)
         mu = x * self.inv_n  # promoted to the policy's dtype in the product: no extra op
-        g = focal_weight_per_group(mu, self.gammas)
+        g = focal_weight_per_group(mu, self.gammas, cfg.focal_smoothing, self.n)  # alpha 0: not one op more
         self.mu_hat, self.focal = mu, g
         if cfg.surrogate == "logprob":
             grad = torch.sub(self.correct, mu).mul_(counts).mul_(g * self.neg_span_over_n)
