@@ -204,12 +204,13 @@ def select_checkpoints(checkpoints: list[Checkpoint]) -> list[Checkpoint]:
     return chosen
 
 
-def significance(chosen: list[Checkpoint], k: int, test: str = "u-statistic", m: int | None = None,
+def significance(chosen: list[Checkpoint], k: int, test: str = "conditional", m: int | None = None,
                  iterations: int = 50_000, seed: int = 0, alpha: float = 0.05, progress: bool = False
                  ) -> dict[tuple[str, str, str], dict[str, Any]]:
     """(comparison, focal run, benchmark) -> that comparison's test of the focal run vs its baseline:
     {"comparison", "run", "baseline_run", "benchmark", "test", "alpha", "m" (app-q), "pass1": result, "passk":
-    result or None (untested: k > n / 2, or k > m under app-q)}, a result being {"k", "difference", "ci_low",
+    result or None (untested: k > n / 2 under u-statistic, k > m under app-q, or no split can differ under
+    conditional)}, a result being {"k", "difference", "ci_low",
     "ci_high", "p_value", "significant"} (difference and interval in percentage points, as the table).
     `test`, m, iterations, seed: as `fgrpo passk --compare` (`fgrpo_sim.metrics.paired_tests`)."""
     from fgrpo_sim.metrics import run_paired_test, subsample_size
@@ -236,7 +237,7 @@ def significance(chosen: list[Checkpoint], k: int, test: str = "u-statistic", m:
             test, a.n, a.c, b.n[order], b.c[order], ks, alpha=alpha, m=size, iterations=iterations, seed=seed).rows()}
         result = {kk: {"k": kk, "significant": row["significant"], "p_value": row["p_value"],
                        **{key: 100 * row[key] for key in ("difference", "ci_low", "ci_high")}}
-                  for kk, row in rows.items()}
+                  for kk, row in rows.items() if "skipped" not in row}  # the conditional test's "no test": none
         marks[(focal.comparison, focal.run, bench)] = {
             "comparison": focal.comparison, "run": focal.run, "baseline_run": base.run, "benchmark": bench,
             "test": test, "alpha": alpha, **({"m": size} if size is not None else {}),
@@ -370,6 +371,10 @@ def test_note(marks: dict, k: int) -> str:
     if untested and k != 1:
         reason = untested_reason(test, sizes[0] if sizes else None).split(" = ")[0]
         note += f" pass@{k} untested ({reason}) for: {', '.join(untested)}."
+    no_pass1 = sorted(f"{mark['run']}/{mark['benchmark']} ({mark['comparison']})" for mark in marks.values()
+                      if mark["pass1"] is None)
+    if no_pass1:  # the conditional test where every problem is all correct or all wrong in both runs
+        note += f" pass@1 untested ({untested_reason(test, None)}) for: {', '.join(no_pass1)}."
     return note
 
 
@@ -403,12 +408,12 @@ def to_latex(header: list[str], rows: list[list[str]], k: int, title: str | None
     return "\n".join(lines) + "\n"
 
 
-def build_report(manifest: str | Path, *, k: int = 256, test: str = "u-statistic", m: int | None = None,
+def build_report(manifest: str | Path, *, k: int = 256, test: str = "conditional", m: int | None = None,
                  iterations: int | None = None, seed: int = 0, paper_csv: str | Path | None = PAPER_CSV,
                  progress: bool = False, title: str | None = None) -> dict[str, Any]:
     """Everything `fgrpo llm report` writes: selection, markdown and LaTeX tables (under `title`), figure data.
-    test: the paired test of the marks ("u-statistic" or "app-q"); m and iterations (default 50,000) are
-    app-q's, refused with the u-statistic test."""
+    test: the paired test of the marks ("conditional", "u-statistic" or "app-q"); m and iterations (default
+    50,000) are app-q's, refused with the other tests; seed: the conditional test's and app-q's."""
     from fgrpo_sim.validation import check_integer
 
     from fgrpo_sim.metrics.paired_tests import check_test
