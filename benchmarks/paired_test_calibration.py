@@ -18,6 +18,14 @@ the paper's scale (500 problems x n = 1024, k = 1 and 256, the default 50,000 ro
 
 Usage: python benchmarks/paired_test_calibration.py [--draws 1000] [--power-draws 400] [--rounds 1000]
        [--problems 100] [--ns 8,16,64,1024] [--seed 0] [--no-timing]
+
+--grid (issue 45): the default conditional test (and the u-statistic z-test beside it, k <= n / 2) over the
+range a user can ask for: problems 5..1000, n 2..1024, k = 1, n / 4, n / 2, n, three rate laws under the null
+(mid: p_i ~ U(0.2, 0.8); mostly 0/1: p_i ~ Beta(0.2, 0.2); degenerate: 80% of problems at rate exactly 0 or 1,
+the rest U(0, 1)), and power against model A's rates + --grid-shift on the mid law. Size is the share of draws
+rejected among those given a verdict (the conditional test says "no test" where no split can differ; the share
+is recorded), with a Clopper-Pearson 95% interval. Usage: ... --grid [--grid-draws 600] [--grid-draws-large 200]
+[--grid-rounds 999] [--grid-power-draws 200] [--grid-problems 5,10,30,100,1000] [--grid-ns 2,8,64,1024]
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import json
 import os
 import platform
 import subprocess
+import sys
 import time
 
 import numpy as np
@@ -120,6 +129,82 @@ def paper_scale_seconds(seed):
     return out
 
 
+LAWS = ("mid", "mostly 0/1", "degenerate")
+
+
+def _law_rates(rng, law, problems):
+    if law == "mid":
+        return rng.uniform(0.2, 0.8, problems)
+    if law == "mostly 0/1":
+        return rng.beta(0.2, 0.2, problems)
+    rates = rng.uniform(0.0, 1.0, problems)
+    stuck = rng.random(problems) < 0.8
+    return np.where(stuck, (rng.random(problems) < 0.5).astype(float), rates)
+
+
+def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> list[float]:
+    """The exact binomial interval of a rejection rate."""
+    from scipy.stats import beta
+
+    tail = (1 - level) / 2
+    low = 0.0 if successes == 0 else float(beta.ppf(tail, successes, trials - successes + 1))
+    high = 1.0 if successes == trials else float(beta.ppf(1 - tail, successes + 1, trials - successes))
+    return [low, high]
+
+
+def _rates_entry(rejected, tested):
+    return [{"rejections": int(r), "verdicts": int(t), "rate": (r / t) if t else None,
+             "ci95": clopper_pearson(int(r), int(t)) if t else None} for r, t in zip(rejected, tested)]
+
+
+def grid_point(problems, n, law, draws, rounds, alpha, seed, shift=0.0):
+    """One (problems, n, law) point: the conditional and u-statistic tests' rejections at k = 1, n/4, n/2, n."""
+    from fgrpo_sim.metrics import paired_conditional_test
+
+    ks = np.array(sorted({1, max(1, n // 4), max(1, n // 2), n}))
+    u_ks = ks[2 * ks <= n]
+    rejected, tested = np.zeros(ks.size, dtype=int), np.zeros(ks.size, dtype=int)
+    u_rejected = np.zeros(u_ks.size, dtype=int)
+    start = time.perf_counter()
+    for draw in range(draws):
+        rng = np.random.default_rng((seed, problems, n, LAWS.index(law), draw, int(round(shift * 1e6))))
+        rates = _law_rates(rng, law, problems)
+        c_b = rng.binomial(n, rates)
+        c_a = rng.binomial(n, np.clip(rates + shift, 0.0, 1.0))
+        n_arr = np.full(problems, n)
+        res = paired_conditional_test(n_arr, c_a, n_arr, c_b, ks, alpha=alpha, rounds=rounds, seed=draw)
+        rejected += res.significant
+        tested += res.tested
+        if u_ks.size:
+            u_rejected += paired_ustatistic_test(n_arr, c_a, n_arr, c_b, u_ks, alpha=alpha).significant
+    return {"problems": problems, "n": n, "law": law, "shift": shift, "draws": draws, "ks": ks.tolist(),
+            "conditional": _rates_entry(rejected, tested),
+            "no_test_share": ((draws - tested) / draws).tolist(),
+            "u_statistic": {"ks": u_ks.tolist(), **{"per_k": _rates_entry(u_rejected, [draws] * u_ks.size)}},
+            "seconds": round(time.perf_counter() - start, 2)}
+
+
+def run_grid(args) -> dict:
+    points = []
+    problems_list = [int(x) for x in args.grid_problems.split(",")]
+    for problems in problems_list:
+        draws = args.grid_draws if problems <= 100 else args.grid_draws_large
+        for n in (int(x) for x in args.grid_ns.split(",")):
+            for law in LAWS:
+                points.append(grid_point(problems, n, law, draws, args.grid_rounds, args.alpha, args.seed))
+                print(json.dumps(points[-1]), file=sys.stderr, flush=True)
+            power_draws = min(args.grid_power_draws, draws)
+            points.append(grid_point(problems, n, "mid", power_draws, args.grid_rounds, args.alpha, args.seed,
+                                     shift=args.grid_shift))
+            print(json.dumps(points[-1]), file=sys.stderr, flush=True)
+    sizes = [e for p in points if p["shift"] == 0 for e in p["conditional"] if e["verdicts"]]
+    return {"benchmark": "paired_test_calibration --grid", "alpha": args.alpha, "rounds": args.grid_rounds,
+            "laws": {"mid": "p_i ~ U(0.2, 0.8)", "mostly 0/1": "p_i ~ Beta(0.2, 0.2)",
+                     "degenerate": "80% of p_i exactly 0 or 1 (half each), the rest U(0, 1)"},
+            "size_range": [min(e["rate"] for e in sizes), max(e["rate"] for e in sizes)],
+            "points": points, "machine": f"{_cpu_name()}, {os.cpu_count()} CPUs, numpy {np.__version__}"}
+
+
 def _cpu_name() -> str:
     try:
         text = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
@@ -140,7 +225,18 @@ def main() -> None:
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-timing", action="store_true", help="skip the paper-scale timing")
+    parser.add_argument("--grid", action="store_true", help="issue 45's grid of the default conditional test")
+    parser.add_argument("--grid-draws", type=int, default=600, help="null draws per point, up to 100 problems")
+    parser.add_argument("--grid-draws-large", type=int, default=200, help="null draws per point above 100 problems")
+    parser.add_argument("--grid-rounds", type=int, default=999, help="the conditional test's Monte Carlo rounds")
+    parser.add_argument("--grid-power-draws", type=int, default=200)
+    parser.add_argument("--grid-shift", type=float, default=0.1, help="power: model A's rates + this (mid law)")
+    parser.add_argument("--grid-problems", default="5,10,30,100,1000")
+    parser.add_argument("--grid-ns", default="2,8,64,1024")
     args = parser.parse_args()
+    if args.grid:
+        print(json.dumps(run_grid(args), indent=1))
+        return
 
     size = {}
     for n in (int(x) for x in args.ns.split(",")):
