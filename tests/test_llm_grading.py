@@ -470,7 +470,6 @@ def test_math_alias_keeps_unknown_names_errors():
 
 @pytest.mark.parametrize("completion, answer, expected", [
     ("\\boxed{(-\\infty,2]}", "x \\le 2", True),  # an interval answer for an inequality gold: accepted
-    ("\\boxed{x \\le 2}", "(-\\infty,2]", False),  # the reverse: missed by math-verify, not added by us
     ("\\boxed{0.\\overline{3}}", "\\frac13", False),  # repeating decimals: missed, not added
     ("\\boxed{\\frac{1}{3}}", "0.\\overline{3}", False),
 ])
@@ -605,3 +604,35 @@ def test_gpqa_prose_hedges_and_mismatches_are_not_credited(completion, choices):
     assert extract_choice_letter(completion, choices) is None
     for gold in "ABCD":
         assert not grade_detailed("gpqa_diamond", {"answer": gold, "choices": choices}, completion).correct
+
+
+#: Decided (docs/evaluation.md, "Grading decisions"; fgrpo_sim/llm/inequality_sets.py): an inequality in one
+#: variable, several joined by "or", or a bound on |x| is the set it describes, both ways. math-verify alone
+#: graded the first four (the issue's two, each way) and `x \le 2` for `(-\infty,2]` wrong.
+INEQUALITY_SETS = [
+    ("x<0 \\text{ or } x>1", "(-\\infty,0)\\cup(1,\\infty)", True),
+    ("(-\\infty,0)\\cup(1,\\infty)", "x<0 \\text{ or } x>1", True),
+    ("|x| \\le 1", "[-1,1]", True), ("[-1,1]", "|x| \\le 1", True),
+    ("x \\le 2", "(-\\infty,2]", True), ("x \\ge 3", "[3,\\infty)", True), ("1 < x", "(1,\\infty)", True),
+    ("x > 0 \\text{ or } x < -1", "(-\\infty,-1)\\cup(0,\\infty)", True), ("x < 0 \\lor x > 1", "x<0 \\text{ or } x>1", True),
+    ("|x| > 2", "(-\\infty,-2)\\cup(2,\\infty)", True), ("\\left| x \\right| \\leq \\frac{1}{2}", "[-\\frac12,\\frac12]", True),
+    ("|x| < 1", "[-1,1]", False),  # open is not closed
+    ("x<0 \\text{ or } x>2", "(-\\infty,0)\\cup(1,\\infty)", False),  # another bound
+    ("x<0 \\text{ or } y>1", "(-\\infty,0)\\cup(1,\\infty)", False),  # two variables: not one set, left as written
+    ("|x| \\ge 1", "[-1,1]", False),
+]
+
+
+@pytest.mark.parametrize("completion, answer, expected", INEQUALITY_SETS)
+def test_math_inequalities_are_their_sets(completion, answer, expected):
+    require("math_verify")
+    assert grade("math500", {"answer": answer}, f"\\boxed{{{completion}}}") is expected
+
+
+def test_inequality_sets_rewrites_only_one_variable():
+    from fgrpo_sim.llm.inequality_sets import as_interval_set
+
+    assert as_interval_set("|x| < a+b") == "(-(a+b),a+b)"
+    assert as_interval_set("x \\le 2 \\text{ or } x \\ge 5") == "(-\\infty,2]\\cup[5,\\infty)"
+    for untouched in ("4", "a < b", "x < 0 \\text{ and } x > -1", "x = 2", "x<0 \\text{ or } y>1", "x^2 < 4"):
+        assert as_interval_set(untouched) is None, untouched
