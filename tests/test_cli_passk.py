@@ -179,8 +179,15 @@ def test_label_names_the_compare_header_and_equal_names_are_told_apart(run_cli, 
     res = run_cli("passk", a, "--compare", b, "--k", "1")
     assert res.exit_code == 0, res.stderr
     assert "difference = f-grpo/math500.jsonl - grpo/math500.jsonl" in res.stdout
+    assert res.stdout.splitlines()[4].split()[:8] == ["k", "pass@k", "A", "pass@k", "B", "A", "-", "B"]
     res = run_cli("passk", a, "--compare", b, "--k", "1", "--label", "F-GRPO,GRPO")
     assert "difference = F-GRPO - GRPO" in res.stdout
+    # issue 45: the table's headers and the two description lines use the labels too
+    header = res.stdout.splitlines()[4].split()
+    assert header[:6] == ["k", "pass@k", "F-GRPO", "pass@k", "GRPO", "F-GRPO"], header
+    assert res.stdout.startswith(f"F-GRPO: {a}: ") and f"compared with GRPO: {b}: " in res.stdout
+    single = run_cli("passk", a, "--k", "1", "--label", "F-GRPO", "--bootstrap", "0").stdout
+    assert single.startswith(f"F-GRPO: {a}: ")
     res = run_cli("passk", a, "--compare", b, "--label", "F-GRPO")
     assert res.exit_code == 2 and "--label must name each of the 2 files" in res.stderr
 

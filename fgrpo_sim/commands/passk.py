@@ -256,13 +256,13 @@ def passk_command(
         return
 
     level = round(100 * curve.confidence)
-    typer.echo(_describe(data))
+    typer.echo((f"{labels[0]}: " if label is not None else "") + _describe(data))
     if other is None:
         ci_head = (f"{level}% CI (bootstrap, {bootstrap} resamples of problems)" if bootstrap
                    else f"({no_interval or 'no bootstrap'})")
         echo_table(["k", "pass@k", ci_head], _curve_rows(ks, curve, bool(bootstrap)), left=[2])
         return
-    typer.echo("compared with " + _describe(other))
+    typer.echo("compared with " + (f"{labels[1]}: " if label is not None else "") + _describe(other))
     typer.echo(f"{describe(test_name, alpha, m_used, iterations)}; difference = {labels[0]} - {labels[1]}")
     typer.echo(HOLDS_FIXED[0].upper() + HOLDS_FIXED[1:])
     interval = f"{round(100 * (1 - alpha)):d}% interval"
@@ -275,7 +275,8 @@ def passk_command(
             continue
         table.append(head + ([f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]", _format_p(r["p_value"]),
                               "yes" if r["significant"] else "no"] if r else [f"({skipped}: no test)", "", ""]))
-    echo_table(["k", "pass@k A", "pass@k B", "A - B", interval, "p-value", "significant"], table, left=[6])
+    a, b = labels if label is not None else ("A", "B")  # --label names the columns too
+    echo_table(["k", f"pass@k {a}", f"pass@k {b}", f"{a} - {b}", interval, "p-value", "significant"], table, left=[6])
 
 
 def _usable_bootstrap(bootstrap: int, data) -> tuple[int, str | None]:

@@ -240,7 +240,7 @@ CLAIMS = [
     Claim(lambda: "rates ~ Beta({:g}, {:g})".format(*example_rates()),
           source="the parameters that regenerate docs/examples/ exactly (example_rates)"),
     Claim(_auto_ks, source="fgrpo_sim.commands.passk._parse_ks(['auto'], n)"),
-    Claim(lambda: f"(default; k > n / {ustat_divisor()} gets no test)",
+    Claim(lambda: f"`--test u-statistic` (k > n / {ustat_divisor()} gets no test)",
           source="fgrpo_sim.metrics.paired_tests.largest_k('u-statistic', ...)"),
     Claim(_app_q_defaults, source="fgrpo_sim.metrics.subsample_size and fgrpo passk's --m / --iterations defaults"),
     Claim(_accuracy, source="tests/test_metrics.py::test_pass_at_k_large_n_against_high_precision (rel, largest n)"),
