@@ -245,6 +245,17 @@ def significance(chosen: list[Checkpoint], k: int, test: str = "conditional", m:
     return marks
 
 
+def _significant_benchmarks(c: Checkpoint, marks: dict) -> dict[str, list[str]]:
+    """Per kind (math, ood), the benchmarks where this focal checkpoint's own comparison test marks pass@1 or
+    pass@k significant (the figure rings such points); empty for a baseline."""
+    out: dict[str, list[str]] = {"math": [], "ood": []}
+    for bench in c.scores:
+        mark = marks.get((c.comparison, c.run, bench), {})
+        if any(mark.get(key) and mark[key]["significant"] for key in ("pass1", "passk")):
+            out["ood" if bench in OOD_BENCHMARKS else "math"].append(bench)
+    return out
+
+
 def _star(result: dict | None) -> str:
     return "*" if result and result["significant"] else ""
 
@@ -274,12 +285,14 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 
 def build_table(chosen: list[Checkpoint], k: int, marks: dict | None = None,
                 paper: dict[str, dict[str, Any]] | None = None) -> tuple[list[str], list[list[str]]]:
-    """Header and rows (strings) of the Table 1/2/3/6-shaped table: per benchmark pass@1 / pass@k, averages."""
+    """Header and rows (strings) of the Table 1/2/3/6-shaped table: comparison, method, run, epoch, step, per
+    benchmark pass@1 / pass@k, averages."""
     marks, paper = marks or {}, paper or {}
     benches = sorted({b for c in chosen for b in c.scores},
                      key=lambda b: (b in OOD_BENCHMARKS, MATH_ORDER.index(b) if b in MATH_ORDER
                                     else (OOD_BENCHMARKS.index(b) if b in OOD_BENCHMARKS else 99), b))
-    header = ["method", "epoch", "step"] + benches + ["math avg", "OOD avg"]
+    # a run can sit in two comparisons (Table 3: F-GRPO vs GRPO and vs GRPO low-LR): each row names both
+    header = ["comparison", "method", "run", "epoch", "step"] + benches + ["math avg", "OOD avg"]
     with_dnll = any(c.dnll_rare is not None for c in chosen)
     with_paper = any(c.paper_row for c in chosen)
     header += ["dNLL_rare"] if with_dnll else []
@@ -288,7 +301,7 @@ def build_table(chosen: list[Checkpoint], k: int, marks: dict | None = None,
         header += ["paper dNLL_rare"] if with_dnll else []
     rows = []
     for c in chosen:
-        cells = [c.method, str(c.epoch), str(c.step)]
+        cells = [c.comparison, c.method, c.run, str(c.epoch), str(c.step)]
         for b in benches:
             p1, pk = c.scores[b]
             mark = marks.get((c.comparison, c.run, b), {})  # this comparison's test: a run may sit in two
@@ -435,7 +448,7 @@ def build_report(manifest: str | Path, *, k: int = 256, test: str = "conditional
     header, rows = build_table(chosen, k, marks, paper)
     points = [{"label": c.method, "comparison": c.comparison, "role": c.role, "step": c.step, "key": checkpoint_key(c),
                "math": (c.average("math", 0), c.average("math", 1)), "ood": (c.average("ood", 0), c.average("ood", 1)),
-               "paper": paper.get(c.paper_row or "")} for c in chosen]
+               "paper": paper.get(c.paper_row or ""), "significant": _significant_benchmarks(c, marks)} for c in chosen]
     return {"k": k, "selected": [c.summary() for c in chosen], "all_checkpoints": [c.summary() for c in checkpoints],
             "significance": list(marks.values()),
             "markdown": to_markdown(header, rows, k, title, marks), "latex": to_latex(header, rows, k, title, marks),
