@@ -24,8 +24,9 @@ range a user can ask for: problems 5..1000, n 2..1024, k = 1, n / 4, n / 2, n, t
 (mid: p_i ~ U(0.2, 0.8); mostly 0/1: p_i ~ Beta(0.2, 0.2); degenerate: 80% of problems at rate exactly 0 or 1,
 the rest U(0, 1)), and power against model A's rates + --grid-shift on the mid law. Size is the share of draws
 rejected among those given a verdict (the conditional test says "no test" where no split can differ; the share
-is recorded), with a Clopper-Pearson 95% interval. Usage: ... --grid [--grid-draws 600] [--grid-draws-large 200]
-[--grid-rounds 999] [--grid-power-draws 200] [--grid-problems 5,10,30,100,1000] [--grid-ns 2,8,64,1024]
+is recorded), with a Clopper-Pearson 95% interval. Usage: ... --grid [--grid-draws 600] [--grid-draws-mid 400]
+[--grid-draws-large 100] [--grid-rounds 999] [--grid-rounds-large 199] [--grid-power-draws 200]
+[--grid-problems 5,10,30,100,1000] [--grid-ns 2,8,64,1024]
 """
 
 from __future__ import annotations
@@ -188,17 +189,18 @@ def run_grid(args) -> dict:
     points = []
     problems_list = [int(x) for x in args.grid_problems.split(",")]
     for problems in problems_list:
-        draws = args.grid_draws if problems <= 100 else args.grid_draws_large
+        draws = args.grid_draws if problems <= 30 else args.grid_draws_mid if problems <= 100 else args.grid_draws_large
+        rounds = args.grid_rounds if problems <= 100 else args.grid_rounds_large
         for n in (int(x) for x in args.grid_ns.split(",")):
             for law in LAWS:
-                points.append(grid_point(problems, n, law, draws, args.grid_rounds, args.alpha, args.seed))
+                points.append({**grid_point(problems, n, law, draws, rounds, args.alpha, args.seed), "rounds": rounds})
                 print(json.dumps(points[-1]), file=sys.stderr, flush=True)
             power_draws = min(args.grid_power_draws, draws)
-            points.append(grid_point(problems, n, "mid", power_draws, args.grid_rounds, args.alpha, args.seed,
-                                     shift=args.grid_shift))
+            points.append({**grid_point(problems, n, "mid", power_draws, rounds, args.alpha, args.seed,
+                                        shift=args.grid_shift), "rounds": rounds})
             print(json.dumps(points[-1]), file=sys.stderr, flush=True)
     sizes = [e for p in points if p["shift"] == 0 for e in p["conditional"] if e["verdicts"]]
-    return {"benchmark": "paired_test_calibration --grid", "alpha": args.alpha, "rounds": args.grid_rounds,
+    return {"benchmark": "paired_test_calibration --grid", "alpha": args.alpha,
             "laws": {"mid": "p_i ~ U(0.2, 0.8)", "mostly 0/1": "p_i ~ Beta(0.2, 0.2)",
                      "degenerate": "80% of p_i exactly 0 or 1 (half each), the rest U(0, 1)"},
             "size_range": [min(e["rate"] for e in sizes), max(e["rate"] for e in sizes)],
@@ -226,9 +228,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-timing", action="store_true", help="skip the paper-scale timing")
     parser.add_argument("--grid", action="store_true", help="issue 45's grid of the default conditional test")
-    parser.add_argument("--grid-draws", type=int, default=600, help="null draws per point, up to 100 problems")
-    parser.add_argument("--grid-draws-large", type=int, default=200, help="null draws per point above 100 problems")
+    parser.add_argument("--grid-draws", type=int, default=600, help="null draws per point, up to 30 problems")
+    parser.add_argument("--grid-draws-mid", type=int, default=400, help="null draws per point, 31-100 problems")
+    parser.add_argument("--grid-draws-large", type=int, default=100, help="null draws per point above 100 problems")
     parser.add_argument("--grid-rounds", type=int, default=999, help="the conditional test's Monte Carlo rounds")
+    parser.add_argument("--grid-rounds-large", type=int, default=199,
+                        help="its rounds above 100 problems (the size is exact at any rounds; time)")
     parser.add_argument("--grid-power-draws", type=int, default=200)
     parser.add_argument("--grid-shift", type=float, default=0.1, help="power: model A's rates + this (mid law)")
     parser.add_argument("--grid-problems", default="5,10,30,100,1000")

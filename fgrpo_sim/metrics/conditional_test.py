@@ -95,8 +95,26 @@ def min_rounds(alpha: float) -> int:
     return int(np.floor(1.0 / alpha))
 
 
-def _log_comb(n: np.ndarray, r: np.ndarray) -> np.ndarray:
-    return gammaln(n + 1.0) - gammaln(r + 1.0) - gammaln(n - r + 1.0)
+def _log_comb(n: np.ndarray, r: np.ndarray, log_factorial: np.ndarray) -> np.ndarray:
+    return log_factorial[n] - log_factorial[r] - log_factorial[n - r]
+
+
+def _pass_tables(ns: np.ndarray, ks: np.ndarray) -> dict[int, np.ndarray]:
+    """n -> [K, n + 1] table of pass@k(n, x), x = 0..n, for each distinct n: O(n) evaluations per n, not one per
+    problem and split."""
+    return {int(n): pass_at_k(np.full((1, n + 1), n), np.arange(n + 1)[None, :], ks[:, None]) for n in np.unique(ns)}
+
+
+def _lookup(tables: dict[int, np.ndarray], n: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """[K, P, S] pass@k(n_i, x_is) from the tables (x within [0, n_i])."""
+    if len(tables) == 1:  # the common case, one n for every problem: one gather
+        return next(iter(tables.values()))[:, x]
+    out = np.empty((next(iter(tables.values())).shape[0], *x.shape))
+    for value, table in tables.items():
+        rows = np.flatnonzero(n == value)
+        if rows.size:
+            out[:, rows] = table[:, x[rows]]
+    return out
 
 
 def _split_tables(n_a, n_b, s, ks):
@@ -109,13 +127,14 @@ def _split_tables(n_a, n_b, s, ks):
     inside = x <= hi[:, None]
     xs = np.where(inside, x, lo[:, None])
     total = n_a + n_b
-    log_pmf = (_log_comb(s[:, None], xs) + _log_comb((total - s)[:, None], n_a[:, None] - xs)
-               - _log_comb(total, n_a)[:, None])
+    log_factorial = gammaln(np.arange(int(total.max()) + 1) + 1.0)  # looked up, not evaluated per split
+    log_pmf = (_log_comb(s[:, None], xs, log_factorial) + _log_comb((total - s)[:, None], n_a[:, None] - xs, log_factorial)
+               - _log_comb(total, n_a, log_factorial)[:, None])
     pmf = np.where(inside, np.exp(log_pmf), 0.0)
     pmf /= pmf.sum(axis=1, keepdims=True)  # exact up to rounding; normalised so the mean below is a true mean
-    f = np.stack([np.where(inside, pass_at_k(n_a[:, None], xs, k) - pass_at_k(n_b[:, None], s[:, None] - xs, k),
-                           0.0) for k in ks])
-    return lo, pmf, f
+    tables = _pass_tables(np.concatenate([n_a, n_b]), ks)
+    f = _lookup(tables, n_a, xs) - _lookup(tables, n_b, s[:, None] - xs)
+    return lo, pmf, np.where(inside[None], f, 0.0)
 
 
 def paired_conditional_test(n_a: Any, c_a: Any, n_b: Any, c_b: Any, ks: Any = (1,), *, alpha: float = 0.05,
