@@ -207,6 +207,53 @@ def run_grid(args) -> dict:
             "points": points, "machine": f"{_cpu_name()}, {os.cpu_count()} CPUs, numpy {np.__version__}"}
 
 
+def _cell(entry: dict | None) -> str:
+    if entry is None:
+        return "-"
+    if not entry["verdicts"]:
+        return "no test"
+    low, high = entry["ci95"]
+    return f"{100 * entry['rate']:.1f}% ({entry['rejections']}/{entry['verdicts']}) [{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def _by_k(point: dict, entries: list, ks: list) -> list[str]:
+    """Cells for k = 1, n/4, n/2, n; a k equal to an earlier column's (n = 2: n/4 = n/2 = 1) is '='."""
+    n = point["n"]
+    cells, seen = [], set()
+    for k in (1, max(1, n // 4), max(1, n // 2), n):
+        cells.append("=" if k in seen else _cell(entries[ks.index(k)]) if k in ks else "-")
+        seen.add(k)
+    return cells
+
+
+def grid_markdown(record: dict) -> str:
+    """The RESULTS.md tables of a --grid record: size per (problems, n, law) and k, power per (problems, n)."""
+    head = "| problems | n | law | k = 1 | k = n/4 | k = n/2 | k = n | no test (k = 1) | u-statistic, k = n/2 |"
+    lines = [head, "| " + " | ".join(["---"] * 9) + " |"]
+    pooled = [0, 0]
+    for p in record["points"]:
+        if p["shift"]:
+            continue
+        u = p["u_statistic"]
+        u_cell = _cell(u["per_k"][u["ks"].index(max(1, p["n"] // 2))]) if max(1, p["n"] // 2) in u["ks"] else "-"
+        lines.append(f"| {p['problems']:,} | {p['n']} | {p['law']} | " + " | ".join(_by_k(p, p["conditional"], p["ks"]))
+                     + f" | {100 * p['no_test_share'][0]:.1f}% | {u_cell} |")
+        for e in p["conditional"]:
+            pooled[0] += e["rejections"]
+            pooled[1] += e["verdicts"]
+    lines += ["", f"Pooled over every size cell: {pooled[0]:,} rejections in {pooled[1]:,} verdicts "
+              f"({100 * pooled[0] / pooled[1]:.2f}%).", "",
+              "| problems | n | power k = 1 | k = n/4 | k = n/2 | k = n | u-statistic, k = 1 |",
+              "| " + " | ".join(["---"] * 7) + " |"]
+    for p in record["points"]:
+        if not p["shift"]:
+            continue
+        u = p["u_statistic"]
+        lines.append(f"| {p['problems']:,} | {p['n']} | " + " | ".join(_by_k(p, p["conditional"], p["ks"]))
+                     + f" | {_cell(u['per_k'][0]) if u['ks'] else '-'} |")
+    return "\n".join(lines)
+
+
 def _cpu_name() -> str:
     try:
         text = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
@@ -237,8 +284,13 @@ def main() -> None:
     parser.add_argument("--grid-power-draws", type=int, default=200)
     parser.add_argument("--grid-shift", type=float, default=0.1, help="power: model A's rates + this (mid law)")
     parser.add_argument("--grid-problems", default="5,10,30,100,1000")
+    parser.add_argument("--grid-markdown", metavar="RECORD", help="print the RESULTS.md tables of a --grid record")
     parser.add_argument("--grid-ns", default="2,8,64,1024")
     args = parser.parse_args()
+    if args.grid_markdown:
+        with open(args.grid_markdown) as fh:
+            print(grid_markdown(json.load(fh)))
+        return
     if args.grid:
         print(json.dumps(run_grid(args), indent=1))
         return

@@ -210,3 +210,13 @@ def test_default_test_size_at_the_edges(law, problems, n, ks):
     for r, t in zip(rejected, tested):
         low, high = _acceptance_band(int(t))
         assert low <= r <= high, (law, problems, n, rejected, tested)
+
+
+def test_ustatistic_test_gives_no_verdict_without_variance():
+    """Issue 45: one problem at 8/8 against 0/8 got p = 0, 'significant' and the interval [+1, +1] from the z-test;
+    now that k has no verdict (the estimated variance is 0), while a k with variance keeps its test."""
+    res = paired_ustatistic_test([8], [8], [8], [0], ks=[1, 4])
+    assert not res.significant.any() and np.isnan(res.p_value).all()
+    assert [sorted(r) for r in res.rows()] == [["difference", "k", "pass_a", "pass_b", "skipped"]] * 2
+    mixed = paired_ustatistic_test([8, 8], [8, 3], [8, 8], [0, 5], ks=[1]).rows()[0]
+    assert "p_value" in mixed and mixed["ci_high"] > mixed["ci_low"]
