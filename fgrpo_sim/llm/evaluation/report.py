@@ -22,9 +22,10 @@ compute is at most the selected baseline's. Averages are plain means over the be
 
 Significance: for every comparison, focal run and benchmark, a paired test of pass@1 and pass@k between the
 selected focal and baseline checkpoints (`fgrpo_sim.metrics.paired_tests`, as `fgrpo passk --compare`): by
-default the u-statistic z-test (measured size about alpha; k <= n / 2), or by name App. Q's m-out-of-n
-subsampling test (the paper's marks; m = min(256, n // 4) unless given; k <= m). A significant per-benchmark
-difference is marked "*" in its comparison's row; the table's note names the test, alpha and the untested
+default the exact conditional test (size alpha at any problem count, n and k <= n; seeded), by name the
+u-statistic z-test (k <= n / 2) or App. Q's m-out-of-n subsampling test (the paper's marks; m = min(256, n // 4) unless given; k <= m). A significant per-benchmark
+difference is marked "*" in its comparison's row (each row names its comparison and run; the figure rings
+such focal points); the table's note names the test, alpha and the untested
 cells, and selection.json keeps each test's difference, interval and p-value. The marks belong to their
 comparison: a focal run in two comparisons (Table 3: F-GRPO vs GRPO and vs GRPO low-LR) has a mark per
 comparison. Averages are not tested (the paper's test is per benchmark). The benchmarks' problems are held
