@@ -291,8 +291,10 @@ def main() -> None:
         with open(args.grid_markdown) as fh:
             print(grid_markdown(json.load(fh)))
         return
-    if args.grid:
-        print(json.dumps(run_grid(args), indent=1))
+    if args.grid:  # one point per line: the committed record diffs by point
+        record = run_grid(args)
+        points = record.pop("points")
+        print(json.dumps(record)[:-1] + ', "points": [\n' + ",\n".join(json.dumps(p) for p in points) + "\n]}")
         return
 
     size = {}
