@@ -14,15 +14,16 @@ hypergeometric draw per problem), and, two sided by |D|,
 
     p = (#{rounds with |D*| > |D|} + r) / (1 + rounds),  r uniform on 1, ..., 1 + #{rounds with |D*| = |D|},
 
-D's rank among the rounds, its ties broken at random (seeded). Under the null D and the rounds are exchangeable,
-so the rank is uniform on 1, ..., rounds + 1: P(p <= alpha) = alpha where alpha (rounds + 1) is a whole number
-(the default rounds, at alpha = 0.05 or 0.01), and p >= 1 / (rounds + 1), never 0. Why ties are broken at random: D*
-takes few values with few problems, small n or k = n, and the usual p = (1 + #{|D*| >= |D|}) / (1 + rounds)
-(size at most alpha) then rejects far less often: 0-1% of true nulls at n = 2 and 5-10 problems, 0.5-2% at
-k = n (measured while choosing, 400 draws each; the random tie-break gave 3.8-6.8% there). The p-value is a function of the data
-and the seed: the same seed gives the same verdict, another seed may differ where ties decide.
-Exact, not asymptotic: it holds at 1 problem as at 1,000, at k = 1 as at k = n. Problems whose pooled
-samples all agree (s = 0 or s = N) cannot split differently: they add 0 to D and to every D*, and are not drawn.
+D's rank among the rounds, its ties broken at random (seeded). Under the null D and the rounds are exchangeable, so
+the rank is uniform on 1, ..., rounds + 1: P(p <= alpha) = alpha where alpha (rounds + 1) is a whole number (the
+default rounds, at alpha = 0.05 or 0.01; "significant" is p < alpha, so the size is alpha - 1 / (rounds + 1)), and
+p >= 1 / (rounds + 1), never 0. Why ties are broken at random: D* takes few values with few problems, small n or k
+= n, and the usual p = (1 + #{|D*| >= |D|}) / (1 + rounds) (size at most alpha) then rejects far less often: 0-1%
+of true nulls at n = 2 and 5-10 problems, 0.5-2% at k = n (measured while choosing, 400 draws each; the random
+tie-break gave 3.8-6.8% there). The p-value is a function of the data and the seed: the same seed gives the same
+verdict, another seed may differ where ties decide. Exact, not asymptotic: it holds at 1 problem as at 1,000, at k
+= 1 as at k = n. Problems whose pooled samples all agree (s = 0 or s = N) cannot split differently: they add 0 to D
+and to every D*, and are not drawn.
 
 The interval: D -/+ z_{1 - alpha/2} se0, where se0 is the exact standard deviation of D* (the hypergeometric
 sums, no Monte Carlo). se0 = 0 only where no problem can split differently, and then D = 0: a significant D
@@ -50,7 +51,7 @@ from fgrpo_sim.validation import check_integer, check_range
 
 DEFAULT_ROUNDS = 4_999  # p resolves to 2e-4; alpha (rounds + 1) is a whole number at alpha = 0.05 or 0.01
 MAX_ROUNDS = 10**7
-NO_TEST = "no problem can split differently: both models all correct or all wrong on every problem"
+NO_TEST = "no problem can split differently in pass@k (e.g. every problem all correct or all wrong in both)"
 _ROUND_CHUNK = 1 << 22  # hypergeometric draws per block (rounds x informative problems): bounds memory to ~100 MB
 _TIE = 1e-12  # |D*| within this of |D| counts as a tie (the same split summed in another order): conservative
 
