@@ -18,6 +18,15 @@ the paper's scale (500 problems x n = 1024, k = 1 and 256, the default 50,000 ro
 
 Usage: python benchmarks/paired_test_calibration.py [--draws 1000] [--power-draws 400] [--rounds 1000]
        [--problems 100] [--ns 8,16,64,1024] [--seed 0] [--no-timing]
+
+--grid (issue 45): the default conditional test (and the u-statistic z-test beside it, k <= n / 2) over the
+range a user can ask for: problems 5..1000, n 2..1024, k = 1, n / 4, n / 2, n, three rate laws under the null
+(mid: p_i ~ U(0.2, 0.8); mostly 0/1: p_i ~ Beta(0.2, 0.2); degenerate: 80% of problems at rate exactly 0 or 1,
+the rest U(0, 1)), and power against model A's rates + --grid-shift on the mid law. Size is the share of draws
+rejected among those given a verdict (the conditional test says "no test" where no split can differ; the share
+is recorded), with a Clopper-Pearson 95% interval. Usage: ... --grid [--grid-draws 600] [--grid-draws-mid 400]
+[--grid-draws-large 100] [--grid-rounds 999] [--grid-rounds-large 199] [--grid-power-draws 200]
+[--grid-problems 5,10,30,100,1000] [--grid-ns 2,8,64,1024]
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import json
 import os
 import platform
 import subprocess
+import sys
 import time
 
 import numpy as np
@@ -120,6 +130,130 @@ def paper_scale_seconds(seed):
     return out
 
 
+LAWS = ("mid", "mostly 0/1", "degenerate")
+
+
+def _law_rates(rng, law, problems):
+    if law == "mid":
+        return rng.uniform(0.2, 0.8, problems)
+    if law == "mostly 0/1":
+        return rng.beta(0.2, 0.2, problems)
+    rates = rng.uniform(0.0, 1.0, problems)
+    stuck = rng.random(problems) < 0.8
+    return np.where(stuck, (rng.random(problems) < 0.5).astype(float), rates)
+
+
+def clopper_pearson(successes: int, trials: int, level: float = 0.95) -> list[float]:
+    """The exact binomial interval of a rejection rate."""
+    from scipy.stats import beta
+
+    tail = (1 - level) / 2
+    low = 0.0 if successes == 0 else float(beta.ppf(tail, successes, trials - successes + 1))
+    high = 1.0 if successes == trials else float(beta.ppf(1 - tail, successes + 1, trials - successes))
+    return [low, high]
+
+
+def _rates_entry(rejected, tested):
+    return [{"rejections": int(r), "verdicts": int(t), "rate": (r / t) if t else None,
+             "ci95": clopper_pearson(int(r), int(t)) if t else None} for r, t in zip(rejected, tested)]
+
+
+def grid_point(problems, n, law, draws, rounds, alpha, seed, shift=0.0):
+    """One (problems, n, law) point: the conditional and u-statistic tests' rejections at k = 1, n/4, n/2, n."""
+    from fgrpo_sim.metrics import paired_conditional_test
+
+    ks = np.array(sorted({1, max(1, n // 4), max(1, n // 2), n}))
+    u_ks = ks[2 * ks <= n]
+    rejected, tested = np.zeros(ks.size, dtype=int), np.zeros(ks.size, dtype=int)
+    u_rejected = np.zeros(u_ks.size, dtype=int)
+    start = time.perf_counter()
+    for draw in range(draws):
+        rng = np.random.default_rng((seed, problems, n, LAWS.index(law), draw, int(round(shift * 1e6))))
+        rates = _law_rates(rng, law, problems)
+        c_b = rng.binomial(n, rates)
+        c_a = rng.binomial(n, np.clip(rates + shift, 0.0, 1.0))
+        n_arr = np.full(problems, n)
+        res = paired_conditional_test(n_arr, c_a, n_arr, c_b, ks, alpha=alpha, rounds=rounds, seed=draw)
+        rejected += res.significant
+        tested += res.tested
+        if u_ks.size:
+            u_rejected += paired_ustatistic_test(n_arr, c_a, n_arr, c_b, u_ks, alpha=alpha).significant
+    return {"problems": problems, "n": n, "law": law, "shift": shift, "draws": draws, "ks": ks.tolist(),
+            "conditional": _rates_entry(rejected, tested),
+            "no_test_share": ((draws - tested) / draws).tolist(),
+            "u_statistic": {"ks": u_ks.tolist(), **{"per_k": _rates_entry(u_rejected, [draws] * u_ks.size)}},
+            "seconds": round(time.perf_counter() - start, 2)}
+
+
+def run_grid(args) -> dict:
+    points = []
+    problems_list = [int(x) for x in args.grid_problems.split(",")]
+    for problems in problems_list:
+        draws = args.grid_draws if problems <= 30 else args.grid_draws_mid if problems <= 100 else args.grid_draws_large
+        rounds = args.grid_rounds if problems <= 100 else args.grid_rounds_large
+        for n in (int(x) for x in args.grid_ns.split(",")):
+            for law in LAWS:
+                points.append({**grid_point(problems, n, law, draws, rounds, args.alpha, args.seed), "rounds": rounds})
+                print(json.dumps(points[-1]), file=sys.stderr, flush=True)
+            power_draws = min(args.grid_power_draws, draws)
+            points.append({**grid_point(problems, n, "mid", power_draws, rounds, args.alpha, args.seed,
+                                        shift=args.grid_shift), "rounds": rounds})
+            print(json.dumps(points[-1]), file=sys.stderr, flush=True)
+    sizes = [e for p in points if p["shift"] == 0 for e in p["conditional"] if e["verdicts"]]
+    return {"benchmark": "paired_test_calibration --grid", "alpha": args.alpha,
+            "laws": {"mid": "p_i ~ U(0.2, 0.8)", "mostly 0/1": "p_i ~ Beta(0.2, 0.2)",
+                     "degenerate": "80% of p_i exactly 0 or 1 (half each), the rest U(0, 1)"},
+            "size_range": [min(e["rate"] for e in sizes), max(e["rate"] for e in sizes)],
+            "points": points, "machine": f"{_cpu_name()}, {os.cpu_count()} CPUs, numpy {np.__version__}"}
+
+
+def _cell(entry: dict | None) -> str:
+    if entry is None:
+        return "-"
+    if not entry["verdicts"]:
+        return "no test"
+    low, high = entry["ci95"]
+    return f"{100 * entry['rate']:.1f}% ({entry['rejections']}/{entry['verdicts']}) [{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def _by_k(point: dict, entries: list, ks: list) -> list[str]:
+    """Cells for k = 1, n/4, n/2, n; a k equal to an earlier column's (n = 2: n/4 = n/2 = 1) is '='."""
+    n = point["n"]
+    cells, seen = [], set()
+    for k in (1, max(1, n // 4), max(1, n // 2), n):
+        cells.append("=" if k in seen else _cell(entries[ks.index(k)]) if k in ks else "-")
+        seen.add(k)
+    return cells
+
+
+def grid_markdown(record: dict) -> str:
+    """The RESULTS.md tables of a --grid record: size per (problems, n, law) and k, power per (problems, n)."""
+    head = "| problems | n | law | k = 1 | k = n/4 | k = n/2 | k = n | no test (k = 1) | u-statistic, k = n/2 |"
+    lines = [head, "| " + " | ".join(["---"] * 9) + " |"]
+    pooled = [0, 0]
+    for p in record["points"]:
+        if p["shift"]:
+            continue
+        u = p["u_statistic"]
+        u_cell = _cell(u["per_k"][u["ks"].index(max(1, p["n"] // 2))]) if max(1, p["n"] // 2) in u["ks"] else "-"
+        lines.append(f"| {p['problems']:,} | {p['n']} | {p['law']} | " + " | ".join(_by_k(p, p["conditional"], p["ks"]))
+                     + f" | {100 * p['no_test_share'][0]:.1f}% | {u_cell} |")
+        for e in p["conditional"]:
+            pooled[0] += e["rejections"]
+            pooled[1] += e["verdicts"]
+    lines += ["", f"Pooled over every size cell: {pooled[0]:,} rejections in {pooled[1]:,} verdicts "
+              f"({100 * pooled[0] / pooled[1]:.2f}%).", "",
+              "| problems | n | power k = 1 | k = n/4 | k = n/2 | k = n | u-statistic, k = 1 |",
+              "| " + " | ".join(["---"] * 7) + " |"]
+    for p in record["points"]:
+        if not p["shift"]:
+            continue
+        u = p["u_statistic"]
+        lines.append(f"| {p['problems']:,} | {p['n']} | " + " | ".join(_by_k(p, p["conditional"], p["ks"]))
+                     + f" | {_cell(u['per_k'][0]) if u['ks'] else '-'} |")
+    return "\n".join(lines)
+
+
 def _cpu_name() -> str:
     try:
         text = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
@@ -140,7 +274,28 @@ def main() -> None:
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-timing", action="store_true", help="skip the paper-scale timing")
+    parser.add_argument("--grid", action="store_true", help="issue 45's grid of the default conditional test")
+    parser.add_argument("--grid-draws", type=int, default=600, help="null draws per point, up to 30 problems")
+    parser.add_argument("--grid-draws-mid", type=int, default=400, help="null draws per point, 31-100 problems")
+    parser.add_argument("--grid-draws-large", type=int, default=100, help="null draws per point above 100 problems")
+    parser.add_argument("--grid-rounds", type=int, default=999, help="the conditional test's Monte Carlo rounds")
+    parser.add_argument("--grid-rounds-large", type=int, default=199,
+                        help="its rounds above 100 problems (the size is exact at any rounds; time)")
+    parser.add_argument("--grid-power-draws", type=int, default=200)
+    parser.add_argument("--grid-shift", type=float, default=0.1, help="power: model A's rates + this (mid law)")
+    parser.add_argument("--grid-problems", default="5,10,30,100,1000")
+    parser.add_argument("--grid-markdown", metavar="RECORD", help="print the RESULTS.md tables of a --grid record")
+    parser.add_argument("--grid-ns", default="2,8,64,1024")
     args = parser.parse_args()
+    if args.grid_markdown:
+        with open(args.grid_markdown) as fh:
+            print(grid_markdown(json.load(fh)))
+        return
+    if args.grid:  # one point per line: the committed record diffs by point
+        record = run_grid(args)
+        points = record.pop("points")
+        print(json.dumps(record)[:-1] + ', "points": [\n' + ",\n".join(json.dumps(p) for p in points) + "\n]}")
+        return
 
     size = {}
     for n in (int(x) for x in args.ns.split(",")):

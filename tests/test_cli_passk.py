@@ -179,8 +179,15 @@ def test_label_names_the_compare_header_and_equal_names_are_told_apart(run_cli, 
     res = run_cli("passk", a, "--compare", b, "--k", "1")
     assert res.exit_code == 0, res.stderr
     assert "difference = f-grpo/math500.jsonl - grpo/math500.jsonl" in res.stdout
+    assert res.stdout.splitlines()[4].split()[:8] == ["k", "pass@k", "A", "pass@k", "B", "A", "-", "B"]
     res = run_cli("passk", a, "--compare", b, "--k", "1", "--label", "F-GRPO,GRPO")
     assert "difference = F-GRPO - GRPO" in res.stdout
+    # issue 45: the table's headers and the two description lines use the labels too
+    header = res.stdout.splitlines()[4].split()
+    assert header[:6] == ["k", "pass@k", "F-GRPO", "pass@k", "GRPO", "F-GRPO"], header
+    assert res.stdout.startswith(f"F-GRPO: {a}: ") and f"compared with GRPO: {b}: " in res.stdout
+    single = run_cli("passk", a, "--k", "1", "--label", "F-GRPO", "--bootstrap", "0").stdout
+    assert single.startswith(f"F-GRPO: {a}: ")
     res = run_cli("passk", a, "--compare", b, "--label", "F-GRPO")
     assert res.exit_code == 2 and "--label must name each of the 2 files" in res.stderr
 
@@ -221,30 +228,52 @@ def _planted(tmp_path, n=64, problems=100, shift=0.06, seed=0):
 
 
 def test_compare_names_its_test_and_what_it_holds_fixed(run_cli, tmp_path):
-    """Issue 37: the default test is the calibrated u-statistic test; App. Q's stays available by name; the
-    output names the test, its alpha and what it holds fixed; App. Q's options are refused without it."""
+    """Issues 37 and 45: the default test is the exact conditional test (every k <= n, seeded by --seed); the
+    u-statistic and App. Q's tests stay available by name; the output names the test, its alpha and what it holds
+    fixed; App. Q's options are refused without it."""
     from fgrpo_sim.commands.passk import DEFAULT_TEST
     from fgrpo_sim.metrics import DEFAULT_TEST as METRICS_DEFAULT
 
-    assert DEFAULT_TEST == METRICS_DEFAULT == "u-statistic"
+    assert DEFAULT_TEST == METRICS_DEFAULT == "conditional"
     a, b = _planted(tmp_path)
     res = run_cli("passk", a, "--compare", b, "--k", "1,8,32,64", "--bootstrap", "0")
     assert res.exit_code == 0, res.stderr
-    assert "u-statistic test (z-test, unbiased variance of the pass@k estimator), two-sided alpha = 0.05" in res.stdout
-    assert "problems are held fixed" in res.stdout and "(k > n / 2: no test)" in res.stdout
+    assert "conditional test (exact conditional test, pooled counts split by their hypergeometric law; 4,999 Monte " \
+           "Carlo rounds), two-sided alpha = 0.05" in res.stdout
+    assert "problems are held fixed" in res.stdout and "no test" not in res.stdout  # k = n = 64 is tested too
     compared = json.loads(run_cli("passk", a, "--compare", b, "--k", "1,64", "--json", "--bootstrap", "0").stdout)["compare"]
-    assert compared["test"] == "u-statistic" and "held fixed" in compared["test_description"]
-    assert compared["per_k"][0]["significant"] and compared["per_k"][1] == {"k": 64, "skipped": "k > n / 2"}
+    assert compared["test"] == "conditional" and "held fixed" in compared["test_description"]
+    assert compared["per_k"][0]["significant"] and 0 < compared["per_k"][0]["p_value"] < 0.05
+    (tmp_path / "null").mkdir()
+    a0, b0 = _planted(tmp_path / "null", shift=0.0)  # a p-value away from its floor 1 / 5,000: the seed shows
+    seeded = [json.loads(run_cli("passk", a0, "--compare", b0, "--k", "8", "--json", "--bootstrap", "0", "--seed", seed
+                                 ).stdout)["compare"]["per_k"][0]["p_value"] for seed in ("0", "0", "5")]
+    assert seeded[0] == seeded[1] != seeded[2]
+    ustat = json.loads(run_cli("passk", a, "--compare", b, "--k", "1,64", "--json", "--bootstrap", "0", "--test",
+                               "u-statistic").stdout)["compare"]
+    assert ustat["test"] == "u-statistic" and ustat["per_k"][1] == {"k": 64, "skipped": "k > n / 2"}
     app_q = json.loads(run_cli("passk", a, "--compare", b, "--k", "1", "--json", "--bootstrap", "0", "--test", "app-q",
                                "--iterations", "200", "--no-progress").stdout)["compare"]
     assert app_q["test"] == "app-q" and app_q["m"] == 16 and app_q["iterations"] == 200
     for args, needle in ((["--compare", b, "--m", "4"], "--m is used with --test app-q only"),
                          (["--compare", b, "--iterations", "100"], "--iterations is used with --test app-q only"),
                          (["--test", "app-q"], "--test is used with --compare only"),
-                         (["--compare", b, "--test", "z"], "--test must be one of u-statistic, app-q, got 'z'"),
-                         (["--compare", b, "--k", "64"], "--k: no k is <= 32")):
+                         (["--compare", b, "--test", "z"], "--test must be one of conditional, u-statistic, app-q, got 'z'"),
+                         (["--compare", b, "--k", "64", "--test", "u-statistic"], "--k: no k is <= 32")):
         res = run_cli("passk", a, *args)
         assert res.exit_code == 2 and needle in res.stderr, res.stderr
+
+
+def test_compare_says_no_test_instead_of_a_verdict(run_cli, tmp_path):
+    """Issue 45: one problem at 8/8 against 0/8 was "significant" with p = 0 and the interval [+1, +1]; now p > 0
+    and a nonzero width; where every problem is all correct or all wrong in both files, one line says no test."""
+    a = _write(tmp_path / "a.jsonl", [{"problem_id": "p", "n": 8, "c": 8}])
+    b = _write(tmp_path / "b.jsonl", [{"problem_id": "p", "n": 8, "c": 0}])
+    row = json.loads(run_cli("passk", a, "--compare", b, "--k", "1", "--json").stdout)["compare"]["per_k"][0]
+    assert row["significant"] and row["p_value"] > 0 and row["ci_high"] - row["ci_low"] > 0.1
+    res = run_cli("passk", a, "--compare", a, "--k", "1,8")
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.count("(no test: no problem can split differently") == 2, res.stdout
 
 
 def test_compare_plot_draws_the_paired_difference(run_cli, tmp_path, monkeypatch):
@@ -270,10 +299,10 @@ def test_compare_plot_draws_the_paired_difference(run_cli, tmp_path, monkeypatch
     assert not left.collections  # no bands over problems
     stars = [t for t in right.texts if t.get_text() == "*"]
     significant = [r for r in rows if r.get("significant")]
-    assert len(significant) == 2 and sorted(t.xy[0] for t in stars) == [r["k"] for r in significant]
+    assert len(significant) == 3 and sorted(t.xy[0] for t in stars) == [r["k"] for r in significant]
     for star, row in zip(sorted(stars, key=lambda t: t.xy[0]), significant):
         assert star.xy[1] == pytest.approx(row["ci_high"])  # drawn at the top of the test's own interval
-    assert "u-statistic test, alpha = 0.05" in right.get_legend().get_title().get_text()
+    assert "conditional test, alpha = 0.05" in right.get_legend().get_title().get_text()
 
 
 def test_same_file_name_in_two_folders_is_named_once(run_cli, tmp_path):

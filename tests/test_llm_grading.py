@@ -470,7 +470,6 @@ def test_math_alias_keeps_unknown_names_errors():
 
 @pytest.mark.parametrize("completion, answer, expected", [
     ("\\boxed{(-\\infty,2]}", "x \\le 2", True),  # an interval answer for an inequality gold: accepted
-    ("\\boxed{x \\le 2}", "(-\\infty,2]", False),  # the reverse: missed by math-verify, not added by us
     ("\\boxed{0.\\overline{3}}", "\\frac13", False),  # repeating decimals: missed, not added
     ("\\boxed{\\frac{1}{3}}", "0.\\overline{3}", False),
 ])
@@ -552,3 +551,88 @@ def test_gpqa_value_of_two_options_is_still_no_answer():
 def test_math_grading_decisions(completion, answer, expected):
     require("math_verify")
     assert grade("math500", {"answer": answer}, completion) is expected
+
+
+# ---------------------------------------------------------------- issue 45: committed prose answers, values with units
+
+#: Options as GPQA shows them (in the shown order, A-D); fresh cases of our own after the issue's four.
+PROSE_CHOICES = ["3.2 eV", "0.8 eV", "1.6 eV", "6.4 eV"]
+SPEED_CHOICES = ["0.12 m/s", "0.48 m/s", "0.24 m/s", "2.4 m/s"]
+PROSE_COMMITS = [
+    ("After eliminating the others, option C is correct.", PROSE_CHOICES, "C"),  # the issue's four
+    ("The answer is 1.6 eV.", PROSE_CHOICES, "C"),
+    ("Answer: 6.4 eV (D)", PROSE_CHOICES, "D"),
+    ("\\boxed{0.24\\,\\mathrm{m\\,s^{-1}}}", SPEED_CHOICES, "C"),
+    ("Option (B) is the correct answer.", PROSE_CHOICES, "B"),  # ours from here
+    ("Choice A is right: the gap doubles.", PROSE_CHOICES, "A"),
+    ("The answer is 0.8 eV because the gap halves.", PROSE_CHOICES, "B"),
+    ("The final answer is $1.6\\ \\text{eV}$.", PROSE_CHOICES, "C"),
+    ("\\boxed{0.24 m s^{-1}}", SPEED_CHOICES, "C"),
+    ("\\boxed{2.4\\ \\text{m}\\cdot\\text{s}^{-1}}", SPEED_CHOICES, "D"),
+    ("Option C is not correct; option D is correct.", PROSE_CHOICES, "D"),
+    ("If option C is correct, the energy doubles. It does not, so option A is correct.", PROSE_CHOICES, "A"),
+    ("Answer: 0.48 m/s (B).", SPEED_CHOICES, "B"),
+]
+#: Still refused: hedges between options in prose or as values, a value and a letter that disagree, a supposition,
+#: a value no option has or a unit another option's.
+PROSE_REFUSED = [
+    ("Either option B or option C is correct.", PROSE_CHOICES),
+    ("The answer is B or maybe C.", PROSE_CHOICES),
+    ("The answer is 1.6 eV, or perhaps 6.4 eV.", PROSE_CHOICES),
+    ("The answer is 3.2 eV, 0.8 eV", PROSE_CHOICES),
+    ("Answer: 6.4 eV (C)", PROSE_CHOICES),  # the value is D's, the letter C's: two options named
+    ("Answer: 2.4 m/s (D), or possibly 0.24 m/s", SPEED_CHOICES),
+    ("If option C is correct, then the energy doubles.", PROSE_CHOICES),
+    ("The answer is 1.6 eV or 6.4 eV.", PROSE_CHOICES),
+    ("The answer is 2.0 eV.", PROSE_CHOICES),
+    ("\\boxed{0.24\\,\\mathrm{km\\,s^{-1}}}", SPEED_CHOICES),
+    ("\\boxed{0.24\\,\\mathrm{m\\,s^{-2}}}", SPEED_CHOICES),
+]
+
+
+@pytest.mark.parametrize("completion, choices, letter", PROSE_COMMITS)
+def test_gpqa_committed_prose_answer_is_credited(completion, choices, letter):
+    assert extract_choice_letter(completion, choices) == letter
+    record = {"answer": letter, "choices": choices}
+    assert grade_detailed("gpqa_diamond", record, completion).status == "correct"
+    other = "A" if letter != "A" else "B"
+    assert grade_detailed("gpqa_diamond", {**record, "answer": other}, completion).status == "wrong"
+
+
+@pytest.mark.parametrize("completion, choices", PROSE_REFUSED)
+def test_gpqa_prose_hedges_and_mismatches_are_not_credited(completion, choices):
+    assert extract_choice_letter(completion, choices) is None
+    for gold in "ABCD":
+        assert not grade_detailed("gpqa_diamond", {"answer": gold, "choices": choices}, completion).correct
+
+
+#: Decided (docs/evaluation.md, "Grading decisions"; fgrpo_sim/llm/inequality_sets.py): an inequality in one
+#: variable, several joined by "or", or a bound on |x| is the set it describes, both ways. math-verify alone
+#: graded the first four (the issue's two, each way) and `x \le 2` for `(-\infty,2]` wrong.
+INEQUALITY_SETS = [
+    ("x<0 \\text{ or } x>1", "(-\\infty,0)\\cup(1,\\infty)", True),
+    ("(-\\infty,0)\\cup(1,\\infty)", "x<0 \\text{ or } x>1", True),
+    ("|x| \\le 1", "[-1,1]", True), ("[-1,1]", "|x| \\le 1", True),
+    ("x \\le 2", "(-\\infty,2]", True), ("x \\ge 3", "[3,\\infty)", True), ("1 < x", "(1,\\infty)", True),
+    ("x > 0 \\text{ or } x < -1", "(-\\infty,-1)\\cup(0,\\infty)", True), ("x < 0 \\lor x > 1", "x<0 \\text{ or } x>1", True),
+    ("|x| > 2", "(-\\infty,-2)\\cup(2,\\infty)", True), ("\\left| x \\right| \\leq \\frac{1}{2}", "[-\\frac12,\\frac12]", True),
+    ("|x| < 1", "[-1,1]", False),  # open is not closed
+    ("x<0 \\text{ or } x>2", "(-\\infty,0)\\cup(1,\\infty)", False),  # another bound
+    ("x<0 \\text{ or } y>1", "(-\\infty,0)\\cup(1,\\infty)", False),  # two variables: not one set, left as written
+    ("|x| \\ge 1", "[-1,1]", False),
+]
+
+
+@pytest.mark.parametrize("completion, answer, expected", INEQUALITY_SETS)
+def test_math_inequalities_are_their_sets(completion, answer, expected):
+    require("math_verify")
+    assert grade("math500", {"answer": answer}, f"\\boxed{{{completion}}}") is expected
+
+
+def test_inequality_sets_rewrites_only_one_variable():
+    from fgrpo_sim.llm.inequality_sets import as_interval_set
+
+    assert as_interval_set("|x| < a+b") == "(-(a+b),a+b)"
+    assert as_interval_set("x \\le 2 \\text{ or } x \\ge 5") == "(-\\infty,2]\\cup[5,\\infty)"
+    for untouched in ("4", "a < b", "x < 0 \\text{ and } x > -1", "x = 2", "x<0 \\text{ or } y>1", "x^2 < 4"):
+        assert as_interval_set(untouched) is None, untouched

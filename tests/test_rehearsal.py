@@ -143,8 +143,8 @@ def report_dir(tmp_path, run_cli):
 def test_report_numbers_equal_the_eval_files(report_dir):
     out, manifest = report_dir
     # 4 checkpoints x (2 benchmarks + 2 averages) x (pass@1, pass@4); 2 selected x 2 curves x k = 1..16;
-    # 2 table rows x (2 benchmarks x 2 + 2 averages x 2 + dNLL); the focal row's 2 benchmarks x 2 marks
-    assert check_report(out, manifest) == 4 * 8 + 2 * 2 * 5 + 2 * 9 + 2 * 2
+    # 2 table rows x (comparison, run, 2 benchmarks x 2 + 2 averages x 2 + dNLL); the focal row's 2 benchmarks x 2 marks
+    assert check_report(out, manifest) == 4 * 8 + 2 * 2 * 5 + 2 * 11 + 2 * 2
 
 
 @pytest.mark.parametrize("target", ["table.md", "selection.json"])
@@ -153,9 +153,9 @@ def test_report_check_catches_a_changed_number(report_dir, target):
     path = out / target
     text = path.read_text()
     if target == "table.md":
-        line = next(x for x in text.splitlines() if x.startswith("| GRPO |"))
+        line = next(x for x in text.splitlines() if x.startswith("| ") and x.split(" | ")[1] == "GRPO")
         cells = line.split(" | ")
-        cells[3] = "99.9 / 99.9"  # the first benchmark's cell
+        cells[5] = "99.9 / 99.9"  # the first benchmark's cell (after comparison, method, run, epoch, step)
         text = text.replace(line, " | ".join(cells))
     else:
         data = json.loads(text)
@@ -180,7 +180,7 @@ def test_report_check_catches_a_mark_of_another_test_or_comparison(report_dir):
     data = json.loads(original)
     data["significance"][0]["test"] = "app-q"
     path.write_text(json.dumps(data))
-    with pytest.raises(ReportMismatch, match="not the default u-statistic test"):
+    with pytest.raises(ReportMismatch, match="not the default conditional test"):
         check_report(out, manifest)
 
 

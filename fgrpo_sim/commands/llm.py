@@ -330,16 +330,18 @@ def report_command(
                                    ">= 1 (paper: 256; needs >= k samples per problem); one value here."),
     test_name: str = typer.Option(
         DEFAULT_TEST, "--test",
-        help="The paired test of the marks, as `fgrpo passk --compare`: 'u-statistic' (default; z-test with the "
-        "unbiased variance of the pass@k estimator, measured size about alpha; pass@k with k > n / 2 untested) or "
-        "'app-q' (the paper's m-out-of-n subsampling test, to reproduce its marks; measured size 0.06% at "
-        "alpha = 0.05). Two-sided alpha = 0.05."),
+        help="The paired test of the marks, as `fgrpo passk --compare`: 'conditional' (default; exact conditional "
+        "test, Monte Carlo p-value seeded by --seed, size alpha at any problem count, n and k <= n), 'u-statistic' "
+        "(z-test with the unbiased variance of the pass@k estimator; size about alpha with many mixed problems; "
+        "pass@k with k > n / 2 untested) or 'app-q' (the paper's m-out-of-n subsampling test, to reproduce its "
+        "marks; measured size 0.06% at alpha = 0.05). Two-sided alpha = 0.05."),
     m: Optional[int] = typer.Option(None, "--m", help="--test app-q: subsample size per problem, in "
                                     "[1, n - 1] (paper: 256 of 1024). Default: min(256, n // 4), as `fgrpo passk "
                                     "--compare`; pass@k with k > m is untested (the table says so)."),
     iterations: int = typer.Option(50_000, "--iterations", help="--test app-q: subsampling rounds, >= 40 (2 / alpha at "
                                    "alpha = 0.05; paper: 50,000)."),
-    seed: int = typer.Option(0, "--seed", help="--test app-q: seed of the subsampling, >= 0."),
+    seed: int = typer.Option(0, "--seed", help="--test conditional or app-q: seed of the Monte Carlo rounds or of the "
+                             "subsampling, >= 0."),
     paper_csv: Optional[Path] = typer.Option(None, "--paper-csv", help="The paper's numbers for rows with a paper_row. "
                                              "Default: the CSV shipped in fgrpo_sim/llm/evaluation/paper_results.csv."),
     no_paper: bool = typer.Option(False, "--no-paper", help="Leave out the paper columns. Default: shown when "
@@ -359,8 +361,11 @@ def report_command(
     from fgrpo_sim.metrics.paired_tests import check_test
 
     if check_test(test_name, "--test") != "app-q":
-        refuse_unused(ctx, ("m", "iterations", "seed"), "is used with --test app-q only (the u-statistic test draws "
+        refuse_unused(ctx, ("m", "iterations"), f"is used with --test app-q only (the {test_name} test draws "
                       "no subsamples)")
+    if test_name == "u-statistic":
+        refuse_unused(ctx, ("seed",), "is used with --test conditional or app-q only (the u-statistic test draws "
+                      "nothing)")
     # before any work; write_report checks again, with the figures it got, before its first file
     report_folder(out_dir, force).check([*REPORT_FILES, *(() if no_figure else ("pass1_vs_passk.png",))])
     app_q = test_name == "app-q"

@@ -19,7 +19,7 @@ _FORMAT_HELP = (
 )
 
 
-DEFAULT_TEST = "u-statistic"  # metrics.paired_tests.DEFAULT_TEST; not imported here: the CLI loads numpy when a command runs
+DEFAULT_TEST = "conditional"  # metrics.paired_tests.DEFAULT_TEST; not imported here: the CLI loads numpy when a command runs
 MAX_ITERATIONS = 10**7  # the test keeps every round's differences in memory (8 bytes x rounds x k values)
 MAX_BOOTSTRAP = 10**6  # the bootstrap draws all resamples at once (8 bytes x resamples x problems)
 # --k all: a table row per k. pass@k at every k is one cumulative sum per problem (metrics.pass_at_every_k: 2e6 k
@@ -145,10 +145,12 @@ def passk_command(
     ),
     test_name: str = typer.Option(
         DEFAULT_TEST, "--test",
-        help="The paired test of --compare: 'u-statistic' (default; z-test with the unbiased variance of the pass@k "
-        "estimator, measured size about alpha; k <= n / 2) or 'app-q' (the paper's m-out-of-n subsampling "
-        "interval, App. Q, to reproduce its marks; measured size 0.06% at alpha = 0.05; k <= m). Sizes: "
-        "docs/core-and-metrics.md.",
+        help="The paired test of --compare: 'conditional' (default; exact conditional test, each problem's pooled "
+        "count split by its hypergeometric law, Monte Carlo p-value seeded by --seed; size alpha at any problem "
+        "count, n and k <= n), 'u-statistic' (z-test with the unbiased variance of the pass@k estimator; size "
+        "about alpha with many mixed problems, too large with few problems at large k; k <= n / 2) or 'app-q' "
+        "(the paper's m-out-of-n subsampling interval, App. Q, to reproduce its marks; measured size 0.06% at "
+        "alpha = 0.05; k <= m). Sizes: docs/core-and-metrics.md.",
     ),
     m: Optional[int] = typer.Option(
         None, "--m",
@@ -161,7 +163,8 @@ def passk_command(
     bootstrap: int = typer.Option(
         1000, "--bootstrap", help="Bootstrap resamples of the problems for the pass@k intervals (0 = none), in [0, 10^6]."
     ),
-    seed: int = typer.Option(0, "--seed", help="Random seed of the bootstrap and the subsampling test, >= 0."),
+    seed: int = typer.Option(0, "--seed", help="Random seed of the bootstrap and of the conditional and subsampling "
+                             "tests, >= 0."),
     label: Optional[Sequence[str]] = list_option(
         None, "--label", str, help="Names of the files, comma-separated, RESULTS in order then --compare: the compare "
         "header ('difference = A - B') and the plot legend. Default: file names, with parent folders where two "
@@ -194,7 +197,7 @@ def passk_command(
     if compare is None:
         refuse_unused(ctx, ("test_name", "m", "iterations", "alpha"), "is used with --compare only")
     if test_name != "app-q":
-        refuse_unused(ctx, ("m", "iterations"), "is used with --test app-q only (the u-statistic test "
+        refuse_unused(ctx, ("m", "iterations"), f"is used with --test app-q only (the {test_name} test "
                       "draws no subsamples)")
     check_integer("--iterations", iterations, 1, MAX_ITERATIONS)
     check_range("--alpha", alpha, 0.0, 1.0, low_open=True, high_open=True)
@@ -276,13 +279,13 @@ def passk_command(
         return
 
     level = round(100 * curve.confidence)
-    typer.echo(_describe(data))
+    typer.echo((f"{labels[0]}: " if label is not None else "") + _describe(data))
     if other is None:
         ci_head = (f"{level}% CI (bootstrap, {bootstrap} resamples of problems)" if bootstrap
                    else f"({no_interval or 'no bootstrap'})")
         echo_table(["k", "pass@k", ci_head], _curve_rows(ks, curve, bool(bootstrap)), left=[2])
         return
-    typer.echo("compared with " + _describe(other))
+    typer.echo("compared with " + (f"{labels[1]}: " if label is not None else "") + _describe(other))
     typer.echo(f"{describe(test_name, alpha, m_used, iterations)}; difference = {labels[0]} - {labels[1]}")
     typer.echo(HOLDS_FIXED[0].upper() + HOLDS_FIXED[1:])
     interval = f"{round(100 * (1 - alpha)):d}% interval"
@@ -290,9 +293,13 @@ def passk_command(
     for j, kk in enumerate(ks):
         head = [kk, f"{curve.mean[j]:.4f}", f"{curve_b.mean[j]:.4f}", f"{curve.mean[j] - curve_b.mean[j]:+.4f}"]
         r = rows.get(kk)
+        if r is not None and "skipped" in r:  # the conditional test: no split can differ, no verdict
+            table.append(head + [f"(no test: {r['skipped']})", "", ""])
+            continue
         table.append(head + ([f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]", _format_p(r["p_value"]),
                               "yes" if r["significant"] else "no"] if r else [f"({skipped}: no test)", "", ""]))
-    echo_table(["k", "pass@k A", "pass@k B", "A - B", interval, "p-value", "significant"], table, left=[6])
+    a, b = labels if label is not None else ("A", "B")  # --label names the columns too
+    echo_table(["k", f"pass@k {a}", f"pass@k {b}", f"{a} - {b}", interval, "p-value", "significant"], table, left=[6])
 
 
 def _usable_bootstrap(bootstrap: int, data) -> tuple[int, str | None]:

@@ -4,7 +4,9 @@ Data in, Figure out (no registry entry: the data are the user's eval files, read
 `fgrpo_sim.llm.evaluation.report`). Each point is a dict:
     {"label": "F-GRPO", "comparison": "GRPO", "role": "baseline" | "focal",
      "math": (pass1, passk), "ood": (pass1, passk), "paper": None | {math_pass1, math_pass256, ood_pass1, ood_pass256}}
-in percent, and optionally "key" (the checkpoint's eval files): a checkpoint under two labels is drawn once.
+in percent, and optionally "key" (the checkpoint's eval files): a checkpoint under two labels is drawn once;
+optionally "significant": {"math": [benchmarks], "ood": [...]}, where its comparison's paired test marks pass@1
+or pass@k significant: such a point gets a black ring in that panel (the star means "focal run", not significance).
 Paper numbers, when given and k = 256, are drawn as hollow markers of the same colour. Axes show plain
 numbers (no offset) over at least MIN_SPAN points; a kind without data (no OOD files) gets no panel.
 """
@@ -140,6 +142,10 @@ def draw_pass1_vs_passk(points: list[dict], k: int = 256):
                 labelled.append((tuple(p[key]), p["label"]))
                 xs.append(p[key][0])
                 ys.append(p[key][1])
+        ringed = {p.get("key") or id(p) for p in points if (p.get("significant") or {}).get(key)}
+        for p in _once(points):
+            if _finite(p[key]) and (p.get("key") or id(p)) in ringed:
+                ax.scatter(*p[key], facecolors="none", edgecolors="black", marker="o", s=190, linewidths=1.2, zorder=4)
         for p in points:
             colour = colours[p["comparison"]]
             base = bases.get(p["comparison"])
@@ -158,14 +164,16 @@ def draw_pass1_vs_passk(points: list[dict], k: int = 256):
         ax.set_ylabel(f"pass@{k} (%)")
         ax.set_title(title)
         to_label.append((ax, labelled))
-    _comparison_legend(panels[0][0], colours, k == 256 and any(p.get("paper") for p in points))
+    _comparison_legend(panels[0][0], colours, k == 256 and any(p.get("paper") for p in points),
+                       any(any((p.get("significant") or {}).values()) for p in points))
     for ax, labelled in to_label:  # after every panel is drawn: the layout is final
         _place_labels(ax, labelled)
     return fig
 
 
-def _comparison_legend(ax, colours: dict[str, str], with_paper: bool) -> None:
-    """Colour = comparison (arrow: its baseline -> its focal runs), marker = role; hollow = the paper's numbers."""
+def _comparison_legend(ax, colours: dict[str, str], with_paper: bool, with_rings: bool = False) -> None:
+    """Colour = comparison (arrow: its baseline -> its focal runs), marker = role; hollow = the paper's numbers;
+    black ring = a significant difference from its baseline on at least one benchmark of the panel."""
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], color=colour, marker="s", linestyle="", label=name) for name, colour in colours.items()]
@@ -173,6 +181,9 @@ def _comparison_legend(ax, colours: dict[str, str], with_paper: bool) -> None:
                 Line2D([], [], color="0.3", marker="*", markersize=9, linestyle="", label="focal")]
     if with_paper:
         handles.append(Line2D([], [], color="0.3", marker="o", mfc="none", linestyle="", label="paper (hollow)"))
+    if with_rings:
+        handles.append(Line2D([], [], marker="o", mfc="none", mec="black", markersize=11, linestyle="",
+                              label="significant vs baseline\n(>= 1 benchmark, see table)"))
     ax.legend(handles=handles, fontsize=7, loc="lower right", title="comparison", title_fontsize=7)
 
 

@@ -5,7 +5,9 @@ a LaTeX space or {,} followed by exactly three digits is read as a thousands sep
 "1{,}000" = "1,000" = 1000; "1\\,2" and "1,2" untouched); a number in E notation is that number ("1e3" =
 1000, "2.5E-3" = 0.0025; math-verify reads "1e3" as 1 times Euler's e times 3); a chained inequality in
 one variable is its interval ("-2 \\le x \\le 3" = "[-2,3]", "0 < x \\le 1" = "(0,1]"; math-verify credits
-the interval for an inequality gold but not the reverse).
+the interval for an inequality gold but not the reverse); an inequality in one variable, several joined by "or",
+or a bound on |x| is its set ("x<0 \\text{ or } x>1" = "(-\\infty,0)\\cup(1,\\infty)", "|x| \\le 1" = "[-1,1]";
+`inequality_sets`).
 
 Safety layers, cheapest first:
 1. A size pre-check: completions over `max_completion_chars`, boxed answers over `max_answer_chars`
@@ -50,6 +52,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
+
+from fgrpo_sim.llm.inequality_sets import as_interval_set
 
 #: Outcome of one completion; all but "correct" earn reward_wrong.
 STATUSES = ("correct", "wrong", "no_answer", "too_long", "too_deep", "unparsable", "timeout", "error")
@@ -174,6 +178,8 @@ def _parse(boxed_content: str):
     if chained := _CHAINED.fullmatch(content):
         content = (f"{'(' if chained['low_op'] == '<' else '['}{chained['low']},{chained['high']}"
                    f"{')' if chained['high_op'] == '<' else ']'}")
+    elif (as_set := as_interval_set(content)) is not None:  # x < 0 or x > 1, |x| <= 1, x <= 2: their sets
+        content = as_set
     return parse("\\boxed{" + content + "}", extraction_config=_parse_config(), parsing_timeout=None,
                  raise_on_error=True)
 

@@ -1,7 +1,8 @@
 """Evaluation statistics: unbiased pass@k, pass@k curves with bootstrap intervals, the paired tests of a pass@k
-difference (default: a z-test with the unbiased variance of the pass@k estimator; the paper's paired m-out-of-n
-subsampling test by name), percentile bootstrap intervals over seeds (numpy in and out)."""
+difference (default: an exact conditional test; by name a z-test with the unbiased variance of the pass@k
+estimator and the paper's paired m-out-of-n subsampling test), percentile bootstrap intervals over seeds (numpy in and out)."""
 
+from fgrpo_sim.metrics.conditional_test import ConditionalTest, paired_conditional_test
 from fgrpo_sim.metrics.bootstrap import Interval, bootstrap_mean_ci, bootstrap_paired_difference_ci
 from fgrpo_sim.metrics.curves import PassAtKCurve, counts_from_matrix, pass_at_k_curve
 from fgrpo_sim.metrics.passk import pass_at_k, pass_at_k_table
@@ -23,6 +24,8 @@ __all__ = [
     "paired_subsampling_test",
     "SubsamplingTest",
     "subsample_size",
+    "paired_conditional_test",
+    "ConditionalTest",
     "paired_ustatistic_test",
     "UStatisticTest",
     "pass_at_k_variance",

@@ -26,7 +26,8 @@ What it holds fixed: the problems. The variance is that of the samples drawn for
 of problems from the same source would move the means further (the bootstrap over problems of
 `pass_at_k_curve` describes that). The normal approximation is over problems: it needs many problems with
 mixed outcomes (0 < c < n); with one problem, or with only all-or-nothing problems, the estimated variance is
-0 and any nonzero difference gets p = 0.
+0: such k get no verdict (`skipped` in `rows()`, NO_VARIANCE) instead of p = 0 and a zero-width interval.
+The default test, `conditional_test`, needs no variance estimate.
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ def pass_at_k_variance(n: Any, c: Any, k: Any) -> np.ndarray | float:
     return float(value) if value.ndim == 0 else value
 
 
+NO_VARIANCE = "estimated variance 0 (every problem all correct or all wrong): no z-test; the conditional test has one"
+
+
 @dataclass
 class UStatisticTest:
     """Result per k: difference of mean pass@k (A - B), its standard error, interval, p-value, significance."""
@@ -81,9 +85,11 @@ class UStatisticTest:
 
     def rows(self) -> list[dict]:
         return [{"k": int(k), "pass_a": float(self.pass_a[j]), "pass_b": float(self.pass_b[j]),
-                 "difference": float(self.difference[j]), "std_error": float(self.std_error[j]),
-                 "ci_low": float(self.lower[j]), "ci_high": float(self.upper[j]), "p_value": float(self.p_value[j]),
-                 "significant": bool(self.significant[j])} for j, k in enumerate(self.ks)]
+                 "difference": float(self.difference[j]),
+                 **({"std_error": float(self.std_error[j]), "ci_low": float(self.lower[j]),
+                     "ci_high": float(self.upper[j]), "p_value": float(self.p_value[j]),
+                     "significant": bool(self.significant[j])} if self.std_error[j] > 0 else {"skipped": NO_VARIANCE})}
+                for j, k in enumerate(self.ks)]
 
 
 def paired_ustatistic_test(n_a: Any, c_a: Any, n_b: Any, c_b: Any, ks: Any = (1,), *, alpha: float = 0.05
@@ -112,13 +118,13 @@ def paired_ustatistic_test(n_a: Any, c_a: Any, n_b: Any, c_b: Any, ks: Any = (1,
                 + pass_at_k_variance(n_b[:, None], c_b[:, None], ks[None, :]).sum(axis=0)) / problems**2
     se = np.sqrt(variance)
     difference = pass_a - pass_b
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(se > 0, np.abs(difference) / np.where(se > 0, se, 1.0), np.where(difference == 0, 0.0, np.inf))
-    p_value = np.minimum(1.0, 2.0 * ndtr(-z))
+    # se = 0: no z-test (p would be 0 for any difference); p NaN, not significant, `rows()` says why
+    z = np.abs(difference) / np.where(se > 0, se, 1.0)
+    p_value = np.where(se > 0, np.minimum(1.0, 2.0 * ndtr(-z)), np.nan)
     half = ndtri(1.0 - alpha / 2.0) * se
     return UStatisticTest(ks=ks, pass_a=pass_a, pass_b=pass_b, difference=difference, std_error=se,
                           lower=difference - half, upper=difference + half, p_value=p_value,
-                          significant=p_value < alpha, alpha=alpha)
+                          significant=(se > 0) & (p_value < alpha), alpha=alpha)
 
 
-__all__ = ["pass_at_k_variance", "paired_ustatistic_test", "UStatisticTest"]
+__all__ = ["pass_at_k_variance", "paired_ustatistic_test", "UStatisticTest", "NO_VARIANCE"]

@@ -5,7 +5,7 @@ JSON-lines file of the manifest (no shared reader), takes pass@k from `fgrpo_sim
 compares with every number the report wrote: selection.json (every checkpoint's per-benchmark pass@1 / pass@k
 and averages, the pass@k curves) and the selected rows of table.md as printed (one decimal, dNLL two), and
 that each row's marks are its own comparison's tests (selection.json's `significance`), made by the default
-(u-statistic) test.
+(conditional) test.
 A mismatch raises ReportMismatch naming the number; the count of numbers checked is returned.
 """
 
@@ -93,9 +93,11 @@ def check_report(report_dir: Path, manifest: Path) -> int:
 
 def _check_marks(path: Path, cell: str, mark: dict) -> int:
     """A focal cell's stars are its own comparison's test results, and the default test made them."""
-    if mark["test"] != "u-statistic":
+    from fgrpo_sim.metrics.paired_tests import DEFAULT_TEST
+
+    if mark["test"] != DEFAULT_TEST:
         raise ReportMismatch(f"{path}: {mark['run']}/{mark['benchmark']} was tested with {mark['test']!r}, "
-                             "not the default u-statistic test")
+                             f"not the default {DEFAULT_TEST} test")
     want = [bool(mark[key] and mark[key]["significant"]) for key in ("pass1", "passk")]
     if [half.strip().endswith("*") for half in cell.split(" / ")] != want:
         raise ReportMismatch(f"{path}: {mark['run']}/{mark['benchmark']} ({mark['comparison']}) printed {cell!r}, "
@@ -116,6 +118,11 @@ def _check_table(path: Path, selected: list[dict], scores: dict, dnll: dict, mar
         cells = dict(zip(header, row))
         if cells["step"] != str(key[1]):
             raise ReportMismatch(f"{path}: row {row[0]!r} shows step {cells['step']}, selection.json {key[1]}")
+        for column in ("comparison", "run"):  # each row names its comparison and run (issue 45)
+            if cells[column] != str(chosen[column]):
+                raise ReportMismatch(f"{path}: row {row[0]!r} shows {column} {cells[column]!r}, selection.json "
+                                     f"{chosen[column]!r}")
+            checked += 1
         for bench, (p1, pk) in scores[key].items():
             printed = cells[bench].replace("*", "")
             if printed != f"{p1:.1f} / {pk:.1f}":

@@ -53,7 +53,7 @@ KILLED_RUN = "f-grpo"
 BENCHMARKS = ("math500", "gpqa_diamond", "ifeval", "synlogic")
 N_SAMPLES = 32
 MAX_NEW_TOKENS = 16
-REPORT_K = 8  # <= N_SAMPLES / 2: the default (u-statistic) test tests pass@8 too
+REPORT_K = 8  # <= N_SAMPLES / 2: the default (conditional) test and the u-statistic one both test pass@8
 PARAM_TOLERANCE = 1e-5
 TITLE = "Rehearsal on a tiny random model (CPU): a pipeline test, not a result"
 

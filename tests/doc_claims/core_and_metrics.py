@@ -177,6 +177,88 @@ def _app_q_size_power() -> str:
     return f"App. Q's test rejects {low:.1f}-{high:.1f}% and finds that shift {percent(power_row(1)['app-q']):.1f}%"
 
 
+# ------------------------------------------------------------------ the default test over the grid (issue 45)
+GRID = "The default paired test at every edge"
+GRID_RECORD = ROOT / "benchmarks" / "paired_test_grid.json"
+_GRID_CELL = re.compile(r"([\d.]+)% \((\d+)/(\d+)\) \[([\d.]+), ([\d.]+)\]")
+_K_COLUMNS = ("k = 1", "k = n/4", "k = n/2", "k = n")
+
+
+@cache
+def grid_tables() -> tuple[tuple[dict[str, str], ...], tuple[dict[str, str], ...]]:
+    """(size rows, power rows) of the RESULTS.md grid section, after checking that its tables are what
+    `paired_test_calibration.py --grid-markdown` prints from the committed record (no hand-typed cell)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("calibration", ROOT / "benchmarks" / "paired_test_calibration.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    printed = module.grid_markdown(json.loads(GRID_RECORD.read_text()))
+    text = section(GRID)
+    if printed not in text:
+        raise ValueError("benchmarks/RESULTS.md's grid tables differ from --grid-markdown of paired_test_grid.json")
+    size = table(GRID)
+    power_text = text[text.index("| problems | n | power"):]
+    header, *body = [[c.strip() for c in line.strip("|").split("|")] for line in power_text.splitlines()
+                     if line.startswith("|") and "---" not in line]
+    return size, tuple(dict(zip(header, row)) for row in body)
+
+
+def _cells(row: dict[str, str], columns=_K_COLUMNS) -> list[tuple[float, int, int, float, float]]:
+    return [tuple(float(x) for x in m.groups()) for c in columns if (m := _GRID_CELL.fullmatch(row[c]))]
+
+
+@cache
+def _grid_scope() -> str:
+    """The grid's problems and n, from the committed record; its k columns from the RESULTS.md header."""
+    points = json.loads(GRID_RECORD.read_text())["points"]
+    problems, ns = sorted({p["problems"] for p in points}), sorted({p["n"] for p in points})
+    size, _ = grid_tables()
+    ks = [c.removeprefix("k = ") for c in size[0] if c.startswith("k = ")]
+    return (f"{problems[0]:,} to {problems[-1]:,} problems, n = {ns[0]} to {ns[-1]}, k = {', '.join(ks[:-1])} "
+            f"and {ks[-1]}")
+
+
+@cache
+def _grid_size() -> str:
+    size, _ = grid_tables()
+    cells = [cell for row in size for cell in _cells(row)]
+    rejections, verdicts = sum(c[1] for c in cells), sum(c[2] for c in cells)
+    outside = sum(1 for c in cells if not c[3] <= 5.0 <= c[4])
+    rates = [c[0] for c in cells]
+    alpha = json.loads(GRID_RECORD.read_text())["alpha"]
+    return (f"alpha = {alpha:g}: {len(cells)} size cells, {min(rates):.1f}-{max(rates):.1f}% each, "
+            f"{100 * rejections / verdicts:.2f}% pooled over {verdicts:,.0f} tests with a verdict; {outside} of the "
+            f"{len(cells)} cells' 95% intervals exclude 5%")
+
+
+@cache
+def _grid_ustat_worst() -> str:
+    size, _ = grid_tables()
+    worst = max(size, key=lambda row: _cells(row, ("u-statistic, k = n/2",))[0][0]
+                if _cells(row, ("u-statistic, k = n/2",)) else -1.0)
+    rate = _cells(worst, ("u-statistic, k = n/2",))[0][0]
+    return (f"reaches {rate:.1f}% at {worst['problems']} problems, n = {worst['n']}, {worst['law']} rates, "
+            f"k = n/2")
+
+
+@cache
+def _grid_no_test() -> str:
+    size, _ = grid_tables()
+    row = max(size, key=lambda r: float(r["no test (k = 1)"].rstrip("%")))
+    return f"up to {row['no test (k = 1)']} of draws at {row['problems']} problems with {row['law']} rates"
+
+
+@cache
+def _grid_power() -> str:
+    _, power = grid_tables()
+    row = next(r for r in power if (r["problems"], r["n"]) == ("30", "8"))
+    mine, theirs = _cells(row, ("power k = 1",))[0][0], _cells(row, ("u-statistic, k = 1",))[0][0]
+    shift = next(p["shift"] for p in json.loads(GRID_RECORD.read_text())["points"] if p["shift"])
+    return (f"against +{shift:g} on mid-range rates equals the z-test's: at 30 problems and n = 8, {mine:.1f}% at "
+            f"k = 1 (u-statistic: {theirs:.1f}%)")
+
+
 @cache
 def _subsampling_benchmark() -> str:
     text = section("Paired m-out-of-n subsampling test")
@@ -282,7 +364,7 @@ CLAIMS = [
     Claim(lambda: "rates ~ Beta({:g}, {:g})".format(*example_rates()),
           source="the parameters that regenerate docs/examples/ exactly (example_rates)"),
     Claim(_auto_ks, source="fgrpo_sim.commands.passk._parse_ks(['auto'], n)"),
-    Claim(lambda: f"(default; k > n / {ustat_divisor()} gets no test)",
+    Claim(lambda: f"`--test u-statistic` (k > n / {ustat_divisor()} gets no test)",
           source="fgrpo_sim.metrics.paired_tests.largest_k('u-statistic', ...)"),
     Claim(_app_q_defaults, source="fgrpo_sim.metrics.subsample_size and fgrpo passk's --m / --iterations defaults"),
     Claim(_accuracy, source="tests/test_metrics.py::test_pass_at_k_large_n_against_high_precision (rel, largest n)"),
@@ -293,6 +375,11 @@ CLAIMS = [
     Claim(_ustat_size, source="benchmarks/RESULTS.md, paired tests (issue 37): size rows, u-statistic column"),
     Claim(_ustat_power, source="benchmarks/RESULTS.md, paired tests (issue 37): power row k = 1; defaults line"),
     Claim(_app_q_size_power, source="benchmarks/RESULTS.md, paired tests (issue 37): app-q column"),
+    Claim(_grid_scope, source="benchmarks/paired_test_grid.json (problems, n) and RESULTS.md's k columns"),
+    Claim(_grid_size, source="benchmarks/RESULTS.md, the default paired test at every edge (issue 45): size cells"),
+    Claim(_grid_ustat_worst, source="benchmarks/RESULTS.md, issue 45 grid: the u-statistic column's largest size"),
+    Claim(_grid_no_test, source="benchmarks/RESULTS.md, issue 45 grid: the no-test column's largest share"),
+    Claim(_grid_power, source="benchmarks/RESULTS.md, issue 45 grid: power row 30 problems, n = 8"),
     Claim(_subsampling_benchmark, source="benchmarks/RESULTS.md, paired m-out-of-n subsampling test: its setting line"),
     Claim(_worked_example, source="fgrpo_sim.core.group_success_rate / focal_weight on [[1,0,0,0],[1,1,1,0]]"),
     Claim(_log_ratio_clamp, source="fgrpo_sim.core.losses._MAX_LOG_RATIO"),

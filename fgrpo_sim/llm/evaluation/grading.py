@@ -91,6 +91,62 @@ _ANSWER_PHRASE = re.compile(
 )
 
 
+#: A committed answer in prose: "option C is correct", "choice (B) is the right one", "(D) is the correct answer".
+_PROSE_COMMIT = re.compile(r"(?:\b(?i:option|choice)\s+[(\[]?([A-D])[)\]]?|[(\[]([A-D])[)\]])\s+(?i:is)\s+"
+                           r"(?i:the\s+)?(?i:correct|right)\b")
+#: Before a prose commitment, words that make it a supposition ("if option C is correct, ...").
+_SUPPOSED = re.compile(r"\b(?i:if|whether|assume|assuming|suppose|supposing|unless)\b[^.;:!?]*$")
+#: Where the value after an answer phrase ends: a comma, semicolon, a sentence's full stop, or "because" etc.
+_VALUE_CLAUSE_END = re.compile(r"[,;]|\.(?=\s|$)|\s(?i:because|since|as|which|so|given)\b")
+#: A value followed by its option's letter in brackets: "6.4 eV (D)".
+_TRAILING_LETTER = re.compile(r"(?P<value>.*?)\s*[(\[]\s*(?P<letter>[A-D])\s*[)\]]\s*")
+
+
+def _prose_commitments(completion: str, choices: list[str] | None) -> list[tuple[int, list[str]]]:
+    """(position, letters) of each "option C is correct" not under an "if"; the letters its line offers beside
+    it with a hedging word are added ("either option B or option C is correct" is a hedge)."""
+    found = []
+    for match in _PROSE_COMMIT.finditer(completion):
+        line_start = completion.rfind("\n", 0, match.start()) + 1
+        before = completion[line_start:match.start()]
+        if _SUPPOSED.search(before) or re.search(r"\b(?i:not|never)\s*$", before):
+            continue
+        line = completion[line_start:].partition("\n")[0]
+        offered = _offered_letters(line[:match.start() - line_start] + " " + line[match.end() - line_start:], choices)
+        found.append((match.start(), [match.group(1) or match.group(2), *offered]))
+    return found
+
+
+def _prose_value(line: str, choices: list[str] | None) -> list[str] | None:
+    """The letters of an answer phrase's line that gives a value, with or without its letter: "The answer is
+    1.6 eV." (the value of exactly one option), "Answer: 6.4 eV (D)". A value of another option than the letter
+    beside it, or another option's value offered with a hedging word after it ("1.6 eV, or maybe 6.4 eV"), makes
+    two letters (a hedge); a hedging word naming no option's value gives no answer. None: no value named."""
+    end = _VALUE_CLAUSE_END.search(line)
+    clause, rest = (line[:end.start()], line[end.start():]) if end else (line, "")
+    clause = clause.strip().strip("*").strip()
+    tagged = _TRAILING_LETTER.fullmatch(clause)
+    letters = [tagged["letter"]] if tagged else []
+    value = _value_letter(tagged["value"] if tagged else clause, choices) if (tagged["value"] if tagged else clause) else None
+    if not (value or tagged):
+        return None
+    letters = list(dict.fromkeys(letters + (value or [])))
+    listed = re.match(r"\s*[,;/]\s*(?:(?i:and|or)\s+)?", rest)
+    if listed:  # "3.2 eV, 0.8 eV": a list of values names each
+        following = rest[listed.end():]
+        stop = _VALUE_CLAUSE_END.search(following)
+        letters += _value_letter(following[:stop.start()] if stop else following, choices) or []
+        letters = list(dict.fromkeys(letters))
+    if _HEDGE_WORD.search(_plain(rest)):
+        key = _value_key(rest)
+        others = [LETTERS[i] for i, c in enumerate((choices or [])[:4]) if _value_key(str(c)) and _value_key(str(c)) in key]
+        others += _offered_letters(rest, choices)
+        if not [x for x in others if x not in letters]:
+            return None  # a hedge naming no option: no committed answer
+        letters += others
+    return letters
+
+
 def _plain(text: str) -> str:
     return _MARKUP.sub(" ", text.replace("\\&", "&"))
 
@@ -149,6 +205,10 @@ def _number_text(text: str) -> str:
     as "-", x and \\cdot between a number and a power of ten as \\times, no spaces or markup."""
     text = re.sub(r"\\[dt]frac(?![A-Za-z])", r"\\frac", text).replace("\u2212", "-").replace("\u00d7", "\\times ")
     text = re.sub(r"\^\s*\{?\s*\\circ\s*\}?", "\u00b0", text)  # 90^\circ = 90\u00b0
+    # a unit to the power -1 after a separator divides: m\,s^{-1} = m s^-1 = \text{m}\cdot\text{s}^{-1} = m/s
+    # (before the spaces go)
+    text = re.sub(r"\\(?:text|mathrm|rm|mbox)\s*\{([A-Za-z]+)\}", r" \1", text)
+    text = re.sub(r"(?:\\[,;: ]|\\cdot|\s|\u00b7)+([A-Za-z]+)\s*(?:\^\s*\{\s*-\s*1\s*\}|\^\s*-\s*1|\u207b\u00b9)", r"/\1", text)
     text = re.sub(r"\\(?:left|right)(?![A-Za-z])|\\[!,;: ]", "", re.sub(r"\\cdot(?![A-Za-z])", r"\\times", text))
     text = re.sub(r"\s+|\$", "", re.sub(r"\\(?:text|mathrm|rm|mbox)\s*\{([^{}]*)\}", r"\1", text))
     return re.sub(r"(?<=\d)x(?=10\^)", r"\\times", text)  # 3.0 x 10^8
@@ -260,8 +320,11 @@ def _explicit_answers(completion: str, choices: list[str] | None = None) -> list
         if letters is None:
             letters = _lower_letters_at(plain)
             letters = letters + _offered_letters(plain, choices) if letters else None
+        if letters is None:  # "The answer is 1.6 eV.", "Answer: 6.4 eV (D)"
+            letters = _prose_value(line, choices)
         if letters:
             answers.append((phrase.start(), letters))
+    answers += _prose_commitments(completion, choices)
     return sorted(answers, key=lambda answer: answer[0])
 
 

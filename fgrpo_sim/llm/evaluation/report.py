@@ -22,9 +22,10 @@ compute is at most the selected baseline's. Averages are plain means over the be
 
 Significance: for every comparison, focal run and benchmark, a paired test of pass@1 and pass@k between the
 selected focal and baseline checkpoints (`fgrpo_sim.metrics.paired_tests`, as `fgrpo passk --compare`): by
-default the u-statistic z-test (measured size about alpha; k <= n / 2), or by name App. Q's m-out-of-n
-subsampling test (the paper's marks; m = min(256, n // 4) unless given; k <= m). A significant per-benchmark
-difference is marked "*" in its comparison's row; the table's note names the test, alpha and the untested
+default the exact conditional test (size alpha at any problem count, n and k <= n; seeded), by name the
+u-statistic z-test (k <= n / 2) or App. Q's m-out-of-n subsampling test (the paper's marks; m = min(256, n // 4) unless given; k <= m). A significant per-benchmark
+difference is marked "*" in its comparison's row (each row names its comparison and run; the figure rings
+such focal points); the table's note names the test, alpha and the untested
 cells, and selection.json keeps each test's difference, interval and p-value. The marks belong to their
 comparison: a focal run in two comparisons (Table 3: F-GRPO vs GRPO and vs GRPO low-LR) has a mark per
 comparison. Averages are not tested (the paper's test is per benchmark). The benchmarks' problems are held
@@ -204,12 +205,13 @@ def select_checkpoints(checkpoints: list[Checkpoint]) -> list[Checkpoint]:
     return chosen
 
 
-def significance(chosen: list[Checkpoint], k: int, test: str = "u-statistic", m: int | None = None,
+def significance(chosen: list[Checkpoint], k: int, test: str = "conditional", m: int | None = None,
                  iterations: int = 50_000, seed: int = 0, alpha: float = 0.05, progress: bool = False
                  ) -> dict[tuple[str, str, str], dict[str, Any]]:
     """(comparison, focal run, benchmark) -> that comparison's test of the focal run vs its baseline:
     {"comparison", "run", "baseline_run", "benchmark", "test", "alpha", "m" (app-q), "pass1": result, "passk":
-    result or None (untested: k > n / 2, or k > m under app-q)}, a result being {"k", "difference", "ci_low",
+    result or None (untested: k > n / 2 under u-statistic, k > m under app-q, or no split can differ under
+    conditional)}, a result being {"k", "difference", "ci_low",
     "ci_high", "p_value", "significant"} (difference and interval in percentage points, as the table).
     `test`, m, iterations, seed: as `fgrpo passk --compare` (`fgrpo_sim.metrics.paired_tests`)."""
     from fgrpo_sim.metrics import run_paired_test, subsample_size
@@ -236,12 +238,23 @@ def significance(chosen: list[Checkpoint], k: int, test: str = "u-statistic", m:
             test, a.n, a.c, b.n[order], b.c[order], ks, alpha=alpha, m=size, iterations=iterations, seed=seed).rows()}
         result = {kk: {"k": kk, "significant": row["significant"], "p_value": row["p_value"],
                        **{key: 100 * row[key] for key in ("difference", "ci_low", "ci_high")}}
-                  for kk, row in rows.items()}
+                  for kk, row in rows.items() if "skipped" not in row}  # the conditional test's "no test": none
         marks[(focal.comparison, focal.run, bench)] = {
             "comparison": focal.comparison, "run": focal.run, "baseline_run": base.run, "benchmark": bench,
             "test": test, "alpha": alpha, **({"m": size} if size is not None else {}),
             "pass1": result.get(1), "passk": result.get(k)}
     return marks
+
+
+def _significant_benchmarks(c: Checkpoint, marks: dict) -> dict[str, list[str]]:
+    """Per kind (math, ood), the benchmarks where this focal checkpoint's own comparison test marks pass@1 or
+    pass@k significant (the figure rings such points); empty for a baseline."""
+    out: dict[str, list[str]] = {"math": [], "ood": []}
+    for bench in c.scores:
+        mark = marks.get((c.comparison, c.run, bench), {})
+        if any(mark.get(key) and mark[key]["significant"] for key in ("pass1", "passk")):
+            out["ood" if bench in OOD_BENCHMARKS else "math"].append(bench)
+    return out
 
 
 def _star(result: dict | None) -> str:
@@ -273,12 +286,14 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 
 def build_table(chosen: list[Checkpoint], k: int, marks: dict | None = None,
                 paper: dict[str, dict[str, Any]] | None = None) -> tuple[list[str], list[list[str]]]:
-    """Header and rows (strings) of the Table 1/2/3/6-shaped table: per benchmark pass@1 / pass@k, averages."""
+    """Header and rows (strings) of the Table 1/2/3/6-shaped table: comparison, method, run, epoch, step, per
+    benchmark pass@1 / pass@k, averages."""
     marks, paper = marks or {}, paper or {}
     benches = sorted({b for c in chosen for b in c.scores},
                      key=lambda b: (b in OOD_BENCHMARKS, MATH_ORDER.index(b) if b in MATH_ORDER
                                     else (OOD_BENCHMARKS.index(b) if b in OOD_BENCHMARKS else 99), b))
-    header = ["method", "epoch", "step"] + benches + ["math avg", "OOD avg"]
+    # a run can sit in two comparisons (Table 3: F-GRPO vs GRPO and vs GRPO low-LR): each row names both
+    header = ["comparison", "method", "run", "epoch", "step"] + benches + ["math avg", "OOD avg"]
     with_dnll = any(c.dnll_rare is not None for c in chosen)
     with_paper = any(c.paper_row for c in chosen)
     header += ["dNLL_rare"] if with_dnll else []
@@ -287,7 +302,7 @@ def build_table(chosen: list[Checkpoint], k: int, marks: dict | None = None,
         header += ["paper dNLL_rare"] if with_dnll else []
     rows = []
     for c in chosen:
-        cells = [c.method, str(c.epoch), str(c.step)]
+        cells = [c.comparison, c.method, c.run, str(c.epoch), str(c.step)]
         for b in benches:
             p1, pk = c.scores[b]
             mark = marks.get((c.comparison, c.run, b), {})  # this comparison's test: a run may sit in two
@@ -370,6 +385,10 @@ def test_note(marks: dict, k: int) -> str:
     if untested and k != 1:
         reason = untested_reason(test, sizes[0] if sizes else None).split(" = ")[0]
         note += f" pass@{k} untested ({reason}) for: {', '.join(untested)}."
+    no_pass1 = sorted(f"{mark['run']}/{mark['benchmark']} ({mark['comparison']})" for mark in marks.values()
+                      if mark["pass1"] is None)
+    if no_pass1:  # the conditional test where every problem is all correct or all wrong in both runs
+        note += f" pass@1 untested ({untested_reason(test, None)}) for: {', '.join(no_pass1)}."
     return note
 
 
@@ -403,12 +422,12 @@ def to_latex(header: list[str], rows: list[list[str]], k: int, title: str | None
     return "\n".join(lines) + "\n"
 
 
-def build_report(manifest: str | Path, *, k: int = 256, test: str = "u-statistic", m: int | None = None,
+def build_report(manifest: str | Path, *, k: int = 256, test: str = "conditional", m: int | None = None,
                  iterations: int | None = None, seed: int = 0, paper_csv: str | Path | None = PAPER_CSV,
                  progress: bool = False, title: str | None = None) -> dict[str, Any]:
     """Everything `fgrpo llm report` writes: selection, markdown and LaTeX tables (under `title`), figure data.
-    test: the paired test of the marks ("u-statistic" or "app-q"); m and iterations (default 50,000) are
-    app-q's, refused with the u-statistic test."""
+    test: the paired test of the marks ("conditional", "u-statistic" or "app-q"); m and iterations (default
+    50,000) are app-q's, refused with the other tests; seed: the conditional test's and app-q's."""
     from fgrpo_sim.validation import check_integer
 
     from fgrpo_sim.metrics.paired_tests import check_test
@@ -430,7 +449,7 @@ def build_report(manifest: str | Path, *, k: int = 256, test: str = "u-statistic
     header, rows = build_table(chosen, k, marks, paper)
     points = [{"label": c.method, "comparison": c.comparison, "role": c.role, "step": c.step, "key": checkpoint_key(c),
                "math": (c.average("math", 0), c.average("math", 1)), "ood": (c.average("ood", 0), c.average("ood", 1)),
-               "paper": paper.get(c.paper_row or "")} for c in chosen]
+               "paper": paper.get(c.paper_row or ""), "significant": _significant_benchmarks(c, marks)} for c in chosen]
     return {"k": k, "selected": [c.summary() for c in chosen], "all_checkpoints": [c.summary() for c in checkpoints],
             "significance": list(marks.values()),
             "markdown": to_markdown(header, rows, k, title, marks), "latex": to_latex(header, rows, k, title, marks),
