@@ -3,13 +3,11 @@
 The headline setting (`group_size_report.headline_reports`: default population, equal steps, Adam at its smaller
 lr 0.01, orthogonal map, rare mass 0.02) is trained twice, with the F-GRPO arms' weight estimate X / N
 (alpha = 0, the committed study) and (X + 1/2) / (N + 1) (alpha = 0.5). GRPO and the low-LR controls have
-gamma = 0, so alpha does not enter their updates; their rows still differ between the two runs, because every
-row of a (population, batch seed) draws its counts from one shared generator and the F-GRPO rows' other policy
-shifts what the later draws see. That difference is sampling noise of the GRPO dip itself, and the record keeps
-both runs' GRPO verdicts so a reader sees its size.
+gamma = 0, so alpha does not enter their updates, and every row draws its counts from its own key (issue 44), so
+their rows are the same in both runs (the record keeps both runs' GRPO verdicts, which shows it).
 
-The record (one JSON object; `python -m fgrpo_sim.sim.smoothing_study RECORD`; 37 s of CPU measured, minutes of
-wall time on a busy machine):
+The record (one JSON object; `python -m fgrpo_sim.sim.smoothing_study RECORD`; 62 s of CPU and 66 s wall measured at
+load ~15 on 2 cores):
   * `runs`: per alpha, GRPO's verdict (lowest N, flank intervals), each F-GRPO arm's own lowest N and flank
     verdict, and `fgrpo_at_lowest` (F-GRPO minus GRPO and minus its control at that run's lowest N);
   * `smoothed_minus_raw`: per gamma and N, F-GRPO(alpha 0.5) minus F-GRPO(alpha 0) held-out pass@256, a paired

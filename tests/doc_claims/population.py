@@ -447,16 +447,23 @@ def _smoothing_edge() -> str:
 
 
 def _smoothing_grpo() -> str:
+    """GRPO's rows in the two runs (each row draws from its own key, so alpha cannot move them) and which F-GRPO
+    arms dip in which run."""
     from fgrpo_sim.sim.group_size_report import format_interval
 
     raw, smooth = _smoothing()["runs"]
     assert (raw["focal_smoothing"], smooth["focal_smoothing"]) == (0.0, 0.5)
-    dips = [arm["verdict"].startswith("dip") for run in (raw, smooth) for arm in run["fgrpo_arms"]]
-    return (f"in the smoothed run its lowest N is {smooth['grpo_observed_lowest_N']}, not "
-            f"{raw['grpo_observed_lowest_N']} (flanks {format_interval(smooth['grpo_first_minus_lowest'])} and "
-            f"{format_interval(smooth['grpo_last_minus_lowest'])}): its rows draw their counts from one generator with "
-            f"the F-GRPO rows, so the dip moves within its own noise. F-GRPO itself dips in "
-            f"{'neither run' if not any(dips) else 'some run'}.")
+    same = all(raw[key] == smooth[key] for key in ("grpo_observed_lowest_N", "grpo_first_minus_lowest",
+                                                   "grpo_last_minus_lowest"))
+    parts = []
+    for arm_raw, arm_smooth in zip(raw["fgrpo_arms"], smooth["fgrpo_arms"]):
+        dips = [name for name, arm in (("raw", arm_raw), ("smoothed", arm_smooth)) if arm["verdict"].startswith("dip")]
+        where = ("in neither run" if not dips else "in both runs" if len(dips) == 2 else
+                 f"only in the {dips[0]} run (at N = {(arm_raw if dips[0] == 'raw' else arm_smooth)['observed_lowest_N']}, "
+                 f"N = 2 flank {format_interval((arm_raw if dips[0] == 'raw' else arm_smooth)['first_minus_lowest'])})")
+        parts.append(f"gamma {arm_raw['gamma']:g} {where}")
+    return (f"GRPO's rows {'are the same in both runs' if same else 'differ between the runs'} (each row draws from "
+            f"its own key; lowest N = {raw['grpo_observed_lowest_N']}). F-GRPO dips: {'; '.join(parts)}.")
 
 
 CLAIMS = [
