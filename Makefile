@@ -20,7 +20,7 @@ OLDEST_TESTS := tests/test_bad_input_corpus.py tests/test_cli_*.py tests/test_va
 	tests/test_doc_commands.py tests/test_llm_grading.py tests/test_llm_rewards.py tests/test_llm_trainer.py \
 	tests/test_notebooks.py
 
-.PHONY: install install-verl test test-oldest rehearsal figures figures-commit notebooks gpu-check docs clean
+.PHONY: install install-verl test test-oldest rehearsal figures figures-commit notebooks gpu-check docs theory-generated clean
 
 # uv installs the venvs when it is on PATH (about 5x faster here, benchmarks/RESULTS.md "Install times"), else pip;
 # `make UV=` forces pip. uv ignores pip.conf and PIP_*, so tools/uv_index_args.py hands it pip's package sources.
@@ -100,6 +100,11 @@ gpu-check:
 # commands' output; tests/test_doc_numbers.py fails while one is stale.
 docs: $(STAMP)
 	cd tests && ../$(BIN)/python doc_census.py
+
+# Rewrites fgrpo_sim/theory/_generated/ (the lambdified closed forms, shipped as package source) from the sympy
+# derivations marked @closed_form; tests/test_theory_generated.py fails while one is stale.
+theory-generated: $(STAMP)
+	$(BIN)/python -m fgrpo_sim.theory.generate
 
 clean:
 	rm -rf $(VENV) $(VERL_VENV) $(OLDEST_VENV) build *.egg-info .pytest_cache

@@ -4,7 +4,7 @@
   is a link to that folder, so the paths the docs print work in a clone too).
 - `committed_result(name)`: the committed results the figures and docs read, `fgrpo_sim/results/NAME`. The
   commands that regenerate them write there (docs/population.md, docs/maze.md), so there is one copy.
-- `cache_dir()`: what is built once per machine (the compiled sampler, lambdified theory), not shipped.
+- `cache_dir()`: what is built once per machine (the compiled sampler), not shipped.
 - `resolve_recipe(value)`: a recipe named on the command line. The user's own file wins; otherwise the name
   is looked up among the shipped recipes, with or without the `recipes/` prefix the docs print, so
   `fgrpo llm train --config qwen2.5-7b/f-grpo.yaml` works from any folder.
@@ -27,7 +27,7 @@ def _package_folder(name: str) -> Path:
 
 
 def cache_dir() -> Path:
-    """Where the package keeps what it builds once per machine (the compiled sampler, lambdified theory):
+    """Where the package keeps what it builds once per machine (the compiled sampler, in a private folder):
     $FGRPO_CACHE_DIR, else $XDG_CACHE_HOME or ~/.cache, then fgrpo-sim."""
     base = os.environ.get("FGRPO_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "fgrpo-sim"

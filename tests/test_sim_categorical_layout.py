@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
+import os
 import subprocess
 import sys
 import tomllib
@@ -68,4 +69,4 @@ def test_compiled_kernel_cache_follows_the_kernel_source(monkeypatch, tmp_path):
     monkeypatch.setenv("FGRPO_CACHE_DIR", str(tmp_path))
     edited = sampling.library_path(source + "\n/* edited */\n")
     assert edited != sampling.library_path(source)
-    assert edited.parent == tmp_path / "fgrpo-sim"
+    assert edited.parent == tmp_path / "fgrpo-sim" / f"native-{os.geteuid()}"  # this user's private folder

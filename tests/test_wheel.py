@@ -131,3 +131,17 @@ def test_a_committed_record_prints_from_outside_the_clone(installed):
                          "population-group-size.jsonl", "--rare-mass", "0.02", "--markdown", "--brief")
     assert proc.returncode == 0, proc.stderr
     assert "|Adam, orthogonal|" in proc.stdout
+
+
+def test_theory_numbers_come_from_the_shipped_generated_source(installed):
+    """The lambdified closed forms are package modules (theory/_generated/), not a cache: the wheel carries every
+    one, and a theory command needs no sympy to derive and writes nothing to the cache folder (issue 43)."""
+    from fgrpo_sim.theory import lambdified
+
+    shipped = {Path(n).stem for n in installed["names"] if n.startswith("fgrpo_sim/theory/_generated/")}
+    assert set(lambdified.DERIVATIONS) <= shipped
+    proc = run_installed(installed, "-m", "fgrpo_sim", "theory", "tail-miss", "--n", "8", "--mu", "0.5", "--tau",
+                         "0.05", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["probability"] == pytest.approx(0.95**8 - 0.45**8 - 0.5**8, rel=1e-12)
+    assert not list((installed["work"] / "cache").glob("fgrpo-sim/lambdified-*"))

@@ -22,7 +22,7 @@ from functools import cache
 import numpy as np
 
 from fgrpo_sim.validation import check_integer, check_range
-from fgrpo_sim.theory.lambdified import lambdified
+from fgrpo_sim.theory.lambdified import closed_form, lambdified
 
 # Classes of actions after one group is drawn, with the reward each class receives.
 CLASSES = ("A", "B", "U_pos", "U_neg")  # sampled correct, sampled incorrect, unsampled correct / incorrect
@@ -100,9 +100,10 @@ def printed_mass_changes():
 
 @cache
 def _numeric_mass_changes():
-    return lambdified("mass_changes", _derive_mass_changes)
+    return lambdified("mass_changes")
 
 
+@closed_form("mass_changes")
 def _derive_mass_changes():
     import sympy as sp
 
@@ -225,9 +226,10 @@ def symbolic_inclusion_probability():
 
 @cache
 def _numeric_inclusion():
-    return lambdified("inclusion", _derive_inclusion)
+    return lambdified("inclusion")
 
 
+@closed_form("inclusion")
 def _derive_inclusion():
     import sympy as sp
 

@@ -20,7 +20,7 @@ from functools import cache
 import numpy as np
 
 from fgrpo_sim.validation import check_choice, check_range
-from fgrpo_sim.theory.lambdified import lambdified
+from fgrpo_sim.theory.lambdified import closed_form, lambdified
 
 LR_WEIGHTS = ("mean_abs_advantage", "variance")
 
@@ -110,16 +110,27 @@ def pochhammer_form(expr):
     return rewritten
 
 
+def _derive_lr_multiplier(weight: str):
+    import sympy as sp
+
+    from fgrpo_sim.theory.symbols import gamma
+
+    return sp.lambdify(gamma, pochhammer_form(symbolic_lr_multiplier(weight)), modules=["scipy", "numpy"])
+
+
+@closed_form("lr_multiplier_mean_abs_advantage")
+def _derive_lr_multiplier_mean_abs_advantage():
+    return _derive_lr_multiplier("mean_abs_advantage")
+
+
+@closed_form("lr_multiplier_variance")
+def _derive_lr_multiplier_variance():
+    return _derive_lr_multiplier("variance")
+
+
 @cache
 def _numeric_lr_multiplier(weight: str):
-    def derive():
-        import sympy as sp
-
-        from fgrpo_sim.theory.symbols import gamma
-
-        return sp.lambdify(gamma, pochhammer_form(symbolic_lr_multiplier(weight)), modules=["scipy", "numpy"])
-
-    return lambdified(f"lr_multiplier-{weight}", derive)
+    return lambdified(f"lr_multiplier_{weight}")
 
 
 def lr_multiplier(gamma, weight: str = "mean_abs_advantage"):

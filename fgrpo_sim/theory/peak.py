@@ -24,7 +24,7 @@ import numpy as np
 
 from fgrpo_sim.theory.tail_miss import tail_miss_probability
 from fgrpo_sim.validation import _fmt, broadcast_named, check_range
-from fgrpo_sim.theory.lambdified import lambdified
+from fgrpo_sim.theory.lambdified import closed_form, lambdified
 
 
 MAX_PEAK_GROUP_SIZE = 2.0**53  # integers above this are not exact in float64, and N* must be one
@@ -114,9 +114,10 @@ def _log_rate_values(point):
 
 @cache
 def _numeric_scaled_slope_in_log_rates():
-    return lambdified("scaled_slope", _derive_scaled_slope_in_log_rates)
+    return lambdified("scaled_slope")
 
 
+@closed_form("scaled_slope")
 def _derive_scaled_slope_in_log_rates():
     """h rearranged so no term cancels against another: with log(mu - tau) = L_a + L_x and
     log(1 - mu) = L_a + L_y, h = -L_a expm1(N L_x) - x^N L_x - y^N (L_a + L_y). The plain form subtracts
@@ -134,9 +135,10 @@ def _derive_scaled_slope_in_log_rates():
 
 @cache
 def _numeric_step_sign_in_log_rates():
-    return lambdified("step_sign", _derive_step_sign_in_log_rates)
+    return lambdified("step_sign")
 
 
+@closed_form("step_sign")
 def _derive_step_sign_in_log_rates():
     """g(N) = [Pr(B)(N + 1) - Pr(B)(N)] / (1 - tau)^N = -tau + (1 - mu + tau) x^N + mu y^N; its sign says
     whether N + 1 beats N. Each term is positive or exact, so its error is a few ulp of the largest term."""

@@ -31,7 +31,7 @@ from functools import cache
 import numpy as np
 
 from fgrpo_sim.validation import _fmt, broadcast_named, check_integer, check_range
-from fgrpo_sim.theory.lambdified import lambdified
+from fgrpo_sim.theory.lambdified import closed_form, lambdified
 
 # Regions of one rollout's outcome, as (name, is_correct); masses are filled in from sympy symbols.
 _REGIONS = ("E", "C", "W")  # E: rare correct subset, C: other correct outcomes, W: incorrect
@@ -114,9 +114,10 @@ def verify_rearrangement() -> bool:
 
 @cache
 def _numeric_kernel():
-    return lambdified("activity_kernel", _derive_kernel)
+    return lambdified("activity_kernel")
 
 
+@closed_form("activity_kernel")
 def _derive_kernel():
     import sympy as sp
 

@@ -6,7 +6,8 @@ batch of runs is sampled as one [runs, actions] count tensor.
 Two exact samplers share one interface:
 
 * `native` (CPU): a small C kernel (`kernel.c`, shipped beside this module), compiled with the system C
-  compiler on first use and cached under $FGRPO_CACHE_DIR by a hash of its text, the machine and the CPU.
+  compiler on first use and kept in a private folder of $FGRPO_CACHE_DIR by a hash of its text, the machine and
+  the CPU; loaded only under `compiled.py`'s trust rule (owner, mode, content hash).
   Per run it draws the N uniforms bucket by bucket (counts in min(N, 2^22) equal buckets first, then
   fresh positions inside each bucket, which is the same law as N i.i.d. uniforms), so they come out
   sorted in O(N) expected time;
@@ -34,17 +35,11 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import math
-import os
-import platform
-import subprocess
-import sys
-import tempfile
 import warnings
-from pathlib import Path
 
 import torch
 
-from fgrpo_sim.packaged import cache_dir
+from fgrpo_sim.sim.categorical.compiled import library_path, load_library  # noqa: F401 (library_path: tests)
 from fgrpo_sim.validation import check_choice
 
 SAMPLERS = ("auto", "native", "torch")
@@ -54,16 +49,6 @@ _LIB = None
 _LIB_ERROR: str | None = None
 
 
-def _cpu_signature() -> str:
-    """CPU model and feature flags (Linux), so a cached -march=native build never runs on another CPU."""
-    try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
-    except OSError:
-        return platform.processor()
-    keep = [ln for ln in lines if ln.startswith(("model name", "flags"))][:2]
-    return "\n".join(keep)
-
-
 def kernel_source() -> str:
     """The C source of the native kernels (package data, so a wheel carries it)."""
     from importlib.resources import files
@@ -71,39 +56,14 @@ def kernel_source() -> str:
     return files(__package__).joinpath(KERNEL_FILE).read_text(encoding="utf-8")
 
 
-def library_path(source: str) -> Path:
-    """Where the compiled `source` is cached: a changed kernel, machine or CPU gets a new file."""
-    digest = hashlib.sha256((source + platform.machine() + sys.platform + _cpu_signature()).encode()).hexdigest()[:16]
-    return cache_dir() / f"count_sampler_{digest}.so"
-
-
 def _load_native():
-    """Compile (once, cached by source hash) and load the C sampler; None if no compiler works."""
+    """Compile (once per user and machine, `compiled.py`'s trust rule) and load the C sampler; None if no compiler
+    works."""
     global _LIB, _LIB_ERROR
     if _LIB is not None or _LIB_ERROR is not None:
         return _LIB
     try:
-        source = kernel_source()
-        lib_path = library_path(source)
-        cache = lib_path.parent
-        if not lib_path.exists():
-            cache.mkdir(parents=True, exist_ok=True)
-            compiler = os.environ.get("CC", "cc")
-            with tempfile.TemporaryDirectory(dir=cache) as tmp:
-                src = Path(tmp) / "count_sampler.c"
-                src.write_text(source)
-                out = Path(tmp) / "count_sampler.so"
-                # -fno-trapping-math lets gcc turn the clamps of exp into vector min/max; -march=native
-                # doubles the vector width where AVX2 exists (the cache key includes the CPU's flags)
-                base_cmd = [compiler, "-O3", "-fno-math-errno", "-fno-trapping-math", "-shared", "-fPIC", "-std=c11",
-                            str(src), "-o", str(out)]
-                result = subprocess.run(base_cmd[:2] + ["-march=native"] + base_cmd[2:], capture_output=True, text=True)
-                if result.returncode != 0:
-                    result = subprocess.run(base_cmd, capture_output=True, text=True)
-                if result.returncode != 0:
-                    raise RuntimeError(result.stderr.strip().splitlines()[-1] if result.stderr else "compiler failed")
-                os.replace(out, lib_path)  # atomic: concurrent first uses never load a half-written file
-        lib = ctypes.CDLL(str(lib_path))
+        lib = load_library(kernel_source())
         ptr, i64, u64, dbl, cint = ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64, ctypes.c_double, ctypes.c_int
         for name in ("sample_counts_f32", "sample_counts_f64"):
             fn = getattr(lib, name)
