@@ -72,15 +72,16 @@ def connect(executor: Executor) -> bool:
 
     import ray
 
-    if ray.is_initialized():
-        return False
     address = cluster_address(executor)
+    name = "--ray-address" if executor.address else "RAY_ADDRESS"
+    if address is not None:
+        _check_reachable(address, name)
+    if ray.is_initialized():  # a session this process holds (a test's, a notebook's): the chunks join it
+        return False
     quiet = dict(logging_level=logging.ERROR, log_to_driver=False, configure_logging=True)
     if address is None:
         ray.init(num_cpus=executor.cpus or os.cpu_count(), include_dashboard=False, **quiet)
         return True
-    name = "--ray-address" if executor.address else "RAY_ADDRESS"
-    _check_reachable(address, name)
     try:
         ray.init(address=address, **quiet)
     except (ConnectionError, TimeoutError, RuntimeError) as exc:  # Ray's own words, on one line
