@@ -174,3 +174,12 @@ def test_ray_options_need_executor_ray(run_cli, tmp_path, option):
     result = run_cli(*CATEGORICAL, "--out", tmp_path / "t.csv", *option)
     assert result.exit_code == 2
     assert result.stderr.strip() == f"fgrpo: error: {option[0]} needs --executor ray"
+
+
+def test_ray_cpus_with_a_cluster_address_is_refused(run_cli, tmp_path, monkeypatch):
+    require("ray")
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{_closed_port()}")  # the cap would be dropped in silence
+    result = run_cli(*CATEGORICAL, "--out", tmp_path / "t.csv", *RAY, "--ray-cpus", "2")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("fgrpo: error: ray_cpus (--ray-cpus) sizes a local Ray, but RAY_ADDRESS names")
+    assert len(result.stderr.strip().splitlines()) == 1

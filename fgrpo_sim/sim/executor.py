@@ -75,6 +75,9 @@ def connect(executor: Executor) -> bool:
     address = cluster_address(executor)
     name = "--ray-address" if executor.address else "RAY_ADDRESS"
     if address is not None:
+        if executor.cpus is not None:  # a cluster has its own CPUs: the cap would be dropped in silence
+            raise ValueError(f"ray_cpus (--ray-cpus) sizes a local Ray, but {name} names a cluster ({address}); "
+                             "give only one")
         _check_reachable(address, name)
     if ray.is_initialized():  # a session this process holds (a test's, a notebook's): the chunks join it
         return False
