@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-EXTRAS := dev,llm,notebooks
+# cluster: Ray for `--executor ray` (tests/test_ray_executor.py runs on a local Ray in `make test`)
+EXTRAS := dev,llm,notebooks,cluster
 STAMP := $(VENV)/.installed
 BASE_STAMP := $(VENV)/.installed-base
 # verl gets a venv of its own: its hydra-core pins antlr4 4.9, under which math-verify cannot parse
@@ -10,6 +11,8 @@ BASE_STAMP := $(VENV)/.installed-base
 VERL_VENV := .venv-verl
 VERL_EXTRAS := dev,llm,verl
 VERL_STAMP := $(VERL_VENV)/.installed
+# the base dependencies and Ray alone (`make install-cluster`); a full install also satisfies it
+CLUSTER_STAMP := $(VENV)/.installed-cluster
 # the lowest versions pyproject.toml allows (constraints-oldest.txt), in a scratch venv of their own
 OLDEST_VENV := .venv-oldest
 OLDEST_STAMP := $(OLDEST_VENV)/.installed
@@ -20,7 +23,7 @@ OLDEST_TESTS := tests/test_bad_input_corpus.py tests/test_cli_*.py tests/test_va
 	tests/test_doc_commands.py tests/test_llm_grading.py tests/test_llm_rewards.py tests/test_llm_trainer.py \
 	tests/test_notebooks.py
 
-.PHONY: install install-verl test test-oldest rehearsal figures figures-commit notebooks gpu-check docs theory-generated clean
+.PHONY: install install-verl install-cluster test test-oldest rehearsal figures figures-commit notebooks gpu-check docs theory-generated clean
 
 # uv installs the venvs (about 5x faster here, benchmarks/RESULTS.md "Install times"): the uv on PATH, else one that
 # pip puts into a venv of its own, build/uv (one wheel, seconds), so a fresh clone gets the fast installs too; where
@@ -61,6 +64,14 @@ $(OLDEST_STAMP): pyproject.toml constraints-oldest.txt | $(UV_NEEDED)
 install: $(STAMP)
 
 install-verl: $(VERL_STAMP)
+
+# `--executor ray` on the simulate commands: the cluster extra into .venv (what every node of a cluster needs)
+$(CLUSTER_STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	test -f $(STAMP) -a $(STAMP) -nt pyproject.toml -a $(STAMP) -nt constraints.txt || $(call install_into,$(VENV),cluster)
+	touch $(CLUSTER_STAMP)
+
+install-cluster: $(CLUSTER_STAMP)
 
 # Everything but verl in .venv, then the verl tests in .venv-verl. FGRPO_TEST_EXTRAS names the extras each venv
 # promises: a test whose extra is promised fails when its package is missing; elsewhere it skips (tests/extras.py).

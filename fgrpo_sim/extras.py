@@ -1,7 +1,8 @@
 """Which optional extra (pyproject's [project.optional-dependencies]) brings which importable package.
 
 A base install (`pip install fgrpo-sim`, or `make figures`' .venv) has the theory, simulators and figures; the LLM
-commands and the Maze experiment need the `llm` extra, the verl plugin the `verl` one. A command run without its
+commands and the Maze experiment need the `llm` extra, the verl plugin the `verl` one, `--executor ray` the
+`cluster` one (ray; the verl extra brings it too). A command run without its
 extra fails in one line that names the extra and the command installing it (`missing_extra_line`, used by
 cli.main), not with a ModuleNotFoundError traceback. tests/extras.py uses the same table.
 """
@@ -12,12 +13,12 @@ from __future__ import annotations
 EXTRA_OF = {
     "trl": "llm", "transformers": "llm", "accelerate": "llm", "datasets": "llm", "math_verify": "llm",
     "if_verifiable": "llm", "yaml": "llm", "huggingface_hub": "llm", "safetensors": "llm", "tokenizers": "llm",
-    "verl": "verl", "ray": "verl", "hydra": "verl", "omegaconf": "verl", "transfer_queue": "verl",
+    "verl": "verl", "ray": "cluster", "hydra": "verl", "omegaconf": "verl", "transfer_queue": "verl",
     "vllm": "vllm", "deepspeed": "deepspeed",
     "jupytext": "notebooks", "nbclient": "notebooks", "ipykernel": "notebooks", "nbconvert": "notebooks",
 }
 #: the clone's make target that builds the environment holding each extra (README, "Which environment")
-MAKE_TARGET = {"verl": "make install-verl"}
+MAKE_TARGET = {"verl": "make install-verl", "cluster": "make install-cluster"}
 
 
 def install_line(extra: str) -> str:

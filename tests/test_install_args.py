@@ -35,8 +35,9 @@ def test_makefile_installs_with_uv_when_present_else_pip():
     makefile = (ROOT / "Makefile").read_text()
     assert "tools/uv_index_args.py" in makefile and "$(1)/bin/pip install -q" in makefile
     # every venv (.venv, .venv-verl, .venv-oldest) goes through the one macro, and each pins its constraints;
-    # .venv twice: the base dependencies alone for `make figures`, every extra for `make test`
-    assert makefile.count("$(call install_into,") == 4 and "$(call install_into,$(VENV),)" in makefile
+    # .venv three times: the base dependencies alone for `make figures`, the cluster extra alone for
+    # `make install-cluster`, every extra for `make test`
+    assert makefile.count("$(call install_into,") == 5 and "$(call install_into,$(VENV),cluster)" in makefile and "$(call install_into,$(VENV),)" in makefile
     assert "-c $(or $(3),constraints.txt)" in makefile and "$(call install_into,$(OLDEST_VENV),$(EXTRAS),constraints-oldest.txt)" in makefile
 
 

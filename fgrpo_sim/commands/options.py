@@ -107,3 +107,36 @@ def _value_kind(param):
     if name == "float" or float in inner:
         return float
     return str
+
+
+#: `--executor`, `--ray-address`, `--ray-cpus`: one vocabulary on the three simulate commands (issue 47)
+EXECUTOR_NAMES = ("executor", "ray_address", "ray_cpus")
+
+
+def executor_option():
+    return typer.Option("local", "--executor", help="Where the chunks run: local (this process, one after "
+                        "another) or ray (one Ray task per chunk; needs the cluster extra). The table is the same.")
+
+
+def ray_address_option():
+    return typer.Option(None, "--ray-address", help="With --executor ray: the cluster to join, HOST:PORT as "
+                        "`ray start --head` prints it (default: RAY_ADDRESS, else a local Ray is started).")
+
+
+def ray_cpus_option():
+    return typer.Option(None, "--ray-cpus", help="With --executor ray and no cluster address: CPUs of the "
+                        "local Ray (chunks at a time), in [1, 100000]; default all of this machine's.")
+
+
+def make_executor(ctx: typer.Context, executor: str, ray_address, ray_cpus):
+    """The sim.executor.Executor the options ask for; a Ray option given with --executor local is refused."""
+    from fgrpo_sim.sim.executor import Executor
+    from fgrpo_sim.validation import check_choice, options_named
+
+    check_choice("--executor", executor, ("local", "ray"))
+    if executor == "local":
+        refuse_unused(ctx, ("ray_address", "ray_cpus"), "needs --executor ray")
+    if ray_cpus is not None and ray_address is not None:
+        raise ValueError("--ray-cpus sizes a local Ray; a cluster at --ray-address has its own CPUs: give only one")
+    with options_named(ray_cpus="--ray-cpus"):
+        return Executor(executor, address=ray_address, cpus=ray_cpus)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 import typer
 
 from fgrpo_sim.commands.json_output import emit_json as _emit_json, records as _records
-from fgrpo_sim.commands.options import focal_smoothing_option, list_option
+from fgrpo_sim.commands.options import (executor_option, focal_smoothing_option, list_option, make_executor,
+                                        ray_address_option, ray_cpus_option)
 
 #: The options `--study` reads; every other one given with it is refused.
 STUDY_OPTIONS = ("out", "steps", "device", "wait", "progress", "study", "as_json")
@@ -50,6 +51,9 @@ def register(app: typer.Typer) -> None:
         study: bool = typer.Option(False, "--study", help="Run the sensitivity study instead (surrogate x optimizer x eps x weight decay on a reduced grid; uses only --out, --steps, --device, --wait, --progress, --json; any other option given is refused) and print the claims table."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar on stderr."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the table: out, rows, setting and final_means (one record per N x gamma: group_size, gamma, q_pos, m_ret); with --study, claims (one record per claim)."),
+        executor: str = executor_option(),
+        ray_address: Optional[str] = ray_address_option(),
+        ray_cpus: Optional[int] = ray_cpus_option(),
         wait: bool = typer.Option(False, "--wait", help="When another run is writing OUT (it holds the hidden lock file .OUT.lock next to it), wait for it to finish and then resume from its rows. Default: exit 2 at once with a message naming the lock."),
     ) -> None:
         """Simulate a softmax policy over K actions trained with group-relative updates (paper Sec. 5.1).
@@ -89,7 +93,8 @@ def register(app: typer.Typer) -> None:
                 optimizer=optimizer[0], lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
                 stride=stride, dtype=dtype, device=device, sampler=backend, chunk_runs=chunk_runs,
             )
-            table = run_grid(config, out, resume=resume, progress=progress, wait_for_lock=wait)
+            table = run_grid(config, out, resume=resume, progress=progress, wait_for_lock=wait,
+                             executor=make_executor(ctx, executor, ray_address, ray_cpus))
         final = table[table["step"] == config.steps]
         summary = final.groupby(["group_size", "gamma"])[["q_pos", "m_ret"]].mean().reset_index()
         if as_json:

@@ -7,7 +7,8 @@ from typing import Optional, Sequence
 
 import typer
 
-from fgrpo_sim.commands.options import focal_smoothing_option, given, list_option, refuse_together, refuse_unused
+from fgrpo_sim.commands.options import (executor_option, focal_smoothing_option, given, list_option, make_executor,
+                                        ray_address_option, ray_cpus_option, refuse_together, refuse_unused)
 from fgrpo_sim.validation import options_named, parse_list
 
 #: Options (parameter names) that only one --sharing mode reads; giving one to the other mode is an error.
@@ -115,6 +116,9 @@ def register(app: typer.Typer) -> None:
                                                "train a per-prompt offset for each training prompt (held-out "
                                                "prompts only get the shared logits). Default: fixed."),
         force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not a population table."),
+        executor: str = executor_option(),
+        ray_address: Optional[str] = ray_address_option(),
+        ray_cpus: Optional[int] = ray_cpus_option(),
     ) -> None:
         """Train a population of prompts with GRPO / F-GRPO (and the low-LR control) over N; save a tidy table.
 
@@ -148,19 +152,20 @@ def register(app: typer.Typer) -> None:
         else:
             population_spec = _per_prompt_spec(prompts=prompts, beta=beta, rho=rho, rho_max=rho_max,
                                                actions=actions, seed=seed)
+        run_on = make_executor(ctx, executor, ray_address, ray_cpus)
         with options_named(pass_k="--k", focal_smoothing="--focal-smoothing"):
             specs = _train_specs(prompts, group_sizes=group_sizes, gammas=gammas, methods=methods, low_lr=low_lr,
                                  focal_smoothing=focal_smoothing,
                                  optimizer=optimizer, lr=lr, steps=steps, prompt_batch=prompt_batch,
                                  updates_per_step=updates_per_step, reward_wrong=reward_wrong, runs=runs,
-                                 eval_every=eval_every, pass_k=pass_k, seed=seed, device=device,
-                                 parametrisation=parametrisation)
+                                 eval_every=eval_every, pass_k=pass_k, seed=seed,
+                                 device=None if run_on.is_ray else device, parametrisation=parametrisation)
         pass_k_column = f"pass@{specs[0].pass_k[-1]}"
         if sharing == "shared":
             from fgrpo_sim.sim.population_shared import make_shared_population, run_shared_sweep
 
             frame = run_shared_sweep(make_shared_population(population_spec), specs, device=device,
-                                     progress=progress)
+                                     progress=progress, executor=run_on)
             _write_table(frame, out, suffix)
             if as_json:
                 from fgrpo_sim.sim.population_shared import shared_summary
@@ -174,7 +179,7 @@ def register(app: typer.Typer) -> None:
             from fgrpo_sim.sim import population
 
             frame = population.run_sweep(population.make_population(population_spec), specs, device=device,
-                                         progress=progress)
+                                         progress=progress, executor=run_on)
             _write_table(frame, out, suffix)
             if as_json:
                 emit_json({"out": str(out), "rows": len(frame), "summary": records(population.final_summary(frame))})
@@ -255,7 +260,8 @@ def _train_specs(prompts, *, group_sizes, gammas, methods, low_lr, optimizer, lr
                            methods=list(methods), low_lr_control=low_lr)
     for s in specs:
         s.validate(prompts)
-    resolve_device(device)
+    if device is not None:  # None: the Ray cluster's resources decide (sim.executor.placement)
+        resolve_device(device)
     return specs
 
 
@@ -335,6 +341,9 @@ def register_group_size(app: typer.Typer) -> None:
                                    "shows (default population, each optimizer's smaller lr; one per rare mass)."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show tqdm progress bars on stderr."),
         force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not a group-size table."),
+        executor: str = executor_option(),
+        ray_address: Optional[str] = ray_address_option(),
+        ray_cpus: Optional[int] = ray_cpus_option(),
     ) -> None:
         """Shared-strategy population: GRPO, F-GRPO and the low-LR controls over N, per optimizer x
         parametrisation x rare share x learning rate, over population draws and batch seeds. Prints, per
@@ -383,14 +392,17 @@ def register_group_size(app: typer.Typer) -> None:
                            views=tuple(views), populations=populations, seeds=seeds,
                            steps=steps, prompt_batch=prompt_batch, eval_every=eval_every,
                            population=replace(base.population, rare_correct_prob=rare_correct_prob)).validate()
-        resolve_device(device)
-        frame = _run_group_size(spec, out, suffix, resume, device, progress, force)
+        run_on = make_executor(ctx, executor, ray_address, ray_cpus)
+        if not run_on.is_ray:  # a cluster's driver may lack the workers' device: Ray's resources decide there
+            resolve_device(device)
+        frame = _run_group_size(spec, out, suffix, resume, device, progress, force, run_on)
         _print_group_size_report(frame, as_json, markdown, brief)
         if not (as_json or markdown):
             typer.echo(f"{out} holds {len(frame)} rows")
 
 
-def _run_group_size(spec, out: Path, suffix: str, resume: bool, device: str, progress: bool, force: bool):
+def _run_group_size(spec, out: Path, suffix: str, resume: bool, device: str, progress: bool, force: bool,
+                    executor=None):
     """Train the chunks of `spec` missing from `out` (under its lock), saving after each; returns the whole table."""
     import pandas as pd
 
@@ -416,14 +428,17 @@ def _run_group_size(spec, out: Path, suffix: str, resume: bool, device: str, pro
             saved.append(read_kept_chunks(out, spec))
         skip = set(saved[0]["chunk"]) & planned if saved else set()
 
-        def save(frame):
-            saved.append(frame)
-            _write_table(pd.concat(saved, ignore_index=True), out, suffix)
+        order = [chunk_id(spec, opt, kind) for opt, kind in chunks(spec)]
+        fresh = {}
 
-        run_study(spec, progress=progress, device=device, skip=skip, on_chunk=save)
-        if not saved:
+        def save(frame):  # the kept rows, then the new chunks in the study's order whatever order they finish in
+            fresh[frame["chunk"].iloc[0]] = frame
+            _write_table(pd.concat(saved + [fresh[c] for c in order if c in fresh], ignore_index=True), out, suffix)
+
+        run_study(spec, progress=progress, device=device, skip=skip, on_chunk=save, executor=executor)
+        if not saved and not fresh:
             raise ValueError("--out: nothing to report (no chunk trained)")
-        return pd.concat(saved, ignore_index=True)
+        return pd.concat(saved + [fresh[c] for c in order if c in fresh], ignore_index=True)
 
 
 # the options --from honours; the others shape a run, which --from does not start

@@ -338,29 +338,48 @@ def predicted_dips(spec: GroupSizeStudySpec) -> dict[float, int]:
 
 
 def run_study(spec: GroupSizeStudySpec = GroupSizeStudySpec(), progress: bool = False, device: str = "cpu",
-              skip: set | frozenset = frozenset(), on_chunk=None):
+              skip: set | frozenset = frozenset(), on_chunk=None, executor=None):
     """Train every row of `study_rows(spec)`, one (optimizer, parametrisation) chunk at a time, float64 on
     `device` (auto, cpu, cuda). Returns a tidy DataFrame, one line per (row, evaluation): the row's settings,
     `chunk` (its `chunk_id`), `step`, `rollouts` (= step x B x N), and per split (train_, heldout_) the
     METRICS, plus `train_dnll_rare`. Chunks whose id is in `skip` are not trained; `on_chunk(frame)` is
-    called with each finished chunk's rows (the CLI saves there, so an interrupted study resumes)."""
+    called with each finished chunk's rows (the CLI saves there, so an interrupted study resumes). With an
+    `executor` (sim.executor) of kind ray each chunk is a Ray task and on_chunk is called as chunks finish, in
+    any order; the returned table keeps the chunks' order."""
     import pandas as pd
 
-    from fgrpo_sim.sim.population import resolve_device
-
     spec.validate()
-    dev = resolve_device(device)
-    frames = []
-    for optimizer, kind in chunks(spec):
-        ident = chunk_id(spec, optimizer, kind)
-        if ident in skip:
-            continue
-        frame = _train_chunk(spec, optimizer, kind, dev, progress)
-        frame.insert(0, "chunk", ident)
+    todo = [(opt, kind) for opt, kind in chunks(spec) if chunk_id(spec, opt, kind) not in skip]
+    frames: dict[int, pd.DataFrame] = {}
+
+    def keep(index: int, frame) -> None:
+        frames[index] = frame
         if on_chunk is not None:
             on_chunk(frame)
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    if executor is not None and executor.is_ray:
+        from fgrpo_sim.sim.executor import ray_session, run_on_ray
+
+        with ray_session(executor, device) as (dev, gpus):
+            run_on_ray(train_chunk, [(spec, opt, kind, dev) for opt, kind in todo], keep, executor=executor,
+                       gpus=gpus, progress=progress, desc="group-size chunks")
+    else:
+        from fgrpo_sim.sim.population import resolve_device
+
+        dev = resolve_device(device)
+        for index, (optimizer, kind) in enumerate(todo):
+            keep(index, train_chunk(spec, optimizer, kind, dev, progress))
+    ordered = [frames[i] for i in sorted(frames)]
+    return pd.concat(ordered, ignore_index=True) if ordered else pd.DataFrame()
+
+
+def train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, device, progress: bool = False):
+    """One (optimizer, parametrisation) chunk's rows, `chunk` first: the unit a Ray task trains."""
+    from fgrpo_sim.sim.population import resolve_device
+
+    frame = _train_chunk(spec, optimizer, kind, resolve_device(str(device)), progress)
+    frame.insert(0, "chunk", chunk_id(spec, optimizer, kind))
+    return frame
 
 
 def _population_tensors(spec: GroupSizeStudySpec, kind: str, dev):

@@ -514,17 +514,27 @@ def sweep_variants(base: TrainSpec, group_sizes: Sequence[int], gammas: Sequence
 
 
 def run_sweep(population: Population, specs: Iterable[TrainSpec], device: str = "auto",
-              progress: bool = False):
+              progress: bool = False, executor=None):
     """Concatenate `simulate_population` over `specs` (one tqdm bar over the variants)."""
-    return sweep_with(simulate_population, population, specs, device, progress)
+    return sweep_with(simulate_population, population, specs, device, progress, executor)
 
 
-def sweep_with(simulate, population, specs: Iterable[TrainSpec], device: str, progress: bool):
-    """Concatenate simulate(population, spec, ...) over `specs` (one tqdm bar over the variants)."""
+def sweep_with(simulate, population, specs: Iterable[TrainSpec], device: str, progress: bool, executor=None):
+    """Concatenate simulate(population, spec, ...) over `specs` (one tqdm bar over the variants). With an
+    `executor` (sim.executor) of kind ray each variant is a Ray task (its own generator, seeded from its
+    spec: the same numbers wherever it runs), concatenated in the order of `specs`."""
     import pandas as pd
     from fgrpo_sim.progress import bar as progress_bar
 
     specs = list(specs)
+    if executor is not None and executor.is_ray:
+        from fgrpo_sim.sim.executor import ray_session, run_on_ray
+
+        finished = {}
+        with ray_session(executor, device) as (dev, gpus):
+            run_on_ray(simulate, [(population, spec, dev) for spec in specs], finished.__setitem__,
+                       executor=executor, gpus=gpus, progress=progress, desc="variants")
+        return pd.concat([finished[i] for i in range(len(specs))], ignore_index=True)
     frames = []
     for spec in progress_bar(specs, progress=progress, desc="variants"):
         frames.append(simulate(population, spec, device=device, progress=progress,

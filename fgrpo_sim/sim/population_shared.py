@@ -275,9 +275,9 @@ def _simulate(population: SharedPopulation, train: TrainSpec, dev, dtype, progre
 
 
 def run_shared_sweep(population: SharedPopulation, specs: Iterable[TrainSpec], device: str = "auto",
-                     progress: bool = False):
+                     progress: bool = False, executor=None):
     """Concatenate `simulate_shared_population` over `specs` (e.g. from population.sweep_variants)."""
-    return sweep_with(simulate_shared_population, population, specs, device, progress)
+    return sweep_with(simulate_shared_population, population, specs, device, progress, executor)
 
 
 def shared_summary(frame, split: str = "heldout", bucket: str = "all"):

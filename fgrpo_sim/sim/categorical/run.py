@@ -8,6 +8,7 @@ interrupted job loses at most one chunk and `resume` skips every finished run of
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ import torch
 from fgrpo_sim.atomic_io import atomic_path
 from fgrpo_sim.sim.categorical.config import CategoricalConfig
 from fgrpo_sim.sim.categorical.engine import METRICS, CategoricalBatch, resolve_backend
+from fgrpo_sim.sim.executor import LOCAL, Executor
 from fgrpo_sim.sim.result_table import TableSchema, read_result_table
 
 RUN_COLUMNS = ("group_size", "gamma", "seed")
@@ -117,6 +119,14 @@ def finished_runs(table: pd.DataFrame, config: CategoricalConfig) -> set[tuple[i
     return done
 
 
+def _joined(existing: pd.DataFrame, frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The kept rows, then the new chunks in order (one frame, as the local loop built it)."""
+    parts = [f for f in (existing, *frames) if not f.empty]
+    if not parts:
+        return existing
+    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+
+
 def simulate_chunk(config: CategoricalConfig, runs: list[tuple[int, float, int]], progress=None) -> pd.DataFrame:
     """Simulate `runs` as one batch; returns their tidy rows."""
     batch = CategoricalBatch(config, [r[0] for r in runs], [r[1] for r in runs], [r[2] for r in runs])
@@ -152,31 +162,34 @@ def simulate_chunk(config: CategoricalConfig, runs: list[tuple[int, float, int]]
 
 def run_grid(config: CategoricalConfig, out: str | Path | None = None, *, resume: bool = True,
              progress: bool = True, wait_for_lock: bool = False,
-             fresh_start_hint: str = FRESH_START_HINT) -> pd.DataFrame:
+             fresh_start_hint: str = FRESH_START_HINT, executor: Executor = LOCAL) -> pd.DataFrame:
     """Simulate every run of `config` (skipping finished ones found in `out` when `resume`), save, return the table.
 
     Rows of other settings already in `out` are kept, so several settings can share one file.
     The returned table holds only this setting's rows. While it reads, simulates and rewrites `out`
     the run holds `out`'s lock (fgrpo_sim.output_lock): a second run on the same file fails at once
     with a ValueError naming the lock, or with `wait_for_lock` waits for the first and then resumes.
+    `executor` ray runs each chunk as a Ray task (sim.executor); the table is the local run's.
     """
     import contextlib
 
     from fgrpo_sim.atomic_io import check_writable
     from fgrpo_sim.output_lock import output_lock
 
-    resolve_backend(config)  # fail before the progress bar, not inside it
+    if not executor.is_ray:  # the driver of a cluster may lack the workers' device and compiler
+        resolve_backend(config)  # fail before the progress bar, not inside it
     if out is not None:
         out = Path(out)
         if _kind(out) not in (".parquet", ".csv"):
             raise ValueError(f"out must end in .parquet or .csv, got {out.name!r}")
         check_writable(out, "out")
     with output_lock(out, wait=wait_for_lock, name="out") if out is not None else contextlib.nullcontext():
-        return _run_grid_locked(config, out, resume=resume, progress=progress, hint=fresh_start_hint)
+        return _run_grid_locked(config, out, resume=resume, progress=progress, hint=fresh_start_hint,
+                                executor=executor)
 
 
 def _run_grid_locked(config: CategoricalConfig, out: Path | None, *, resume: bool, progress: bool,
-                     hint: str) -> pd.DataFrame:
+                     hint: str, executor: Executor = LOCAL) -> pd.DataFrame:
     from fgrpo_sim.progress import bar as progress_bar
 
     existing = pd.DataFrame()
@@ -191,17 +204,29 @@ def _run_grid_locked(config: CategoricalConfig, out: Path | None, *, resume: boo
         existing = existing[keep]
     todo = [r for r in config.runs() if r not in done]
     chunks = [todo[i:i + config.chunk_runs] for i in range(0, len(todo), config.chunk_runs)]
-    bar = progress_bar(total=len(chunks) * config.steps, progress=progress and bool(chunks), desc="categorical",
-                       unit="step", leave=False)
-    table = existing
-    try:
-        for chunk in chunks:
-            new = simulate_chunk(config, chunk, bar)
-            table = new if table.empty else pd.concat([table, new], ignore_index=True)
-            if out is not None:
-                write_table(table, out)
-    finally:
-        bar.close()
+    finished: dict[int, pd.DataFrame] = {}
+
+    def keep(index: int, frame: pd.DataFrame) -> None:
+        """Save after every chunk, the finished ones in the local run's order whatever order they arrive in."""
+        finished[index] = frame
+        if out is not None:
+            write_table(_joined(existing, [finished[i] for i in sorted(finished)]), out)
+
+    if executor.is_ray:
+        from fgrpo_sim.sim.executor import ray_session, run_on_ray
+
+        with ray_session(executor, config.device) as (device, gpus):
+            run_on_ray(simulate_chunk, [(replace(config, device=device), chunk) for chunk in chunks], keep,
+                       executor=executor, gpus=gpus, progress=progress, desc="categorical chunks")
+    else:
+        bar = progress_bar(total=len(chunks) * config.steps, progress=progress and bool(chunks), desc="categorical",
+                           unit="step", leave=False)
+        try:
+            for index, chunk in enumerate(chunks):
+                keep(index, simulate_chunk(config, chunk, bar))
+        finally:
+            bar.close()
+    table = _joined(existing, [finished[i] for i in sorted(finished)])
     if table.empty:
         return table
     mine = table[table["config_id"] == config.config_id()]
