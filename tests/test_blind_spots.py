@@ -23,7 +23,7 @@ def test_the_trainer_weights_process_1_of_2_with_its_own_groups():
     n, gamma = 4, 1.0
     successes = [1, 2, 3, 1]  # 4 groups of 4: process 0 holds groups 0-1, process 1 groups 2-3
     rewards = torch.tensor([[1.0 if j < s else 0.0] for s in successes for j in range(n)])
-    args = types.SimpleNamespace(reward_correct=1.0, reward_wrong=0.0, focal_gamma=gamma,
+    args = types.SimpleNamespace(reward_correct=1.0, reward_wrong=0.0, focal_gamma=gamma, focal_smoothing=0.0,
                                  focal_success_threshold=0.5, focal_monitor_rho=0.1)
     fake = types.SimpleNamespace(args=args, _focal_success_index=0, model=types.SimpleNamespace(training=True),
                                  num_generations=n, num_generations_eval=n, reward_func_names=["accuracy"],

@@ -34,7 +34,7 @@ FILE_OUTPUTS = {
                                  "--no-progress"], {}),
 }
 #: Every other path parameter: a folder it writes, or an input it reads (a trailing "/" is no mistake there)
-OTHER_PATHS = {"figures --out", "figures --data-dir", "passk RESULTS", "passk --compare", "plan SUCCESS_RATES",
+OTHER_PATHS = {"figures --out", "figures --data-dir", "figures --from", "passk RESULTS", "passk --compare", "plan SUCCESS_RATES",
                "llm train --config", "llm eval --data", "llm eval --synlogic-repo", "llm dnll-rare --trajectories",
                "llm dnll-rare --data", "llm report MANIFEST", "llm report --out-dir", "llm report --paper-csv",
                "llm recipes --root", "llm rehearse --out", "llm rehearse --verl-python", "llm export-verl CHECKPOINT",

@@ -199,7 +199,7 @@ def test_a_planted_output_lock_is_refused_and_never_followed(tmp_path, capsys, p
     lock.symlink_to(theirs) if planted == "link" else lock.mkdir()
     code, err = _run(tmp_path, CAT, capsys)
     assert code == 2 and err.strip().splitlines() == [
-        f"fgrpo: error: out {tmp_path}/out.csv: its lock file {lock} is a {planted}, not one this tool made; "
+        f"fgrpo: error: --out {tmp_path}/out.csv: its lock file {lock} is a {planted}, not one this tool made; "
         "remove it and run again"], err
     assert theirs.read_bytes() == b"someone's data\n"
     assert not (tmp_path / "out.csv").exists()
@@ -318,6 +318,8 @@ UNCHECKED_WRITERS = {
     "fgrpo_sim/sim/categorical/run.py": "simulate categorical --out: resumes only a categorical table (checked row by row)",
     "fgrpo_sim/commands/simulate_population.py": "--out: check_replaceable in the command, before work",
     "fgrpo_sim/ownership.py": "the folder's own manifest (refused first when not ours)",
+    "fgrpo_sim/sim/smoothing_study.py": "python -m fgrpo_sim.sim.smoothing_study RECORD: a module command that "
+                                        "regenerates one committed record (docs/population.md), no CLI output",
 }
 
 

@@ -34,8 +34,9 @@ def test_group_size_tables_use_the_smoothed_weight():
 
 def test_group_size_fingerprint_and_names():
     spec = GroupSizeStudySpec()
-    # the id main computed before focal_smoothing existed: alpha 0 resumes tables written then
-    assert chunk_id(spec, "adam", "orthogonal") == "rare_correct_prob=1/adam/orthogonal#c4c10bb5697b"
+    # the id the code without focal_smoothing computes (n-check's branch, seeding per-row-stream-v2, before the
+    # merge): alpha 0 resumes tables written there
+    assert chunk_id(spec, "adam", "orthogonal") == "rare_correct_prob=1/adam/orthogonal#ff9785c82677"
     smoothed = GroupSizeStudySpec(focal_smoothing=0.5)
     assert chunk_id(smoothed, "adam", "orthogonal") != chunk_id(spec, "adam", "orthogonal")
     names = [name for name, _, _ in variants(smoothed, 0.01)]
