@@ -48,3 +48,37 @@ def table2_flanks() -> tuple[float, float]:
 def population_k() -> int:
     """The largest k the population simulators evaluate (TrainSpec.pass_k)."""
     return max(field_default("fgrpo_sim/sim/population.py", "TrainSpec", "pass_k"))
+
+
+# The dips of the record this one replaced (issue 36's per-setting seeding, before issue 44 keyed the counts by
+# the row; that file is `git show 4f7abea~1:fgrpo_sim/results/population-group-size.jsonl`), quoted because the
+# file is gone from the tree: (rare_correct_prob, optimizer, parametrisation, rare_mass, base_lr) -> lowest N.
+# SGD's axis and orthogonal rows are one run (identical by construction), so SGD orthogonal stands for both.
+EARLIER_DIPS = {(0.25, "adam", "axis", 0.02, 0.01): 8, (0.25, "adam", "dense", 0.02, 0.01): 32,
+                (0.25, "adam", "orthogonal", 0.02, 0.01): 16, (1.0, "adam", "dense", 0.005, 0.01): 128,
+                (1.0, "adam", "orthogonal", 0.005, 0.01): 64, (1.0, "adam", "orthogonal", 0.02, 0.01): 16,
+                (1.0, "sgd", "orthogonal", 0.02, 2.0): 8}
+
+
+def _key(r: dict) -> tuple:
+    return (r["rare_correct_prob"], r["optimizer"], r["parametrisation"], r["rare_mass"], r["base_lr"])
+
+
+def dip_changes() -> dict[str, list[tuple[tuple, int, int | None]]]:
+    """The earlier record's dips against this record's, per setting: 'kept' (same N), 'moved' (another N) and
+    'undone' (no dip now), each (setting, earlier N, N now); 'new': settings that dip now and did not."""
+    now = {_key(r): (r["observed_lowest_N"] if r["dip"] else None) for r in records(STUDY)
+           if not (r["optimizer"] == "sgd" and r["parametrisation"] == "axis")}
+    out = {"kept": [], "moved": [], "undone": [], "new": []}
+    for key, before in EARLIER_DIPS.items():
+        after = now[key]
+        out["kept" if after == before else "undone" if after is None else "moved"].append((key, before, after))
+    out["new"] = [(key, None, n) for key, n in now.items() if n is not None and key not in EARLIER_DIPS]
+    return out
+
+
+def setting_name(key: tuple) -> str:
+    """'Adam orthogonal, rare mass 0.02' (', rare-worse' when the rare strategies are not the best ones)."""
+    rare_p, optimizer, kind, mass, _ = key
+    kind = "axis = orthogonal" if optimizer == "sgd" and kind == "orthogonal" else kind
+    return f"{'Adam' if optimizer == 'adam' else 'SGD'} {kind}, rare mass {mass:g}{'' if rare_p == 1 else ', rare-worse'}"
