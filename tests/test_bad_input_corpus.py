@@ -421,6 +421,22 @@ CASES += [
     ("dynamics-state-pass-beyond-float", DYN,
      {"runs/a/trainer_state.json": json.dumps({"log_history": [{"step": 3, "dynamics/pass@1": -HUGE}]})},
      "trainer_state.json log_history[0]: field 'dynamics/pass@1' must be a probability"),
+    # n-verify (issues 43/50 leftovers): an error names the option the user typed, never an internal parameter
+    ("plan-rho-named-as-typed", ["plan", "--beta", "1,1", "--rho", "1.5"], {}, "--rho must be in (0, 1), got 1.5"),
+    ("plan-n-named-as-typed", ["plan", "--beta", "1,1", "--n", "0"], {}, "--n must be in [1, 16384], got 0"),
+    ("plan-max-tail-miss-named-as-typed", ["plan", "--beta", "1,1", "--max-tail-miss", "2"], {},
+     "--max-tail-miss must be in [0, 1], got 2"),
+    ("population-n-named-as-typed", [*POP, "--n", "0"], {}, "--n must be in [1, 1000000], got 0"),
+    ("population-rho-named-as-typed", [*POP, "--rho", "1"], {}, "--rho must be in (0, 1), got 1"),
+    ("population-actions-named-as-typed", [*POP, "--actions", "0,1,1"], {}, "--actions COMMON must be in [1, 10000]"),
+    ("maze-run-n-named-as-typed", ["maze", "run", "--preset", "tiny", "--n", "1", "--out", "{tmp}/m"], {},
+     "--n must be in [2, 4096], got 1"),
+    ("maze-compare-n-named-as-typed", ["maze", "compare", "{tmp}/m", "{tmp}/m", "--n", "1", "--gamma-a", "1"],
+     maze_folder(), "--n must be in [2, 4096], got 1"),
+    ("theory-peak-tiny-mu-names-rho", ["theory", "peak", "--mu", "1e-300"], {},
+     "--mu 1e-300 is too small for the default --rho 0.1: Pr(B) peaks near N = "),
+    ("theory-peak-tiny-mu-and-tau-named", ["theory", "peak", "--mu", "1e-300", "--tau", "1e-302"], {},
+     "--mu and --tau too small"),
 ]
 
 
