@@ -482,6 +482,9 @@ CASES += [(f"group-size-from-{case}", FROM, {"r.jsonl": gs_record(field, raw)}, 
      "field 'best_checkpoint.observed_lowest_N' = 5 is not one of the report's N"),
     ("curve-pass1-text", "curves.0.pass1.0", '"x"', "field 'curves[0].pass1[0]' must be a probability"),
 ]]
+# n-verify: one setting's report twice (a line pasted twice, two records joined) printed twice, exit 0
+CASES += [("group-size-from-setting-twice", FROM, {"r.jsonl": gs_record("lr", "0.01") * 2},
+           "r.jsonl line 2 repeats the setting of line 1")]
 
 CAT_PARQUET = [*CAT[:2], "--out", "{tmp}/out.parquet", *CAT[4:]]
 # issue 43: a resume checks what it keeps against the run: no NaN in a policy metric, steps within the run,

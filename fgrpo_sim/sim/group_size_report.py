@@ -464,12 +464,19 @@ def read_reports(path) -> list[dict]:
     from fgrpo_sim.jsonl import read_json_objects
     from fgrpo_sim.sim.group_size_record import check_report
 
-    reports = []
+    reports, seen = [], {}
     for line, obj in read_json_objects(path, "--from"):
         try:
-            reports.append(check_report(obj, f"--from {path} line {line}", REPORT_KEYS))
+            report = check_report(obj, f"--from {path} line {line}", REPORT_KEYS)
         except ValueError as exc:
             raise ValueError(f"{exc}; pass the --json output of fgrpo simulate group-size") from None
+        # a setting reported twice (two records joined, a line pasted twice) would print twice, or contradict
+        key = tuple(report[k] for k in (*SETTING_KEYS[:-1], "lr"))
+        if key in seen:
+            raise ValueError(f"--from {path} line {line} repeats the setting of line {seen[key]} ("
+                             + ", ".join(f"{k} {report[k]}" for k in (*SETTING_KEYS[:-1], "lr")) + "); give each once")
+        seen[key] = line
+        reports.append(report)
     if not reports:
         raise ValueError(f"--from {path} holds no group-size report")
     return reports
