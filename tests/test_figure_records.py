@@ -107,3 +107,15 @@ def test_population_figure_refuses_a_foreign_cache(run_cli, tmp_path):
     result = run_cli("figures", "population-group-size", "--data-dir", tmp_path / "data", "--out", tmp_path / "o",
                      "--no-progress")
     assert result.exit_code == 2 and "is not a group-size study table (no column" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("figure, cache", [("fig2", "fig2-quick.parquet"),
+                                           ("fig2-sensitivity", "categorical-study.parquet")])
+def test_a_damaged_categorical_cache_is_named_as_the_data_dir_table(run_cli, tmp_path, figure, cache):
+    """The result-table reader says "out FILE" (a simulate command's --out); a figure's user typed --data-dir."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / cache).write_text("a,b\n")
+    result = run_cli("figures", figure, "--data-dir", tmp_path / "data", "--out", tmp_path / "o", "--no-progress")
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"fgrpo: error: --data-dir table {tmp_path / 'data' / cache} exists but"), lines[0]
