@@ -101,6 +101,11 @@ CASES = [
     ("passk-results-twice-spelled-apart", ["passk", "{tmp}/r.jsonl", "{tmp}/s.jsonl", "{tmp}/d/../r.jsonl", "--k", "1"],
      {"r.jsonl": PASSK_OK, "s.jsonl": PASSK_OK, "d/x": ""},
      "RESULTS lists {tmp}/r.jsonl twice (as {tmp}/r.jsonl and {tmp}/d/../r.jsonl)"),
+    # n-verify: a file compared with itself (difference 0, p = 1 at every k), in one spelling or two
+    ("passk-compare-itself", ["passk", "{tmp}/r.jsonl", "--compare", "{tmp}/r.jsonl"], {"r.jsonl": PASSK_OK},
+     "--compare {tmp}/r.jsonl is the RESULTS file {tmp}/r.jsonl"),
+    ("passk-compare-itself-spelled-apart", ["passk", "{tmp}/r.jsonl", "--compare", "{tmp}/d/../r.jsonl"],
+     {"r.jsonl": PASSK_OK, "d/x": ""}, "--compare {tmp}/d/../r.jsonl is the RESULTS file"),
     # --- plan
     ("plan-n-empty-element", ["plan", "--beta", "1,1", "--n", "4,,16"], {}, "--n has an empty element"),
     ("plan-n-repeat-across-options", ["plan", "--beta", "1,1", "--n", "4", "--n", "4"], {}, "--n lists 4 twice"),
