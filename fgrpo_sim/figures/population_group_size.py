@@ -30,7 +30,6 @@ OPTIMIZERS = ("adam", "sgd")
 
 def load_reports(options: FigureOptions) -> tuple[list[dict], str]:
     """Per-setting reports: from the cached run when present, else the committed JSON lines."""
-
     from fgrpo_sim.sim.group_size_report import read_reports, setting_reports
 
     cached = Path(options.data_dir or "runs/figure-data") / CACHE_NAME
