@@ -101,6 +101,11 @@ CASES = [
     ("passk-results-twice-spelled-apart", ["passk", "{tmp}/r.jsonl", "{tmp}/s.jsonl", "{tmp}/d/../r.jsonl", "--k", "1"],
      {"r.jsonl": PASSK_OK, "s.jsonl": PASSK_OK, "d/x": ""},
      "RESULTS lists {tmp}/r.jsonl twice (as {tmp}/r.jsonl and {tmp}/d/../r.jsonl)"),
+    # n-verify: a file compared with itself (difference 0, p = 1 at every k), in one spelling or two
+    ("passk-compare-itself", ["passk", "{tmp}/r.jsonl", "--compare", "{tmp}/r.jsonl"], {"r.jsonl": PASSK_OK},
+     "--compare {tmp}/r.jsonl is the RESULTS file {tmp}/r.jsonl"),
+    ("passk-compare-itself-spelled-apart", ["passk", "{tmp}/r.jsonl", "--compare", "{tmp}/d/../r.jsonl"],
+     {"r.jsonl": PASSK_OK, "d/x": ""}, "--compare {tmp}/d/../r.jsonl is the RESULTS file"),
     # --- plan
     ("plan-n-empty-element", ["plan", "--beta", "1,1", "--n", "4,,16"], {}, "--n has an empty element"),
     ("plan-n-repeat-across-options", ["plan", "--beta", "1,1", "--n", "4", "--n", "4"], {}, "--n lists 4 twice"),
@@ -421,6 +426,22 @@ CASES += [
     ("dynamics-state-pass-beyond-float", DYN,
      {"runs/a/trainer_state.json": json.dumps({"log_history": [{"step": 3, "dynamics/pass@1": -HUGE}]})},
      "trainer_state.json log_history[0]: field 'dynamics/pass@1' must be a probability"),
+    # n-verify (issues 43/50 leftovers): an error names the option the user typed, never an internal parameter
+    ("plan-rho-named-as-typed", ["plan", "--beta", "1,1", "--rho", "1.5"], {}, "--rho must be in (0, 1), got 1.5"),
+    ("plan-n-named-as-typed", ["plan", "--beta", "1,1", "--n", "0"], {}, "--n must be in [1, 16384], got 0"),
+    ("plan-max-tail-miss-named-as-typed", ["plan", "--beta", "1,1", "--max-tail-miss", "2"], {},
+     "--max-tail-miss must be in [0, 1], got 2"),
+    ("population-n-named-as-typed", [*POP, "--n", "0"], {}, "--n must be in [1, 1000000], got 0"),
+    ("population-rho-named-as-typed", [*POP, "--rho", "1"], {}, "--rho must be in (0, 1), got 1"),
+    ("population-actions-named-as-typed", [*POP, "--actions", "0,1,1"], {}, "--actions COMMON must be in [1, 10000]"),
+    ("maze-run-n-named-as-typed", ["maze", "run", "--preset", "tiny", "--n", "1", "--out", "{tmp}/m"], {},
+     "--n must be in [2, 4096], got 1"),
+    ("maze-compare-n-named-as-typed", ["maze", "compare", "{tmp}/m", "{tmp}/m", "--n", "1", "--gamma-a", "1"],
+     maze_folder(), "--n must be in [2, 4096], got 1"),
+    ("theory-peak-tiny-mu-names-rho", ["theory", "peak", "--mu", "1e-300"], {},
+     "--mu 1e-300 is too small for the default --rho 0.1: Pr(B) peaks near N = "),
+    ("theory-peak-tiny-mu-and-tau-named", ["theory", "peak", "--mu", "1e-300", "--tau", "1e-302"], {},
+     "--mu and --tau too small"),
 ]
 
 
@@ -466,6 +487,9 @@ CASES += [(f"group-size-from-{case}", FROM, {"r.jsonl": gs_record(field, raw)}, 
      "field 'best_checkpoint.observed_lowest_N' = 5 is not one of the report's N"),
     ("curve-pass1-text", "curves.0.pass1.0", '"x"', "field 'curves[0].pass1[0]' must be a probability"),
 ]]
+# n-verify: one setting's report twice (a line pasted twice, two records joined) printed twice, exit 0
+CASES += [("group-size-from-setting-twice", FROM, {"r.jsonl": gs_record("lr", "0.01") * 2},
+           "r.jsonl line 2 repeats the setting of line 1")]
 
 CAT_PARQUET = [*CAT[:2], "--out", "{tmp}/out.parquet", *CAT[4:]]
 # issue 43: a resume checks what it keeps against the run: no NaN in a policy metric, steps within the run,

@@ -55,7 +55,7 @@ def test_lr_multiplier_cli_is_right_at_huge_gamma(run_cli):
     (("--beta", "inf,1"), ["beta A must be in (0, 1e+15], got inf"]),
     (("--lr", "inf"), ["lr must be in (0, 1e+06], got inf"]),
     (("--gamma", "1e308"), ["gamma must be small enough", "--no-low-lr"]),  # used to blame --lr with "got nan"
-    (("--rho", "0.2", "--rho-max", "0.2"), ["rho_max must be in (0.2, 1), got 0.2"]),
+    (("--rho", "0.2", "--rho-max", "0.2"), ["--rho-max must be in (0.2, 1), got 0.2"]),
 ])
 def test_population_refuses_ranges_where_it_is_not_exact(run_cli, tmp_path, args, needles):
     out = tmp_path / "p.csv"

@@ -116,7 +116,8 @@ def test_compare_requires_same_problems(run_cli, tmp_path):
     b = _write(tmp_path / "b.jsonl", [{"problem_id": "x", "n": 8, "c": 1}])
     res = run_cli("passk", a, "--compare", b)
     assert res.exit_code == 2 and "lacks 1 problem(s)" in res.stderr and "'y'" in res.stderr
-    res = run_cli("passk", a, "--compare", a, "--test", "app-q", "--m", "9")
+    a2 = _write(tmp_path / "a2.jsonl", [{"problem_id": "x", "n": 8, "c": 1}, {"problem_id": "y", "n": 8, "c": 1}])
+    res = run_cli("passk", a, "--compare", a2, "--test", "app-q", "--m", "9")  # a file with itself is refused
     assert res.exit_code == 2 and "--m must be in [1, 7]" in res.stderr
 
 

@@ -137,3 +137,24 @@ def test_the_quoted_coverage_carries_its_monte_carlo_interval():
     assert low <= 0.95 <= high  # the t interval is exact under the normal law
     skewed, s_low, s_high = coverage_estimate(10, "gamma(2)")
     assert s_high < 0.95 and s_high - s_low < 0.003  # under-covers, and the estimate says so beyond its error
+
+
+def test_tables_head_the_gamma_that_ran(tmp_path, run_cli):
+    """A run of `--gamma 1` only: the F-GRPO columns are headed F 1 and filled, not F 0.5 over empty cells."""
+    from fgrpo_sim.packaged import committed_result
+    from fgrpo_sim.sim.group_size_report import fgrpo_entry, format_interval, format_report, markdown_table
+
+    rows = [json.loads(x) for x in committed_result(COMMITTED).read_text().splitlines()]
+    for r in rows:  # as if only gamma 1 had run: its entries, under their own gamma
+        r["fgrpo_at_lowest"] = [dict(e) for e in r["fgrpo_at_lowest"] if e["gamma"] == 1.0]
+    assert all(r["fgrpo_at_lowest"] for r in rows), "the committed record must hold gamma 1 entries"
+    text = format_report(rows)
+    assert "F 1 minus GRPO" in text and "F 1 minus control" in text and "F 0.5" not in text
+    first = text.splitlines()[-len(rows)]
+    assert format_interval(fgrpo_entry(rows[0], 1.0)["minus_grpo"]) in first
+    assert "F 1 minus GRPO|F 1 minus control|" in markdown_table(rows)
+    record = tmp_path / "r.jsonl"
+    record.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = run_cli("simulate", "group-size", "--from", str(record))
+    assert result.exit_code == 0, result.stderr
+    assert "F 1 minus control" in result.stdout and "F 0.5" not in result.stdout

@@ -127,7 +127,7 @@ def test_folder_binary_file_and_empty_lists_are_named_errors(run_cli, tmp_path):
     result = run_cli("plan", binary)
     assert result.exit_code == 2 and "not UTF-8" in result.stderr and str(binary) in result.stderr
     too_big = run_cli("plan", "--beta", "1,1", "--n", "100000")
-    assert too_big.exit_code == 2 and "N must be in [1, 16384]" in too_big.stderr
+    assert too_big.exit_code == 2 and "--n must be in [1, 16384]" in too_big.stderr
     for kwargs, name in (({"group_sizes": []}, "group_sizes"), ({"rhos": []}, "rhos"), ({"gammas": []}, "gammas")):
         with pytest.raises(ValueError, match=f"^{name} must list at least one value"):
             plan_group_size(beta_difficulty(1, 1), **kwargs)

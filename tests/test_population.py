@@ -166,12 +166,12 @@ def test_cli_writes_a_tidy_table(run_cli, tmp_path):
 
 @pytest.mark.parametrize("args,fragment", [
     (["--beta", "1"], "--beta must be two numbers"),
-    (["--prompt-batch", "100", "--prompts", "10"], "prompt_batch must be in"),
+    (["--prompt-batch", "100", "--prompts", "10"], "--prompt-batch must be in"),
     (["--method", "ppo"], "method must be one of"),
     (["--gamma", "-1"], "gamma must be in"),
     (["--seed", "-1"], "seed must be in [0, "),
     (["--n", "4.5"], "--n must be a comma-separated list of integers"),
-    (["--reward-wrong", "nan"], "reward_wrong must be in"),
+    (["--reward-wrong", "nan"], "--reward-wrong must be in"),
 ])
 def test_cli_bad_input_is_one_line(run_cli, tmp_path, args, fragment):
     _assert_one_line_cli_error(run_cli, args, fragment, tmp_path / "x.parquet")

@@ -86,12 +86,12 @@ def run(
     group_sizes = list(n) if n is not None else None
     gammas = list(gamma) if gamma is not None else None
     if group_sizes is not None:
-        check_integer("n", group_sizes, 2, 4096)
+        check_integer("--n", group_sizes, 2, 4096)
     if gammas is not None:
-        check_range("gamma", gammas, 0.0, 100.0)
+        check_range("--gamma", gammas, 0.0, 100.0)
     if runs is not None:
         check_integer("--runs", runs, 1, 100)
-    check_choice("device", device, ("auto", "cpu", "cuda"))  # TRL places the model itself: no cuda:K
+    check_choice("--device", device, ("auto", "cpu", "cuda"))  # TRL places the model itself: no cuda:K
     device = resolve_device(device).type  # a cuda request on a CPU-only machine fails here, not in torch
     spec = spec.with_grid(group_sizes, gammas, runs)
     if rl_lr is not None:
@@ -199,9 +199,9 @@ def compare(
     from fgrpo_sim.validation import check_integer, check_range
 
     (n,) = n  # one value here (list_option)
-    check_integer("n", n, 2, 4096)
-    check_range("gamma_a", gamma_a, 0.0, 100.0)
-    check_range("gamma_b", gamma_b, 0.0, 100.0)
+    check_integer("--n", n, 2, 4096)
+    check_range("--gamma-a", gamma_a, 0.0, 100.0)
+    check_range("--gamma-b", gamma_b, 0.0, 100.0)
     gamma_a, gamma_b = gamma_a + 0.0, gamma_b + 0.0  # -0 is 0 (and prints as 0)
     result = paired_difference(a, gamma_a, b, gamma_b, n)
     if as_json:

@@ -84,6 +84,15 @@ def distinct_names(paths: list[Path]) -> list[str]:
     return [str(p) for p in paths]  # the same file twice: its path
 
 
+def _refuse_self_compare(results: Path, compare: Path) -> None:
+    """`passk R --compare R` (in any spelling) differs by 0 at every k with p = 1: a mistake, like R given twice."""
+    import os
+
+    if os.path.realpath(results) == os.path.realpath(compare):
+        raise ValueError(f"--compare {compare} is the RESULTS file {results}: a file compared with itself differs by "
+                         "0 at every k; give the other method's results file")
+
+
 def _refuse_repeated_files(paths: list[Path]) -> None:
     """A results file given twice (in any spelling: ./r.jsonl and r.jsonl, or a link to it) is a mistake: its
     table would print twice and its label clash. Refused naming the file, as a figure named twice is."""
@@ -208,6 +217,8 @@ def passk_command(
     if compare is not None and len(results) > 1:
         raise ValueError(f"--compare takes one RESULTS file (the difference is RESULTS - COMPARE), got {len(results)}")
     _refuse_repeated_files(results)
+    if compare is not None:
+        _refuse_self_compare(results[0], compare)
     labels = _labels(label, [*results, *([compare] if compare is not None else [])])
     for option, path in (("--out", out), ("--plot", plot)):
         if path is not None:

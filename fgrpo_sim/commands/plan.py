@@ -8,7 +8,7 @@ from typing import Optional, Sequence
 import typer
 
 from fgrpo_sim.commands.options import focal_smoothing_option, list_option
-from fgrpo_sim.validation import parse_list
+from fgrpo_sim.validation import options_named, parse_list
 
 
 def _is_number(text: str) -> bool:
@@ -63,7 +63,7 @@ def register(app: typer.Typer) -> None:
         from fgrpo_sim.validation import check_integer
 
         sizes = list(group_sizes)
-        check_integer("N", sizes, 1, MAX_GROUP_SIZE)  # before the quadrature is sized from max(N)
+        check_integer("--n", sizes, 1, MAX_GROUP_SIZE)  # before the quadrature is sized from max(N)
         if beta is not None:
             params = parse_list("--beta", beta, float, unique=False)  # Beta(A, B): A = B is fine
             if len(params) != 2:
@@ -71,9 +71,8 @@ def register(app: typer.Typer) -> None:
             difficulty = beta_difficulty(params[0], params[1], max_group_size=max(sizes))
         else:
             difficulty = empirical_difficulty(read_success_rates(success_rates, column), label=str(success_rates))
-        from fgrpo_sim.validation import options_named
-
-        with options_named(focal_smoothing="--focal-smoothing"):
+        with options_named(rho="--rho", N="--n", gamma="--gamma", max_tail_miss="--max-tail-miss",
+                           min_active="--min-active", focal_smoothing="--focal-smoothing"):  # the planner names its parameters, the user typed options
             plan = plan_group_size(difficulty, rhos=list(rho), group_sizes=sizes,
                                    gammas=list(gammas), max_tail_miss=max_tail_miss, min_active=min_active,
                                    focal_smoothing=focal_smoothing)

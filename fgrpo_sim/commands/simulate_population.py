@@ -153,7 +153,12 @@ def register(app: typer.Typer) -> None:
             population_spec = _per_prompt_spec(prompts=prompts, beta=beta, rho=rho, rho_max=rho_max,
                                                actions=actions, seed=seed)
         run_on = make_executor(ctx, executor, ray_address, ray_cpus)
-        with options_named(pass_k="--k", focal_smoothing="--focal-smoothing"):
+        # every TrainSpec parameter the user set by an option, so its error names that option
+        with options_named(pass_k="--k", group_size="--n", gamma="--gamma", method="--method",
+                           optimizer="--optimizer", parametrisation="--parametrisation", lr="--lr", steps="--steps",
+                           prompt_batch="--prompt-batch", updates_per_step="--updates-per-step",
+                           reward_wrong="--reward-wrong", runs="--runs", eval_every="--eval-every", seed="--seed",
+                           device="--device", focal_smoothing="--focal-smoothing"):
             specs = _train_specs(prompts, group_sizes=group_sizes, gammas=gammas, methods=methods, low_lr=low_lr,
                                  focal_smoothing=focal_smoothing,
                                  optimizer=optimizer, lr=lr, steps=steps, prompt_batch=prompt_batch,
@@ -219,9 +224,12 @@ def _per_prompt_spec(*, prompts, beta, rho, rho_max, actions, seed):
 
     a_b = _parse_fields("--beta", beta, float, "A,B")
     counts = _parse_fields("--actions", actions, int, "COMMON,RARE,WRONG")
-    return PopulationSpec(num_prompts=prompts, beta_a=a_b[0], beta_b=a_b[1], rho=rho, rho_max=rho_max,
-                          common_actions=counts[0], rare_actions=counts[1], wrong_actions=counts[2],
-                          seed=seed).validate()
+    with options_named(num_prompts="--prompts", beta="--beta", rho_max="--rho-max", rho="--rho",
+                       common_actions="--actions COMMON", rare_actions="--actions RARE",
+                       wrong_actions="--actions WRONG", seed="--seed"):
+        return PopulationSpec(num_prompts=prompts, beta_a=a_b[0], beta_b=a_b[1], rho=rho, rho_max=rho_max,
+                              common_actions=counts[0], rare_actions=counts[1], wrong_actions=counts[2],
+                              seed=seed).validate()
 
 
 def _shared_spec(*, prompts, strategies, strategy_mass, common_correct_prob, rare_correct_prob, rare_only_share,

@@ -60,6 +60,23 @@ def _check_derived_tau(mu: float, tau: float, rho: float, rho_given: Optional[fl
                      "would peak beyond the largest group size handled exactly (2^53); give a larger --mu or --rho")
 
 
+def _named_as_typed(exc: ValueError, mu: float, tau_given: Optional[float], rho: float,
+                    rho_given: Optional[float]) -> ValueError:
+    """peak_group_size's error names mu and tau; name the options the user typed instead (--rho, or the
+    default --rho, when tau was derived as mu x rho)."""
+    from fgrpo_sim.validation import _fmt
+
+    text = str(exc)
+    prefix, sep, rest = text.partition(": ")
+    if not sep or not prefix.startswith("mu and tau"):
+        return exc
+    rest = rest.split("; got ")[0]
+    if tau_given is not None:
+        return ValueError(f"--mu and --tau too small: {rest}; got --mu {_fmt(mu)}, --tau {_fmt(tau_given)}")
+    rho_text = f"--rho {_fmt(rho)}" if rho_given is not None else f"the default --rho {_fmt(rho)}"
+    return ValueError(f"--mu {_fmt(mu)} is too small for {rho_text}: {rest}; give a larger --mu or --rho")
+
+
 def _one_minus(typed: Decimal, mu: float) -> Optional[float]:
     """1 - mu computed from the decimal digits given, for mu in [0.5, 1): near 1 the float nearest mu keeps
     only a few digits of 1 - mu (0.9999999972552174 -> 1 - mu off by 2e-8 relative); None elsewhere."""
@@ -167,10 +184,13 @@ def peak_command(
                 tau, rho = _resolve_tau(mu, tau_given, rho_given)
                 if tau_given is None:
                     _check_derived_tau(mu, tau, rho, rho_given)
-                if one_minus_mu is None:
-                    result = peak_group_size(mu, tau)
-                else:  # 1 - mu from the digits typed, not from the float nearest mu
-                    result = peak_group_size(None, tau, one_minus_mu=one_minus_mu)
+                try:
+                    if one_minus_mu is None:
+                        result = peak_group_size(mu, tau)
+                    else:  # 1 - mu from the digits typed, not from the float nearest mu
+                        result = peak_group_size(None, tau, one_minus_mu=one_minus_mu)
+                except ValueError as exc:
+                    raise _named_as_typed(exc, mu, tau_given, rho, rho_given) from None
                 rows.append({"mu": mu, "tau": tau, "rho": rho, "n_star": result.n_star,
                              "n_continuous": result.n_continuous, "probability": result.probability})
     if as_json:

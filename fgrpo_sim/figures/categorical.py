@@ -22,9 +22,12 @@ from pathlib import Path
 from fgrpo_sim.packaged import committed_result
 from fgrpo_sim.figures.registry import FigureOptions, add_figure
 from fgrpo_sim.recorded_times import quoted
+from fgrpo_sim.validation import options_named
 
 QUICK_GROUP_SIZES = (2, 16, 128, 1024, 8192, 131072)
 COMMITTED_STUDY = committed_result("categorical-study.csv")
+#: How an error names a cached table in the folder the user gave as --data-dir.
+DATA_DIR_TABLE = "--data-dir table"
 # regime II: final M_ret (gamma = 0) below this, i.e. the run lost more than 5% of its correct mass; regimes I
 # and III keep M_ret near 1 below and above it (docs/categorical.md states the same rule)
 ZONE_THRESHOLD = 0.95
@@ -45,8 +48,9 @@ def compute_fig2(options: FigureOptions) -> dict:
     config = fig2_config(options.full, options.device, options.seed)
     cache = Path(options.data_dir or "runs/figure-data") / f"fig2-{'full' if options.full else 'quick'}.parquet"
     # a concurrent `fgrpo figures` on the same data folder: wait for it, then reuse its cache
-    table = run_grid(config, cache, resume=True, progress=options.progress, wait_for_lock=True,
-                     fresh_start_hint="delete it (a cache of figure data) or pass another --data-dir")
+    with options_named(out=DATA_DIR_TABLE):  # the table's errors say "out"; this user typed --data-dir
+        table = run_grid(config, cache, resume=True, progress=options.progress, wait_for_lock=True,
+                         fresh_start_hint="delete it (a cache of figure data) or pass another --data-dir")
     return fig2_data(table, "paper grid" if options.full else "quick preset")
 
 
@@ -191,7 +195,8 @@ def load_study(options: FigureOptions):
         from fgrpo_sim.sim.categorical.run import _read_existing
 
         hint = "delete it (a cache of figure data) or pass another --data-dir"
-        table = _read_existing(cached, hint)  # a foreign or damaged cache: one line naming it and the row
+        with options_named(out=DATA_DIR_TABLE):  # a foreign or damaged cache: one line naming it and the row
+            table = _read_existing(cached, hint)
         if "setting" not in table.columns:
             raise ValueError(f"{cached} is not a sensitivity-study table (no column 'setting'); {hint}")
         return final_means(table)

@@ -38,10 +38,12 @@ def _existing_summary(options: FigureOptions) -> dict | None:
     preset_name, folder = _results_folder(options)
     from fgrpo_sim.jsonl import read_json_file
 
-    if (folder / "summary.json").exists():
-        return read_json_file(folder / "summary.json", "maze summary")
+    from fgrpo_sim.maze.summary_record import check_summary
+
+    if (folder / "summary.json").exists():  # checked field by field: a damaged record is one line, not a figure
+        return check_summary(read_json_file(folder / "summary.json", "maze summary"), folder / "summary.json")
     if COMMITTED.exists():
-        committed = read_json_file(COMMITTED, "maze summary")
+        committed = check_summary(read_json_file(COMMITTED, "maze summary"), COMMITTED)
         if same_settings(committed.get("preset", {}), get_preset(preset_name).to_dict()):
             return committed
     return None

@@ -30,13 +30,18 @@ OPTIMIZERS = ("adam", "sgd")
 
 def load_reports(options: FigureOptions) -> tuple[list[dict], str]:
     """Per-setting reports: from the cached run when present, else the committed JSON lines."""
-    import pandas as pd
-
     from fgrpo_sim.sim.group_size_report import read_reports, setting_reports
 
     cached = Path(options.data_dir or "runs/figure-data") / CACHE_NAME
-    if cached.exists():
-        return setting_reports(pd.read_parquet(cached)), str(cached)
+    if cached.exists():  # every row checked by column kind (result_table), as a resume reads it
+        from fgrpo_sim.sim.group_size_resume import TABLE_SCHEMA
+        from fgrpo_sim.sim.result_table import read_result_table
+
+        hint = "delete it (a cache of figure data) or pass another --data-dir"
+        table = read_result_table(cached, TABLE_SCHEMA, hint, label="--data-dir table", action="read")
+        if table.empty:
+            raise ValueError(f"--data-dir table {cached} holds no rows; {hint}")
+        return setting_reports(table), str(cached)
     if not COMMITTED.exists():
         raise ValueError(f"no study data: run `{COMMAND}` first")
     return read_reports(COMMITTED), f"fgrpo_sim/results/{COMMITTED.name}"

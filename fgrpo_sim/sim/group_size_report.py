@@ -309,6 +309,23 @@ def fgrpo_entry(report: dict, gamma: float) -> dict:
     return next((e for e in report["fgrpo_at_lowest"] if e["gamma"] == float(gamma)), {})
 
 
+#: The F-GRPO exponent the tables show (the paper's); a run without it shows its smallest gamma instead.
+SHOWN_GAMMA = 0.5
+
+
+def shown_gamma(reports: list[dict]) -> float | None:
+    """The gamma of the tables' "F G minus ..." columns: 0.5 where the reports ran it, else their smallest F-GRPO
+    gamma (a `--gamma 1` run is headed F 1, not F 0.5 over empty cells); None when none ran F-GRPO."""
+    gammas = {e["gamma"] for r in reports for e in r["fgrpo_at_lowest"]}
+    if not gammas:
+        return None
+    return SHOWN_GAMMA if SHOWN_GAMMA in gammas else min(gammas)
+
+
+def _f_label(gamma: float | None) -> str:
+    return "F-GRPO" if gamma is None else f"F {gamma:g}"
+
+
 def format_interval(x, digits: int = 3) -> str:
     """'+0.015 [+0.006, +0.023]' at `digits` decimals, the bounds rounded outward ('-' for none)."""
     if x is None or x[1] is None or x[2] is None:
@@ -334,12 +351,14 @@ def format_report(reports: list[dict]) -> str:
     warning = few_units_warning(reports)
     if warning:
         lines.append(warning)
+    gamma = shown_gamma(reports)
+    label = _f_label(gamma)
     head = (f"{'rare p':>6} {'opt':>4} {'param':>10} {'view':>14} {'rare':>6} {'lr':>6} {'pred':>5} "
             f"{'lowest (share)':>15} {'dip':>4}  {'first minus lowest':>26}  {'last minus lowest':>26}  "
-            f"{'F 0.5 minus GRPO':>26}  {'F 0.5 minus control':>26}")
+            f"{label + ' minus GRPO':>26}  {label + ' minus control':>26}")
     lines.append(head)
     for r in reports:
-        f05 = fgrpo_entry(r, 0.5)
+        f05 = {} if gamma is None else fgrpo_entry(r, gamma)
         share = "n/a" if r["lowest_share"] is None else f"{r['lowest_share']:.2f}"
         lines.append(f"{r['rare_correct_prob']:>6g} {r['optimizer']:>4} {r['parametrisation']:>10} {r['view']:>14} "
                      f"{r['rare_mass']:>6g} {r['lr']:>6g} {str(r['predicted_N']):>5} "
@@ -376,10 +395,12 @@ def markdown_table(reports: list[dict]) -> str:
         smallest[k] = min(smallest.get(k, r["lr"]), r["lr"])
     rows = [r for r in same_under_sgd(reports) if r["lr"] == smallest[(r["rare_correct_prob"], r["optimizer"], r["view"])]]
     ns = rows[0]["N"] if rows else []
+    gamma = shown_gamma(reports)
+    label = _f_label(gamma)
     lines = ["|optimizer|map|rare mass (median rho)|lr|predicted|lowest N (share)|verdict|"
              f"N={ns[0] if ns else 'first'} minus lowest|N={ns[-1] if ns else 'last'} minus lowest|"
              "share lowest, N = " + " / ".join(map(str, ns)) + "|dNLL_rare first / lowest / last|"
-             "F 0.5 minus GRPO|F 0.5 minus control|best-ckpt lowest N (share)|",
+             f"{label} minus GRPO|{label} minus control|best-ckpt lowest N (share)|",
              "|" + "-|" * 13]
     for r in rows:
         low = r["N"].index(r["observed_lowest_N"])
@@ -390,7 +411,7 @@ def markdown_table(reports: list[dict]) -> str:
         best = r["best_checkpoint"]
         best_share = "-" if best["lowest_share"] is None else f"{best['lowest_share']:.2f}"
         d = r["dnll_rare"]
-        f05 = fgrpo_entry(r, 0.5)
+        f05 = {} if gamma is None else fgrpo_entry(r, gamma)
         lines.append(
             f"|{opt}|{r['parametrisation']}|{r['rare_mass']:g} ({r['rare_share_median']:.3f})|{r['lr']:g}|"
             f"{r['predicted_N']}|{bold}{r['observed_lowest_N']}{bold} ({share})|{r['verdict']}|"
@@ -418,6 +439,8 @@ def brief_tables(reports: list[dict]) -> str:
     maps = ("axis", "orthogonal", "dense")  # "axis = orthogonal" sorts as axis
     rows = sorted(shown, key=lambda r: (r["optimizer"], maps.index(r["parametrisation"].split(" ")[0])))
     names = {"adam": "Adam", "sgd": "SGD"}
+    gamma = shown_gamma(reports)
+    label = _f_label(gamma)
     tables = []
     for rare in sorted({r["rare_mass"] for r in rows}):
         part = [r for r in rows if r["rare_mass"] == rare]
@@ -428,7 +451,7 @@ def brief_tables(reports: list[dict]) -> str:
                  f"pass@256 at N = {ns[0]} and N = {ns[-1]} minus at the lowest N; last column at the lowest N, "
                  "equal steps):", "",
                  f"|optimizer, map|lowest N (share)|share of the other N|verdict|N={ns[0]} flank|N={ns[-1]} flank|"
-                 "F 0.5 minus control|", "|-|-|-|-|-|-|-|"]
+                 f"{label} minus control|", "|-|-|-|-|-|-|-|"]
         for r in part:
             low, bold = r["observed_lowest_N"], "**" if r["dip"] else ""
             shares = r["argmin_share"]
@@ -438,7 +461,7 @@ def brief_tables(reports: list[dict]) -> str:
             lines.append(f"|{names.get(r['optimizer'], r['optimizer'])}, {r['parametrisation']}|{bold}{low}{bold} "
                          f"({share})|{others}|{r['verdict']}|{format_interval(r['first_minus_lowest'])}|"
                          f"{format_interval(r['last_minus_lowest'])}|"
-                         f"{format_interval(fgrpo_entry(r, 0.5).get('minus_control'))}|")
+                         f"{format_interval({} if gamma is None else fgrpo_entry(r, gamma).get('minus_control'))}|")
         tables.append("\n".join(lines))
     return "\n\n".join(tables)
 
@@ -455,12 +478,19 @@ def read_reports(path) -> list[dict]:
     from fgrpo_sim.jsonl import read_json_objects
     from fgrpo_sim.sim.group_size_record import check_report
 
-    reports = []
+    reports, seen = [], {}
     for line, obj in read_json_objects(path, "--from"):
         try:
-            reports.append(check_report(obj, f"--from {path} line {line}", REPORT_KEYS))
+            report = check_report(obj, f"--from {path} line {line}", REPORT_KEYS)
         except ValueError as exc:
             raise ValueError(f"{exc}; pass the --json output of fgrpo simulate group-size") from None
+        # a setting reported twice (two records joined, a line pasted twice) would print twice, or contradict
+        key = tuple(report[k] for k in (*SETTING_KEYS[:-1], "lr"))
+        if key in seen:
+            raise ValueError(f"--from {path} line {line} repeats the setting of line {seen[key]} ("
+                             + ", ".join(f"{k} {report[k]}" for k in (*SETTING_KEYS[:-1], "lr")) + "); give each once")
+        seen[key] = line
+        reports.append(report)
     if not reports:
         raise ValueError(f"--from {path} holds no group-size report")
     return reports
