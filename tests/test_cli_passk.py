@@ -272,7 +272,8 @@ def test_compare_says_no_test_instead_of_a_verdict(run_cli, tmp_path):
     b = _write(tmp_path / "b.jsonl", [{"problem_id": "p", "n": 8, "c": 0}])
     row = json.loads(run_cli("passk", a, "--compare", b, "--k", "1", "--json").stdout)["compare"]["per_k"][0]
     assert row["significant"] and row["p_value"] > 0 and row["ci_high"] - row["ci_low"] > 0.1
-    res = run_cli("passk", a, "--compare", a, "--k", "1,8")
+    same = _write(tmp_path / "a-again.jsonl", [{"problem_id": "p", "n": 8, "c": 8}])  # a file with itself is refused
+    res = run_cli("passk", a, "--compare", same, "--k", "1,8")
     assert res.exit_code == 0, res.stderr
     assert res.stdout.count("(no test: no problem can split differently") == 2, res.stdout
 
