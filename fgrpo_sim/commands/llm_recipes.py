@@ -55,13 +55,13 @@ def recipes_command(
         print(json.dumps(rows, indent=2))
         return
     if markdown:
-        # the recipe path alone (it starts with the model; the command is the same for every row): the docs'
-        # table stays narrow
-        print("| `--config` | paper | arm | est. H100 GPU-h | est. wall h on 16 H100 | disk GB |")
-        print("|---|---|---|---|---|---|")
+        # the recipe path alone (it starts with the model; the command is the same for every row) and no wall
+        # hours (GPU-h / 16; --json has them): the docs' table stays narrow
+        print("| `--config` | paper | arm | est. H100 GPU-h | disk GB |")
+        print("|---|---|---|---|---|")
         for r in rows:
             print(f"| `{r['recipe'].removeprefix('recipes/')}` | {r['paper']} | {r['what']} | {r['est_gpu_h']} | "
-                  f"{r['est_wall_h_on_16']} | {r['disk_gb']} |")
+                  f"{r['disk_gb']} |")
         return
     current = None
     for r in rows:
