@@ -53,7 +53,7 @@ def _record() -> str:
 
 
 def _lr() -> str:
-    return f"lr {sci(_config().lr)} (the paper's;"
+    return f"lr {sci(_config().lr)} (the paper's)"
 
 
 def _optimizer() -> str:
@@ -189,6 +189,4 @@ CLAIMS = [
     Claim(_check_counts, source="sim.checks.CHECK_COUNTS, INTERVAL_COUNTS (tests/test_check.py counts the checks)"),
 ]
 
-GIVEN = [
-    Given("Hu et al.'s 1e-3", why="the learning rate of Hu et al.'s setup, which we tried (an input, not ours)"),
-]
+GIVEN: list[Given] = []
