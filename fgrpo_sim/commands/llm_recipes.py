@@ -55,13 +55,12 @@ def recipes_command(
         print(json.dumps(rows, indent=2))
         return
     if markdown:
-        # the recipe path alone (it starts with the model; the command is the same for every row) and no wall
-        # hours (GPU-h / 16; --json has them): the docs' table stays narrow
-        print("| `--config` | paper | arm | est. H100 GPU-h | disk GB |")
-        print("|---|---|---|---|---|")
+        # the recipe path alone (it starts with the model; the command is the same for every row), no wall hours
+        # (GPU-h / 16) and no disk (one value per model): --json has both, and the docs' table stays narrow
+        print("| `--config` | paper | arm | est. H100 GPU-h |")
+        print("|---|---|---|---|")
         for r in rows:
-            print(f"| `{r['recipe'].removeprefix('recipes/')}` | {r['paper']} | {r['what']} | {r['est_gpu_h']} | "
-                  f"{r['disk_gb']} |")
+            print(f"| `{r['recipe'].removeprefix('recipes/')}` | {r['paper']} | {r['what']} | {r['est_gpu_h']} |")
         return
     current = None
     for r in rows:
