@@ -344,7 +344,7 @@ def test_recipes_root_option_prints_the_packaged_table(run_cli):
     packaged = run_cli("llm", "recipes", "--markdown")
     rooted = run_cli("llm", "recipes", "--root", ROOT / "recipes", "--markdown")
     assert packaged.exit_code == rooted.exit_code == 0
-    assert rooted.stdout == packaged.stdout and "| qwen2.5-7b |" in packaged.stdout
+    assert rooted.stdout == packaged.stdout and "| `qwen2.5-7b/grpo.yaml` |" in packaged.stdout
 
 
 def test_listing_recipes_needs_no_trl(tmp_path):

@@ -55,11 +55,12 @@ def recipes_command(
         print(json.dumps(rows, indent=2))
         return
     if markdown:
-        print("| model | paper | arm | command | est. H100 GPU-h | est. wall h on 16 H100 | disk GB |")
-        print("|---|---|---|---|---|---|---|")
+        # the recipe path alone (it starts with the model; the command is the same for every row), no wall hours
+        # (GPU-h / 16) and no disk (one value per model): --json has both, and the docs' table stays narrow
+        print("| `--config` | paper | arm | est. H100 GPU-h |")
+        print("|---|---|---|---|")
         for r in rows:
-            print(f"| {r['model']} | {r['paper']} | {r['what']} | `{r['command']}` | {r['est_gpu_h']} | "
-                  f"{r['est_wall_h_on_16']} | {r['disk_gb']} |")
+            print(f"| `{r['recipe'].removeprefix('recipes/')}` | {r['paper']} | {r['what']} | {r['est_gpu_h']} |")
         return
     current = None
     for r in rows:

@@ -53,7 +53,7 @@ def _record() -> str:
 
 
 def _lr() -> str:
-    return f"lr {sci(_config().lr)} (the paper's;"
+    return f"lr {sci(_config().lr)} (the paper's)"
 
 
 def _optimizer() -> str:
@@ -166,33 +166,10 @@ def _check_counts() -> str:
             f"intervals) and {CHECK_COUNTS['full']} without ({INTERVAL_COUNTS['full']})")
 
 
-def _native_block() -> str:
-    kernel = (ROOT / "fgrpo_sim" / "sim" / "categorical" / "kernel.c").read_text()
-    block = int(re.search(r"^#define BLOCK (\d+)$", kernel, re.M).group(1))
-    return f"O(N + K/{block}) per run"
 
 
-def _counts() -> str:
-    """float32's integers are exact up to 2^(mantissa bits + 1); the config's largest N, from its own error."""
-    import numpy as np
-
-    from fgrpo_sim.sim.categorical.config import CategoricalConfig
-
-    try:
-        CategoricalConfig(group_sizes=(2**62,))
-    except ValueError as error:
-        # the bound as validation writes it: 2^31 - 1 (a power of two less one), or digits
-        found = re.search(r"\[1, (?:(\d+)|2\^(\d+) - 1)\]", str(error))
-        largest = int(found.group(1)) if found.group(1) else 2 ** int(found.group(2)) - 1
-    bits = (largest + 1).bit_length() - 1
-    assert largest == 2**bits - 1
-    return f"float32 stops counting at 2^{np.finfo(np.float32).nmant + 1}, and N may reach 2^{bits} - 1"
 
 
-def _uniform_bits() -> str:
-    from fgrpo_sim.sim.categorical.sampling import UNIFORM_BITS
-
-    return f"exact to 2^-{UNIFORM_BITS} per action"
 
 
 CLAIMS = [
@@ -210,11 +187,6 @@ CLAIMS = [
     Claim(_study_sgd, source="study.study_settings(): the SGD settings' lr"),
     Claim(_check_level, source="sim.checks.FAMILY_FALSE_FAILURE"),
     Claim(_check_counts, source="sim.checks.CHECK_COUNTS, INTERVAL_COUNTS (tests/test_check.py counts the checks)"),
-    Claim(_native_block, source="fgrpo_sim/sim/categorical/kernel.c: BLOCK"),
-    Claim(_counts, source="numpy.finfo(float32); CategoricalConfig's group_sizes range"),
-    Claim(_uniform_bits, source="sim.categorical.sampling.UNIFORM_BITS"),
 ]
 
-GIVEN = [
-    Given("Hu et al.'s 1e-3", why="the learning rate of Hu et al.'s setup, which we tried (an input, not ours)"),
-]
+GIVEN: list[Given] = []

@@ -116,7 +116,7 @@ CLAIMS = [
 
 GIVEN = [
     Given("((R_w + R_c) / 2;", why="a definition: the midpoint of the two rewards"),
-    Given("Low (say below 0.2)", why="an example threshold for the reader, not a computed one"),
+    Given("low `frac_active_groups` (say below 0.2)", why="an example threshold for the reader, not a computed one"),
     Given("Evaluation at n = 1024", why="the paper's samples per problem (Sec. 5), quoted; `fgrpo llm eval` "
           "defaults to 16"),
 ]

@@ -19,6 +19,18 @@ def _disk() -> dict[str, float]:
     return estimate_disk_gb(1.0, checkpoints=1, weight_bytes=DTYPE_BYTES["float32"]) | {"b": DTYPE_BYTES["float32"]}
 
 
+def _disk_per_model() -> str:
+    """`fgrpo llm recipes --json`'s disk_gb, one value per model (the sentence says so: checked here)."""
+    from doc_claims._llm_sources import recipe_rows
+
+    disk = {}
+    for r in recipe_rows():
+        disk.setdefault(r["model"], set()).add(r["disk_gb"])
+    assert all(len(values) == 1 for values in disk.values()), disk
+    (qwen,), (llama,), (qwen3,) = disk["qwen2.5-7b"], disk["llama-3.2-3b-instruct"], disk["qwen3-4b-base"]
+    return f"{qwen} GB per Qwen2.5-7B run, {llama} per Llama-3.2-3B, {qwen3} per Qwen3-4B"
+
+
 def _ks(n: int) -> str:
     from fgrpo_sim.llm.training.dynamics import default_ks
 
@@ -56,6 +68,7 @@ CLAIMS = [
     Claim(lambda: f"(S + 1) x P x b + {(_disk()['run_gb'] - 2 * _disk()['weights_gb']) / _disk()['weights_gb']:g} "
                   f"x P x b x R",
           source="recipe_index.estimate_disk_gb run_gb at S = R = 1: (S + 1) x P x b + the moments"),
+    Claim(_disk_per_model, source="`fgrpo llm recipes --json` disk_gb (recipe_index.estimate_disk_gb) per model"),
     Claim(lambda: f"(Qwen2.5-7B, N = {base('num_generations')}, gamma = 0)",
           source="recipes/qwen2.5-7b/base.yaml num_generations"),
     Claim(lambda: f"`learning_rate: {sci(recipe('qwen2.5-7b/grpo-low-lr.yaml')['learning_rate'])}`|"

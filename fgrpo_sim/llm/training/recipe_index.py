@@ -99,7 +99,7 @@ def classify(model: str, arm: str) -> tuple[str, str]:
     if arm.startswith("f-") and "-g" in arm:
         method, gamma = arm[2:].split("-g", 1)
         if method in base_methods:
-            return ("Table 6" if qwen7b else "Table 7 (gamma selection)", f"F-{base_methods[method]}, gamma = {gamma}")
+            return ("Table 6" if qwen7b else "Table 7", f"F-{base_methods[method]}, gamma = {gamma}")
     if qwen7b:
         if arm.startswith("group-size/grpo-n"):
             return ("Table 2", f"GRPO, N = {arm.rsplit('-n', 1)[1]}")
