@@ -101,8 +101,7 @@ def test_cli_options_reach_the_simulators(run_cli, tmp_path):
 
 
 #: commands with --gamma that do not take --focal-smoothing yet, and why
-NO_SMOOTHING = {"maze run": "the Maze experiment's presets and run files name (N, gamma) only; not wired yet",
-                "maze compare": "compares two finished runs by gamma; it trains nothing"}
+NO_SMOOTHING = {"maze compare": "compares two finished runs by gamma; it trains nothing"}
 
 
 def test_every_command_with_gamma_takes_focal_smoothing():
@@ -146,3 +145,35 @@ def test_a_smoothed_study_reports_its_fgrpo_arms():
     (report,) = setting_reports(run_study(spec, device="cpu"))
     entries = {e["variant"]: e["gamma"] for e in report["fgrpo_at_lowest"]}
     assert entries == {"F-GRPO gamma=0.5 alpha=0.5": 0.5, "F-GRPO gamma=1 alpha=0.5": 1.0}
+
+
+def test_the_maze_takes_focal_smoothing_and_alpha_0_keeps_its_config(monkeypatch):
+    """`maze run --focal-smoothing`: the preset carries alpha to the trainer's config; alpha 0 leaves config.json
+    as it was before the option existed (no key), so earlier folders still resume."""
+    from dataclasses import replace
+
+    from fgrpo_sim.maze import rl
+    from fgrpo_sim.maze.experiment import same_settings
+    from fgrpo_sim.maze.presets import get_preset
+
+    tiny = get_preset("tiny")
+    assert "focal_smoothing" not in tiny.to_dict()
+    smoothed = replace(tiny, focal_smoothing=0.5)
+    assert smoothed.to_dict()["focal_smoothing"] == 0.5 and not same_settings(tiny.to_dict(), smoothed.to_dict())
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def config(**kwargs):  # the trainer's config is where alpha must arrive; stop before any training
+        seen.update(kwargs)
+        raise Stop
+
+    import fgrpo_sim.llm as llm
+
+    monkeypatch.setattr(llm, "FocalGRPOConfig", config)
+    settings = rl.RLSettings(steps=1, prompts_per_step=1, group_size=2, gamma=1.0, lr=1e-3, max_completion_length=4,
+                             focal_smoothing=0.5)
+    with pytest.raises(Stop):
+        rl.train_rl(None, None, [], settings)
+    assert seen["focal_smoothing"] == 0.5 and seen["focal_gamma"] == 1.0

@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 
 import typer
 
-from fgrpo_sim.commands.options import list_option
+from fgrpo_sim.commands.options import focal_smoothing_option, list_option
 from fgrpo_sim.commands.json_output import emit_json
 from fgrpo_sim.recorded_times import quoted
 
@@ -50,6 +50,7 @@ def run(
     gamma: Optional[Sequence[float]] = list_option(None, "--gamma", float, help="Focal exponents, comma-separated, each >= 0; 0 is "
                                                               "GRPO (default: 0,0.5,1)."),
     runs: Optional[int] = typer.Option(None, "--runs", help="Independent runs per N x gamma (seeds 0..R-1), in [1, 100] (default 3)."),
+    focal_smoothing: float = focal_smoothing_option(" A folder keeps one alpha (config.json)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Results folder (default: runs/figure-data/maze/PRESET, "
                                                           "where `fgrpo figures fig6-maze` looks). Finished runs in "
                                                           "it are reused, so an interrupted run resumes."),
@@ -94,6 +95,8 @@ def run(
     check_choice("--device", device, ("auto", "cpu", "cuda"))  # TRL places the model itself: no cuda:K
     device = resolve_device(device).type  # a cuda request on a CPU-only machine fails here, not in torch
     spec = spec.with_grid(group_sizes, gammas, runs)
+    check_range("--focal-smoothing", focal_smoothing, 0.0, float("inf"), high_open=True)
+    spec = replace(spec, focal_smoothing=float(focal_smoothing) + 0.0)
     if rl_lr is not None:
         check_range("rl_lr", rl_lr, 0.0, 1.0, low_open=True)
         spec = replace(spec, rl_lr=float(rl_lr))

@@ -338,7 +338,8 @@ def _run_seeds(preset: MazePreset, folder, config: dict, *, progress: bool, devi
             model = copy.deepcopy(sft_model)
             settings = RLSettings(steps=preset.rl_steps, prompts_per_step=preset.rl_prompts_per_step,
                                   group_size=n, gamma=gamma, lr=preset.rl_lr, warmup_steps=preset.rl_warmup,
-                                  max_completion_length=max_completion, seed=seed)
+                                  max_completion_length=max_completion, seed=seed,
+                                  focal_smoothing=preset.focal_smoothing)
             t_rl = time.time()
             curve = train_rl(model, tokenizer, train, settings, eval_every=preset.eval_every, progress=progress,
                              on_step=lambda step, m: _curve_point(m, tokenizer, heldout, preset, seed, step),

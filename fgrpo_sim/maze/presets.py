@@ -30,6 +30,7 @@ class MazePreset:
     seeds: int = 3
     heldout_seed: int = 1_000_003  # fixed: every seed is evaluated on the same held-out mazes
     notes: str = ""
+    focal_smoothing: float = 0.0  # alpha of F-GRPO's smoothed success estimate (0: the paper's c / N)
 
     def with_grid(self, group_sizes=None, gammas=None, seeds=None) -> "MazePreset":
         return replace(
@@ -40,7 +41,12 @@ class MazePreset:
         )
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The preset as config.json records it; alpha 0 (the paper's estimate) is left out, so folders written
+        before `focal_smoothing` existed still describe the same experiment and resume."""
+        d = asdict(self)
+        if d["focal_smoothing"] == 0.0:
+            del d["focal_smoothing"]
+        return d
 
 
 PRESETS: dict[str, MazePreset] = {

@@ -26,6 +26,7 @@ class RLSettings:
     warmup_steps: int = 0
     weight_decay: float = 0.0
     seed: int = 0
+    focal_smoothing: float = 0.0  # alpha of the weight's success estimate (c + alpha) / (N + 2 alpha); 0 = c / N
 
 
 def maze_dataset(mazes: Sequence[Maze]):
@@ -82,6 +83,7 @@ def train_rl(model, tokenizer, mazes: Sequence[Maze], settings: RLSettings, *,
             output_dir=output_dir or tmp,
             method="grpo",
             focal_gamma=float(settings.gamma),
+            focal_smoothing=float(settings.focal_smoothing),
             learning_rate=settings.lr,
             weight_decay=settings.weight_decay,
             warmup_steps=settings.warmup_steps,
