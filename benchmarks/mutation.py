@@ -41,10 +41,10 @@ ROOT = Path(__file__).resolve().parent.parent
 MODULES = {
     "core": (["fgrpo_sim/core/*"],
              ["tests/test_core_groups.py", "tests/test_core_losses.py", "tests/test_core_focal_metrics.py",
-              "tests/test_mutation_core.py"]),
+              "tests/test_core_edges.py"]),
     "metrics": (["fgrpo_sim/metrics/*"],
                 ["tests/test_metrics.py", "tests/test_bootstrap.py", "tests/test_paired_tests.py",
-                 "tests/test_results_columns.py", "tests/test_mutation_metrics.py"]),
+                 "tests/test_results_columns.py", "tests/test_metrics_edges.py"]),
     "theory": (["fgrpo_sim/theory/*"],
                ["tests/test_theory_tail_miss.py", "tests/test_theory_peak.py", "tests/test_theory_focal.py",
                 "tests/test_theory_categorical.py", "tests/test_theory_derivations.py",
