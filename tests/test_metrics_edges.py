@@ -1,0 +1,121 @@
+"""Metrics at their edges: every refusal of the results reader with its exact message, the result rows' keys,
+the options the paired tests and bootstrap pass through, and their defaults. Written against mutmut's survivors
+(benchmarks/mutation.py): each assertion failed on a mutant the other metrics tests let through. Expected values
+are exact (counts, exact fractions) or the same function called with the options spelled out (one machine)."""
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from fgrpo_sim.metrics import bootstrap_mean_ci, bootstrap_paired_difference_ci, run_paired_test
+from fgrpo_sim.metrics.results_io import MAX_SAMPLES, read_results_jsonl
+from fgrpo_sim.metrics.subsampling import paired_subsampling_test
+from fgrpo_sim.metrics.ustat_test import paired_ustatistic_test
+
+A = '{"problem_id": "a", '
+BAD_FILES = [
+    (['{"x": 1}'], "line 1: missing key 'problem_id'"),
+    (['{"problem_id": 1.5, "correct": true}'], "line 1: problem_id must be a string or an integer, got 1.5"),
+    (['{"problem_id": true, "correct": true}'], "line 1: problem_id must be a string or an integer, got True"),
+    ([A + '"correct": true, "c": 1}'], "line 1: give either 'correct' (one sample) or 'n' and 'c' (one problem), not both"),
+    ([A + '"correct": true, "n": 1}'], "line 1: give either 'correct' (one sample) or 'n' and 'c' (one problem), not both"),
+    ([A + '"k": 1}'], "line 1: needs 'correct' (true/false, one sample) or 'n' and 'c' (one problem)"),
+    ([A + '"correct": 1}'], "line 1: 'correct' must be true or false, got 1"),
+    ([A + '"correct": true, "sample_index": -1}'], "line 1: 'sample_index' must be an integer >= 0, got -1"),
+    ([A + '"correct": true, "sample_index": "x"}'], "line 1: 'sample_index' must be an integer >= 0, got 'x'"),
+    ([A + '"correct": true, "sample_index": 0}', A + '"correct": false, "sample_index": 0}'],
+     "line 2: problem 'a' sample_index 0 already appeared on line 1 (duplicate sample)"),
+    ([A + '"n": 4}'], "line 1: a per-problem line needs both 'n' and 'c'"),
+    ([A + '"c": 4}'], "line 1: a per-problem line needs both 'n' and 'c'"),
+    ([A + '"n": 0, "c": 0}'], f"line 1: 'n' must be an integer in [1, {MAX_SAMPLES}], got 0"),
+    ([A + f'"n": {MAX_SAMPLES + 1}, "c": 0}}'], f"line 1: 'n' must be an integer in [1, {MAX_SAMPLES}], got {MAX_SAMPLES + 1}"),
+    ([A + '"n": 4, "c": 5}'], "line 1: 'c' must be an integer in [0, n = 4], got 5"),
+    ([A + '"n": 4, "c": -1}'], "line 1: 'c' must be an integer in [0, n = 4], got -1"),
+    ([A + '"correct": true}', A + '"n": 4, "c": 1}'],
+     "line 2: problem 'a' mixes per-sample and per-problem lines (first seen on line 1)"),
+    ([A + '"n": 4, "c": 1}', A + '"correct": true}'],
+     "line 2: problem 'a' mixes per-sample and per-problem lines (first seen on line 1)"),
+    ([A + '"n": 4, "c": 1}', A + '"n": 4, "c": 2}'], "line 2: problem 'a' already has an 'n'/'c' line (line 1)"),
+]
+
+
+@pytest.mark.parametrize("lines, message", BAD_FILES, ids=[m[:60] for _, m in BAD_FILES])
+def test_results_reader_names_the_line_and_the_fault(tmp_path, lines, message):
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=f"^{re.escape(f'{path} {message}')}$"):
+        read_results_jsonl(path)
+
+
+def test_results_reader_refuses_an_empty_file_and_a_missing_one(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n")
+    with pytest.raises(ValueError, match=f"^{re.escape(f'{path}: no results (the file is empty)')}$"):
+        read_results_jsonl(path)
+    missing = tmp_path / "none.jsonl"
+    with pytest.raises(ValueError, match=f"^{re.escape(f'results file not found: {missing}')}$"):
+        read_results_jsonl(missing)
+
+
+def test_results_reader_counts_mixed_problem_lines_exactly(tmp_path):
+    # not uniform (two line kinds): the strict reader counts; problem 3 and "3" are one problem
+    path = tmp_path / "r.jsonl"
+    rows = [{"problem_id": 3, "correct": True, "sample_index": 0}, {"problem_id": "3", "correct": False},
+            {"problem_id": "b", "n": 5, "c": 2}, {"problem_id": 3, "correct": True, "sample_index": 1}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    counts = read_results_jsonl(path)
+    assert counts.problem_ids == ["3", "b"]
+    assert counts.n.tolist() == [3, 5] and counts.c.tolist() == [2, 2]
+    assert (counts.sample_lines, counts.count_lines, counts.first_line) == (3, 1, [1, 3])
+
+
+N_A, C_A = np.array([8, 8, 8, 8]), np.array([2, 5, 7, 0])
+N_B, C_B = np.array([8, 8, 8, 8]), np.array([1, 3, 8, 4])
+UROW = ["k", "pass_a", "pass_b", "difference", "std_error", "ci_low", "ci_high", "p_value", "significant"]
+QROW = ["k", "pass_a", "pass_b", "difference", "subsample_mean_difference", "ci_low", "ci_high", "p_value",
+        "significant"]
+
+
+def test_rows_name_every_field_once():
+    u = paired_ustatistic_test(N_A, C_A, N_B, C_B, (1, 2))
+    q = paired_subsampling_test(N_A, C_A, N_B, C_B, (1, 2), m=4, iterations=200)
+    for result, keys, fields in ((u, UROW, "pass_a pass_b difference std_error lower upper p_value significant"),
+                                 (q, QROW, "pass_a pass_b difference subsample_mean_difference lower upper p_value "
+                                           "significant")):
+        rows = result.rows()
+        assert [list(r) for r in rows] == [keys, keys]
+        for j, row in enumerate(rows):
+            values = [row[key] for key in keys[1:]]
+            assert values == [getattr(result, f)[j] for f in fields.split()]
+            assert row["k"] == (1, 2)[j]
+    # pass@1 of A: mean of c / n = (2 + 5 + 7 + 0) / 32 exactly
+    assert u.rows()[0]["pass_a"] == pytest.approx(14 / 32, rel=1e-12)
+
+
+def test_run_paired_test_passes_its_options_through(capsys):
+    direct = paired_ustatistic_test(N_A, C_A, N_B, C_B, (1, 2), alpha=0.3).rows()
+    assert run_paired_test("u-statistic", N_A, C_A, N_B, C_B, (1, 2), alpha=0.3).rows() == direct
+    assert run_paired_test("u-statistic", N_A, C_A, N_B, C_B, (1, 2)).rows() != direct  # the default alpha is 0.05
+    options = dict(m=5, iterations=300, alpha=0.2, seed=7)
+    q = run_paired_test("app-q", N_A, C_A, N_B, C_B, (1, 2), **options)
+    assert (q.m, q.iterations, q.alpha) == (5, 300, 0.2)
+    assert q.rows() == paired_subsampling_test(N_A, C_A, N_B, C_B, (1, 2), **options).rows()
+    # defaults: 50,000 rounds, seed 0, no progress bar
+    default = run_paired_test("app-q", N_A, C_A, N_B, C_B, (1,), m=4)
+    assert default.iterations == 50_000
+    assert default.rows() == paired_subsampling_test(N_A, C_A, N_B, C_B, (1,), m=4, iterations=50_000,
+                                                     seed=0).rows()
+    assert capsys.readouterr().err == ""
+
+
+def test_bootstrap_paired_difference_options_and_names():
+    a, b = [0.1, 0.4, 0.35, 0.8, 0.2], [0.0, 0.1, 0.3, 0.5, 0.25]
+    diff = np.subtract(a, b)
+    assert bootstrap_paired_difference_ci(a, b) == bootstrap_mean_ci(diff, 0.95, 20_000, 0)
+    assert bootstrap_paired_difference_ci(a, b, seed=5) == bootstrap_mean_ci(diff, seed=5)
+    with pytest.raises(ValueError, match=r"^a must be \[runs\] or \[runs, tasks\] with at least 2 runs, got shape \(1,\)$"):
+        bootstrap_paired_difference_ci([0.1], [0.2, 0.3])
+    with pytest.raises(ValueError, match=r"^b must be \[runs\] or \[runs, tasks\] with at least 2 runs, got shape \(1,\)$"):
+        bootstrap_paired_difference_ci([0.1, 0.2], [0.3])
