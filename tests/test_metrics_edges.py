@@ -119,3 +119,74 @@ def test_bootstrap_paired_difference_options_and_names():
         bootstrap_paired_difference_ci([0.1], [0.2, 0.3])
     with pytest.raises(ValueError, match=r"^b must be \[runs\] or \[runs, tasks\] with at least 2 runs, got shape \(1,\)$"):
         bootstrap_paired_difference_ci([0.1, 0.2], [0.3])
+
+
+def test_t_interval_against_the_textbook_formula():
+    from scipy.stats import t as student_t
+
+    from fgrpo_sim.metrics.t_interval import t_interval
+
+    x = np.array([[0.2, 0.5, 0.4, 0.9], [1.0, 1.0, 1.0, 1.0]])
+    for confidence in (0.95, 0.8):
+        mean, low, high = t_interval(x, axis=1, confidence=confidence)
+        half = student_t.ppf(0.5 + confidence / 2, 3) * x[0].std(ddof=1) / 2  # sqrt(4) units
+        assert mean.tolist() == pytest.approx([0.5, 1.0], rel=1e-12)
+        assert low.tolist() == pytest.approx([0.5 - half, 1.0], rel=1e-12)  # all equal: the value itself
+        assert high.tolist() == pytest.approx([0.5 + half, 1.0], rel=1e-12)
+    mean, low, high = t_interval(x.T)  # default: the last axis, 95%
+    assert mean.tolist() == pytest.approx([0.6, 0.75, 0.7, 0.95], rel=1e-12)
+    assert high[0] - mean[0] == pytest.approx(student_t.ppf(0.975, 1) * np.std([0.2, 1.0], ddof=1) / np.sqrt(2),
+                                              rel=1e-12)
+    mean, low, high = t_interval([[0.3], [0.7]], axis=-1)  # one unit: no interval
+    assert mean.tolist() == [0.3, 0.7] and np.isnan(low).all() and np.isnan(high).all()
+    mean, low, high = t_interval([0.3, 0.7], axis=0)
+    assert (low, high) == pytest.approx((0.5 - student_t.ppf(0.975, 1) * 0.2, 0.5 + student_t.ppf(0.975, 1) * 0.2),
+                                        rel=1e-12)
+
+
+def test_align_problems_and_summary(tmp_path):
+    from fgrpo_sim.metrics.results_io import align_problems
+
+    def counts(name, ids):
+        path = tmp_path / name
+        path.write_text("".join(json.dumps({"problem_id": p, "n": 4 + i, "c": i}) + "\n" for i, p in enumerate(ids)))
+        return read_results_jsonl(path)
+
+    a, b = counts("a.jsonl", ["x", "y", "z"]), counts("b.jsonl", ["z", "x", "y"])
+    assert align_problems(a, b).tolist() == [1, 2, 0]
+    assert a.summary() == {"file": str(tmp_path / "a.jsonl"), "problems": 3, "n_min": 4, "n_max": 6, "samples": 15,
+                           "correct": 3, "sample_lines": 0, "count_lines": 3}
+    c = counts("c.jsonl", ["x", "y", "p", "q", "r", "s"])
+    message = (f"the compared files must cover the same problems: {c.path} lacks 1 problem(s) of {a.path} ('z'); "
+               f"{a.path} lacks 4 problem(s) of {c.path} ('p', 'q', 'r', ...)")
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        align_problems(a, c)
+    d = counts("d.jsonl", ["x", "y", "z", "p", "q", "r"])
+    message = f"the compared files must cover the same problems: {a.path} lacks 3 problem(s) of {d.path} ('p', 'q', 'r')"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        align_problems(d, a)
+
+
+def test_curve_as_dict():
+    from fgrpo_sim.metrics import pass_at_k_curve
+
+    curve = pass_at_k_curve(n=[4, 4], c=[1, 2], ks=[1, 2], n_bootstrap=0)
+    # pass@1 = (1/4 + 2/4) / 2; pass@2 = (1 - C(3,2)/C(4,2) + 1 - C(2,2)/C(4,2)) / 2 = (1/2 + 5/6) / 2
+    assert curve.as_dict() == {"k": [1, 2], "pass_at_k": pytest.approx([3 / 8, 2 / 3], rel=1e-12),
+                               "ci_low": curve.lower.tolist(), "ci_high": curve.upper.tolist(), "confidence": 0.95,
+                               "n_bootstrap": 0, "problems": 2}
+
+
+def test_paired_test_descriptions():
+    from fgrpo_sim.metrics.paired_tests import describe, largest_k, untested_reason
+
+    assert describe("u-statistic", 0.05) == ("u-statistic test (z-test, unbiased variance of the pass@k estimator), "
+                                             "two-sided alpha = 0.05")
+    assert describe("app-q", 0.1, m=4, iterations=300) == (
+        "app-q test (paired m-out-of-n subsampling interval, paper App. Q; m = 4, 300 rounds), two-sided alpha = 0.1")
+    assert describe("app-q", 0.1) == "app-q test (paired m-out-of-n subsampling interval, paper App. Q), two-sided alpha = 0.1"
+    assert describe("u-statistic", 0.1, m=4, iterations=300).endswith("estimator), two-sided alpha = 0.1")
+    assert (largest_k("u-statistic", 9, None), largest_k("app-q", 9, 5)) == (4, 5)
+    assert (untested_reason("u-statistic", None), untested_reason("app-q", 5)) == ("k > n / 2", "k > m = 5")
+    with pytest.raises(ValueError, match=r"^test must be one of u-statistic, app-q, got 'z'$"):
+        largest_k("z", 9, None)
