@@ -41,7 +41,8 @@ BAD_FILES = [
 ]
 
 
-@pytest.mark.parametrize("lines, message", BAD_FILES, ids=[m[:60] for _, m in BAD_FILES])
+@pytest.mark.parametrize("lines, message", BAD_FILES,
+                         ids=[f"{i}-" + re.sub(r"\W+", "_", m)[:40] for i, (_, m) in enumerate(BAD_FILES)])
 def test_results_reader_names_the_line_and_the_fault(tmp_path, lines, message):
     path = tmp_path / "r.jsonl"
     path.write_text("\n".join(lines) + "\n")
