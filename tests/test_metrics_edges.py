@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from fgrpo_sim.metrics import bootstrap_mean_ci, bootstrap_paired_difference_ci, run_paired_test
+from fgrpo_sim.metrics import bootstrap_mean_ci, bootstrap_paired_difference_ci, pass_at_k_curve, run_paired_test
 from fgrpo_sim.metrics.results_io import MAX_SAMPLES, read_results_jsonl
 from fgrpo_sim.metrics.subsampling import paired_subsampling_test
 from fgrpo_sim.metrics.ustat_test import paired_ustatistic_test
@@ -191,3 +191,89 @@ def test_paired_test_descriptions():
     assert (untested_reason("u-statistic", None), untested_reason("app-q", 5)) == ("k > n / 2", "k > m = 5")
     with pytest.raises(ValueError, match=r"^test must be one of u-statistic, app-q, got 'z'$"):
         largest_k("z", 9, None)
+
+
+RAISES = [
+    (lambda: bootstrap_mean_ci([1, 2, 3], confidence=1.0), "confidence must be in (0, 1), got 1"),
+    (lambda: bootstrap_mean_ci([1, 2, 3], confidence=0.0), "confidence must be in (0, 1), got 0"),
+    (lambda: bootstrap_mean_ci([1, 2, 3], n_resamples=99), "n_resamples must be in [100, 10000000], got 99"),
+    (lambda: bootstrap_mean_ci([1, 2, 3], n_resamples=10_000_001),
+     "n_resamples must be in [100, 10000000], got 10000001"),
+    (lambda: bootstrap_mean_ci([0.1, np.nan, np.inf]), "values must be finite, got 2 NaN/inf values"),
+    (lambda: pass_at_k_curve(n=[4, 3], c=[1, 1], ks=[4]),
+     "k must be <= n for every problem, got k = 4 but problem index 1 has n = 3 (1 of 2 problems have n < 4)"),
+    (lambda: pass_at_k_curve(n=[4, 3], c=[1, 1], ks=[0]), "ks must be in [1, inf], got 0"),
+    (lambda: pass_at_k_curve(n=[4, 3], c=[1, 1], ks=[[1, 2]]), "ks must be a non-empty 1-D list of integers"),
+    (lambda: pass_at_k_curve(n=[4, 3], c=[1, 1], ks=[]), "ks must be a non-empty 1-D list of integers"),
+    (lambda: pass_at_k_curve(n=[4, 3], c=[1, 1], confidence=1.0), "confidence must be in (0, 1), got 1"),
+    (lambda: pass_at_k_curve(n=[4, 3], c=[1, 1], confidence=0.0), "confidence must be in (0, 1), got 0"),
+    (lambda: pass_at_k_curve(n=[4, 3], c=[1, 1], n_bootstrap=-1), "n_bootstrap must be in [0, inf], got -1"),
+    (lambda: pass_at_k_curve(n=[4], c=[1], n_bootstrap=1),
+     "n_bootstrap must be 0 for a single problem (a bootstrap over problems needs >= 2), got 1"),
+    (lambda: pass_at_k_curve(correct=[[1, 0]], n=[2]), "give either correct or (n, c), not both"),
+    (lambda: pass_at_k_curve(correct=[[1, 0]], c=[1]), "give either correct or (n, c), not both"),
+    (lambda: pass_at_k_curve(n=[2]), "give either correct or both n and c"),
+]
+
+
+@pytest.mark.parametrize("call, message", RAISES,
+                         ids=[f"{i}-" + re.sub(r"\W+", "_", m)[:40] for i, (_, m) in enumerate(RAISES)])
+def test_interval_options_are_refused_with_their_range(call, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        call()
+
+
+def test_bootstrap_mean_ci_is_scipys_percentile_bootstrap_with_its_defaults():
+    from scipy import stats
+
+    values = np.array([[0.1, 0.9], [0.4, 0.2], [0.35, 0.3], [0.8, 0.7], [0.2, 0.6]])
+    got = bootstrap_mean_ci(values, confidence=0.9, n_resamples=500, seed=3)
+    # tasks resampled independently (paired=False), the statistic the mean of the task means
+    ref = stats.bootstrap(tuple(values.T), lambda *s, axis=-1: np.mean([x.mean(axis=axis) for x in s], axis=0),
+                          n_resamples=500, confidence_level=0.9, method="percentile", paired=False,
+                          rng=np.random.default_rng(3)).confidence_interval
+    assert (got.low, got.high) == pytest.approx((ref.low, ref.high), rel=1e-12)
+    assert (got.estimate, got.confidence, got.runs) == (pytest.approx(0.455, rel=1e-12), 0.9, 5)
+    assert bootstrap_mean_ci(values[:, 0]) == bootstrap_mean_ci(values[:, 0], 0.95, 20_000, 0)
+    flat = bootstrap_mean_ci([[0.5, 0.5]] * 3, confidence=0.8)  # all equal: no resampling, the value itself
+    assert (flat.estimate, flat.low, flat.high, flat.confidence, flat.runs) == (0.5, 0.5, 0.5, 0.8, 3)
+
+
+def test_pass_at_k_curve_defaults_and_bootstrap_switch():
+    n, c = [4, 4, 4], [1, 2, 4]
+    default = pass_at_k_curve(n, c)
+    explicit = pass_at_k_curve(n, c, ks=[1, 2, 3, 4], n_bootstrap=1000, seed=0)
+    assert default.as_dict() == explicit.as_dict()
+    one = pass_at_k_curve(n, c, ks=[1], n_bootstrap=1, seed=0)  # one resample is still a bootstrap
+    assert one.n_bootstrap == 1 and (one.lower[0], one.upper[0]) != (one.mean[0], one.mean[0])
+    assert one.mean[0] == pytest.approx(7 / 12, rel=1e-12)
+
+
+def _uniform(tmp_path, rows):
+    path = tmp_path / "u.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_uniform_files_are_read_by_columns(tmp_path, monkeypatch):
+    # a file whose lines all have the first line's keys never reaches the line-by-line reader
+    import fgrpo_sim.metrics.results_io as results_io
+
+    monkeypatch.setattr(results_io, "_read_lines", lambda path: pytest.fail("read line by line"))
+    counts = read_results_jsonl(_uniform(tmp_path, [{"problem_id": "a", "n": 1, "c": 0},
+                                                    {"problem_id": "b", "n": MAX_SAMPLES, "c": 1},
+                                                    {"problem_id": "c", "n": 3, "c": 3}]))
+    assert counts.n.dtype == np.int64 and counts.n.tolist() == [1, MAX_SAMPLES, 3] and counts.c.tolist() == [0, 1, 3]
+    assert (counts.path, counts.sample_lines, counts.count_lines) == (str(tmp_path / "u.jsonl"), 0, 3)
+    rows = [{"problem_id": p, "correct": ok, "sample_index": i} for i, (p, ok) in
+            enumerate([("a", True), ("b", False), ("a", False), ("b", False)])]
+    counts = read_results_jsonl(_uniform(tmp_path, rows))
+    assert counts.problem_ids == ["a", "b"] and counts.c.dtype == np.int64
+    assert counts.n.tolist() == [2, 2] and counts.c.tolist() == [1, 0]  # the last problem has no correct sample
+    assert (counts.first_line, counts.sample_lines, counts.count_lines) == ([1, 2], 4, 0)
+
+
+def test_a_sample_index_without_correct_is_refused(tmp_path):
+    path = _uniform(tmp_path, [{"problem_id": "a", "sample_index": 0}])
+    with pytest.raises(ValueError, match="line 1: needs 'correct'"):
+        read_results_jsonl(path)
