@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 
 from fgrpo_sim.metrics import bootstrap_mean_ci, bootstrap_paired_difference_ci, pass_at_k_curve, run_paired_test
+from fgrpo_sim.metrics.curves import counts_from_matrix
+from fgrpo_sim.metrics.passk import pass_at_k, pass_at_k_table
 from fgrpo_sim.metrics.results_io import MAX_SAMPLES, read_results_jsonl
-from fgrpo_sim.metrics.subsampling import paired_subsampling_test
-from fgrpo_sim.metrics.ustat_test import paired_ustatistic_test
+from fgrpo_sim.metrics.subsampling import paired_subsampling_test, subsample_size
+from fgrpo_sim.metrics.ustat_test import paired_ustatistic_test, pass_at_k_variance
 
 A = '{"problem_id": "a", '
 BAD_FILES = [
@@ -213,6 +215,61 @@ RAISES = [
     (lambda: pass_at_k_curve(correct=[[1, 0]], n=[2]), "give either correct or (n, c), not both"),
     (lambda: pass_at_k_curve(correct=[[1, 0]], c=[1]), "give either correct or (n, c), not both"),
     (lambda: pass_at_k_curve(n=[2]), "give either correct or both n and c"),
+    (lambda: pass_at_k(0, 0, 1), "n must be in [1, inf], got 0"),
+    (lambda: pass_at_k(4, -1, 1), "c must be in [0, inf], got -1"),
+    (lambda: pass_at_k(4, 1, 0), "k must be in [1, inf], got 0"),
+    (lambda: pass_at_k([4, 4], [1, 1, 1], 1), "n, c and k must broadcast together, got shapes (2,), (3,), ()"),
+    (lambda: pass_at_k([4, 3], [1, 4], 1), "c must be in [0, n], got c = 4 for n = 3"),
+    (lambda: pass_at_k([4, 3], [1, 1], [1, 4]), "k must be in [1, n], got k = 4 for n = 3"),
+    (lambda: pass_at_k_table(0, [1]), "m must be in [1, inf], got 0"),
+    (lambda: pass_at_k_table(4, [5]), "ks must be in [1, 4], got 5"),
+    (lambda: pass_at_k_variance([4, 4], [1, 5], 1), "c must be in [0, n], got c = 5"),
+    (lambda: pass_at_k_variance([8, 4], 1, 3),
+     "k must be in [1, n / 2] (the variance of pass@k has no unbiased estimate beyond), got k = 3 for n = 4"),
+    (lambda: pass_at_k_variance(4, 1, 0), "k must be in [1, inf], got 0"),
+    (lambda: pass_at_k_variance(4, -1, 1), "c must be in [0, inf], got -1"),
+    (lambda: pass_at_k_variance(0, 0, 1), "n must be in [1, inf], got 0"),
+    (lambda: paired_ustatistic_test(N_A, C_A, [8], [1]), "n_b must list the same problems as n_a, got 1 and 4 problems"),
+    (lambda: paired_ustatistic_test(N_A, C_A, N_B, C_B, [[1]]), "ks must be a non-empty 1-D list of integers"),
+    (lambda: paired_ustatistic_test(N_A, C_A, N_B, C_B, [1, 5]),
+     "ks must be in [1, smallest n / 2 = 4] (the variance of pass@k has no unbiased estimate beyond), got k = 5"),
+    (lambda: paired_ustatistic_test(N_A, C_A, N_B, C_B, [0]), "ks must be in [1, inf], got 0"),
+    (lambda: paired_ustatistic_test(N_A, C_A, N_B, C_B, [1], alpha=1.0), "alpha must be in (0, 1), got 1"),
+    (lambda: paired_ustatistic_test(N_A, C_A, N_B, C_B, [1], alpha=0.0), "alpha must be in (0, 1), got 0"),
+    (lambda: paired_subsampling_test(N_A, C_A, [8], [1]), "n_b must list the same problems as n_a, got 1 and 4 problems"),
+    (lambda: paired_subsampling_test(N_A, C_A, N_B, C_B, [1, 3], m=2), "ks must be in [1, m = 2], got k = 3"),
+    (lambda: paired_subsampling_test(N_A, C_A, N_B, C_B, [[1]], m=2), "ks must be a non-empty 1-D list of integers"),
+    (lambda: paired_subsampling_test(N_A, C_A, N_B, C_B, [0], m=2), "ks must be in [1, inf], got 0"),
+    (lambda: paired_subsampling_test(N_A, C_A, N_B, C_B, [1], m=2, iterations=39),
+     "iterations must be >= 2 / alpha = 40 (fewer rounds cannot give p < alpha = 0.05), got 39"),
+    (lambda: paired_subsampling_test(N_A, C_A, N_B, C_B, [1], m=2, iterations=0), "iterations must be in [1, inf], got 0"),
+    (lambda: paired_subsampling_test(N_A, C_A, N_B, C_B, [1], m=2, alpha=0.0), "alpha must be in (0, 1), got 0"),
+    (lambda: paired_subsampling_test(N_A, C_A, N_B, C_B, [1], m=2, alpha=1.0), "alpha must be in (0, 1), got 1"),
+    (lambda: paired_subsampling_test(N_A, C_A, N_B, C_B, [1], m=2, chunk_size=0), "chunk_size must be in [1, inf], got 0"),
+    (lambda: paired_subsampling_test(N_A, C_A, N_B, C_B, [1], m=2, seed=-1), "seed must be in [0, inf], got -1"),
+    (lambda: paired_subsampling_test(N_A, C_A, N_B, C_B, [1], m=2, both_correct=[1]),
+     "both_correct must have one entry per problem (4), got shape (1,)"),
+    (lambda: paired_subsampling_test(N_A, C_A, N_B, C_B, [1], m=2, both_correct=[0, 0, 0, -1]),
+     "both_correct must be in [0, inf], got -1"),
+    (lambda: paired_subsampling_test(N_A, C_A, [8, 8, 8, 7], C_B, [1], m=2, both_correct=[0, 0, 0, 0]),
+     "n_b must equal n_a for every problem when both_correct (linked samples) is given"),
+    (lambda: paired_subsampling_test(N_A, C_A, N_B, C_B, [1], m=2, both_correct=[2, 0, 7, 0]),
+     "both_correct must be in [max(0, c_a + c_b - n), min(c_a, c_b)] for every problem"),
+    (lambda: paired_subsampling_test(N_A, C_A, N_B, C_B, [1], m=2, both_correct=[0, 0, 6, 0]),
+     "both_correct must be in [max(0, c_a + c_b - n), min(c_a, c_b)] for every problem"),
+    (lambda: subsample_size(1), "the subsampling test needs at least 2 samples per problem, got a problem with n = 1 "
+                                "(with n = 1 every subsample is the whole sample: the interval has zero width)"),
+    (lambda: subsample_size(8, 8), "m must be in [1, 7], got 8"),
+    (lambda: subsample_size(8, 0, name="--m"), "--m must be in [1, 7], got 0"),
+    (lambda: counts_from_matrix([1, 0]), "correct must be a [problems, samples] matrix with samples >= 1, got shape (2,)"),
+    (lambda: counts_from_matrix(np.zeros((2, 0))),
+     "correct must be a [problems, samples] matrix with samples >= 1, got shape (2, 0)"),
+    (lambda: counts_from_matrix([[1, 2]]), "correct must be boolean (or 0/1)"),
+    (lambda: pass_at_k_curve(n=[[4]], c=[[1]]), "n and c must be 1-D with one entry per problem, got shapes (1, 1) and (1, 1)"),
+    (lambda: pass_at_k_curve(n=[4], c=[1, 1]), "n and c must be 1-D with one entry per problem, got shapes (1,) and (2,)"),
+    (lambda: pass_at_k_curve(n=[], c=[]), "n must list at least one problem"),
+    (lambda: pass_at_k_curve(n=[4, 3], c=[1, 4]), "c must be in [0, n], got c = 4 for n = 3 (problem index 1)"),
+    (lambda: pass_at_k_curve(n=[4, 4], c=[1, 1], seed=-1), "seed must be in [0, inf], got -1"),
 ]
 
 
