@@ -70,6 +70,7 @@ BAD_INPUTS = [
     (lambda: focal_metrics([0.5], [0.5], torch.tensor(True), 4, gamma=1.0, rho=0.1),
      "active must hold one value per group, got a scalar"),
     (lambda: focal_metrics([0.5], [0.5], [True], 4, gamma=1.0, rho=1.5), "rho must be in [0, 1], got 1.5"),
+    (lambda: focal_metrics([], [], [], 4, gamma=1.0, rho=1.5), "rho must be in [0, 1], got 1.5"),  # no group: {} else
     (lambda: policy_loss([[0.0]], [[0.0]], [1.0], [[1]]), "logp must be a floating-point torch tensor shaped [batch, T]"),
     (lambda: policy_loss(torch.zeros(1, 1, dtype=torch.long), [[0.0]], [1.0], [[1]]),
      "logp must be a floating-point torch tensor shaped [batch, T]"),
