@@ -181,7 +181,7 @@ def test_curve_as_dict():
 
 
 def test_paired_test_descriptions():
-    from fgrpo_sim.metrics.paired_tests import describe, largest_k, untested_reason
+    from fgrpo_sim.metrics.paired_tests import TESTS, describe, largest_k, untested_reason
 
     assert describe("u-statistic", 0.05) == ("u-statistic test (z-test, unbiased variance of the pass@k estimator), "
                                              "two-sided alpha = 0.05")
@@ -191,7 +191,8 @@ def test_paired_test_descriptions():
     assert describe("u-statistic", 0.1, m=4, iterations=300).endswith("estimator), two-sided alpha = 0.1")
     assert (largest_k("u-statistic", 9, None), largest_k("app-q", 9, 5)) == (4, 5)
     assert (untested_reason("u-statistic", None), untested_reason("app-q", 5)) == ("k > n / 2", "k > m = 5")
-    with pytest.raises(ValueError, match=r"^test must be one of u-statistic, app-q, got 'z'$"):
+    message = "test must be one of " + ", ".join(TESTS) + ", got 'z'"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         largest_k("z", 9, None)
 
 
