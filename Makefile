@@ -23,7 +23,7 @@ OLDEST_TESTS := tests/test_bad_input_corpus.py tests/test_cli_*.py tests/test_va
 	tests/test_doc_commands.py tests/test_llm_grading.py tests/test_llm_rewards.py tests/test_llm_trainer.py \
 	tests/test_notebooks.py
 
-.PHONY: install install-verl install-cluster test test-oldest rehearsal figures figures-commit notebooks gpu-check docs theory-generated clean
+.PHONY: install install-verl install-cluster test test-oldest rehearsal figures figures-commit notebooks gpu-check mutation docs theory-generated clean
 
 # uv installs the venvs (about 5x faster here, benchmarks/RESULTS.md "Install times"): the uv on PATH, else one that
 # pip puts into a venv of its own, build/uv (one wheel, seconds), so a fresh clone gets the fast installs too; where
@@ -130,5 +130,21 @@ docs: $(STAMP)
 theory-generated: $(STAMP)
 	$(BIN)/python -m fgrpo_sim.theory.generate
 
+# Mutation testing (benchmarks/mutation.py; a benchmark, not part of `make test`): mutmut in a venv of its own that
+# sees .venv's packages through a .pth file, so the pinned set stays as it is and the mutants run on it.
+MUT_VENV := .venv-mut
+MUTMUT_VERSION := 3.8.1
+MUTATION_MODULES ?= core,metrics
+MUTATION_MODES ?= unit
+$(MUT_VENV)/.installed: $(STAMP)
+	test -x $(MUT_VENV)/bin/python || $(PYTHON) -m venv $(MUT_VENV)
+	$(BIN)/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" \
+		> "$$($(MUT_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/zz-fgrpo-venv.pth"
+	$(MUT_VENV)/bin/pip install -q mutmut==$(MUTMUT_VERSION)
+	touch $@
+
+mutation: $(MUT_VENV)/.installed
+	$(BIN)/python benchmarks/mutation.py --modules $(MUTATION_MODULES) --modes $(MUTATION_MODES)
+
 clean:
-	rm -rf $(VENV) $(VERL_VENV) $(OLDEST_VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(VERL_VENV) $(OLDEST_VENV) $(MUT_VENV) build *.egg-info .pytest_cache

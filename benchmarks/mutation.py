@@ -1,0 +1,197 @@
+"""Mutation testing of the numerical core with mutmut 3: how many planted errors the tests (or `fgrpo check --quick`)
+catch, per module, printed as one JSON object.
+
+A benchmark, not part of `make test` or CI: it takes minutes to hours. mutmut lives in a venv of its own that sees
+the project's venv through a .pth file (`make mutation` builds it), so the project's pinned set stays untouched.
+
+Each (mode, module) runs in its own scratch folder build/mutation/MODE-MODULE/ (a copy of fgrpo_sim/, tests/ and
+pyproject.toml with a [tool.mutmut] section appended), so runs never share mutmut's state and the clone gets no
+mutants/ folder. mutmut runs, per mutant, only the tests that called the mutated function (its stats pass), with
+pytest -x, each in a process forked from one that has already imported torch and the package.
+
+Modes:
+* unit: the unit-test files that cover the module (MODULES below: the smallest set, so a run finishes).
+* check: one test that runs `fgrpo check --quick --device cpu` in-process and asserts it passes.
+
+Counts per run: killed (a test failed), survived (every selected test passed), timeout (counted as caught: the
+mutant made the code hang), no_tests (no selected test calls the function: counted as not caught), skipped,
+suspicious, segfault (counted as not caught), not_checked (left out by --only).
+score = (killed + timeout) / (killed + timeout + survived + no_tests + suspicious + segfault).
+
+Usage: python benchmarks/mutation.py --modules core,metrics --modes unit [--max-children 1] [--keep]
+       (or `make mutation MUTATION_MODULES=core,metrics MUTATION_MODES=unit`)
+       --only PATTERNS limits a run to some mutants: `--modes check --modules core --only "fgrpo_sim.core.focal.*"`
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# module -> (files mutmut mutates, unit-test files that cover them). Graders: the math-verify reward (training and
+# evaluation) and the evaluation's grading rules.
+MODULES = {
+    "core": (["fgrpo_sim/core/*"],
+             ["tests/test_core_groups.py", "tests/test_core_losses.py", "tests/test_core_focal_metrics.py",
+              "tests/test_core_edges.py"]),
+    "metrics": (["fgrpo_sim/metrics/*"],
+                ["tests/test_metrics.py", "tests/test_bootstrap.py", "tests/test_paired_tests.py",
+                 "tests/test_results_columns.py", "tests/test_metrics_edges.py"]),
+    "theory": (["fgrpo_sim/theory/*"],
+               ["tests/test_theory_tail_miss.py", "tests/test_theory_peak.py", "tests/test_theory_focal.py",
+                "tests/test_theory_categorical.py", "tests/test_theory_derivations.py",
+                "tests/test_theory_lambdified.py"]),
+    "sim": (["fgrpo_sim/sim/*"],
+            ["tests/test_sim_categorical.py", "tests/test_sim_streams.py", "tests/test_sim_torch_step.py",
+             "tests/test_sim_counts_beyond_2_24.py", "tests/test_population.py", "tests/test_parametrisation.py",
+             "tests/test_group_size_study.py", "tests/test_group_size_report.py"]),
+    "graders": (["fgrpo_sim/llm/evaluation/grading.py", "fgrpo_sim/llm/rewards.py"],
+                ["tests/test_llm_grading.py", "tests/test_llm_rewards.py"]),
+}
+MODES = ("unit", "check")
+
+CHECK_TEST = '''"""Written by benchmarks/mutation.py: a mutant is caught when `fgrpo check --quick` fails."""
+from fgrpo_sim.cli import main
+
+
+def test_check_quick_passes():
+    try:
+        main(["check", "--quick", "--device", "cpu", "--no-progress"])
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    assert code in (0, None)
+'''
+
+# top-level files and folders the selected tests read (copied into the scratch folder and on into mutants/)
+ALSO_COPY = ("docs", "README.md", "DEVELOPERS.md", "benchmarks", "notebooks", "recipes", "Makefile",
+             "constraints.txt", "constraints-oldest.txt")
+
+STATS_KEYS = ("killed", "survived", "timeout", "no_tests", "skipped", "suspicious", "segfault", "not_checked")
+
+
+def _toml_list(items) -> str:
+    return "[" + ", ".join(json.dumps(str(i)) for i in items) + "]"
+
+
+def prepare(work: Path, module: str, mode: str) -> None:
+    """A fresh scratch copy of the package and tests with mutmut's config for this (mode, module)."""
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
+    shutil.copytree(ROOT / "fgrpo_sim", work / "fgrpo_sim", ignore=ignore)
+    shutil.copytree(ROOT / "tests", work / "tests", ignore=ignore)
+    for name in ALSO_COPY:  # what some tests read beside the package (docs they check, benchmark records)
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, work / name, ignore=ignore, symlinks=True)
+        elif src.exists():
+            shutil.copy2(src, work / name)
+    globs, tests = MODULES[module]
+    if mode == "check":
+        (work / "tests" / "test_mutation_check_quick.py").write_text(CHECK_TEST)
+        tests = ["tests/test_mutation_check_quick.py"]
+    tests = [t for t in tests if (work / t).exists()]
+    config = (
+        "\n\n[tool.mutmut]\n"
+        'source_paths = ["fgrpo_sim"]\n'
+        f"also_copy = {_toml_list(n for n in ALSO_COPY if (ROOT / n).exists())}\n"
+        f"only_mutate = {_toml_list(globs)}\n"
+        f"pytest_add_cli_args = {_toml_list(['-x', '-q', '-p', 'no:cacheprovider', '-p', 'no:randomly'])}\n"
+        f"pytest_add_cli_args_test_selection = {_toml_list(tests)}\n"
+        # the covering tests' times vary on a shared machine: a generous multiplier keeps slow-but-right
+        # mutants from being called timeouts
+        "timeout_multiplier = 10.0\n"
+        "timeout_constant = 5.0\n"
+        "use_git_change_detection = false\n"
+    )
+    (work / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + config)
+
+
+# mutmut 3.8's exit-code verdicts (mutmut/stats.py, status_by_exit_code); any other code is "suspicious"
+STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no_tests", 33: "no_tests", 34: "skipped", 36: "timeout",
+          -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout", -11: "segfault", -9: "segfault",
+          None: "not_checked"}
+
+
+def verdicts(work: Path, only: list[str]) -> dict[str, str]:
+    """mutant name -> verdict, read from mutmut's per-file .meta records (the mutants `only` matches, else all)."""
+    out = {}
+    for meta in sorted((work / "mutants").rglob("*.py.meta")):
+        for name, code in json.loads(meta.read_text()).get("exit_code_by_key", {}).items():
+            if not only or any(fnmatch.fnmatch(name, pattern) for pattern in only):
+                out[name] = STATUS.get(code, "suspicious")
+    return out
+
+
+def run_one(module: str, mode: str, mutmut: Path, max_children: int, keep: bool, only: list[str]) -> dict:
+    work = ROOT / "build" / "mutation" / f"{mode}-{module}"
+    prepare(work, module, mode)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the mutants, not the clone, are imported
+    # one thread per forked worker: OpenMP's pool does not survive fork, and the machine is shared
+    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", FGRPO_CACHE_DIR=str(ROOT / "build" / "mutation" / "cache"),
+               CI="true", MPLBACKEND="Agg")
+    start = time.perf_counter()
+    proc = subprocess.run([str(mutmut), "run", "--max-children", str(max_children), *only], cwd=work, env=env,
+                          capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        return {"module": module, "mode": mode, "error": (proc.stdout + proc.stderr)[-2000:], "wall_s": round(wall, 1)}
+    found = verdicts(work, only)
+    row = {"module": module, "mode": mode, "only": only or None, "mutants": len(found),
+           **{k: sum(v == k for v in found.values()) for k in STATS_KEYS}}
+    caught = row["killed"] + row["timeout"]
+    judged = caught + row["survived"] + row["no_tests"] + row["suspicious"] + row["segfault"]
+    row["score"] = round(caught / judged, 4) if judged else None
+    row["wall_s"] = round(wall, 1)
+    row["not_caught"] = sorted(name for name, v in found.items() if v in ("survived", "no_tests", "suspicious"))
+    if not keep:
+        shutil.rmtree(work)
+    return row
+
+
+def _version(mutmut: Path) -> str:
+    code = "import importlib.metadata as m; print(m.version('mutmut'))"
+    return subprocess.run([str(mutmut.parent / "python"), "-c", code], capture_output=True, text=True).stdout.strip()
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--modules", default="core,metrics", help=f"comma-separated, from {','.join(MODULES)}")
+    parser.add_argument("--modes", default="unit", help="comma-separated, from unit,check")
+    parser.add_argument("--max-children", type=int, default=1, help="mutants tested at once (the machine is shared)")
+    parser.add_argument("--mutmut", default=str(ROOT / ".venv-mut" / "bin" / "mutmut"), help="the mutmut executable")
+    parser.add_argument("--keep", action="store_true", help="keep build/mutation/MODE-MODULE (for `mutmut show`)")
+    parser.add_argument("--only", default="", help="comma-separated mutant name patterns (fnmatch, e.g. "
+                        "'fgrpo_sim.core.focal.*'): test and count only these (a check-mode run of a whole module "
+                        "takes hours here)")
+    args = parser.parse_args(argv)
+    modules = [m for m in args.modules.split(",") if m]
+    modes = [m for m in args.modes.split(",") if m]
+    for name, allowed, given in (("--modules", MODULES, modules), ("--modes", MODES, modes)):
+        bad = [g for g in given if g not in allowed]
+        if bad or not given:
+            sys.exit(f"mutation.py: error: {name} must be from {','.join(allowed)}, got {','.join(bad) or 'nothing'}")
+    mutmut = Path(args.mutmut)
+    if not mutmut.exists():
+        sys.exit(f"mutation.py: error: no mutmut at {mutmut} (run `make mutation`, which installs it)")
+    only = [p for p in args.only.split(",") if p]
+    runs = [run_one(module, mode, mutmut, args.max_children, args.keep, only) for mode in modes for module in modules]
+    print(json.dumps({"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
+                      "mutmut": _version(mutmut),
+                      "runs": runs}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
