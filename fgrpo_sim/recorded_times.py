@@ -15,7 +15,7 @@ RECORDED_TIMES = {
     "study": "about 30 min",
     "maze-cpu": "20 min to 3 h",
     "check": "12-70 s",
-    "fresh-make-test": "6.2-19 min",
+    "fresh-make-test": "about 7.5 min",
     "rehearsal": "1.2-5.8 min",
 }
 
