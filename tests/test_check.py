@@ -255,3 +255,15 @@ def test_smoothing_checks_pass_and_fail_when_the_closed_forms_ignore_alpha(monke
     planted = checks.finalise(checks.smoothing_checks(True, 0, "cpu"))
     assert [r["passed"] for r in planted] == [not r["name"].endswith("alpha=0.5") and not r["name"].endswith("alpha=1")
                                               for r in planted]
+
+
+def test_help_quotes_the_check_counts(run_cli):
+    """`check --help` states how many checks each mode runs: the numbers CHECK_COUNTS fixes (it once said 66 / 123
+    after the smoothing checks made them 73 / 130)."""
+    import re
+
+    from fgrpo_sim.sim.checks import CHECK_COUNTS
+
+    text = " ".join(run_cli("check", "--help").stdout.split())
+    found = re.search(r"(\d+) checks instead of (\d+)", text)
+    assert found and (int(found.group(1)), int(found.group(2))) == (CHECK_COUNTS["quick"], CHECK_COUNTS["full"])
