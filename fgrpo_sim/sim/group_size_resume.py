@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from fgrpo_sim.sim.group_size_study import METRICS, GroupSizeStudySpec, chunk_id, chunk_key, chunks, study_rows
@@ -58,7 +59,12 @@ def _row_rules(spec: GroupSizeStudySpec):
             planned.append(rows[[*SETTINGS, *RUN_VALUES]].assign(chunk=chunk_id(spec, opt, kind)))
         given = table[["chunk", *SETTINGS]].merge(pd.concat(planned), how="left", on=["chunk", *SETTINGS])
         for col in RUN_VALUES:  # a row the study does not plan (NaN here) is judged by the chunk check after
-            wrong = given[col].notna().to_numpy() & (given[col].to_numpy() != table[col].to_numpy())
+            # to a relative 1e-12, not bit for bit: a CSV's decimal lr goes through the reader's float parser, whose
+            # last bit differs between library versions (pandas 2.1 on the dependency floors), so exact equality
+            # refused a sound table there; a wrong lr differs by far more
+            planned_values = given[col].to_numpy(dtype=float)
+            close = np.isclose(table[col].to_numpy(dtype=float), planned_values, rtol=1e-12, atol=0.0)
+            wrong = given[col].notna().to_numpy() & ~close
             found.append((wrong, lambda i, c=col: f"{c} = {table[c].iloc[i]:g} contradicts its chunk "
                           f"{table['chunk'].iloc[i]!r}, where this row has {c} = {given[c].iloc[i]:g}"))
         return found
