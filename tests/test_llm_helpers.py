@@ -124,6 +124,13 @@ def split_group_worker(rank: int, world_size: int, port: int, out_dir: str, gamm
     result["world_size"] = world_size
     with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as fh:
         json.dump(result, fh)
+    # leave the process group before exit: a rank that exits with gloo's threads still running may abort in C++
+    # ("terminate called without an active exception", SIGABRT; seen once under load on the dependency floors)
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
 
 
 def run_split_group_case(out_dir: str, gamma: float, per_device_batch: int) -> dict:
