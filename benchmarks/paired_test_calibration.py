@@ -27,6 +27,8 @@ rejected among those given a verdict (the conditional test says "no test" where 
 is recorded), with a Clopper-Pearson 95% interval. Usage: ... --grid [--grid-draws 600] [--grid-draws-mid 400]
 [--grid-draws-large 100] [--grid-rounds 999] [--grid-rounds-large 199] [--grid-power-draws 200]
 [--grid-problems 5,10,30,100,1000] [--grid-ns 2,8,64,1024]
+--grid-merge BASE NEW...: BASE's record with its points replaced by NEW's points of the same (problems, n, law,
+shift) (a rerun of some cells at more draws; each point keeps its own `draws`), printed as one record.
 """
 
 from __future__ import annotations
@@ -199,12 +201,38 @@ def run_grid(args) -> dict:
             points.append({**grid_point(problems, n, "mid", power_draws, rounds, args.alpha, args.seed,
                                         shift=args.grid_shift), "rounds": rounds})
             print(json.dumps(points[-1]), file=sys.stderr, flush=True)
-    sizes = [e for p in points if p["shift"] == 0 for e in p["conditional"] if e["verdicts"]]
     return {"benchmark": "paired_test_calibration --grid", "alpha": args.alpha,
             "laws": {"mid": "p_i ~ U(0.2, 0.8)", "mostly 0/1": "p_i ~ Beta(0.2, 0.2)",
                      "degenerate": "80% of p_i exactly 0 or 1 (half each), the rest U(0, 1)"},
-            "size_range": [min(e["rate"] for e in sizes), max(e["rate"] for e in sizes)],
-            "points": points, "machine": f"{_cpu_name()}, {os.cpu_count()} CPUs, numpy {np.__version__}"}
+            "size_range": _size_range(points), "points": points,
+            "machine": f"{_cpu_name()}, {os.cpu_count()} CPUs, numpy {np.__version__}"}
+
+
+def _size_range(points: list[dict]) -> list[float]:
+    sizes = [e["rate"] for p in points if p["shift"] == 0 for e in p["conditional"] if e["verdicts"]]
+    return [min(sizes), max(sizes)]
+
+
+def _key(point: dict) -> tuple:
+    return point["problems"], point["n"], point["law"], point["shift"]
+
+
+def merge_grid(base: dict, *reruns: dict) -> dict:
+    """BASE with every point that a rerun holds replaced by the rerun's (same problems, n, law, shift; the
+    order of BASE kept, a point BASE lacks appended): more draws for some cells without rerunning the grid."""
+    if any(r["alpha"] != base["alpha"] for r in reruns):
+        raise ValueError("every rerun must use the base record's alpha")
+    newer = {_key(p): p for r in reruns for p in r["points"]}
+    points = [newer.pop(_key(p), p) for p in base["points"]] + list(newer.values())
+    machines = sorted({base["machine"], *(r["machine"] for r in reruns)})
+    return {**base, "size_range": _size_range(points), "machine": "; ".join(machines), "points": points}
+
+
+def print_grid(record: dict) -> None:
+    """One point per line: the committed record diffs by point."""
+    record = dict(record)
+    points = record.pop("points")
+    print(json.dumps(record)[:-1] + ', "points": [\n' + ",\n".join(json.dumps(p) for p in points) + "\n]}")
 
 
 def _cell(entry: dict | None) -> str:
@@ -228,21 +256,22 @@ def _by_k(point: dict, entries: list, ks: list) -> list[str]:
 
 def grid_markdown(record: dict) -> str:
     """The RESULTS.md tables of a --grid record: size per (problems, n, law) and k, power per (problems, n)."""
-    head = "| problems | n | law | k = 1 | k = n/4 | k = n/2 | k = n | no test (k = 1) | u-statistic, k = n/2 |"
-    lines = [head, "| " + " | ".join(["---"] * 9) + " |"]
+    head = "| problems | n | law | draws | k = 1 | k = n/4 | k = n/2 | k = n | no test (k = 1) | u-statistic, k = n/2 |"
+    lines = [head, "| " + " | ".join(["---"] * 10) + " |"]
     pooled = [0, 0]
     for p in record["points"]:
         if p["shift"]:
             continue
         u = p["u_statistic"]
         u_cell = _cell(u["per_k"][u["ks"].index(max(1, p["n"] // 2))]) if max(1, p["n"] // 2) in u["ks"] else "-"
-        lines.append(f"| {p['problems']:,} | {p['n']} | {p['law']} | " + " | ".join(_by_k(p, p["conditional"], p["ks"]))
+        lines.append(f"| {p['problems']:,} | {p['n']} | {p['law']} | {p['draws']:,} | "
+                     + " | ".join(_by_k(p, p["conditional"], p["ks"]))
                      + f" | {100 * p['no_test_share'][0]:.1f}% | {u_cell} |")
         for e in p["conditional"]:
             pooled[0] += e["rejections"]
             pooled[1] += e["verdicts"]
     lines += ["", f"Pooled over every size cell: {pooled[0]:,} rejections in {pooled[1]:,} verdicts "
-              f"({100 * pooled[0] / pooled[1]:.2f}%).", "",
+              f"({100 * pooled[0] / pooled[1]:.2f}%).", "", *band_lines(record), "",
               "| problems | n | power k = 1 | k = n/4 | k = n/2 | k = n | u-statistic, k = 1 |",
               "| " + " | ".join(["---"] * 7) + " |"]
     for p in record["points"]:
@@ -252,6 +281,45 @@ def grid_markdown(record: dict) -> str:
         lines.append(f"| {p['problems']:,} | {p['n']} | " + " | ".join(_by_k(p, p["conditional"], p["ks"]))
                      + f" | {_cell(u['per_k'][0]) if u['ks'] else '-'} |")
     return "\n".join(lines)
+
+
+BAND = (0.035, 0.065)  # issue 45's band for the size at alpha = 0.05
+
+
+def size_cells(record: dict) -> list[dict]:
+    """Every size cell with a verdict: (problems, n, law, draws, k) and its conditional-test entry; a k repeated
+    at n = 2 (n/4 = n/2 = 1) once."""
+    return [{"problems": p["problems"], "n": p["n"], "law": p["law"], "draws": p["draws"], "k": k, **e}
+            for p in record["points"] if not p["shift"] for k, e in zip(p["ks"], p["conditional"]) if e["verdicts"]]
+
+
+def band_verdict(cell: dict, band=BAND) -> str:
+    """'inside': the 95% interval lies within the band; 'outside': it lies wholly above or below it (a size
+    the draws show to differ); 'open': it crosses an edge (too few verdicts to tell)."""
+    low, high = cell["ci95"]
+    if band[0] <= low and high <= band[1]:
+        return "inside"
+    return "outside" if high < band[0] or low > band[1] else "open"
+
+
+def band_lines(record: dict) -> list[str]:
+    """Per number of draws: how many size cells' 95% intervals lie inside the band, outside it, or cross an
+    edge; the cells not inside are named for the largest draws (the cells rerun to show the band)."""
+    cells = size_cells(record)
+    lines = [f"Band {100 * BAND[0]:.1f}-{100 * BAND[1]:.1f}% (95% interval of each size cell):"]
+    for draws in sorted({c["draws"] for c in cells}, reverse=True):
+        group = [c for c in cells if c["draws"] == draws]
+        verdicts = [band_verdict(c) for c in group]
+        contain = sum(1 for c, v in zip(group, verdicts) if v != "inside" and c["ci95"][0] <= 0.05 <= c["ci95"][1])
+        lines.append(f"- {draws:,} draws: {len(group)} cells, {verdicts.count('inside')} inside, "
+                     f"{verdicts.count('outside')} outside, {verdicts.count('open')} crossing an edge "
+                     f"({contain} of the {len(group) - verdicts.count('inside')} not inside contain 5%).")
+    top = max(c["draws"] for c in cells)
+    rest = [c for c in cells if c["draws"] == top and band_verdict(c) != "inside"]
+    if rest:
+        lines.append(f"- Not inside, at {top:,} draws: " + "; ".join(
+            f"{c['problems']}/{c['n']}/{c['law']}/k = {c['k']}: {_cell(c)} {band_verdict(c)}" for c in rest) + ".")
+    return lines
 
 
 def _cpu_name() -> str:
@@ -286,15 +354,19 @@ def main() -> None:
     parser.add_argument("--grid-problems", default="5,10,30,100,1000")
     parser.add_argument("--grid-markdown", metavar="RECORD", help="print the RESULTS.md tables of a --grid record")
     parser.add_argument("--grid-ns", default="2,8,64,1024")
+    parser.add_argument("--grid-merge", nargs="+", metavar="RECORD",
+                        help="print the first --grid record with its points replaced by the later records' points")
     args = parser.parse_args()
     if args.grid_markdown:
         with open(args.grid_markdown) as fh:
             print(grid_markdown(json.load(fh)))
         return
-    if args.grid:  # one point per line: the committed record diffs by point
-        record = run_grid(args)
-        points = record.pop("points")
-        print(json.dumps(record)[:-1] + ', "points": [\n' + ",\n".join(json.dumps(p) for p in points) + "\n]}")
+    if args.grid_merge:
+        base, *reruns = (json.loads(open(path).read()) for path in args.grid_merge)
+        print_grid(merge_grid(base, *reruns))
+        return
+    if args.grid:
+        print_grid(run_grid(args))
         return
 
     size = {}

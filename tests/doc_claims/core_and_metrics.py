@@ -185,15 +185,21 @@ _K_COLUMNS = ("k = 1", "k = n/4", "k = n/2", "k = n")
 
 
 @cache
-def grid_tables() -> tuple[tuple[dict[str, str], ...], tuple[dict[str, str], ...]]:
-    """(size rows, power rows) of the RESULTS.md grid section, after checking that its tables are what
-    `paired_test_calibration.py --grid-markdown` prints from the committed record (no hand-typed cell)."""
+def _calibration():
+    """benchmarks/paired_test_calibration.py as a module (benchmarks/ is not a package)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("calibration", ROOT / "benchmarks" / "paired_test_calibration.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    printed = module.grid_markdown(json.loads(GRID_RECORD.read_text()))
+    return module
+
+
+@cache
+def grid_tables() -> tuple[tuple[dict[str, str], ...], tuple[dict[str, str], ...]]:
+    """(size rows, power rows) of the RESULTS.md grid section, after checking that its tables are what
+    `paired_test_calibration.py --grid-markdown` prints from the committed record (no hand-typed cell)."""
+    printed = _calibration().grid_markdown(json.loads(GRID_RECORD.read_text()))
     text = section(GRID)
     if printed not in text:
         raise ValueError("benchmarks/RESULTS.md's grid tables differ from --grid-markdown of paired_test_grid.json")
@@ -230,6 +236,21 @@ def _grid_size() -> str:
     return (f"alpha = {alpha:g}: {len(cells)} size cells, {min(rates):.1f}-{max(rates):.1f}% each, "
             f"{100 * rejections / verdicts:.2f}% pooled over {verdicts:,.0f} tests with a verdict; {outside} of the "
             f"{len(cells)} cells' 95% intervals exclude 5%")
+
+
+@cache
+def _grid_band() -> str:
+    """The cells rerun at the most draws: how many 95% intervals lie within the issue's band, how many outside."""
+    grid_tables()  # the RESULTS.md tables are this record's
+    module = _calibration()
+    cells = module.size_cells(json.loads(GRID_RECORD.read_text()))
+    draws = max(c["draws"] for c in cells)
+    top = [c for c in cells if c["draws"] == draws]
+    verdicts = [module.band_verdict(c) for c in top]
+    problems = sorted({c["problems"] for c in top})
+    low, high = (100 * b for b in module.BAND)
+    return (f"At {problems[0]} to {problems[-1]} problems, {draws:,} draws a cell: {verdicts.count('inside')} of "
+            f"{len(top)} cells' intervals lie within {low:.1f}-{high:.1f}%, {verdicts.count('outside')} outside")
 
 
 @cache
@@ -377,6 +398,7 @@ CLAIMS = [
     Claim(_app_q_size_power, source="benchmarks/RESULTS.md, paired tests (issue 37): app-q column"),
     Claim(_grid_scope, source="benchmarks/paired_test_grid.json (problems, n) and RESULTS.md's k columns"),
     Claim(_grid_size, source="benchmarks/RESULTS.md, the default paired test at every edge (issue 45): size cells"),
+    Claim(_grid_band, source="benchmarks/paired_test_grid.json: the cells at the most draws, band_verdict of each"),
     Claim(_grid_ustat_worst, source="benchmarks/RESULTS.md, issue 45 grid: the u-statistic column's largest size"),
     Claim(_grid_no_test, source="benchmarks/RESULTS.md, issue 45 grid: the no-test column's largest share"),
     Claim(_grid_power, source="benchmarks/RESULTS.md, issue 45 grid: power row 30 problems, n = 8"),
