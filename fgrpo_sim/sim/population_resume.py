@@ -1,0 +1,133 @@
+"""What `simulate population` keeps of its earlier output when the same command runs again (issue 47).
+
+The resume unit is a variant (one TrainSpec: method, variant name and N), the unit a local sweep loops over
+and `--executor ray` runs as one task. A variant draws from its own spec's seed, so its rows do not depend on
+which other variants run: a kept variant equals a retrained one bit for bit.
+
+The table itself stays byte-identical to what the command wrote before resuming existed (no new column), so
+the settings that rows do not show (--seed, --prompts, --prompt-batch, ...) are recorded beside it, in the
+hidden sidecar `.OUT.fgrpo-population.json`: the SHA-256 of the table it describes and, per saved variant, a
+fingerprint of everything that shapes its rows (the population spec, the TrainSpec, the sharing mode). A
+variant is kept only when the sidecar names the table as it is now and the variant's fingerprint is this
+run's; anything else (another program's table, other settings, no sidecar) is trained afresh and the table
+rewritten with this run's variants only, as a run without resume would. A kept variant's rows are read
+through `sim.result_table` (every row by column kind, no key twice) and must form the whole grid its spec
+makes (every run at every evaluation step, in every bucket); a sidecar that vouches for rows that do not is
+refused in one line, never silently retrained.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pandas as pd
+
+from fgrpo_sim.atomic_io import hidden_name, write_text_atomic
+from fgrpo_sim.sim.population import TRAINING_METRICS, TrainSpec, _default_variant
+from fgrpo_sim.sim.result_table import TableSchema, read_result_table
+
+SIDECAR = ".fgrpo-population.json"
+HINT = "delete it (and its sidecar) or choose another --out"
+#: the columns each mode writes beside pass@k (NaN only in the interval metrics, which step 0 lacks)
+MODE_METRICS = {
+    "per-prompt": (("correct_mass", "rare_mass", "retained_correct_mass", "rare_mass_retained"), TRAINING_METRICS),
+    "shared": (("correct_mass", "rare_correct_mass", "common_strategy_mass", "rare_mass_retained"),
+               ("active_fraction", "tail_miss_observed", "focal_weight_mean")),
+}
+
+
+def sidecar_path(out: Path) -> Path:
+    return out.parent / hidden_name(out.name, SIDECAR)
+
+
+def variant_key(spec: TrainSpec) -> str:
+    """The rows' own name of a variant: method, variant label and N (unique within one sweep)."""
+    return f"{spec.method}|{spec.variant or _default_variant(spec)}|N={spec.group_size}"
+
+
+def fingerprint(population_spec, spec: TrainSpec, sharing: str) -> str:
+    """Everything that shapes a variant's rows (dataclass reprs: every field, floats to the last bit)."""
+    return repr((sharing, population_spec, spec))
+
+
+def table_schema(sharing: str, pass_k) -> TableSchema:
+    finite, with_nan = MODE_METRICS[sharing]
+    split = ("split",) if sharing == "shared" else ()
+    return TableSchema(
+        "population table", text=("method", "optimizer", "parametrisation", "variant", *split, "bucket"),
+        integers=("N", "run", "step", "groups"), numbers=("gamma", "lr"),
+        metrics=(*finite, *(f"pass@{k}" for k in pass_k), *with_nan), nan_metrics=with_nan,
+        key=("method", "variant", "N", "run", "step", *split, "bucket"),
+        bounds=(("N", 1, None), ("run", 0, None), ("step", 0, None), ("groups", 0, None), ("lr", 0, None)))
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _evaluation_steps(spec: TrainSpec) -> set[int]:
+    return {0, spec.steps, *range(spec.eval_every, spec.steps + 1, spec.eval_every)}
+
+
+def kept_variants(out: Path, population_spec, specs: list[TrainSpec], sharing: str) -> dict[int, pd.DataFrame]:
+    """{index in `specs`: its rows read back from `out`} for every planned variant `out` holds whole with
+    this run's settings (module doc); {} when there is nothing to resume from."""
+    from fgrpo_sim.jsonl import read_json_file
+
+    record = sidecar_path(out)
+    if not out.exists() or not record.exists():
+        return {}
+    try:
+        saved = read_json_file(record, "sidecar")
+        recorded, variants = saved["table_sha256"], dict(saved["variants"])
+    except (ValueError, KeyError, TypeError):  # a damaged sidecar vouches for nothing: train afresh
+        return {}
+    if recorded != _sha256(out):  # the table changed since we described it
+        return {}
+    wanted = {i: variant_key(s) for i, s in enumerate(specs)
+              if variants.get(variant_key(s)) == fingerprint(population_spec, s, sharing)}
+    if not wanted:
+        return {}
+    table = read_result_table(out, table_schema(sharing, specs[0].pass_k), HINT, label="--out")
+    names = table["method"] + "|" + table["variant"] + "|N=" + table["N"].astype(str) if len(table) else None
+    kept = {}
+    for i, key in wanted.items():
+        rows = table[names == key].reset_index(drop=True)
+        _check_whole(rows, specs[i], key, out)
+        kept[i] = rows
+    return kept
+
+
+def _check_whole(rows: pd.DataFrame, spec: TrainSpec, key: str, out: Path) -> None:
+    """A kept variant's rows are its spec's whole grid: its settings, every run at every evaluation step in
+    every bucket it has."""
+    where = f"cannot resume from {out}: variant {key!r}"
+    if rows.empty:
+        raise ValueError(f"{where} is recorded in its sidecar but has no rows; {HINT}")
+    for col, value in (("gamma", spec.gamma), ("lr", spec.lr), ("optimizer", spec.optimizer),
+                       ("parametrisation", spec.parametrisation)):
+        if (rows[col] != value).any():
+            raise ValueError(f"{where} has {col} {rows[col][rows[col] != value].iloc[0]}, its settings {value}; {HINT}")
+    grid = {(r, s) for r in range(spec.runs) for s in _evaluation_steps(spec)}
+    for bucket, part in rows.groupby([c for c in ("split", "bucket") if c in rows.columns]):
+        if set(zip(part["run"], part["step"])) != grid or len(part) != len(grid):
+            raise ValueError(f"{where}, bucket {bucket}: its runs and evaluation steps are not the {spec.runs} runs "
+                             f"x {len(grid) // spec.runs} evaluations its settings make; {HINT}")
+
+
+def save(out: Path, frames: dict[int, pd.DataFrame], population_spec, specs: list[TrainSpec], sharing: str,
+         write_table) -> pd.DataFrame:
+    """Write the finished variants in the sweep's order (whatever order they finished in), then the sidecar
+    naming them; a crash between the two leaves a sidecar that no longer matches: nothing is kept, never too
+    much. Returns the table written."""
+    import json
+
+    frame = pd.concat([frames[i] for i in sorted(frames)], ignore_index=True)
+    write_table(frame)
+    done = {variant_key(specs[i]): fingerprint(population_spec, specs[i], sharing) for i in sorted(frames)}
+    write_text_atomic(sidecar_path(out), json.dumps({"table_sha256": _sha256(out), "variants": done}, indent=1) + "\n")
+    return frame
+
+
+__all__ = ["SIDECAR", "fingerprint", "kept_variants", "save", "sidecar_path", "table_schema", "variant_key"]
