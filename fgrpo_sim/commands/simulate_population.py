@@ -288,7 +288,7 @@ def _run_population(sweep, population_spec, specs, sharing: str, out: Path, suff
         def save(index, frame):  # index into `missing`
             done[missing[index]] = frame
             population_resume.save(out, done, population_spec, specs, sharing,
-                                   lambda table: _write_table(table, out, suffix))
+                                   lambda table, tmp: _write_frame(table, tmp, suffix))
 
         if missing:
             sweep(specs=[specs[i] for i in missing], device=device, progress=progress, executor=executor,
@@ -300,10 +300,14 @@ def _write_table(frame, out: Path, suffix: str) -> None:
     from fgrpo_sim.atomic_io import atomic_path
 
     with atomic_path(out) as tmp:
-        if suffix == ".parquet":
-            frame.to_parquet(tmp, index=False)
-        else:
-            frame.to_csv(tmp, index=False)
+        _write_frame(frame, tmp, suffix)
+
+
+def _write_frame(frame, path: Path, suffix: str) -> None:
+    if suffix == ".parquet":
+        frame.to_parquet(path, index=False)
+    else:
+        frame.to_csv(path, index=False)
 
 
 def _print_shared_summary(frame, k: str) -> None:

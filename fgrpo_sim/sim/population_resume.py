@@ -6,7 +6,7 @@ which other variants run: a kept variant equals a retrained one bit for bit.
 
 The table itself stays byte-identical to what the command wrote before resuming existed (no new column), so
 the settings that rows do not show (--seed, --prompts, --prompt-batch, ...) are recorded beside it, in the
-hidden sidecar `.OUT.fgrpo-population.json`: the SHA-256 of the table it describes and, per saved variant, a
+hidden sidecar `.OUT.fgrpo-population.json`: keyed by the SHA-256 of the table it describes, per saved variant a
 fingerprint of everything that shapes its rows (the population spec, the TrainSpec, the sharing mode). A
 variant is kept only when the sidecar names the table as it is now and the variant's fingerprint is this
 run's; anything else (another program's table, other settings, no sidecar) is trained afresh and the table
@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fgrpo_sim import jsonl
 from fgrpo_sim.atomic_io import hidden_name, write_text_atomic
 from fgrpo_sim.sim.population import TRAINING_METRICS, TrainSpec, _default_variant
 from fgrpo_sim.sim.result_table import TableSchema, read_result_table
@@ -73,24 +74,18 @@ def _evaluation_steps(spec: TrainSpec) -> set[int]:
 def kept_variants(out: Path, population_spec, specs: list[TrainSpec], sharing: str) -> dict[int, pd.DataFrame]:
     """{index in `specs`: its rows read back from `out`} for every planned variant `out` holds whole with
     this run's settings (module doc); {} when there is nothing to resume from."""
-    from fgrpo_sim.jsonl import read_json_file
-
-    record = sidecar_path(out)
-    if not out.exists() or not record.exists():
-        return {}
-    try:
-        saved = read_json_file(record, "sidecar")
-        recorded, variants = saved["table_sha256"], dict(saved["variants"])
-    except (ValueError, KeyError, TypeError):  # a damaged sidecar vouches for nothing: train afresh
-        return {}
-    if recorded != _sha256(out):  # the table changed since we described it
-        return {}
+    variants = next(iter(_recorded(out).values()), {})
     wanted = {i: variant_key(s) for i, s in enumerate(specs)
               if variants.get(variant_key(s)) == fingerprint(population_spec, s, sharing)}
     if not wanted:
         return {}
     table = read_result_table(out, table_schema(sharing, specs[0].pass_k), HINT, label="--out")
-    names = table["method"] + "|" + table["variant"] + "|N=" + table["N"].astype(str) if len(table) else None
+    if table.empty:
+        raise ValueError(f"cannot resume from {out}: its sidecar records variants but it has no rows; {HINT}")
+    for col in table.columns:  # a CSV holds booleans (shared mode's trainable_offsets) as text: read them back
+        if table[col].dtype == object and table[col].isin(["True", "False"]).all():
+            table[col] = table[col] == "True"
+    names = table["method"] + "|" + table["variant"] + "|N=" + table["N"].astype(str)
     kept = {}
     for i, key in wanted.items():
         rows = table[names == key].reset_index(drop=True)
@@ -117,17 +112,33 @@ def _check_whole(rows: pd.DataFrame, spec: TrainSpec, key: str, out: Path) -> No
 
 
 def save(out: Path, frames: dict[int, pd.DataFrame], population_spec, specs: list[TrainSpec], sharing: str,
-         write_table) -> pd.DataFrame:
-    """Write the finished variants in the sweep's order (whatever order they finished in), then the sidecar
-    naming them; a crash between the two leaves a sidecar that no longer matches: nothing is kept, never too
-    much. Returns the table written."""
-    import json
+         write_frame) -> pd.DataFrame:
+    """Write the finished variants in the sweep's order (whatever order they finished in), atomically with
+    write_frame(frame, temp path). The sidecar is replaced before the table is, and names both the table on
+    disk and the new one: whenever an interrupt lands, the table there is one the sidecar describes."""
+    from fgrpo_sim.atomic_io import atomic_path
 
     frame = pd.concat([frames[i] for i in sorted(frames)], ignore_index=True)
-    write_table(frame)
     done = {variant_key(specs[i]): fingerprint(population_spec, specs[i], sharing) for i in sorted(frames)}
-    write_text_atomic(sidecar_path(out), json.dumps({"table_sha256": _sha256(out), "variants": done}, indent=1) + "\n")
+    previous = _recorded(out)
+    with atomic_path(out) as tmp:
+        write_frame(frame, tmp)
+        tables = {**previous, _sha256(tmp): done}
+        write_text_atomic(sidecar_path(out), jsonl.dumps({"tables": tables}) + "\n")
     return frame
+
+
+def _recorded(out: Path) -> dict:
+    """{sha of the table on disk: its variants} when the sidecar describes it, else {}."""
+    record = sidecar_path(out)
+    if not out.exists() or not record.exists():
+        return {}
+    try:
+        tables = dict(jsonl.read_json_file(record, "sidecar")["tables"])
+    except (ValueError, KeyError, TypeError):  # a damaged sidecar vouches for nothing: train afresh
+        return {}
+    sha = _sha256(out)
+    return {sha: dict(tables[sha])} if isinstance(tables.get(sha), dict) else {}
 
 
 __all__ = ["SIDECAR", "fingerprint", "kept_variants", "save", "sidecar_path", "table_schema", "variant_key"]
