@@ -43,7 +43,8 @@ def register(app: typer.Typer) -> None:
     @app.command("population", short_help="Many prompts: GRPO vs F-GRPO vs low-LR control over N.")
     def population_command(
         ctx: typer.Context,
-        out: Path = typer.Option(..., "--out", help="Output table (.parquet or .csv), written atomically."),
+        out: Path = typer.Option(..., "--out", help="Output table (.parquet or .csv), written atomically "
+                         "after each variant; the same command resumes (keeps the variants run with its settings)."),
         prompts: int = typer.Option(512, "--prompts", help="Number of prompts P, in [1, 10^7]."),
         beta: str = typer.Option("1,1", "--beta", help="Difficulty: initial success rate mu_pos ~ Beta(A,B), "
                                  "given as 'A,B' (each in (0, 1e15]); 1,1 is uniform."),
