@@ -139,3 +139,19 @@ def test_kept_variant_missing_an_evaluation_is_one_line(run_cli, tmp_path):
     assert result.exit_code == 2
     assert result.stderr.startswith(f"fgrpo: error: cannot resume from {out}: variant 'grpo|GRPO|N=4', bucket")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_sidecar_that_is_a_link_is_refused(run_cli, tmp_path):
+    """The sidecar is written atomically, which follows links: a planted link would redirect our write."""
+    from fgrpo_sim.sim.population_resume import sidecar_path
+
+    out, target = tmp_path / "t.csv", tmp_path / "elsewhere.txt"
+    assert run_cli(*PER_PROMPT, "--out", out).exit_code == 0
+    target.write_text("keep me")
+    sidecar_path(out).unlink()
+    sidecar_path(out).symlink_to(target)
+    result = run_cli(*PER_PROMPT, "--out", out)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (f"fgrpo: error: --out {out}: its sidecar {sidecar_path(out)} is a symbolic "
+                                     "link; remove it")
+    assert target.read_text() == "keep me"

@@ -13,7 +13,8 @@ run's; anything else (another program's table, other settings, no sidecar) is tr
 rewritten with this run's variants only, as a run without resume would. A kept variant's rows are read
 through `sim.result_table` (every row by column kind, no key twice) and must form the whole grid its spec
 makes (every run at every evaluation step, in every bucket); a sidecar that vouches for rows that do not is
-refused in one line, never silently retrained.
+refused in one line, never silently retrained. The device is not in the fingerprint: a sweep begun on the CPU
+and resumed on CUDA holds variants of both (each equal to its own device's run).
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ def _evaluation_steps(spec: TrainSpec) -> set[int]:
 def kept_variants(out: Path, population_spec, specs: list[TrainSpec], sharing: str) -> dict[int, pd.DataFrame]:
     """{index in `specs`: its rows read back from `out`} for every planned variant `out` holds whole with
     this run's settings (module doc); {} when there is nothing to resume from."""
+    if sidecar_path(out).is_symlink():  # atomic writes follow links: ours would land on the link's target
+        raise ValueError(f"--out {out}: its sidecar {sidecar_path(out)} is a symbolic link; remove it")
     variants = next(iter(_recorded(out).values()), {})
     wanted = {i: variant_key(s) for i, s in enumerate(specs)
               if variants.get(variant_key(s)) == fingerprint(population_spec, s, sharing)}
