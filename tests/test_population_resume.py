@@ -155,3 +155,17 @@ def test_sidecar_that_is_a_link_is_refused(run_cli, tmp_path):
     assert result.stderr.strip() == (f"fgrpo: error: --out {out}: its sidecar {sidecar_path(out)} is a symbolic "
                                      "link; remove it")
     assert target.read_text() == "keep me"
+
+
+def test_gammas_that_print_alike_are_retrained_not_mixed(run_cli, tmp_path, monkeypatch):
+    """gamma 1.0000001 and 1.0000002 share the label "F-GRPO gamma=1": neither is kept (rows would mix), and the
+    table, whose key includes gamma and lr, is still read back."""
+    command = (*_with(PER_PROMPT, "--gamma", "1.0000001,1.0000002"), "--no-low-lr")
+    out = tmp_path / "t.csv"
+    assert run_cli(*command, "--out", out).exit_code == 0
+    first = out.read_bytes()
+    trained = count_trained(monkeypatch)
+    again = run_cli(*command, "--out", out)
+    assert again.exit_code == 0, again.stderr
+    assert trained == [4, 4, 8, 8]  # GRPO kept at both N; the two alike-labelled variants retrained
+    assert out.read_bytes() == first

@@ -60,7 +60,7 @@ def table_schema(sharing: str, pass_k) -> TableSchema:
         "population table", text=("method", "optimizer", "parametrisation", "variant", *split, "bucket"),
         integers=("N", "run", "step", "groups"), numbers=("gamma", "lr"),
         metrics=(*finite, *(f"pass@{k}" for k in pass_k), *with_nan), nan_metrics=with_nan,
-        key=("method", "variant", "N", "run", "step", *split, "bucket"),
+        key=("method", "variant", "N", "gamma", "lr", "run", "step", *split, "bucket"),
         bounds=(("N", 1, None), ("run", 0, None), ("step", 0, None), ("groups", 0, None), ("lr", 0, None)))
 
 
@@ -78,8 +78,10 @@ def kept_variants(out: Path, population_spec, specs: list[TrainSpec], sharing: s
     if sidecar_path(out).is_symlink():  # atomic writes follow links: ours would land on the link's target
         raise ValueError(f"--out {out}: its sidecar {sidecar_path(out)} is a symbolic link; remove it")
     variants = next(iter(_recorded(out).values()), {})
-    wanted = {i: variant_key(s) for i, s in enumerate(specs)
-              if variants.get(variant_key(s)) == fingerprint(population_spec, s, sharing)}
+    keys = [variant_key(s) for s in specs]
+    # two gammas that print alike (1.0000001 and 1.0000002 are both "gamma=1") share a label: retrain both
+    wanted = {i: key for i, (key, s) in enumerate(zip(keys, specs))
+              if keys.count(key) == 1 and variants.get(key) == fingerprint(population_spec, s, sharing)}
     if not wanted:
         return {}
     table = read_result_table(out, table_schema(sharing, specs[0].pass_k), HINT, label="--out")
@@ -122,7 +124,8 @@ def save(out: Path, frames: dict[int, pd.DataFrame], population_spec, specs: lis
     from fgrpo_sim.atomic_io import atomic_path
 
     frame = pd.concat([frames[i] for i in sorted(frames)], ignore_index=True)
-    done = {variant_key(specs[i]): fingerprint(population_spec, specs[i], sharing) for i in sorted(frames)}
+    keys = [variant_key(s) for s in specs]
+    done = {keys[i]: fingerprint(population_spec, specs[i], sharing) for i in sorted(frames) if keys.count(keys[i]) == 1}
     previous = _recorded(out)
     with atomic_path(out) as tmp:
         write_frame(frame, tmp)
