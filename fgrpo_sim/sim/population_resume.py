@@ -87,16 +87,29 @@ def kept_variants(out: Path, population_spec, specs: list[TrainSpec], sharing: s
     table = read_result_table(out, table_schema(sharing, specs[0].pass_k), HINT, label="--out")
     if table.empty:
         raise ValueError(f"cannot resume from {out}: its sidecar records variants but it has no rows; {HINT}")
-    for col in table.columns:  # a CSV holds booleans (shared mode's trainable_offsets) as text: read them back
-        if table[col].dtype == object and table[col].isin(["True", "False"]).all():
-            table[col] = table[col] == "True"
-    names = table["method"] + "|" + table["variant"] + "|N=" + table["N"].astype(str)
+    names = (table["method"] + "|" + table["variant"] + "|N=" + table["N"].astype(str)).to_numpy()
+    values = _exact_values(out)  # the checked rows' values as written, to the last bit, in the same row order
     kept = {}
     for i, key in wanted.items():
-        rows = table[names == key].reset_index(drop=True)
+        rows = values[names == key].reset_index(drop=True)
         _check_whole(rows, specs[i], key, out)
         kept[i] = rows
     return kept
+
+
+def _exact_values(out: Path) -> pd.DataFrame:
+    """The table's values exactly as written (kept rows are written out again): pandas' default CSV float
+    parser (and pd.to_numeric, which the checked reader uses) may miss the last bit, and pandas 2.1.1 (our
+    floor) reads '0.005000000000000003' as 0.005; every float column is parsed again by Python's float(),
+    which is exact (pandas 3 deprecates its own round_trip option). Booleans come back as booleans and empty
+    fields as NaN, as the sweep made them."""
+    if out.suffix.lower() != ".csv":
+        return pd.read_parquet(out)
+    typed, text = pd.read_csv(out), pd.read_csv(out, dtype=str, keep_default_na=False)
+    for col in typed.columns:
+        if typed[col].dtype.kind == "f":
+            typed[col] = text[col].map(lambda t: float(t) if t.strip() else float("nan")).astype("float64")
+    return typed
 
 
 def _check_whole(rows: pd.DataFrame, spec: TrainSpec, key: str, out: Path) -> None:
@@ -107,7 +120,7 @@ def _check_whole(rows: pd.DataFrame, spec: TrainSpec, key: str, out: Path) -> No
         raise ValueError(f"{where} is recorded in its sidecar but has no rows; {HINT}")
     for col, value in (("gamma", spec.gamma), ("lr", spec.lr), ("optimizer", spec.optimizer),
                        ("parametrisation", spec.parametrisation)):
-        if (rows[col] != value).any():
+        if (rows[col].astype(type(value)) != value).any():
             raise ValueError(f"{where} has {col} {rows[col][rows[col] != value].iloc[0]}, its settings {value}; {HINT}")
     grid = {(r, s) for r in range(spec.runs) for s in _evaluation_steps(spec)}
     for bucket, part in rows.groupby([c for c in ("split", "bucket") if c in rows.columns]):
