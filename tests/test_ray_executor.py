@@ -2,7 +2,8 @@
 
 Each command's table (and what it prints) under Ray equals the local run's byte for byte; a run interrupted
 after its first chunk keeps that chunk and the same command resumes with the others only; a worker killed
-mid-task has its chunk rerun, nothing counted twice. One Ray session serves the module (Ray takes seconds to
+mid-task has its chunk rerun, nothing counted twice (population: tests/test_population_resume.py has the local
+executor's resume). One Ray session serves the module (Ray takes seconds to
 start); the commands join it (sim.executor.connect). The errors (no Ray, no GPU, an unreachable address, a
 Ray option without --executor ray) are one line, exit 2. Chunks finishing in reverse order (a stand-in for Ray,
 no Ray needed) still give the local file: the driver saves them in the local order.
@@ -90,7 +91,9 @@ def _count_submitted(monkeypatch):
 @pytest.mark.parametrize("command, module, name, chunks", [
     (CATEGORICAL, "fgrpo_sim.sim.categorical.run", "write_table", 4),
     (GROUP_SIZE, "fgrpo_sim.commands.simulate_population", "_write_table", 4),
-], ids=["categorical", "group-size"])
+    (POPULATION, "fgrpo_sim.sim.population_resume", "save", 6),
+    (SHARED, "fgrpo_sim.sim.population_resume", "save", 6),
+], ids=["categorical", "group-size", "population", "population-shared"])
 def test_interrupted_ray_run_keeps_finished_chunks_and_resumes(ray_cluster, run_cli, tmp_path, monkeypatch,
                                                                command, module, name, chunks):
     import importlib
@@ -113,6 +116,8 @@ def test_interrupted_ray_run_keeps_finished_chunks_and_resumes(ray_cluster, run_
     # the kept chunk is whichever finished first, so the file's row order may differ from a local run's
     # (a local resume also writes the kept rows first); every row and value equals the local run's
     _assert_same_rows(out, reference)
+    if command in (POPULATION, SHARED):  # population saves its variants in the sweep's order: the very bytes
+        assert out.read_bytes() == reference.read_bytes()
 
 
 def _assert_same_rows(path, reference):

@@ -43,7 +43,8 @@ def register(app: typer.Typer) -> None:
     @app.command("population", short_help="Many prompts: GRPO vs F-GRPO vs low-LR control over N.")
     def population_command(
         ctx: typer.Context,
-        out: Path = typer.Option(..., "--out", help="Output table (.parquet or .csv), written atomically."),
+        out: Path = typer.Option(..., "--out", help="Output table (.parquet or .csv), written atomically "
+                         "after each variant; the same command resumes (keeps the variants run with its settings)."),
         prompts: int = typer.Option(512, "--prompts", help="Number of prompts P, in [1, 10^7]."),
         beta: str = typer.Option("1,1", "--beta", help="Difficulty: initial success rate mu_pos ~ Beta(A,B), "
                                  "given as 'A,B' (each in (0, 1e15]); 1,1 is uniform."),
@@ -169,9 +170,8 @@ def register(app: typer.Typer) -> None:
         if sharing == "shared":
             from fgrpo_sim.sim.population_shared import make_shared_population, run_shared_sweep
 
-            frame = run_shared_sweep(make_shared_population(population_spec), specs, device=device,
-                                     progress=progress, executor=run_on)
-            _write_table(frame, out, suffix)
+            frame = _run_population(lambda **kw: run_shared_sweep(make_shared_population(population_spec), **kw),
+                                    population_spec, specs, sharing, out, suffix, device, progress, run_on)
             if as_json:
                 from fgrpo_sim.sim.population_shared import shared_summary
 
@@ -183,9 +183,9 @@ def register(app: typer.Typer) -> None:
         else:
             from fgrpo_sim.sim import population
 
-            frame = population.run_sweep(population.make_population(population_spec), specs, device=device,
-                                         progress=progress, executor=run_on)
-            _write_table(frame, out, suffix)
+            frame = _run_population(lambda **kw: population.run_sweep(population.make_population(population_spec),
+                                                                      **kw),
+                                    population_spec, specs, sharing, out, suffix, device, progress, run_on)
             if as_json:
                 emit_json({"out": str(out), "rows": len(frame), "summary": records(population.final_summary(frame))})
                 return
@@ -273,14 +273,42 @@ def _train_specs(prompts, *, group_sizes, gammas, methods, low_lr, optimizer, lr
     return specs
 
 
+def _run_population(sweep, population_spec, specs, sharing: str, out: Path, suffix: str, device: str,
+                    progress: bool, executor):
+    """sweep(specs=..., ...) over the variants `out` does not hold yet with these settings (under its lock),
+    saving after each; returns the whole table (sim.population_resume: what is kept, what is retrained)."""
+    import pandas as pd
+
+    from fgrpo_sim.output_lock import output_lock
+    from fgrpo_sim.sim import population_resume
+
+    with output_lock(out, name="--out", wait_hint=""):
+        done = population_resume.kept_variants(out, population_spec, specs, sharing)
+        missing = [i for i in range(len(specs)) if i not in done]
+
+        def save(index, frame):  # index into `missing`
+            done[missing[index]] = frame
+            population_resume.save(out, done, population_spec, specs, sharing,
+                                   lambda table, tmp: _write_frame(table, tmp, suffix))
+
+        if missing:
+            sweep(specs=[specs[i] for i in missing], device=device, progress=progress, executor=executor,
+                  on_variant=save)
+        return pd.concat([done[i] for i in range(len(specs))], ignore_index=True)
+
+
 def _write_table(frame, out: Path, suffix: str) -> None:
     from fgrpo_sim.atomic_io import atomic_path
 
     with atomic_path(out) as tmp:
-        if suffix == ".parquet":
-            frame.to_parquet(tmp, index=False)
-        else:
-            frame.to_csv(tmp, index=False)
+        _write_frame(frame, tmp, suffix)
+
+
+def _write_frame(frame, path: Path, suffix: str) -> None:
+    if suffix == ".parquet":
+        frame.to_parquet(path, index=False)
+    else:
+        frame.to_csv(path, index=False)
 
 
 def _print_shared_summary(frame, k: str) -> None:

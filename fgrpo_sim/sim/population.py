@@ -514,15 +514,17 @@ def sweep_variants(base: TrainSpec, group_sizes: Sequence[int], gammas: Sequence
 
 
 def run_sweep(population: Population, specs: Iterable[TrainSpec], device: str = "auto",
-              progress: bool = False, executor=None):
+              progress: bool = False, executor=None, on_variant=None):
     """Concatenate `simulate_population` over `specs` (one tqdm bar over the variants)."""
-    return sweep_with(simulate_population, population, specs, device, progress, executor)
+    return sweep_with(simulate_population, population, specs, device, progress, executor, on_variant)
 
 
-def sweep_with(simulate, population, specs: Iterable[TrainSpec], device: str, progress: bool, executor=None):
+def sweep_with(simulate, population, specs: Iterable[TrainSpec], device: str, progress: bool, executor=None,
+               on_variant=None):
     """Concatenate simulate(population, spec, ...) over `specs` (one tqdm bar over the variants). With an
     `executor` (sim.executor) of kind ray each variant is a Ray task (its own generator, seeded from its
-    spec: the same numbers wherever it runs), concatenated in the order of `specs`."""
+    spec: the same numbers wherever it runs), concatenated in the order of `specs`. `on_variant(index,
+    frame)` sees each variant as it finishes (the CLI saves there, so an interrupted sweep resumes)."""
     import pandas as pd
     from fgrpo_sim.progress import bar as progress_bar
 
@@ -531,14 +533,22 @@ def sweep_with(simulate, population, specs: Iterable[TrainSpec], device: str, pr
         from fgrpo_sim.sim.executor import ray_session, run_on_ray
 
         finished = {}
+
+        def keep(index, frame):
+            finished[index] = frame
+            if on_variant is not None:
+                on_variant(index, frame)
+
         with ray_session(executor, device) as (dev, gpus):
-            run_on_ray(simulate, [(population, spec, dev) for spec in specs], finished.__setitem__,
+            run_on_ray(simulate, [(population, spec, dev) for spec in specs], keep,
                        executor=executor, gpus=gpus, progress=progress, desc="variants")
         return pd.concat([finished[i] for i in range(len(specs))], ignore_index=True)
     frames = []
-    for spec in progress_bar(specs, progress=progress, desc="variants"):
+    for index, spec in enumerate(progress_bar(specs, progress=progress, desc="variants")):
         frames.append(simulate(population, spec, device=device, progress=progress,
                                progress_desc=f"N={spec.group_size} {spec.variant or _default_variant(spec)}"))
+        if on_variant is not None:
+            on_variant(index, frames[-1])
     return pd.concat(frames, ignore_index=True)
 
 

@@ -275,9 +275,9 @@ def _simulate(population: SharedPopulation, train: TrainSpec, dev, dtype, progre
 
 
 def run_shared_sweep(population: SharedPopulation, specs: Iterable[TrainSpec], device: str = "auto",
-                     progress: bool = False, executor=None):
+                     progress: bool = False, executor=None, on_variant=None):
     """Concatenate `simulate_shared_population` over `specs` (e.g. from population.sweep_variants)."""
-    return sweep_with(simulate_shared_population, population, specs, device, progress, executor)
+    return sweep_with(simulate_shared_population, population, specs, device, progress, executor, on_variant)
 
 
 def shared_summary(frame, split: str = "heldout", bucket: str = "all"):

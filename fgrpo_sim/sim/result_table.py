@@ -1,7 +1,7 @@
 """Reading back a result table to resume from: every row checked before any row is kept.
 
-Two resumable writers share this reader: the categorical simulator (`categorical.run.run_grid`) and the
-group-size study (`group_size_resume`). A resume keeps the rows already in the output and writes them out
+Three resumable writers share this reader: the categorical simulator (`categorical.run.run_grid`), the
+group-size study (`group_size_resume`) and the population sweep (`population_resume`). A resume keeps the rows already in the output and writes them out
 again beside the new ones, so one damaged row would be carried forward and reported on for good; the
 table is therefore checked whole, against its `TableSchema`, before the run starts:
 
