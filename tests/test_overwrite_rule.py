@@ -318,6 +318,8 @@ UNCHECKED_WRITERS = {
     "fgrpo_sim/sim/categorical/run.py": "simulate categorical --out: resumes only a categorical table (checked row by row)",
     "fgrpo_sim/commands/simulate_population.py": "--out: check_replaceable in the command, before work",
     "fgrpo_sim/ownership.py": "the folder's own manifest (refused first when not ours)",
+    "fgrpo_sim/sim/population_resume.py": "simulate population --out: check_replaceable in the command, before work; "
+                                          "its hidden sidecar (.OUT.fgrpo-population.json) is refused first when a link",
     "fgrpo_sim/sim/smoothing_study.py": "python -m fgrpo_sim.sim.smoothing_study RECORD: a module command that "
                                         "regenerates one committed record (docs/population.md), no CLI output",
 }
