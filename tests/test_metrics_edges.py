@@ -335,3 +335,83 @@ def test_a_sample_index_without_correct_is_refused(tmp_path):
     path = _uniform(tmp_path, [{"problem_id": "a", "sample_index": 0}])
     with pytest.raises(ValueError, match="line 1: needs 'correct'"):
         read_results_jsonl(path)
+
+
+# --- second pass over mutmut's metrics survivors (bootstrap_column_means_ci, t_interval, counts_from_matrix,
+# paired_subsampling_test): values derived by hand (exact fractions, the empirical quantiles of a draw whose
+# values are known exactly) or the function's contract (exact messages, dtypes, bounds).
+
+def test_column_means_ci_refusals_name_the_parameter_and_range():
+    from fgrpo_sim.metrics.bootstrap import bootstrap_column_means_ci
+
+    ok = [[0.0, 1.0], [1.0, 1.0], [0.5, 1.0]]
+    for bad in (0.0, 1.0, -0.5, 1.5):
+        with pytest.raises(ValueError, match=rf"^confidence must be in \(0, 1\), got {bad:g}$"):
+            bootstrap_column_means_ci(ok, confidence=bad)
+    for bad in (0, 10_000_001):
+        with pytest.raises(ValueError, match=rf"^n_resamples must be in \[1, 10000000\], got {bad}$"):
+            bootstrap_column_means_ci([[1.0], [1.0]], n_resamples=bad)  # constant: the check comes before the shortcut
+    with pytest.raises(ValueError, match=r"^values must be \[units, columns\] with at least 2 units, got shape \(3,\)$"):
+        bootstrap_column_means_ci([0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match=r"^values must be finite, got 2 NaN/inf values$"):
+        bootstrap_column_means_ci([[np.nan, 1.0], [np.inf, 0.0], [0.5, 0.5]])
+
+
+def test_column_means_ci_at_two_units_exact_fractions_and_defaults():
+    from fractions import Fraction
+
+    from scipy.stats import bootstrap
+
+    from fgrpo_sim.metrics.bootstrap import bootstrap_column_means_ci
+
+    # two units: every resample mean of a column [0, 1] is 0, 1/2 or 1
+    low, high = bootstrap_column_means_ci([[0.0], [1.0]], confidence=0.5, n_resamples=400)
+    assert {low[0], high[0]} <= {0.0, 0.5, 1.0} and low[0] <= 0.5 <= high[0]
+    # exact fractions are numbers too
+    third = [[Fraction(1, 3), Fraction(1, 10)], [Fraction(2, 3), Fraction(1, 10)], [Fraction(1), Fraction(1, 10)]]
+    low, high = bootstrap_column_means_ci(third, n_resamples=50)
+    assert low[1] == high[1] == pytest.approx(0.1, rel=1e-12) and 1 / 3 <= low[0] <= 2 / 3 <= high[0] <= 1.0
+    # a constant column next to a varying one: both bounds are its mean, bit for bit (the same numpy mean on one
+    # machine), not resampled means that round off it
+    values = np.column_stack([np.arange(10) / 10, np.full(10, 0.1), np.full(10, 0.7)])
+    low, high = bootstrap_column_means_ci(values, n_resamples=300, seed=2)
+    assert low[1:].tolist() == high[1:].tolist() == values.mean(axis=0)[1:].tolist()
+    # defaults: 95%, 1000 resamples, seed 0, i.e. scipy's percentile bootstrap with those settings
+    x = np.array([0.1, 0.9, 0.3, 0.35, 0.6, 0.05, 0.8])
+    low, high = bootstrap_column_means_ci(x[:, None])
+    ref = bootstrap((x,), np.mean, n_resamples=1000, confidence_level=0.95, method="percentile",
+                    rng=np.random.default_rng(0)).confidence_interval
+    assert (low[0], high[0]) == pytest.approx((ref.low, ref.high), rel=1e-9)
+
+
+def test_column_means_ci_over_several_batches():
+    """More resamples than one batch holds (4,000,000 // units rows): every batch filled, the interval that of
+    the mean's normal approximation within 10%."""
+    from fgrpo_sim.metrics.bootstrap import bootstrap_column_means_ci
+
+    units = 8000  # a batch of 500 resamples
+    x = (np.arange(units) % 2).astype(float)[:, None]
+    low, high = bootstrap_column_means_ci(x, confidence=0.95, n_resamples=1201, seed=1)
+    half = 1.96 * 0.5 / np.sqrt(units)
+    assert (high[0] - low[0]) / 2 == pytest.approx(half, rel=0.1)
+    assert abs((low[0] + high[0]) / 2 - 0.5) < 0.2 * half
+
+
+def test_t_interval_constant_and_unit_spread_samples_and_booleans():
+    from fgrpo_sim.metrics.t_interval import t_interval
+
+    # three equal values whose mean rounds off them: scipy's interval is 4e-17 wide around it; ours is the mean
+    mean, low, high = t_interval([[0.1, 0.1, 0.1], [0.5, 0.9, 0.7], [0.0, 1.0, 0.5]])
+    assert low[0] == mean[0] == high[0]
+    assert low[1] < mean[1] < high[1] and low[2] < mean[2] < high[2]  # spread 0.4 and exactly 1: real intervals
+    assert t_interval([True, False, True, True])[1] == pytest.approx(t_interval([1.0, 0.0, 1.0, 1.0])[1], rel=1e-12)
+
+
+def test_counts_from_matrix_takes_0_1_integers_and_one_sample():
+    n, c = counts_from_matrix(np.array([[1, 0, 1], [0, 0, 0]]))
+    assert n.tolist() == [3, 3] and c.tolist() == [2, 0] and c.dtype == np.int64 and n.dtype == np.int64
+    n, c = counts_from_matrix([[True], [False]])  # one sample per problem
+    assert n.tolist() == [1, 1] and c.tolist() == [1, 0] and c.dtype == np.int64
+    for bad in ([[1, 2]], [[0, -1]], [[0.5, 1.0]]):
+        with pytest.raises(ValueError, match=r"^correct must be boolean \(or 0/1\)$"):
+            counts_from_matrix(bad)
