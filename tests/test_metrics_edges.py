@@ -415,3 +415,64 @@ def test_counts_from_matrix_takes_0_1_integers_and_one_sample():
     for bad in ([[1, 2]], [[0, -1]], [[0.5, 1.0]]):
         with pytest.raises(ValueError, match=r"^correct must be boolean \(or 0/1\)$"):
             counts_from_matrix(bad)
+
+
+def _empirical_quantile(values_by_count: dict, q: float) -> float:
+    """np.quantile's linear rule on the sorted sample that holds `count` copies of each value."""
+    ordered = np.repeat(list(values_by_count), list(values_by_count.values()))
+    return float(np.quantile(np.sort(ordered), q))
+
+
+def test_subsampling_test_against_its_rounds_counted_by_hand():
+    """One problem, model B always wrong, m = 2: a round's difference is pass@k of the X ~ Hypergeom(2 of n) correct
+    draws, so k = 2 gives 1 when X >= 1 and k = 1 gives X / 2. The counts of X = 0, 1, 2 follow from the two mean
+    differences exactly; the interval, p-value and verdict follow from those counts."""
+    rounds = 2000
+    res = paired_subsampling_test([10], [3], [10], [0], (1, 2), m=2, iterations=rounds, alpha=0.25, seed=4)
+    mean1, mean2 = res.subsample_mean_difference
+    nonzero = round(mean2 * rounds)  # rounds with X >= 1
+    two = round(2 * mean1 * rounds - nonzero)  # k = 1: X = 1 adds 1/2, X = 2 adds 1
+    zero, one = rounds - nonzero, nonzero - two
+    assert abs(mean2 * rounds - nonzero) < 1e-6 and abs(mean1 * rounds - (one / 2 + two)) < 1e-6
+    assert 0 < zero < rounds and one > 0 and two > 0
+    for j, by_count in enumerate(({0.0: zero, 0.5: one, 1.0: two}, {0.0: zero, 1.0: nonzero})):
+        assert res.lower[j] == pytest.approx(_empirical_quantile(by_count, 0.125), rel=1e-12, abs=1e-12)
+        assert res.upper[j] == pytest.approx(_empirical_quantile(by_count, 0.875), rel=1e-12, abs=1e-12)
+        # no round below 0: p = 2 (rounds <= 0, plus one) / (B + 1), per k
+        assert res.p_value[j] == pytest.approx(min(1.0, 2 * (zero + 1) / (rounds + 1)), rel=1e-12)
+    assert res.linked is False and res.iterations == rounds and res.m == 2
+    # B better than A: the rounds >= 0 decide the p-value
+    rev = paired_subsampling_test([10], [0], [10], [3], (2,), m=2, iterations=rounds, alpha=0.25, seed=4)
+    assert rev.subsample_mean_difference[0] == pytest.approx(-mean2, rel=1e-12)
+    assert rev.p_value[0] == pytest.approx(min(1.0, 2 * (zero + 1) / (rounds + 1)), rel=1e-12)
+    assert rev.lower[0] == pytest.approx(-res.upper[1], abs=1e-12) and rev.upper[0] == pytest.approx(-res.lower[1], abs=1e-12)
+
+
+def test_subsampling_verdict_when_the_interval_touches_zero():
+    # half the rounds draw the correct sample (diff 1), half not (diff 0): the 2.5% bound is exactly 0, not > 0
+    res = paired_subsampling_test([2], [1], [2], [0], (1,), m=1, iterations=400, alpha=0.05, seed=1)
+    assert res.lower[0] == 0.0 and res.upper[0] == 1.0 and not res.significant[0]
+    res = paired_subsampling_test([2], [0], [2], [1], (1,), m=1, iterations=400, alpha=0.05, seed=1)
+    assert res.lower[0] == -1.0 and res.upper[0] == 0.0 and not res.significant[0]
+    linked = paired_subsampling_test([4], [2], [4], [1], (1,), m=2, iterations=400, both_correct=[1])
+    assert linked.linked is True
+
+
+def test_subsampling_defaults_progress_and_messages(capsys, monkeypatch):
+    n, c_a, c_b = [8, 8, 8], [2, 5, 7], [3, 4, 1]
+    res = paired_subsampling_test(n, c_a, n, c_b, (1,), m=3)
+    assert res.iterations == 50_000 and capsys.readouterr().err == ""  # 50,000 rounds, no bar by default
+    assert res.rows() == paired_subsampling_test(n, c_a, n, c_b, (1,), m=3, iterations=50_000, seed=0).rows()
+    # both models draw in each chunk of 2,000 rounds: another chunk size interleaves their draws differently
+    chunked = paired_subsampling_test(n, c_a, n, c_b, (1,), m=3, iterations=4001)
+    assert chunked.rows() == paired_subsampling_test(n, c_a, n, c_b, (1,), m=3, iterations=4001, chunk_size=2000).rows()
+    assert chunked.rows() != paired_subsampling_test(n, c_a, n, c_b, (1,), m=3, iterations=4001, chunk_size=2001).rows()
+    import fgrpo_sim.progress
+
+    seen = []  # a bar is drawn on a terminal only: record what the test asks of it
+    monkeypatch.setattr(fgrpo_sim.progress, "bar", lambda it, **kw: seen.append((list(it), kw)) or seen[-1][0])
+    with_bar = paired_subsampling_test(n, c_a, n, c_b, (1,), m=3, iterations=4001, progress=True)
+    assert with_bar.rows() == chunked.rows()
+    assert seen == [([0, 2000, 4000], {"desc": "subsampling", "unit": "chunk"})]
+    with pytest.raises(ValueError, match=r"^ks must be in \[1, m = 3\], got k = 4$"):
+        paired_subsampling_test(n, c_a, n, c_b, (3, 4), m=3)
