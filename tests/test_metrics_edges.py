@@ -476,3 +476,15 @@ def test_subsampling_defaults_progress_and_messages(capsys, monkeypatch):
     assert seen == [([0, 2000, 4000], {"desc": "subsampling", "unit": "chunk"})]
     with pytest.raises(ValueError, match=r"^ks must be in \[1, m = 3\], got k = 4$"):
         paired_subsampling_test(n, c_a, n, c_b, (3, 4), m=3)
+
+
+def test_bootstrap_mean_ci_constant_runs_and_default_resamples():
+    from scipy.stats import bootstrap
+
+    ci = bootstrap_mean_ci([[0.3, 0.5]] * 4)  # every run equal, tasks differ
+    assert (ci.low, ci.high) == pytest.approx((0.4, 0.4), rel=1e-12) and ci.low == ci.estimate == ci.high
+    x = np.random.default_rng(5).random(30)  # 30 values: a resample count's change moves the quantiles
+    ref = bootstrap((x,), np.mean, n_resamples=20_000, confidence_level=0.95, method="percentile",
+                    rng=np.random.default_rng(0)).confidence_interval
+    ci = bootstrap_mean_ci(x)  # defaults: 95%, 20,000 resamples, seed 0
+    assert (ci.low, ci.high) == pytest.approx((ref.low, ref.high), rel=1e-9)
