@@ -474,6 +474,8 @@ def test_subsampling_defaults_progress_and_messages(capsys, monkeypatch):
     with_bar = paired_subsampling_test(n, c_a, n, c_b, (1,), m=3, iterations=4001, progress=True)
     assert with_bar.rows() == chunked.rows()
     assert seen == [([0, 2000, 4000], {"desc": "subsampling", "unit": "chunk"})]
+    paired_subsampling_test(n, c_a, n, c_b, (1,), m=3, iterations=4001)  # default: no bar asked for
+    assert len(seen) == 1
     with pytest.raises(ValueError, match=r"^ks must be in \[1, m = 3\], got k = 4$"):
         paired_subsampling_test(n, c_a, n, c_b, (3, 4), m=3)
 
