@@ -428,7 +428,9 @@ def test_subsampling_test_against_its_rounds_counted_by_hand():
     draws, so k = 2 gives 1 when X >= 1 and k = 1 gives X / 2. The counts of X = 0, 1, 2 follow from the two mean
     differences exactly; the interval, p-value and verdict follow from those counts."""
     rounds = 2000
-    res = paired_subsampling_test([10], [3], [10], [0], (1, 2), m=2, iterations=rounds, alpha=0.25, seed=4)
+    # 5 of 10 correct: X = 0, 1, 2 with chances 2/9, 5/9, 2/9, so alpha = 0.5's quantiles (25%, 75%) fall
+    # between different values than 1/6 or 5/6 would
+    res = paired_subsampling_test([10], [5], [10], [0], (1, 2), m=2, iterations=rounds, alpha=0.5, seed=4)
     mean1, mean2 = res.subsample_mean_difference
     nonzero = round(mean2 * rounds)  # rounds with X >= 1
     two = round(2 * mean1 * rounds - nonzero)  # k = 1: X = 1 adds 1/2, X = 2 adds 1
@@ -436,16 +438,17 @@ def test_subsampling_test_against_its_rounds_counted_by_hand():
     assert abs(mean2 * rounds - nonzero) < 1e-6 and abs(mean1 * rounds - (one / 2 + two)) < 1e-6
     assert 0 < zero < rounds and one > 0 and two > 0
     for j, by_count in enumerate(({0.0: zero, 0.5: one, 1.0: two}, {0.0: zero, 1.0: nonzero})):
-        assert res.lower[j] == pytest.approx(_empirical_quantile(by_count, 0.125), rel=1e-12, abs=1e-12)
-        assert res.upper[j] == pytest.approx(_empirical_quantile(by_count, 0.875), rel=1e-12, abs=1e-12)
+        assert res.lower[j] == pytest.approx(_empirical_quantile(by_count, 0.25), rel=1e-12, abs=1e-12)
+        assert res.upper[j] == pytest.approx(_empirical_quantile(by_count, 0.75), rel=1e-12, abs=1e-12)
         # no round below 0: p = 2 (rounds <= 0, plus one) / (B + 1), per k
         assert res.p_value[j] == pytest.approx(min(1.0, 2 * (zero + 1) / (rounds + 1)), rel=1e-12)
     assert res.linked is False and res.iterations == rounds and res.m == 2
     # B better than A: the rounds >= 0 decide the p-value
-    rev = paired_subsampling_test([10], [0], [10], [3], (2,), m=2, iterations=rounds, alpha=0.25, seed=4)
-    assert rev.subsample_mean_difference[0] == pytest.approx(-mean2, rel=1e-12)
-    assert rev.p_value[0] == pytest.approx(min(1.0, 2 * (zero + 1) / (rounds + 1)), rel=1e-12)
-    assert rev.lower[0] == pytest.approx(-res.upper[1], abs=1e-12) and rev.upper[0] == pytest.approx(-res.lower[1], abs=1e-12)
+    rev = paired_subsampling_test([10], [0], [10], [5], (1, 2), m=2, iterations=rounds, alpha=0.5, seed=4)
+    assert rev.subsample_mean_difference.tolist() == pytest.approx([-mean1, -mean2], rel=1e-12)
+    assert rev.p_value.tolist() == pytest.approx([min(1.0, 2 * (zero + 1) / (rounds + 1))] * 2, rel=1e-12)
+    assert rev.lower.tolist() == pytest.approx((-res.upper).tolist(), abs=1e-12)
+    assert rev.upper.tolist() == pytest.approx((-res.lower).tolist(), abs=1e-12)
 
 
 def test_subsampling_verdict_when_the_interval_touches_zero():
