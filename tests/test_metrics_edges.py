@@ -335,3 +335,161 @@ def test_a_sample_index_without_correct_is_refused(tmp_path):
     path = _uniform(tmp_path, [{"problem_id": "a", "sample_index": 0}])
     with pytest.raises(ValueError, match="line 1: needs 'correct'"):
         read_results_jsonl(path)
+
+
+# --- second pass over mutmut's metrics survivors (bootstrap_column_means_ci, t_interval, counts_from_matrix,
+# paired_subsampling_test): values derived by hand (exact fractions, the empirical quantiles of a draw whose
+# values are known exactly) or the function's contract (exact messages, dtypes, bounds).
+
+def test_column_means_ci_refusals_name_the_parameter_and_range():
+    from fgrpo_sim.metrics.bootstrap import bootstrap_column_means_ci
+
+    ok = [[0.0, 1.0], [1.0, 1.0], [0.5, 1.0]]
+    for bad in (0.0, 1.0, -0.5, 1.5):
+        with pytest.raises(ValueError, match=rf"^confidence must be in \(0, 1\), got {bad:g}$"):
+            bootstrap_column_means_ci(ok, confidence=bad)
+    for bad in (0, 10_000_001):
+        with pytest.raises(ValueError, match=rf"^n_resamples must be in \[1, 10000000\], got {bad}$"):
+            bootstrap_column_means_ci([[1.0], [1.0]], n_resamples=bad)  # constant: the check comes before the shortcut
+    with pytest.raises(ValueError, match=r"^values must be \[units, columns\] with at least 2 units, got shape \(3,\)$"):
+        bootstrap_column_means_ci([0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match=r"^values must be finite, got 2 NaN/inf values$"):
+        bootstrap_column_means_ci([[np.nan, 1.0], [np.inf, 0.0], [0.5, 0.5]])
+
+
+def test_column_means_ci_at_two_units_exact_fractions_and_defaults():
+    from fractions import Fraction
+
+    from scipy.stats import bootstrap
+
+    from fgrpo_sim.metrics.bootstrap import bootstrap_column_means_ci
+
+    # two units: every resample mean of a column [0, 1] is 0, 1/2 or 1
+    low, high = bootstrap_column_means_ci([[0.0], [1.0]], confidence=0.5, n_resamples=400)
+    assert {low[0], high[0]} <= {0.0, 0.5, 1.0} and low[0] <= 0.5 <= high[0]
+    # exact fractions are numbers too
+    third = [[Fraction(1, 3), Fraction(1, 10)], [Fraction(2, 3), Fraction(1, 10)], [Fraction(1), Fraction(1, 10)]]
+    low, high = bootstrap_column_means_ci(third, n_resamples=50)
+    assert low[1] == high[1] == pytest.approx(0.1, rel=1e-12) and 1 / 3 <= low[0] <= 2 / 3 <= high[0] <= 1.0
+    # a constant column next to a varying one: both bounds are its mean, bit for bit (the same numpy mean on one
+    # machine), not resampled means that round off it
+    values = np.column_stack([np.arange(10) / 10, np.full(10, 0.1), np.full(10, 0.7)])
+    low, high = bootstrap_column_means_ci(values, n_resamples=300, seed=2)
+    assert low[1:].tolist() == high[1:].tolist() == values.mean(axis=0)[1:].tolist()
+    # defaults: 95%, 1000 resamples, seed 0, i.e. scipy's percentile bootstrap with those settings
+    x = np.array([0.1, 0.9, 0.3, 0.35, 0.6, 0.05, 0.8])
+    low, high = bootstrap_column_means_ci(x[:, None])
+    ref = bootstrap((x,), np.mean, n_resamples=1000, confidence_level=0.95, method="percentile",
+                    rng=np.random.default_rng(0)).confidence_interval
+    assert (low[0], high[0]) == pytest.approx((ref.low, ref.high), rel=1e-9)
+
+
+def test_column_means_ci_over_several_batches():
+    """More resamples than one batch holds (4,000,000 // units rows): every batch filled, the interval that of
+    the mean's normal approximation within 10%."""
+    from fgrpo_sim.metrics.bootstrap import bootstrap_column_means_ci
+
+    units = 8000  # a batch of 500 resamples
+    x = (np.arange(units) % 2).astype(float)[:, None]
+    low, high = bootstrap_column_means_ci(x, confidence=0.95, n_resamples=1201, seed=1)
+    half = 1.96 * 0.5 / np.sqrt(units)
+    assert (high[0] - low[0]) / 2 == pytest.approx(half, rel=0.1)
+    assert abs((low[0] + high[0]) / 2 - 0.5) < 0.2 * half
+
+
+def test_t_interval_constant_and_unit_spread_samples_and_booleans():
+    from fgrpo_sim.metrics.t_interval import t_interval
+
+    # three equal values whose mean rounds off them: scipy's interval is 4e-17 wide around it; ours is the mean
+    mean, low, high = t_interval([[0.1, 0.1, 0.1], [0.5, 0.9, 0.7], [0.0, 1.0, 0.5]])
+    assert low[0] == mean[0] == high[0]
+    assert low[1] < mean[1] < high[1] and low[2] < mean[2] < high[2]  # spread 0.4 and exactly 1: real intervals
+    assert t_interval([True, False, True, True])[1] == pytest.approx(t_interval([1.0, 0.0, 1.0, 1.0])[1], rel=1e-12)
+
+
+def test_counts_from_matrix_takes_0_1_integers_and_one_sample():
+    n, c = counts_from_matrix(np.array([[1, 0, 1], [0, 0, 0]]))
+    assert n.tolist() == [3, 3] and c.tolist() == [2, 0] and c.dtype == np.int64 and n.dtype == np.int64
+    n, c = counts_from_matrix([[True], [False]])  # one sample per problem
+    assert n.tolist() == [1, 1] and c.tolist() == [1, 0] and c.dtype == np.int64
+    for bad in ([[1, 2]], [[0, -1]], [[0.5, 1.0]]):
+        with pytest.raises(ValueError, match=r"^correct must be boolean \(or 0/1\)$"):
+            counts_from_matrix(bad)
+
+
+def _empirical_quantile(values_by_count: dict, q: float) -> float:
+    """np.quantile's linear rule on the sorted sample that holds `count` copies of each value."""
+    ordered = np.repeat(list(values_by_count), list(values_by_count.values()))
+    return float(np.quantile(np.sort(ordered), q))
+
+
+def test_subsampling_test_against_its_rounds_counted_by_hand():
+    """One problem, model B always wrong, m = 2: a round's difference is pass@k of the X ~ Hypergeom(2 of n) correct
+    draws, so k = 2 gives 1 when X >= 1 and k = 1 gives X / 2. The counts of X = 0, 1, 2 follow from the two mean
+    differences exactly; the interval, p-value and verdict follow from those counts."""
+    rounds = 2000
+    # 5 of 10 correct: X = 0, 1, 2 with chances 2/9, 5/9, 2/9, so alpha = 0.5's quantiles (25%, 75%) fall
+    # between different values than 1/6 or 5/6 would
+    res = paired_subsampling_test([10], [5], [10], [0], (1, 2), m=2, iterations=rounds, alpha=0.5, seed=4)
+    mean1, mean2 = res.subsample_mean_difference
+    nonzero = round(mean2 * rounds)  # rounds with X >= 1
+    two = round(2 * mean1 * rounds - nonzero)  # k = 1: X = 1 adds 1/2, X = 2 adds 1
+    zero, one = rounds - nonzero, nonzero - two
+    assert abs(mean2 * rounds - nonzero) < 1e-6 and abs(mean1 * rounds - (one / 2 + two)) < 1e-6
+    assert 0 < zero < rounds and one > 0 and two > 0
+    for j, by_count in enumerate(({0.0: zero, 0.5: one, 1.0: two}, {0.0: zero, 1.0: nonzero})):
+        assert res.lower[j] == pytest.approx(_empirical_quantile(by_count, 0.25), rel=1e-12, abs=1e-12)
+        assert res.upper[j] == pytest.approx(_empirical_quantile(by_count, 0.75), rel=1e-12, abs=1e-12)
+        # no round below 0: p = 2 (rounds <= 0, plus one) / (B + 1), per k
+        assert res.p_value[j] == pytest.approx(min(1.0, 2 * (zero + 1) / (rounds + 1)), rel=1e-12)
+    assert res.linked is False and res.iterations == rounds and res.m == 2
+    # B better than A: the rounds >= 0 decide the p-value
+    rev = paired_subsampling_test([10], [0], [10], [5], (1, 2), m=2, iterations=rounds, alpha=0.5, seed=4)
+    assert rev.subsample_mean_difference.tolist() == pytest.approx([-mean1, -mean2], rel=1e-12)
+    assert rev.p_value.tolist() == pytest.approx([min(1.0, 2 * (zero + 1) / (rounds + 1))] * 2, rel=1e-12)
+    assert rev.lower.tolist() == pytest.approx((-res.upper).tolist(), abs=1e-12)
+    assert rev.upper.tolist() == pytest.approx((-res.lower).tolist(), abs=1e-12)
+
+
+def test_subsampling_verdict_when_the_interval_touches_zero():
+    # half the rounds draw the correct sample (diff 1), half not (diff 0): the 2.5% bound is exactly 0, not > 0
+    res = paired_subsampling_test([2], [1], [2], [0], (1,), m=1, iterations=400, alpha=0.05, seed=1)
+    assert res.lower[0] == 0.0 and res.upper[0] == 1.0 and not res.significant[0]
+    res = paired_subsampling_test([2], [0], [2], [1], (1,), m=1, iterations=400, alpha=0.05, seed=1)
+    assert res.lower[0] == -1.0 and res.upper[0] == 0.0 and not res.significant[0]
+    linked = paired_subsampling_test([4], [2], [4], [1], (1,), m=2, iterations=400, both_correct=[1])
+    assert linked.linked is True
+
+
+def test_subsampling_defaults_progress_and_messages(capsys, monkeypatch):
+    n, c_a, c_b = [8, 8, 8], [2, 5, 7], [3, 4, 1]
+    res = paired_subsampling_test(n, c_a, n, c_b, (1,), m=3)
+    assert res.iterations == 50_000 and capsys.readouterr().err == ""  # 50,000 rounds, no bar by default
+    assert res.rows() == paired_subsampling_test(n, c_a, n, c_b, (1,), m=3, iterations=50_000, seed=0).rows()
+    # both models draw in each chunk of 2,000 rounds: another chunk size interleaves their draws differently
+    chunked = paired_subsampling_test(n, c_a, n, c_b, (1,), m=3, iterations=4001)
+    assert chunked.rows() == paired_subsampling_test(n, c_a, n, c_b, (1,), m=3, iterations=4001, chunk_size=2000).rows()
+    assert chunked.rows() != paired_subsampling_test(n, c_a, n, c_b, (1,), m=3, iterations=4001, chunk_size=2001).rows()
+    import fgrpo_sim.progress
+
+    seen = []  # a bar is drawn on a terminal only: record what the test asks of it
+    monkeypatch.setattr(fgrpo_sim.progress, "bar", lambda it, **kw: seen.append((list(it), kw)) or seen[-1][0])
+    with_bar = paired_subsampling_test(n, c_a, n, c_b, (1,), m=3, iterations=4001, progress=True)
+    assert with_bar.rows() == chunked.rows()
+    assert seen == [([0, 2000, 4000], {"desc": "subsampling", "unit": "chunk"})]
+    paired_subsampling_test(n, c_a, n, c_b, (1,), m=3, iterations=4001)  # default: no bar asked for
+    assert len(seen) == 1
+    with pytest.raises(ValueError, match=r"^ks must be in \[1, m = 3\], got k = 4$"):
+        paired_subsampling_test(n, c_a, n, c_b, (3, 4), m=3)
+
+
+def test_bootstrap_mean_ci_constant_runs_and_default_resamples():
+    from scipy.stats import bootstrap
+
+    ci = bootstrap_mean_ci([[0.3, 0.5]] * 4)  # every run equal, tasks differ
+    assert (ci.low, ci.high) == pytest.approx((0.4, 0.4), rel=1e-12) and ci.low == ci.estimate == ci.high
+    x = np.random.default_rng(5).random(30)  # 30 values: a resample count's change moves the quantiles
+    ref = bootstrap((x,), np.mean, n_resamples=20_000, confidence_level=0.95, method="percentile",
+                    rng=np.random.default_rng(0)).confidence_interval
+    ci = bootstrap_mean_ci(x)  # defaults: 95%, 20,000 resamples, seed 0
+    assert (ci.low, ci.high) == pytest.approx((ref.low, ref.high), rel=1e-9)
