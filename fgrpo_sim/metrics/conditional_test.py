@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln, ndtri
 
-from fgrpo_sim.metrics.curves import _check_counts
+from fgrpo_sim.metrics.curves import _check_ks, _check_paired_counts, paired_rows
 from fgrpo_sim.metrics.passk import pass_at_k
 from fgrpo_sim.validation import check_integer, check_range
 
@@ -77,18 +77,7 @@ class ConditionalTest:
     no_test: str = NO_TEST
 
     def rows(self) -> list[dict]:
-        out = []
-        for j, k in enumerate(self.ks):
-            row = {"k": int(k), "pass_a": float(self.pass_a[j]), "pass_b": float(self.pass_b[j]),
-                   "difference": float(self.difference[j])}
-            if self.tested[j]:
-                row.update(std_error=float(self.std_error[j]), ci_low=float(self.lower[j]),
-                           ci_high=float(self.upper[j]), p_value=float(self.p_value[j]),
-                           significant=bool(self.significant[j]))
-            else:
-                row["skipped"] = self.no_test
-            out.append(row)
-        return out
+        return paired_rows(self, self.tested, self.no_test)
 
 
 def min_rounds(alpha: float) -> int:
@@ -146,13 +135,8 @@ def paired_conditional_test(n_a: Any, c_a: Any, n_b: Any, c_b: Any, ks: Any = (1
     between problems and models). ks: each in [1, smallest n]. alpha: two-sided level in (0, 1). rounds: Monte
     Carlo rounds in [floor(1 / alpha), 10^7]. seed: the rounds' seed (the same inputs and seed, the same p).
     """
-    n_a, c_a = _check_counts(n_a, c_a)
-    n_b, c_b = _check_counts(n_b, c_b)
-    if n_a.size != n_b.size:
-        raise ValueError(f"n_b must list the same problems as n_a, got {n_b.size} and {n_a.size} problems")
-    ks = np.atleast_1d(check_integer("ks", ks, 1))
-    if ks.ndim != 1 or ks.size == 0:
-        raise ValueError("ks must be a non-empty 1-D list of integers")
+    n_a, c_a, n_b, c_b = _check_paired_counts(n_a, c_a, n_b, c_b)
+    ks = _check_ks(ks)
     largest = int(min(n_a.min(), n_b.min()))
     if np.any(ks > largest):
         raise ValueError(f"ks must be in [1, smallest n = {largest}], got k = {int(ks[ks > largest][0])}")

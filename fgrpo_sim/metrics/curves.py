@@ -60,6 +60,40 @@ def _check_counts(n: Any, c: Any) -> tuple[np.ndarray, np.ndarray]:
     return n, c
 
 
+def _check_ks(ks: Any) -> np.ndarray:
+    """ks as a non-empty 1-D integer array, each >= 1 (each caller adds its own upper bound)."""
+    ks = np.atleast_1d(check_integer("ks", ks, 1))
+    if ks.ndim != 1 or ks.size == 0:
+        raise ValueError("ks must be a non-empty 1-D list of integers")
+    return ks
+
+
+def _check_paired_counts(n_a: Any, c_a: Any, n_b: Any, c_b: Any) -> tuple[np.ndarray, ...]:
+    """Both models' per-problem counts, checked, over the same number of problems (the paired tests' input)."""
+    n_a, c_a = _check_counts(n_a, c_a)
+    n_b, c_b = _check_counts(n_b, c_b)
+    if n_a.size != n_b.size:
+        raise ValueError(f"n_b must list the same problems as n_a, got {n_b.size} and {n_a.size} problems")
+    return n_a, c_a, n_b, c_b
+
+
+def paired_rows(result: Any, tested: np.ndarray, skipped: str) -> list[dict]:
+    """One dict per k of a paired test's result (`UStatisticTest`, `ConditionalTest`): the means and difference,
+    then the test's numbers where `tested`, else `skipped`, the reason there is no test."""
+    rows = []
+    for j, k in enumerate(result.ks):
+        row = {"k": int(k), "pass_a": float(result.pass_a[j]), "pass_b": float(result.pass_b[j]),
+               "difference": float(result.difference[j])}
+        if tested[j]:
+            row.update(std_error=float(result.std_error[j]), ci_low=float(result.lower[j]),
+                       ci_high=float(result.upper[j]), p_value=float(result.p_value[j]),
+                       significant=bool(result.significant[j]))
+        else:
+            row["skipped"] = skipped
+        rows.append(row)
+    return rows
+
+
 def pass_at_k_curve(
     n: Any = None,
     c: Any = None,
@@ -85,9 +119,7 @@ def pass_at_k_curve(
     elif n is None or c is None:
         raise ValueError("give either correct or both n and c")
     n, c = _check_counts(n, c)
-    ks = np.arange(1, int(n.min()) + 1) if ks is None else np.atleast_1d(check_integer("ks", ks, 1))
-    if ks.ndim != 1 or ks.size == 0:
-        raise ValueError("ks must be a non-empty 1-D list of integers")
+    ks = np.arange(1, int(n.min()) + 1) if ks is None else _check_ks(ks)
     too_big = ks > n.min()
     if np.any(too_big):
         k = int(ks[too_big][0])

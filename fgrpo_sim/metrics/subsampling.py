@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from fgrpo_sim.metrics.curves import _check_counts
+from fgrpo_sim.metrics.curves import _check_ks, _check_paired_counts
 from fgrpo_sim.metrics.passk import pass_at_k, pass_at_k_table
 from fgrpo_sim.validation import check_integer, check_range
 
@@ -162,14 +162,9 @@ def paired_subsampling_test(
     problem count of indices correct for both models, only for linked generations (see the module
     docstring). Memory is bounded by `chunk_size` rounds at a time.
     """
-    n_a, c_a = _check_counts(n_a, c_a)
-    n_b, c_b = _check_counts(n_b, c_b)
-    if n_a.size != n_b.size:
-        raise ValueError(f"n_b must list the same problems as n_a, got {n_b.size} and {n_a.size} problems")
+    n_a, c_a, n_b, c_b = _check_paired_counts(n_a, c_a, n_b, c_b)
     m = subsample_size(int(min(n_a.min(), n_b.min())), m)
-    ks = np.atleast_1d(check_integer("ks", ks, 1))
-    if ks.ndim != 1 or ks.size == 0:
-        raise ValueError("ks must be a non-empty 1-D list of integers")
+    ks = _check_ks(ks)
     if np.any(ks > m):
         raise ValueError(f"ks must be in [1, m = {m}], got k = {int(ks[ks > m][0])}")
     alpha = float(check_range("alpha", alpha, 0.0, 1.0, low_open=True, high_open=True))

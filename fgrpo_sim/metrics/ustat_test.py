@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr, ndtri  # the normal tail and quantile; scipy.stats would add ~1.3 s to every start
 
-from fgrpo_sim.metrics.curves import _check_counts
+from fgrpo_sim.metrics.curves import _check_ks, _check_paired_counts, paired_rows
 from fgrpo_sim.metrics.passk import log_miss_ratio, pass_at_k
 from fgrpo_sim.validation import check_integer, check_range
 
@@ -84,12 +84,7 @@ class UStatisticTest:
     alpha: float
 
     def rows(self) -> list[dict]:
-        return [{"k": int(k), "pass_a": float(self.pass_a[j]), "pass_b": float(self.pass_b[j]),
-                 "difference": float(self.difference[j]),
-                 **({"std_error": float(self.std_error[j]), "ci_low": float(self.lower[j]),
-                     "ci_high": float(self.upper[j]), "p_value": float(self.p_value[j]),
-                     "significant": bool(self.significant[j])} if self.std_error[j] > 0 else {"skipped": NO_VARIANCE})}
-                for j, k in enumerate(self.ks)]
+        return paired_rows(self, self.std_error > 0, NO_VARIANCE)
 
 
 def paired_ustatistic_test(n_a: Any, c_a: Any, n_b: Any, c_b: Any, ks: Any = (1,), *, alpha: float = 0.05
@@ -99,13 +94,8 @@ def paired_ustatistic_test(n_a: Any, c_a: Any, n_b: Any, c_b: Any, ks: Any = (1,
     n_a, c_a, n_b, c_b: per-problem sample and correct counts, the same problems in the same order (n may differ
     between problems and models). ks: each in [1, n / 2] for every n. alpha: two-sided level in (0, 1).
     """
-    n_a, c_a = _check_counts(n_a, c_a)
-    n_b, c_b = _check_counts(n_b, c_b)
-    if n_a.size != n_b.size:
-        raise ValueError(f"n_b must list the same problems as n_a, got {n_b.size} and {n_a.size} problems")
-    ks = np.atleast_1d(check_integer("ks", ks, 1))
-    if ks.ndim != 1 or ks.size == 0:
-        raise ValueError("ks must be a non-empty 1-D list of integers")
+    n_a, c_a, n_b, c_b = _check_paired_counts(n_a, c_a, n_b, c_b)
+    ks = _check_ks(ks)
     largest = int(min(n_a.min(), n_b.min())) // 2
     if np.any(ks > largest):
         raise ValueError(f"ks must be in [1, smallest n / 2 = {largest}] (the variance of pass@k has no unbiased "
