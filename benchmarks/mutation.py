@@ -21,6 +21,11 @@ score = (killed + timeout) / (killed + timeout + survived + no_tests + suspiciou
 Usage: python benchmarks/mutation.py --modules core,metrics --modes unit [--max-children 1] [--keep]
        (or `make mutation MUTATION_MODULES=core,metrics MUTATION_MODES=unit`)
        --only PATTERNS limits a run to some mutants: `--modes check --modules core --only "fgrpo_sim.core.focal.*"`
+       --sample K --seed S tests a uniform random sample of K of the module's mutants (drawn without replacement,
+       seeded, after --only), for modules too large to run whole here (sim/ has about 15,000 mutants). The score
+       is then an estimate of the module's, printed with its 95% Wilson interval ("score_ci"); the sampled names
+       are listed in the output, so a sample can be re-run after new tests. A second sample with another seed,
+       drawn after the tests written for the first, measures the module without the first sample's bias.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import fnmatch
 import json
 import os
 import platform
+import random
 import shutil
 import subprocess
 import sys
@@ -128,14 +134,45 @@ STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no_tests", 33: "no_tests"
 def verdicts(work: Path, only: list[str]) -> dict[str, str]:
     """mutant name -> verdict, read from mutmut's per-file .meta records (the mutants `only` matches, else all)."""
     out = {}
+    exact = {p for p in only if not any(c in p for c in "*?[")}  # a sample's names: a set lookup, not fnmatch
+    patterns = [p for p in only if p not in exact]
     for meta in sorted((work / "mutants").rglob("*.py.meta")):
         for name, code in json.loads(meta.read_text()).get("exit_code_by_key", {}).items():
-            if not only or any(fnmatch.fnmatch(name, pattern) for pattern in only):
+            if not only or name in exact or any(fnmatch.fnmatch(name, pattern) for pattern in patterns):
                 out[name] = STATUS.get(code, "suspicious")
     return out
 
 
-def run_one(module: str, mode: str, mutmut: Path, max_children: int, keep: bool, only: list[str]) -> dict:
+# mutmut 3.8 has no "generate only" command: these are the first steps of its `run` (mutmut/__main__.py, _run),
+# which write every mutant's name into mutants/**/*.py.meta without testing any
+GENERATE = """
+import os
+from mutmut.__main__ import (copy_also_copy_files, copy_src_dir, create_mutants, set_mutant_under_test,
+                             setup_source_paths, store_lines_covered_by_tests)
+set_mutant_under_test("mutant_generation")
+os.makedirs("mutants", exist_ok=True)
+copy_src_dir(); copy_also_copy_files(); setup_source_paths(); store_lines_covered_by_tests(); create_mutants(1)
+"""
+
+
+def sample_names(work: Path, mutmut: Path, env: dict, only: list[str], k: int, seed: int) -> tuple[list[str], int]:
+    """A seeded uniform sample of k mutant names (of those `only` matches) and how many there were to draw from."""
+    subprocess.run([str(mutmut.parent / "python"), "-c", GENERATE], cwd=work, env=env, check=True,
+                   capture_output=True)
+    names = sorted(verdicts(work, only))  # sorted: the sample depends on the seed, not on the files' walk order
+    return sorted(random.Random(seed).sample(names, min(k, len(names)))), len(names)
+
+
+def wilson(caught: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """95% Wilson score interval of a proportion (a sampled score's uncertainty; exact enough at these sizes)."""
+    p = caught / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def run_one(module: str, mode: str, mutmut: Path, max_children: int, keep: bool, only: list[str],
+            sample: int = 0, seed: int = 0) -> dict:
     work = ROOT / "build" / "mutation" / f"{mode}-{module}"
     prepare(work, module, mode)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the mutants, not the clone, are imported
@@ -143,17 +180,23 @@ def run_one(module: str, mode: str, mutmut: Path, max_children: int, keep: bool,
     env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", FGRPO_CACHE_DIR=str(ROOT / "build" / "mutation" / "cache"),
                CI="true", MPLBACKEND="Agg")
     start = time.perf_counter()
-    proc = subprocess.run([str(mutmut), "run", "--max-children", str(max_children), *only], cwd=work, env=env,
+    names, population = only, None
+    if sample:
+        names, population = sample_names(work, mutmut, env, only, sample, seed)
+    proc = subprocess.run([str(mutmut), "run", "--max-children", str(max_children), *names], cwd=work, env=env,
                           capture_output=True, text=True)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         return {"module": module, "mode": mode, "error": (proc.stdout + proc.stderr)[-2000:], "wall_s": round(wall, 1)}
-    found = verdicts(work, only)
+    found = verdicts(work, names)
     row = {"module": module, "mode": mode, "only": only or None, "mutants": len(found),
            **{k: sum(v == k for v in found.values()) for k in STATS_KEYS}}
     caught = row["killed"] + row["timeout"]
     judged = caught + row["survived"] + row["no_tests"] + row["suspicious"] + row["segfault"]
     row["score"] = round(caught / judged, 4) if judged else None
+    if sample:
+        row["sample"] = {"k": len(names), "seed": seed, "of": population, "names": names}
+        row["score_ci"] = [round(b, 4) for b in wilson(caught, judged)] if judged else None
     row["wall_s"] = round(wall, 1)
     row["not_caught"] = sorted(name for name, v in found.items() if v in ("survived", "no_tests", "suspicious"))
     if not keep:
@@ -176,7 +219,12 @@ def main(argv=None) -> None:
     parser.add_argument("--only", default="", help="comma-separated mutant name patterns (fnmatch, e.g. "
                         "'fgrpo_sim.core.focal.*'): test and count only these (a check-mode run of a whole module "
                         "takes hours here)")
+    parser.add_argument("--sample", type=int, default=0, help="test a seeded random sample of this many mutants "
+                        "per module (0: all); the score then comes with its 95%% interval")
+    parser.add_argument("--seed", type=int, default=0, help="the sample's seed")
     args = parser.parse_args(argv)
+    if args.sample < 0:
+        sys.exit(f"mutation.py: error: --sample must be >= 0 (0: every mutant), got {args.sample}")
     modules = [m for m in args.modules.split(",") if m]
     modes = [m for m in args.modes.split(",") if m]
     for name, allowed, given in (("--modules", MODULES, modules), ("--modes", MODES, modes)):
@@ -187,7 +235,8 @@ def main(argv=None) -> None:
     if not mutmut.exists():
         sys.exit(f"mutation.py: error: no mutmut at {mutmut} (run `make mutation`, which installs it)")
     only = [p for p in args.only.split(",") if p]
-    runs = [run_one(module, mode, mutmut, args.max_children, args.keep, only) for mode in modes for module in modules]
+    runs = [run_one(module, mode, mutmut, args.max_children, args.keep, only, args.sample, args.seed)
+            for mode in modes for module in modules]
     print(json.dumps({"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
                       "mutmut": _version(mutmut),
                       "runs": runs}, indent=1))
