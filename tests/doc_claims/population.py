@@ -535,6 +535,9 @@ CLAIMS = [
 
 GIVEN = [
     Given("mu is (X + 0.5) / (N + 1)", why="the smoothing the reader picks (alpha = 0.5, issue 49), written out"),
+    Given("F-GRPO (gamma 0.5) at N = 8", why="Table 2's F-GRPO cell, the pre-registered prediction (issue 48)"),
+    Given("GRPO low-LR (lr x m_0.5) at N = 8", why="Table 3's low-LR control at its N, pre-registered (issue 48)"),
+    Given("within the prediction's 95% interval", why="the hit rule, fixed before the fit ran (issue 48)"),
     Given("(at N = 2 it removes it", why="the case the sentence derives, not a measurement: every active group of two "
           "has mu_hat = 1/2, so the focal weight is one constant and Adam's step is blind to a constant gradient "
           "scale (up to eps)"),
