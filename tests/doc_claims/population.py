@@ -18,7 +18,7 @@ import numpy as np
 
 from doc_census import ROOT, Claim, Given
 from doc_claims.code_defaults import dataclass_defaults, module_assignments, module_constant, source_tree
-from doc_claims.group_size_records import (EARLIER_DIPS, HELDOUT, STUDY, dip_changes, population_k, record,
+from doc_claims.group_size_records import (HELDOUT, STUDY, population_k, record,
                                           records, setting_name, table2_flanks, table2_grpo)
 
 RESULTS = ROOT / "fgrpo_sim" / "results"
@@ -302,17 +302,6 @@ def _coverage_phrase() -> str:
             f"95% interval of each estimate)")
 
 
-def _robustness() -> str:
-    """What the per-row seeding alone did to the earlier record's dips (group_size_records.EARLIER_DIPS)."""
-    changes = dip_changes()
-    assert not changes["new"], "a setting dips now that did not: say so on the page"
-    moved = "; ".join(f"{setting_name(s)}: N = {a} to {b}" for s, a, b in changes["moved"])
-    undone = "; ".join(setting_name(s) for s, _, _ in changes["undone"])
-    kept = " and ".join(f"{setting_name(s)} at N = {a}" for s, a, _ in changes["kept"])
-    return (f"moved {len(changes['moved'])} of the earlier record's {len(EARLIER_DIPS)} dips ({moved}), undid "
-            f"{len(changes['undone'])} ({undone}) and kept {len(changes['kept'])} ({kept}); no setting gained a dip.")
-
-
 def _dips_vs_paper() -> str:
     return f"The dips are {_outward_range(_study_flanks())} points, the paper's {_outward_range(table2_flanks())}"
 
@@ -512,7 +501,6 @@ CLAIMS = [
     Claim(_coverage_phrase, source="group_size_report.coverage_estimate (seeded, COVERAGE_REPS reps, Wilson interval)"),
     Claim(lambda: f"Below {_min_units()} populations no share", source="group_size_report.MIN_UNITS"),
     Claim(lambda: f"shared population's pass@{population_k()} decline", source="TrainSpec.pass_k"),
-    Claim(_robustness, source=STUDY + " against the earlier record's dips (group_size_records.EARLIER_DIPS)"),
     Claim(_dips_vs_paper, source=STUDY + " and paper_tables.table2(), bounds rounded outward"),
     Claim(lambda: f"not the pass@{population_k()} gain", source="TrainSpec.pass_k"),
     Claim(_seed_spread, source=STUDY + " (Adam, orthogonal, rare mass 0.02)"),
