@@ -19,7 +19,7 @@ import numpy as np
 from doc_census import ROOT, Claim, Given
 from doc_claims.code_defaults import dataclass_defaults, module_assignments, module_constant, source_tree
 from doc_claims.group_size_records import (HELDOUT, STUDY, population_k, record,
-                                          records, setting_name, table2_flanks, table2_grpo)
+                                          records, table2_flanks, table2_grpo)
 
 RESULTS = ROOT / "fgrpo_sim" / "results"
 
