@@ -59,28 +59,30 @@ class DepthSetting:
         return self
 
 
-def study_spec(setting: DepthSetting, populations: int, group_sizes=GROUP_SIZES, seed: int = 0):
+def study_spec(setting: DepthSetting, populations: int, group_sizes=GROUP_SIZES, seed: int = 0,
+               controls: bool = True):
     """The group-size study's spec for one setting: one chunk (Adam, orthogonal), one batch seed per population,
-    evaluated at the last step only."""
+    evaluated at the last step only; `controls` False drops the low-LR rows (the search needs GRPO only; F-GRPO
+    stays, the study always trains one gamma). A row's numbers do not depend on which other rows run (SEEDING)."""
     from fgrpo_sim.sim.group_size_study import DEFAULT_POPULATION, GroupSizeStudySpec
 
     setting.validate()
     population = replace(DEFAULT_POPULATION, rare_only_share=setting.rare_only_share,
                          rare_strategies=setting.rare_strategies, offset_scale=setting.offset_scale)
     return GroupSizeStudySpec(group_sizes=tuple(group_sizes), rare_masses=(setting.rare_mass,), gammas=(GAMMA,),
-                              low_lr=True, optimizers=(OPTIMIZER,), parametrisations=(PARAMETRISATION,),
+                              low_lr=controls, optimizers=(OPTIMIZER,), parametrisations=(PARAMETRISATION,),
                               populations=populations, seeds=1, steps=setting.steps, prompt_batch=setting.prompt_batch,
                               adam_lrs=(setting.lr,), eval_every=setting.steps, seed=seed,
                               population=population).validate()
 
 
 def run_setting(setting: DepthSetting, populations: int, group_sizes=GROUP_SIZES, device: str = "cpu",
-                progress: bool = False, seed: int = 0):
+                progress: bool = False, seed: int = 0, controls: bool = True):
     """Each trained row's last evaluation (group_size_study.final_rows) with `method` added: GRPO, F-GRPO, low-LR."""
     from fgrpo_sim.sim.group_size_study import final_rows, train_chunk
     from fgrpo_sim.sim.population import resolve_device
 
-    spec = study_spec(setting, populations, group_sizes, seed)
+    spec = study_spec(setting, populations, group_sizes, seed, controls)
     rows = final_rows(train_chunk(spec, OPTIMIZER, PARAMETRISATION, resolve_device(device), progress))
     rows.insert(0, "method", rows["variant"].map(_method))
     return rows
