@@ -59,6 +59,12 @@ class DepthSetting:
         return self
 
 
+#: the fit (benchmarks/table2_depth_search.py, fgrpo_sim/results/table2-depth-search.json: the lowest
+#: pre-registered loss); `fgrpo simulate table2-depth`'s defaults
+FITTED = DepthSetting()
+FITTED_POPULATIONS = 20
+
+
 def study_spec(setting: DepthSetting, populations: int, group_sizes=GROUP_SIZES, seed: int = 0,
                controls: bool = True):
     """The group-size study's spec for one setting: one chunk (Adam, orthogonal), one batch seed per population,
@@ -215,4 +221,4 @@ def build_record(setting: DepthSetting, frame, populations: int, command: str, s
 
 __all__ = ["DepthSetting", "study_spec", "run_setting", "summarise", "paper_cells", "fit_targets", "fit_errors",
            "fit_loss", "fit_rms", "predictions", "dip_points", "build_record", "GROUP_SIZES", "GAMMA", "METRICS",
-           "SCHEMA", "MODEL"]
+           "SCHEMA", "MODEL", "FITTED", "FITTED_POPULATIONS"]
