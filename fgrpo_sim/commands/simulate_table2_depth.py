@@ -62,6 +62,7 @@ def register(app: typer.Typer) -> None:
         from fgrpo_sim.sim.table2_depth_record import is_record
         from fgrpo_sim.validation import options_named
 
+        check_writable(out, "--out")  # first: a path typed as a folder ("rec.json/") is named as such
         if out.suffix.lower() != ".json":
             raise ValueError(f"--out must end in .json, got {out.name!r}")
         with options_named(rare_mass="--rare-mass", rare_only_share="--rare-only-share",
@@ -73,7 +74,6 @@ def register(app: typer.Typer) -> None:
                               prompt_batch=prompt_batch).validate()
             study_spec(setting, populations, tuple(group_sizes))  # every range checked before any work
         resolve_device(device)
-        check_writable(out, "--out")
         check_replaceable(out, "--out", is_record, force=force)
         frame = run_setting(setting, populations, tuple(group_sizes), device=device, progress=progress)
         record = build_record(setting, frame, populations, recorded_command(ctx, out))
