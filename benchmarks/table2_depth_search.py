@@ -39,8 +39,9 @@ TINY_GRID = {"rare_mass": (0.01, 0.02), "rare_only_share": (0.4,), "offset_scale
              "steps": (20,)}
 
 
-def evaluate(setting, populations: int) -> dict:
-    """One setting's GRPO row beside the paper: loss, dip and per-N intervals."""
+def evaluate(setting, populations: int, intervals: bool = True) -> dict:
+    """One setting's GRPO row beside the paper: loss, dip and per N each metric's mean (with its 95% t interval
+    over populations where `intervals`; the grid keeps means only, so the committed file stays small)."""
     from fgrpo_sim.sim import table2_depth as t2
 
     frame = t2.run_setting(setting, populations, controls=False)
@@ -49,7 +50,8 @@ def evaluate(setting, populations: int) -> dict:
     targets = t2.fit_targets()
     return {"setting": asdict(setting), "populations": populations, "loss": t2.fit_loss(rows, targets),
             "rms": t2.fit_rms(rows, targets), "dip": t2.dip_points(grpo),
-            "grpo": [{k: r[k] for k in ("N", *t2.METRICS)} for r in rows]}
+            "grpo": [{"N": r["N"], **{m: r[m] if intervals else round(r[m]["mean"], 4) for m in t2.METRICS}}
+                     for r in rows]}
 
 
 def depth(result: dict) -> float:
@@ -96,7 +98,7 @@ def main() -> None:
     grid = []
     combos = list(itertools.product(*grid_axes.values()))
     for i, values in enumerate(combos):
-        grid.append(evaluate(replace(base, **dict(zip(grid_axes, values))), args.grid_populations))
+        grid.append(evaluate(replace(base, **dict(zip(grid_axes, values))), args.grid_populations, intervals=False))
         print(f"grid {i + 1}/{len(combos)} loss {grid[-1]['loss']:.0f}", file=sys.stderr, flush=True)
     best = sorted(grid, key=lambda r: r["loss"])[:args.refine]
     refined = [evaluate(DepthSetting(**r["setting"]), args.populations) for r in best]

@@ -61,7 +61,7 @@ class DepthSetting:
 
 #: the fit (benchmarks/table2_depth_search.py, fgrpo_sim/results/table2-depth-search.json: the lowest
 #: pre-registered loss); `fgrpo simulate table2-depth`'s defaults
-FITTED = DepthSetting()
+FITTED = DepthSetting(rare_mass=0.01, rare_only_share=0.4, offset_scale=2.0, lr=0.01, steps=400)
 FITTED_POPULATIONS = 20
 
 
