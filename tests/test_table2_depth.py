@@ -6,7 +6,8 @@ import copy
 import csv
 import json
 import shlex
-from dataclasses import replace
+from dataclasses import asdict, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -161,3 +162,37 @@ def test_bad_input_is_one_line_exit_2(run_cli, tmp_path, monkeypatch, args, mess
     result = run_cli("simulate", "table2-depth", *args, "--no-progress")
     assert result.exit_code == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "rec.json").exists()
+
+
+COMMITTED = Path(__file__).resolve().parents[1] / "fgrpo_sim" / "results"
+
+
+def test_committed_record_fits_only_grpo_row_cells():
+    """The pre-registration: fit targets are Table 2's GRPO row (no F-GRPO, no Table 3 cell), at the paper's values."""
+    record = read_record(COMMITTED / "table2-depth.json")
+    paper = t2.paper_cells()
+    cells = [(t["method"], t["N"], t["metric"]) for t in record["fit_targets"]]
+    assert cells and all(method == "GRPO" for method, _, _ in cells)
+    assert all(t["value"] == paper[(t["method"], t["N"], t["metric"])] for t in record["fit_targets"])
+    predicted = {(p["cell"]["method"], p["cell"]["N"], p["cell"]["metric"]) for p in record["predictions"]}
+    assert predicted == {("F-GRPO", 8, m) for m in t2.METRICS} | {("GRPO low-LR", 8, "pass@1"),
+                                                                    ("GRPO low-LR", 8, "pass@256")}
+    assert not predicted & set(cells)
+
+
+def test_committed_predictions_hold_their_intervals_and_rule():
+    record = read_record(COMMITTED / "table2-depth.json")
+    rms = record["fitted"]["rms"]
+    for p in record["predictions"]:
+        assert p["ci_low"] <= p["predicted"] <= p["ci_high"]
+        d = rms[p["cell"]["metric"]]
+        assert p["tolerance"] == d and p["hit"] == (p["ci_low"] - d <= p["paper"] <= p["ci_high"] + d)
+
+
+def test_committed_record_is_the_fitted_command():
+    """The record's command is the fitted default run: its settings are table2_depth.FITTED at FITTED_POPULATIONS."""
+    record = read_record(COMMITTED / "table2-depth.json")
+    assert record["command"] == "fgrpo simulate table2-depth --out fgrpo_sim/results/table2-depth.json"
+    assert record["populations"] == t2.FITTED_POPULATIONS
+    assert {k: record["fitted"][k] for k in asdict(t2.FITTED)} == asdict(t2.FITTED)
+    assert {r["N"] for r in record["simulated_rows"]} == set(t2.GROUP_SIZES)
