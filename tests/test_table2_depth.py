@@ -125,6 +125,7 @@ def test_dip_points_by_hand():
     (lambda r: r.update(schema="other"), "schema"),
     (lambda r: r["simulated_rows"][0]["pass@256"].update(mean=float("nan")), "pass@256"),
     (lambda r: r.pop("command"), "no 'command'"),
+    (lambda r: r["simulated_rows"][0]["pass@1"].update(mean=120.0, ci_high=130.0), r"in \[0, 100\]"),
 ])
 def test_reader_refuses_a_broken_record(tiny_frame, breakage, message):
     record = json.loads(json.dumps(t2.build_record(TINY, tiny_frame, 2, "fgrpo simulate table2-depth --out x.json")))
@@ -196,3 +197,33 @@ def test_committed_record_is_the_fitted_command():
     assert record["populations"] == t2.FITTED_POPULATIONS
     assert {k: record["fitted"][k] for k in asdict(t2.FITTED)} == asdict(t2.FITTED)
     assert {r["N"] for r in record["simulated_rows"]} == set(t2.GROUP_SIZES)
+
+
+def test_fitted_setting_is_the_committed_search_fit():
+    """table2_depth.FITTED is what the committed search chose (lowest pre-registered loss after refining)."""
+    from fgrpo_sim.jsonl import read_json_file
+
+    search = read_json_file(COMMITTED / "table2-depth-search.json", "search")
+    assert search["command"] == ("python benchmarks/table2_depth_search.py "
+                                 "--out fgrpo_sim/results/table2-depth-search.json")
+    assert search["fit"]["setting"] == asdict(t2.FITTED)
+    assert search["fit"]["loss"] == min(r["loss"] for r in search["refined"])
+
+
+def test_search_script_runs_tiny(tmp_path):
+    """benchmarks/table2_depth_search.py end to end at its --tiny grid: the fit is the refined setting of least loss."""
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")])}
+    out = tmp_path / "search.json"
+    subprocess.run([sys.executable, str(repo / "benchmarks" / "table2_depth_search.py"), "--tiny", "--out", str(out),
+                    "--grid-populations", "2", "--populations", "2", "--refine", "1"], check=True, cwd=repo,
+                   capture_output=True, env=env)
+    search = json.loads(out.read_text())
+    assert len(search["grid"]) == 2 and len(search["refined"]) == 1 and search["ofat"]
+    assert search["fit"] == search["refined"][0]
+    assert min(search["grid"], key=lambda r: r["loss"])["setting"] == search["fit"]["setting"]
+    assert all(o["property"] == "lr" and o["setting"]["lr"] == o["value"] for o in search["ofat"])

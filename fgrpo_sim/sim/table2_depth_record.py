@@ -52,7 +52,9 @@ def _ordered(low: float, mid: float, high: float, where: str, name: str) -> None
 def _interval(value: Any, where: str, name: str, metric: str, mean: str = "mean") -> dict:
     value = _dict(value, where, name)
     low, high = _metric_range(metric)
-    out = {k: file_number(value.get(k), where, f"field {name}.{k!r}", low, high) for k in (mean, "ci_low", "ci_high")}
+    # the estimate lies in the metric's range; a t interval over few populations may reach past it (finite only)
+    out = {k: file_number(value.get(k), where, f"field {name}.{k!r}", *((low, high) if k == mean else (None, None)))
+           for k in (mean, "ci_low", "ci_high")}
     _ordered(out["ci_low"], out[mean], out["ci_high"], where, name)
     return out
 

@@ -414,6 +414,11 @@ def _smoothing_differences() -> str:
             f"{format_interval(worst, digits=4)}, gamma {gamma:g} at N = {n})")
 
 
+DEPTH = RESULTS / "table2-depth.json"
+DEPTH_SEARCH = RESULTS / "table2-depth-search.json"
+
+
+@cache
 def _depth() -> dict:
     """The committed Table 2 depth record (issue 48), through its checked reader."""
     from fgrpo_sim.sim.table2_depth_record import read_record
