@@ -227,3 +227,14 @@ def test_search_script_runs_tiny(tmp_path):
     assert search["fit"] == search["refined"][0]
     assert min(search["grid"], key=lambda r: r["loss"])["setting"] == search["fit"]["setting"]
     assert all(o["property"] == "lr" and o["setting"]["lr"] == o["value"] for o in search["ofat"])
+
+
+def test_group_sizes_without_8_give_no_prediction(run_cli, tmp_path, monkeypatch):
+    """The predicted cells sit at N = 8: a run without it writes a record with none (it once stopped with a
+    traceback, StopIteration, looking for the N = 8 rows)."""
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("simulate", "table2-depth", "--out", "rec.json", "--n", "2,4", "--steps", "2", "--populations",
+                     "2", "--prompt-batch", "4", "--device", "cpu", "--no-progress")
+    assert result.exit_code == 0, result.stderr
+    record = read_record(tmp_path / "rec.json")
+    assert record["predictions"] == [] and {t["N"] for t in record["fit_targets"]} == {2, 4}

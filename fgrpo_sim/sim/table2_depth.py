@@ -178,7 +178,8 @@ def predictions(rows: list[dict], targets: list[dict]) -> list[dict]:
     tolerance = fit_rms(rows, targets)
     out = []
     for (method, n, metric), paper in sorted(paper_cells().items()):
-        if method == "GRPO" or (method, n, metric) in fitted or n != CONTROL_N:
+        if (method == "GRPO" or (method, n, metric) in fitted or n != CONTROL_N
+                or not any(r["method"] == method and r["N"] == n for r in rows)):  # --n without 8: none
             continue
         sim = _simulated(rows, method, n, metric)
         d = tolerance.get(metric, 0.0)
