@@ -35,6 +35,10 @@ OFAT = {"rare_mass": (0.25, 0.5, 2.0, 4.0), "rare_only_share": (0.5, 0.75, 1.25,
         "prompt_batch": (0.25, 0.5, 2.0)}
 FIXED_OFAT = {"rare_strategies"}  # values, not multipliers
 DEEP = 6.0
+#: the v2 grid (docs/population.md, "v2", pre-registered before it ran): v1's free parameters around v1's fit plus
+#: the start's success level (common_correct_prob); steps fixed at v1's fit (compute)
+GRID_V2 = {"common_correct_prob": (0.5, 0.6, 0.7), "rare_mass": (0.01, 0.02), "rare_only_share": (0.3, 0.4),
+           "offset_scale": (1.5, 2.0), "lr": (0.01, 0.02), "steps": (400,)}
 TINY_GRID = {"rare_mass": (0.01, 0.02), "rare_only_share": (0.4,), "offset_scale": (1.0,), "lr": (0.03,),
              "steps": (20,)}
 
