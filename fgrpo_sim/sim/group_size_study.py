@@ -75,6 +75,10 @@ class GroupSizeStudySpec:
     gammas: tuple[float, ...] = (0.5, 1.0)  # F-GRPO arms (GRPO always runs)
     focal_smoothing: float = 0.0  # alpha of the F-GRPO arms' weight estimate (X + alpha) / (N + 2 alpha); 0 = X / N
     low_lr: bool = True  # GRPO at lr x m_gamma for each gamma (the paper's Table 3 control)
+    # Table 3's entropy bonus and KL-to-start controls (sim.regularisers): one GRPO row per coefficient; none by
+    # default, and then the trainer never computes them (the rows are bit for bit those of the study without)
+    entropy_coefs: tuple[float, ...] = ()
+    kl_coefs: tuple[float, ...] = ()
     views: tuple[str, ...] = ("equal-steps",)
     populations: int = 10  # population draws (population seeds 0 .. populations - 1; each draws its own map M)
     seeds: int = 2  # batch seeds per population (the prompt batches and rollouts)
@@ -95,6 +99,11 @@ class GroupSizeStudySpec:
                     low_open=True, high_open=True)
         check_range("gammas", np.asarray(self.gammas, dtype=float), 0.0, 20.0, low_open=True)
         check_range("focal_smoothing", self.focal_smoothing, 0.0, np.inf, high_open=True)
+        for name in ("entropy_coefs", "kl_coefs"):
+            values = getattr(self, name)
+            check_range(name, np.asarray(values, dtype=float), 0.0, 10.0, low_open=True)
+            if len(set(values)) != len(values):
+                raise ValueError(f"{name} must list each value once, got {tuple(values)}")
         for view in self.views:
             check_choice("views", view, VIEWS)
         for opt in self.optimizers:
@@ -133,6 +142,14 @@ def variants(spec: GroupSizeStudySpec, lr: float) -> list[tuple[str, float, floa
     out += [(f"F-GRPO gamma={g:g}{smoothed}", float(g), lr) for g in spec.gammas]
     if spec.low_lr:
         out += [(f"GRPO low-LR (x m_{g:g})", 0.0, lr_for_control(lr, g)) for g in spec.gammas]
+    out += [(name, 0.0, lr) for name in regularised(spec)]
+    return out
+
+
+def regularised(spec: GroupSizeStudySpec) -> dict[str, tuple[float, float]]:
+    """The entropy and KL control rows' variant names -> (entropy coefficient, KL coefficient)."""
+    out = {f"GRPO entropy={c:g}": (float(c), 0.0) for c in spec.entropy_coefs}
+    out.update({f"GRPO KL={c:g}": (0.0, float(c)) for c in spec.kl_coefs})
     return out
 
 
@@ -155,6 +172,9 @@ def chunk_id(spec: GroupSizeStudySpec, optimizer: str, parametrisation: str) -> 
     settings["seeding"] = SEEDING
     if settings["focal_smoothing"] == 0.0:  # the paper's estimate keeps the fingerprints recorded before alpha existed
         del settings["focal_smoothing"]
+    for name in ("entropy_coefs", "kl_coefs"):  # likewise the fingerprints recorded before the controls existed
+        if not settings[name]:
+            del settings[name]
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:12]
     return f"{chunk_key(spec.population.rare_correct_prob, optimizer, parametrisation)}#{digest}"
 
@@ -421,6 +441,11 @@ def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progr
     tab = torch.as_tensor([pair_index[(int(n), float(g))] for n, g in zip(table["N"], table["gamma"])], device=dev)
     a_correct, a_wrong = (t.to(dev) for t in advantage_tables(pairs, max(n for n, _ in pairs),
                                                                                spec.focal_smoothing))
+    coefs = regularised(spec)
+    if coefs:  # per row (zero for the rows without a control); none at all keeps the step as it was
+        pairs_c = [coefs.get(v, (0.0, 0.0)) for v in table["variant"]]
+        entropy_row = torch.as_tensor([h for h, _ in pairs_c], dtype=f64, device=dev)
+        kl_row = torch.as_tensor([k for _, k in pairs_c], dtype=f64, device=dev)
     theta = pt["theta0"][pop].clone()  # [rows, D]
     maps = None if pt["maps"] is None else pt["maps"][pop]  # [rows, K, D]
     adam = RowAdam(theta.shape, lr_row) if optimizer == "adam" else None
@@ -483,6 +508,11 @@ def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progr
             x = (counts * corr).sum(-1).long()
             grad = logit_gradient(probs, counts, a_correct[tab[r][:, None], x], a_wrong[tab[r][:, None], x],
                                   corr, n_row[r])
+            if coefs:
+                from fgrpo_sim.sim.regularisers import entropy_kl_gradient
+
+                grad = grad + entropy_kl_gradient(torch.log_softmax(z, -1), base_logp[pop[r][:, None], prompts],
+                                                  entropy_row[r], kl_row[r])
             if maps is not None:
                 grad = torch.einsum("rkd,rk->rd", maps[r], grad)  # g_theta = M^T g_s
             if adam is None:
@@ -510,5 +540,5 @@ def final_rows(frame):
 
 
 __all__ = ["GroupSizeStudySpec", "run_study", "final_rows", "study_rows", "variants", "predicted_dips",
-           "initial_mu_rho", "advantage_tables", "RowCounts", "row_keys", "logit_gradient", "RowAdam", "chunks", "chunk_id",
+           "initial_mu_rho", "advantage_tables", "regularised", "RowCounts", "row_keys", "logit_gradient", "RowAdam", "chunks", "chunk_id",
            "chunk_key", "population_spec", "stream_seed", "STREAM_FIELDS", "SEEDING", "VIEWS", "METRICS", "DEFAULT_POPULATION", "DEFAULT_LRS"]
