@@ -15,7 +15,8 @@ DEEP = 6 points, the paper's smaller flank rounded down. The summary counts, per
 settings whose dip is deep and those whose lowest N is 8.
 
 Usage: python benchmarks/table2_depth_search.py [--out fgrpo_sim/results/table2-depth-search.json]
-       [--grid-populations 4] [--populations 10] [--refine 6] [--tiny]   (run it with nice -n 5 on a shared box)
+       [--grid-populations 4] [--populations 10] [--refine 6] [--tiny] [--grid v1|v2] [--no-ofat]
+v2 (docs/population.md, "v2"): --grid v2 --refine 4 --no-ofat --out fgrpo_sim/results/table2-depth-search-v2.json   (run it with nice -n 5 on a shared box)
 """
 
 from __future__ import annotations
@@ -90,13 +91,15 @@ def main() -> None:
     parser.add_argument("--populations", type=int, default=10)
     parser.add_argument("--refine", type=int, default=6)
     parser.add_argument("--tiny", action="store_true", help="a two-setting grid of 20 steps (the test's run)")
+    parser.add_argument("--grid", choices=("v1", "v2"), default="v1", help="v1's grid or v2's (GRID_V2)")
+    parser.add_argument("--no-ofat", action="store_true", help="skip the one-factor sweeps around the fit")
     args = parser.parse_args()
 
     from fgrpo_sim.atomic_io import write_text_atomic
     from fgrpo_sim.jsonl import dumps
     from fgrpo_sim.sim.table2_depth import DepthSetting
 
-    grid_axes = TINY_GRID if args.tiny else GRID
+    grid_axes = TINY_GRID if args.tiny else GRID_V2 if args.grid == "v2" else GRID
     start, load_before = time.perf_counter(), os.getloadavg()
     base = DepthSetting()
     grid = []
@@ -109,7 +112,7 @@ def main() -> None:
     fit = min(refined, key=lambda r: r["loss"])
     fitted = DepthSetting(**fit["setting"])
     ofat = []
-    for name, factors in OFAT.items():
+    for name, factors in ({} if args.no_ofat else OFAT).items():
         if args.tiny and name != "lr":
             continue
         for value in ofat_values(name, getattr(fitted, name), factors):
@@ -117,7 +120,7 @@ def main() -> None:
                          **evaluate(replace(fitted, **{name: value}), args.populations)})
             print(f"ofat {name}={value} dip at {ofat[-1]['dip']['dip_N']}", file=sys.stderr, flush=True)
     command = "python benchmarks/table2_depth_search.py " + " ".join(sys.argv[1:])
-    record = {"schema": "table2-depth-search-v1", "command": command.strip(), "deep_points": DEEP,
+    record = {"schema": f"table2-depth-search-{args.grid}", "command": command.strip(), "deep_points": DEEP,
               "grid_axes": grid_axes, "grid": grid, "refined": refined, "fit": fit, "ofat": ofat,
               "summary": summary(grid, grid_axes),
               "deep_settings": [r["setting"] for r in grid if depth(r) >= DEEP],

@@ -47,6 +47,8 @@ class DepthSetting:
     lr: float = 0.01  # Adam
     steps: int = 200
     prompt_batch: int = 32
+    # the start's success level (v2): a common strategy's chance to solve a common-solvable prompt
+    common_correct_prob: float = 0.5
 
     def validate(self) -> "DepthSetting":
         check_range("rare_mass", self.rare_mass, 0.0, 0.4, low_open=True, high_open=True)
@@ -56,6 +58,7 @@ class DepthSetting:
         check_range("lr", self.lr, 0.0, 10.0, low_open=True)
         check_integer("steps", self.steps, 1, 1_000_000)
         check_integer("prompt_batch", self.prompt_batch, 1, 256)
+        check_range("common_correct_prob", self.common_correct_prob, 0.0, 1.0, low_open=True)
         return self
 
 
@@ -74,7 +77,8 @@ def study_spec(setting: DepthSetting, populations: int, group_sizes=GROUP_SIZES,
 
     setting.validate()
     population = replace(DEFAULT_POPULATION, rare_only_share=setting.rare_only_share,
-                         rare_strategies=setting.rare_strategies, offset_scale=setting.offset_scale)
+                         rare_strategies=setting.rare_strategies, offset_scale=setting.offset_scale,
+                         common_correct_prob=setting.common_correct_prob)
     return GroupSizeStudySpec(group_sizes=tuple(group_sizes), rare_masses=(setting.rare_mass,), gammas=(GAMMA,),
                               low_lr=controls, optimizers=(OPTIMIZER,), parametrisations=(PARAMETRISATION,),
                               populations=populations, seeds=1, steps=setting.steps, prompt_batch=setting.prompt_batch,
