@@ -207,6 +207,7 @@ def test_command_reproduces_its_own_record(run_cli, tmp_path, monkeypatch):
     (("--out", "rec.json", "--populations", "1"), "--populations must be in [2, 10000]"),
     (("--out", "rec.json", "--rare-mass", "0.02,0.03"), "--rare-mass takes one value"),
     (("--out", "rec.json", "--lr", "0"), "--lr must be in (0, 10]"),
+    (("--out", "rec.json", "--common-correct-prob", "0"), "--common-correct-prob must be in (0, 1]"),
 ])
 def test_bad_input_is_one_line_exit_2(run_cli, tmp_path, monkeypatch, args, message):
     monkeypatch.chdir(tmp_path)
