@@ -13,8 +13,10 @@ kl_loss_coef on the same token-mean loss, with the KL exact instead of an estima
 pi0 is each prompt's starting policy. With both coefficients zero the trainer never calls this (bit for bit the
 study without controls).
 
-DS-GRPO has no analogue here: its reward depends on which strategies a group's rollouts hit, while the study's
-advantage tables are indexed by a group's correct count alone.
+DS-GRPO (differential smoothing, ../shared/paper-digest.md sec. 9) is not here. Its advantage A_i -/+ gamma *
+log pi_old(y_i) depends on the sampled strategy, so it misses the study's advantage tables (indexed by the group's
+correct count alone); it does fit the count form of the gradient (a per-strategy term weighted by the counts), so it
+is cheap to add, but the F-GRPO paper gives no coefficient for it and none was pre-registered.
 """
 
 from __future__ import annotations
