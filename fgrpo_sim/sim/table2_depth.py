@@ -230,7 +230,9 @@ def predictions(rows: list[dict], targets: list[dict], frame=None) -> list[dict]
     chosen = chosen_controls(rows)
     cells = paper_cells()
     out = []
-    for (family, n, metric), paper in sorted(cells.items()):
+    # round one's five predictions first, in round one's order (readers that index them keep working)
+    order = {name: i for i, name in enumerate(("GRPO", *PAPER_NAMES))}
+    for (family, n, metric), paper in sorted(cells.items(), key=lambda kv: (order[kv[0][0]], kv[0][1:])):
         method = f"{family} {chosen[family]['chosen']:g}" if family in chosen else family
         if (family == "GRPO" or (family, n, metric) in fitted or n != CONTROL_N
                 or not any(r["method"] == method and r["N"] == n for r in rows)):  # --n without 8: none
