@@ -79,6 +79,8 @@ class GroupSizeStudySpec:
     # default, and then the trainer never computes them (the rows are bit for bit those of the study without)
     entropy_coefs: tuple[float, ...] = ()
     kl_coefs: tuple[float, ...] = ()
+    # DS-GRPO (differential smoothing, Eq. 6 of arXiv 2511.19942): one GRPO row per (gamma_p, gamma_n); none by default
+    ds_coefs: tuple[tuple[float, float], ...] = ()
     views: tuple[str, ...] = ("equal-steps",)
     populations: int = 10  # population draws (population seeds 0 .. populations - 1; each draws its own map M)
     seeds: int = 2  # batch seeds per population (the prompt batches and rollouts)
@@ -99,11 +101,16 @@ class GroupSizeStudySpec:
                     low_open=True, high_open=True)
         check_range("gammas", np.asarray(self.gammas, dtype=float), 0.0, 20.0, low_open=True)
         check_range("focal_smoothing", self.focal_smoothing, 0.0, np.inf, high_open=True)
-        for name in ("entropy_coefs", "kl_coefs"):
-            values = getattr(self, name)
-            check_range(name, np.asarray(values, dtype=float), 0.0, 10.0, low_open=True)
+        for name in ("entropy_coefs", "kl_coefs", "ds_coefs"):
+            values = tuple(tuple(v) if name == "ds_coefs" else v for v in getattr(self, name))
+            if name == "ds_coefs" and any(len(v) != 2 for v in values):
+                raise ValueError(f"ds_coefs must list (gamma_p, gamma_n) pairs, got {values}")
+            # DS-GRPO's pair may hold a zero (one side only), not two; entropy and KL coefficients are positive
+            check_range(name, np.asarray(values, dtype=float), 0.0, 10.0, low_open=name != "ds_coefs")
+            if name == "ds_coefs" and any(not any(v) for v in values):
+                raise ValueError(f"ds_coefs must hold a positive gamma_p or gamma_n in each pair, got {values}")
             if len(set(values)) != len(values):
-                raise ValueError(f"{name} must list each value once, got {tuple(values)}")
+                raise ValueError(f"{name} must list each value once, got {values}")
         for view in self.views:
             check_choice("views", view, VIEWS)
         for opt in self.optimizers:
@@ -146,10 +153,11 @@ def variants(spec: GroupSizeStudySpec, lr: float) -> list[tuple[str, float, floa
     return out
 
 
-def regularised(spec: GroupSizeStudySpec) -> dict[str, tuple[float, float]]:
-    """The entropy and KL control rows' variant names -> (entropy coefficient, KL coefficient)."""
-    out = {f"GRPO entropy={c:g}": (float(c), 0.0) for c in spec.entropy_coefs}
-    out.update({f"GRPO KL={c:g}": (0.0, float(c)) for c in spec.kl_coefs})
+def regularised(spec: GroupSizeStudySpec) -> dict[str, tuple[float, float, float, float]]:
+    """The entropy, KL and DS-GRPO control rows' variant names -> (entropy, KL, DS gamma_p, DS gamma_n)."""
+    out = {f"GRPO entropy={c:g}": (float(c), 0.0, 0.0, 0.0) for c in spec.entropy_coefs}
+    out.update({f"GRPO KL={c:g}": (0.0, float(c), 0.0, 0.0) for c in spec.kl_coefs})
+    out.update({f"GRPO DS={p:g},{n:g}": (0.0, 0.0, float(p), float(n)) for p, n in spec.ds_coefs})
     return out
 
 
@@ -172,7 +180,7 @@ def chunk_id(spec: GroupSizeStudySpec, optimizer: str, parametrisation: str) -> 
     settings["seeding"] = SEEDING
     if settings["focal_smoothing"] == 0.0:  # the paper's estimate keeps the fingerprints recorded before alpha existed
         del settings["focal_smoothing"]
-    for name in ("entropy_coefs", "kl_coefs"):  # likewise the fingerprints recorded before the controls existed
+    for name in ("entropy_coefs", "kl_coefs", "ds_coefs"):  # likewise the fingerprints recorded before the controls existed
         if not settings[name]:
             del settings[name]
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:12]
@@ -443,9 +451,9 @@ def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progr
                                                                                spec.focal_smoothing))
     coefs = regularised(spec)
     if coefs:  # per row (zero for the rows without a control); none at all keeps the step as it was
-        pairs_c = [coefs.get(v, (0.0, 0.0)) for v in table["variant"]]
-        entropy_row = torch.as_tensor([h for h, _ in pairs_c], dtype=f64, device=dev)
-        kl_row = torch.as_tensor([k for _, k in pairs_c], dtype=f64, device=dev)
+        per_row = torch.as_tensor([coefs.get(v, (0.0,) * 4) for v in table["variant"]], dtype=f64, device=dev)
+        entropy_row, kl_row, ds_pos_row, ds_neg_row = per_row.unbind(1)
+        with_ds = bool(spec.ds_coefs)
     theta = pt["theta0"][pop].clone()  # [rows, D]
     maps = None if pt["maps"] is None else pt["maps"][pop]  # [rows, K, D]
     adam = RowAdam(theta.shape, lr_row) if optimizer == "adam" else None
@@ -509,10 +517,12 @@ def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progr
             grad = logit_gradient(probs, counts, a_correct[tab[r][:, None], x], a_wrong[tab[r][:, None], x],
                                   corr, n_row[r])
             if coefs:
-                from fgrpo_sim.sim.regularisers import entropy_kl_gradient
+                from fgrpo_sim.sim.regularisers import ds_gradient, entropy_kl_gradient
 
-                grad = grad + entropy_kl_gradient(torch.log_softmax(z, -1), base_logp[pop[r][:, None], prompts],
-                                                  entropy_row[r], kl_row[r])
+                logp = torch.log_softmax(z, -1)
+                grad = grad + entropy_kl_gradient(logp, base_logp[pop[r][:, None], prompts], entropy_row[r], kl_row[r])
+                if with_ds:
+                    grad = grad + ds_gradient(probs, counts, logp, corr, ds_pos_row[r], ds_neg_row[r], n_row[r])
             if maps is not None:
                 grad = torch.einsum("rkd,rk->rd", maps[r], grad)  # g_theta = M^T g_s
             if adam is None:

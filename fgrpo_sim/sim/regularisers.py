@@ -13,10 +13,13 @@ kl_loss_coef on the same token-mean loss, with the KL exact instead of an estima
 pi0 is each prompt's starting policy. With both coefficients zero the trainer never calls this (bit for bit the
 study without controls).
 
-DS-GRPO (differential smoothing, ../shared/paper-digest.md sec. 9) is not here. Its advantage A_i -/+ gamma *
-log pi_old(y_i) depends on the sampled strategy, so it misses the study's advantage tables (indexed by the group's
-correct count alone); it does fit the count form of the gradient (a per-strategy term weighted by the counts), so it
-is cheap to add, but the F-GRPO paper gives no coefficient for it and none was pre-registered.
+DS-GRPO (differential smoothing, Eq. 6 of arXiv 2511.19942; ../shared/paper-digest.md sec. 9) changes each
+rollout's advantage to A_i - gamma_p log pi_old(y_i) if it is correct, A_i + gamma_n log pi_old(y_i) if not. The
+term depends on the sampled strategy, so it misses the study's advantage tables (indexed by the group's correct
+count alone), but it fits the count form of the gradient: every rollout of strategy k carries the same term, so
+`ds_gradient` weights it by the counts c_k like the policy-gradient term (at ratio 1, pi_old = pi, detached). A
+one-token rollout has one log-prob, so the source's open choice (summed or length-normalised) does not arise. The
+F-GRPO paper gives no coefficient for it: the study runs none unless asked (`ds_coefs`).
 """
 
 from __future__ import annotations
@@ -37,4 +40,14 @@ def entropy_kl_gradient(logp: torch.Tensor, logp0: torch.Tensor, entropy_coef: t
     return grad.sum(1) / logp.shape[1]
 
 
-__all__ = ["entropy_kl_gradient"]
+def ds_gradient(probs: torch.Tensor, counts: torch.Tensor, logp: torch.Tensor, correct: torch.Tensor,
+                gamma_p: torch.Tensor, gamma_n: torch.Tensor, group_size: torch.Tensor) -> torch.Tensor:
+    """DS-GRPO's extra term of d/dz -(1/(B N)) sum_k c_k A_k^DS log p_k: the advantage shift -gamma_p log p_k on a
+    correct strategy, +gamma_n log p_k on a wrong one (detached), [rows, B, K] -> [rows, K] summed over B."""
+    shift = torch.where(correct, -gamma_p[:, None, None] * logp, gamma_n[:, None, None] * logp)
+    weighted = counts * shift
+    grad = -(weighted - probs * weighted.sum(-1, keepdim=True))
+    return grad.sum(1) / (probs.shape[1] * group_size.to(probs.dtype))[:, None]
+
+
+__all__ = ["entropy_kl_gradient", "ds_gradient"]
