@@ -489,7 +489,7 @@ def _depth2_fit() -> str:
 
 def _depth2_dip() -> str:
     d = _depth()["grpo_dip_points"]
-    return f"still lowest at N = {d['dip_N']} (flanks {d['left']['points']:+.1f}, {d['right']['points']:+.1f} points)"
+    return f"still lowest at N = {d['dip_N']} (flanks {d['left']['points']:+.1f}, {d['right']['points']:+.1f})"
 
 
 def _depth2_chosen() -> str:
@@ -533,7 +533,7 @@ CLAIMS = [
     Claim(_depth2_fit, source=f"{DEPTH_SEARCH_V2.name} (fit, refined) and table2_depth.FITTED"),
     Claim(_depth2_dip, source=f"{DEPTH.name} (grpo_dip_points)"),
     Claim(_depth2_chosen, source=f"{DEPTH.name} (controls)"),
-    Claim(lambda: f"Contrasts to GRPO at N = {_control_n()}, paper vs simulated [paired {_confidence()}% t]",
+    Claim(lambda: f"Contrasts to GRPO at N = {_control_n()}, paper vs ours [paired {_confidence()}% t]",
           source="sim.table2_depth.CONTROL_N and CONFIDENCE"),
     *[Claim(lambda line=line: _depth2_line(*line), source=f"{DEPTH.name} (predictions[].contrast), bounds rounded outward")
       for line in _DEPTH2_LINES],
