@@ -42,6 +42,7 @@ def test_record_of_a_tiny_run_passes_its_reader(tiny_frame):
                             "populations", "seeding", "command"}
     assert {p["cell"]["method"] for p in checked["predictions"]} == {"F-GRPO", "GRPO low-LR", "GRPO-H", "GRPO-KL"}
     assert checked["schema"] == "table2-depth-v2" and all("contrast" in p for p in checked["predictions"])
+    assert set(checked["rules"]) == {"hit", "contrast.hit"}
     assert {p["coefficient"] for p in checked["predictions"] if p["cell"]["method"] == "GRPO-KL"} <= {1e-3, 1e-2}
     assert all(t["method"] == "GRPO" and t["N"] in TINY_N for t in checked["fit_targets"])
 

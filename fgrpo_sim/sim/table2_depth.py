@@ -41,6 +41,11 @@ SCHEMA = "table2-depth-v2"
 #: Table 3's entropy and KL coefficient grids (the paper's, unscaled: one token per rollout, the same token-mean
 #: loss; docs/population.md "v2"); each picked by mean held-out pass@1 at N = 8, the paper's protocol
 CONTROL_GRIDS = {"entropy": (1e-4, 1e-3), "KL": (1e-3, 1e-2)}
+#: what a prediction's two verdicts mean (written into the record, so the JSON explains itself)
+RULES = {"hit": "v1 (pre-registered first): the paper's value lies in [ci_low - tolerance, ci_high + tolerance], "
+                "tolerance the fit's RMS error on that metric",
+         "contrast.hit": "v2 (pre-registered after v1's outcome): the paper's contrast to GRPO at N = 8 lies in the "
+                         "paired 95% t interval of the simulated contrast over populations, no widening"}
 #: the simulator's method -> the paper's row name
 PAPER_NAMES = {"F-GRPO": "F-GRPO", "low-LR": "GRPO low-LR", "entropy": "GRPO-H", "KL": "GRPO-KL"}
 
@@ -276,6 +281,7 @@ def build_record(setting: DepthSetting, frame, populations: int, command: str, s
             "fitted": {**asdict(setting), "optimizer": OPTIMIZER, "parametrisation": PARAMETRISATION,
                        "gamma": GAMMA, "seed": seed, "loss": fit_loss(rows, targets), "rms": fit_rms(rows, targets)},
             "simulated_rows": rows, "predictions": predictions(rows, targets, frame), "controls": chosen_controls(rows),
+            "rules": RULES,
             "grpo_dip_points": dip_points(frame),
             "populations": int(populations),
             "seeding": f"{SEEDING}: group_size_study's per-row keys (population, N and variant each its own stream)",
