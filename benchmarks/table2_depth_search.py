@@ -15,7 +15,8 @@ DEEP = 6 points, the paper's smaller flank rounded down. The summary counts, per
 settings whose dip is deep and those whose lowest N is 8.
 
 Usage: python benchmarks/table2_depth_search.py [--out fgrpo_sim/results/table2-depth-search.json]
-       [--grid-populations 4] [--populations 10] [--refine 6] [--tiny]   (run it with nice -n 5 on a shared box)
+       [--grid-populations 4] [--populations 10] [--refine 6] [--tiny] [--grid v1|v2] [--no-ofat]
+v2 (docs/population.md, "v2"): --grid v2 --refine 4 --no-ofat --out fgrpo_sim/results/table2-depth-search-v2.json   (run it with nice -n 5 on a shared box)
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ OFAT = {"rare_mass": (0.25, 0.5, 2.0, 4.0), "rare_only_share": (0.5, 0.75, 1.25,
         "prompt_batch": (0.25, 0.5, 2.0)}
 FIXED_OFAT = {"rare_strategies"}  # values, not multipliers
 DEEP = 6.0
+#: the v2 grid (docs/population.md, "v2", pre-registered before it ran): v1's free parameters around v1's fit plus
+#: the start's success level (common_correct_prob); steps fixed at v1's fit (compute)
+GRID_V2 = {"common_correct_prob": (0.5, 0.6, 0.7), "rare_mass": (0.01, 0.02), "rare_only_share": (0.3, 0.4),
+           "offset_scale": (1.5, 2.0), "lr": (0.01, 0.02), "steps": (400,)}
 TINY_GRID = {"rare_mass": (0.01, 0.02), "rare_only_share": (0.4,), "offset_scale": (1.0,), "lr": (0.03,),
              "steps": (20,)}
 
@@ -86,13 +91,15 @@ def main() -> None:
     parser.add_argument("--populations", type=int, default=10)
     parser.add_argument("--refine", type=int, default=6)
     parser.add_argument("--tiny", action="store_true", help="a two-setting grid of 20 steps (the test's run)")
+    parser.add_argument("--grid", choices=("v1", "v2"), default="v1", help="v1's grid or v2's (GRID_V2)")
+    parser.add_argument("--no-ofat", action="store_true", help="skip the one-factor sweeps around the fit")
     args = parser.parse_args()
 
     from fgrpo_sim.atomic_io import write_text_atomic
     from fgrpo_sim.jsonl import dumps
     from fgrpo_sim.sim.table2_depth import DepthSetting
 
-    grid_axes = TINY_GRID if args.tiny else GRID
+    grid_axes = TINY_GRID if args.tiny else GRID_V2 if args.grid == "v2" else GRID
     start, load_before = time.perf_counter(), os.getloadavg()
     base = DepthSetting()
     grid = []
@@ -105,7 +112,7 @@ def main() -> None:
     fit = min(refined, key=lambda r: r["loss"])
     fitted = DepthSetting(**fit["setting"])
     ofat = []
-    for name, factors in OFAT.items():
+    for name, factors in ({} if args.no_ofat else OFAT).items():
         if args.tiny and name != "lr":
             continue
         for value in ofat_values(name, getattr(fitted, name), factors):
@@ -113,7 +120,7 @@ def main() -> None:
                          **evaluate(replace(fitted, **{name: value}), args.populations)})
             print(f"ofat {name}={value} dip at {ofat[-1]['dip']['dip_N']}", file=sys.stderr, flush=True)
     command = "python benchmarks/table2_depth_search.py " + " ".join(sys.argv[1:])
-    record = {"schema": "table2-depth-search-v1", "command": command.strip(), "deep_points": DEEP,
+    record = {"schema": f"table2-depth-search-{args.grid}", "command": command.strip(), "deep_points": DEEP,
               "grid_axes": grid_axes, "grid": grid, "refined": refined, "fit": fit, "ofat": ofat,
               "summary": summary(grid, grid_axes),
               "deep_settings": [r["setting"] for r in grid if depth(r) >= DEEP],

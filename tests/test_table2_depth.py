@@ -27,7 +27,8 @@ def tiny_frame():
 
 def test_tiny_run_gives_every_method_and_n(tiny_frame):
     rows = t2.summarise(tiny_frame)
-    assert {(r["method"], r["N"]) for r in rows} == {(m, n) for m in ("GRPO", "F-GRPO", "low-LR") for n in TINY_N}
+    methods = ("GRPO", "F-GRPO", "low-LR", "entropy 0.0001", "entropy 0.001", "KL 0.001", "KL 0.01")
+    assert {(r["method"], r["N"]) for r in rows} == {(m, n) for m in methods for n in TINY_N}
     for r in rows:
         for m in t2.METRICS:
             assert r[m]["ci_low"] <= r[m]["mean"] <= r[m]["ci_high"]
@@ -39,7 +40,10 @@ def test_record_of_a_tiny_run_passes_its_reader(tiny_frame):
     checked = check_record(json.loads(json.dumps(record)), "tiny")
     assert set(checked) >= {"schema", "fit_targets", "fitted", "simulated_rows", "predictions", "grpo_dip_points",
                             "populations", "seeding", "command"}
-    assert {p["cell"]["method"] for p in checked["predictions"]} == {"F-GRPO", "GRPO low-LR"}
+    assert {p["cell"]["method"] for p in checked["predictions"]} == {"F-GRPO", "GRPO low-LR", "GRPO-H", "GRPO-KL"}
+    assert checked["schema"] == "table2-depth-v2" and all("contrast" in p for p in checked["predictions"])
+    assert set(checked["rules"]) == {"hit", "contrast.hit"}
+    assert {p["coefficient"] for p in checked["predictions"] if p["cell"]["method"] == "GRPO-KL"} <= {1e-3, 1e-2}
     assert all(t["method"] == "GRPO" and t["N"] in TINY_N for t in checked["fit_targets"])
 
 
@@ -52,6 +56,20 @@ def test_grpo_rows_do_not_depend_on_the_controls_running():
     pick = lambda f: f[f["method"] == "GRPO"][cols].sort_values(["N", "population"]).reset_index(drop=True)
     pd.testing.assert_frame_equal(pick(a), pick(b), check_exact=True)
     assert "low-LR" in set(a["method"]) and "low-LR" not in set(b["method"])
+
+
+def test_a_control_row_is_its_own_key():
+    """A KL row alone (no entropy, no low-LR rows beside it) equals that row in the full run, bit for bit."""
+    from fgrpo_sim.sim.group_size_study import final_rows, train_chunk
+
+    small = replace(TINY, steps=2)
+    full = t2.run_setting(small, 2, (4,), device="cpu")
+    spec = replace(t2.study_spec(small, 2, (4,)), low_lr=False, entropy_coefs=(), kl_coefs=(1e-2,))
+    alone = final_rows(train_chunk(spec, t2.OPTIMIZER, t2.PARAMETRISATION, "cpu"))
+    cols = ["population", "heldout_pass@1", "heldout_pass@256", "train_dnll_rare"]
+    pick = lambda f: f[f["variant"] == "GRPO KL=0.01"][cols].sort_values("population").reset_index(drop=True)
+    assert len(pick(alone)) == 2
+    pd.testing.assert_frame_equal(pick(full), pick(alone), check_exact=True)
 
 
 def test_paper_cells_are_the_shipped_tables():
@@ -67,10 +85,12 @@ def test_paper_cells_are_the_shipped_tables():
             continue
         if r["table"] == "2" and r["setting"] == "group_size_sweep" and (r["scope"] == "math_avg" or name == "dnll_rare"):
             want[(r["method"], int(r["group_size"]), name)] = float(r["value"])
-        if r["table"] == "3" and r["method"] == "GRPO low-LR" and r["scope"] == "math_avg":
-            want[("low-LR", int(r["group_size"]), name)] = float(r["value"])
+        ours = {"GRPO low-LR": "low-LR", "GRPO-H": "entropy", "GRPO-KL": "KL"}.get(r["method"])
+        if r["table"] == "3" and ours and r["scope"] == "math_avg":
+            want[(ours, int(r["group_size"]), name)] = float(r["value"])
     assert t2.paper_cells() == want
     assert want[("GRPO", 8, "pass@256")] == 64.1 and want[("F-GRPO", 8, "pass@256")] == 70.3
+    assert want[("entropy", 8, "pass@256")] == 69.5 and want[("KL", 8, "pass@256")] == 72.0
     targets = t2.fit_targets()
     assert len(targets) == 15 and {t["method"] for t in targets} == {"GRPO"}
 
@@ -106,6 +126,34 @@ def test_loss_rms_and_hit_rule_by_hand():
                        ("GRPO low-LR", "pass@1"): True, ("GRPO low-LR", "pass@256"): False}
 
 
+def test_contrast_strict_rule_and_control_choice_by_hand():
+    """Paired over populations: sim - GRPO at N = 8 per population, its t interval, and the strict rule (no
+    widening); the control coefficient is the one with the higher mean pass@1 at N = 8."""
+    from fgrpo_sim.metrics import t_interval
+
+    grpo = {0: (0.30, 0.60), 1: (0.34, 0.66), 2: (0.32, 0.62)}  # population: (pass@1, pass@256) fractions
+    plus = {"F-GRPO": (0.020, 0.060, 0.023, 0.064, 0.022, 0.058),  # per population: pass@1, pass@256 gains
+            "KL 0.001": (0.0, 0.0, -0.001, 0.001, 0.001, -0.001), "KL 0.01": (-0.01, 0.1, -0.01, 0.1, -0.01, 0.1)}
+    frame = []
+    for method in ("GRPO", *plus):
+        for p, (p1, p256) in grpo.items():
+            d = plus.get(method, (0.0,) * 6)[2 * p:2 * p + 2]
+            frame.append({"method": method, "gamma": 0.0, "N": 8, "population": p, "heldout_pass@1": p1 + d[0],
+                          "heldout_pass@256": p256 + d[1], "train_dnll_rare": 0.5})
+    frame = pd.DataFrame(frame)
+    rows = t2.summarise(frame)
+    assert t2.chosen_controls(rows)["KL"]["chosen"] == 1e-3  # 0.01 lowers pass@1 at every population
+    preds = {(p["cell"]["method"], p["cell"]["metric"]): p for p in t2.predictions(rows, [], frame)}
+    c = preds[("F-GRPO", "pass@256")]["contrast"]
+    mean, low, high = (float(x) for x in t_interval(100 * np.array([0.060, 0.064, 0.058]), confidence=0.95))
+    assert (c["predicted"], c["ci_low"], c["ci_high"]) == pytest.approx((mean, low, high))
+    assert c["paper"] == pytest.approx(70.3 - 64.1) and c["hit"] == (low <= 70.3 - 64.1 <= high)
+    assert c["hit"]  # 6.2 inside about [5.5, 6.7]
+    assert preds[("F-GRPO", "pass@1")]["contrast"]["hit"] is False  # paper 1.3 below about [1.8, 2.6]
+    kl = preds[("GRPO-KL", "pass@256")]
+    assert kl["coefficient"] == 1e-3 and kl["contrast"]["hit"] is False  # paper +7.9, sim about 0
+
+
 def test_dip_points_by_hand():
     """Two populations, pass@256 (fractions) per N; lowest mean at N = 8; flanks paired per population."""
     table = {2: (0.80, 0.70), 8: (0.60, 0.62), 32: (0.70, 0.66)}
@@ -123,6 +171,9 @@ def test_dip_points_by_hand():
     (lambda r: r["predictions"][0].update(ci_low=r["predictions"][0]["predicted"] + 1), "ci_low <= estimate"),
     (lambda r: r["grpo_dip_points"].update(dip_N=3), "dip_N must be one of"),
     (lambda r: r.update(schema="other"), "schema"),
+    (lambda r: r["predictions"][0]["contrast"].update(hit=not r["predictions"][0]["contrast"]["hit"]),
+     "contrast.hit must say"),
+    (lambda r: r["predictions"][0].pop("contrast"), "contrast' must be an object"),
     (lambda r: r["simulated_rows"][0]["pass@256"].update(mean=float("nan")), "pass@256"),
     (lambda r: r.pop("command"), "no 'command'"),
     (lambda r: r["simulated_rows"][0]["pass@1"].update(mean=120.0, ci_high=130.0), r"in \[0, 100\]"),
@@ -157,6 +208,7 @@ def test_command_reproduces_its_own_record(run_cli, tmp_path, monkeypatch):
     (("--out", "rec.json", "--populations", "1"), "--populations must be in [2, 10000]"),
     (("--out", "rec.json", "--rare-mass", "0.02,0.03"), "--rare-mass takes one value"),
     (("--out", "rec.json", "--lr", "0"), "--lr must be in (0, 10]"),
+    (("--out", "rec.json", "--common-correct-prob", "0"), "--common-correct-prob must be in (0, 1]"),
 ])
 def test_bad_input_is_one_line_exit_2(run_cli, tmp_path, monkeypatch, args, message):
     monkeypatch.chdir(tmp_path)
@@ -176,18 +228,22 @@ def test_committed_record_fits_only_grpo_row_cells():
     assert cells and all(method == "GRPO" for method, _, _ in cells)
     assert all(t["value"] == paper[(t["method"], t["N"], t["metric"])] for t in record["fit_targets"])
     predicted = {(p["cell"]["method"], p["cell"]["N"], p["cell"]["metric"]) for p in record["predictions"]}
-    assert predicted == {("F-GRPO", 8, m) for m in t2.METRICS} | {("GRPO low-LR", 8, "pass@1"),
-                                                                    ("GRPO low-LR", 8, "pass@256")}
+    assert predicted == {("F-GRPO", 8, m) for m in t2.METRICS} | {(c, 8, m) for c in ("GRPO low-LR", "GRPO-H",
+                                                                                      "GRPO-KL")
+                                                                    for m in ("pass@1", "pass@256")}
     assert not predicted & set(cells)
 
 
 def test_committed_predictions_hold_their_intervals_and_rule():
     record = read_record(COMMITTED / "table2-depth.json")
-    rms = record["fitted"]["rms"]
+    rms, paper = record["fitted"]["rms"], t2.paper_cells()
     for p in record["predictions"]:
         assert p["ci_low"] <= p["predicted"] <= p["ci_high"]
         d = rms[p["cell"]["metric"]]
         assert p["tolerance"] == d and p["hit"] == (p["ci_low"] - d <= p["paper"] <= p["ci_high"] + d)
+        c = p["contrast"]  # v2: paired contrast to GRPO at N = 8, strict rule
+        assert c["paper"] == pytest.approx(p["paper"] - paper[("GRPO", 8, p["cell"]["metric"])])
+        assert c["ci_low"] <= c["predicted"] <= c["ci_high"] and c["hit"] == (c["ci_low"] <= c["paper"] <= c["ci_high"])
 
 
 def test_committed_record_is_the_fitted_command():
@@ -203,9 +259,10 @@ def test_fitted_setting_is_the_committed_search_fit():
     """table2_depth.FITTED is what the committed search chose (lowest pre-registered loss after refining)."""
     from fgrpo_sim.jsonl import read_json_file
 
-    search = read_json_file(COMMITTED / "table2-depth-search.json", "search")
-    assert search["command"] == ("python benchmarks/table2_depth_search.py "
-                                 "--out fgrpo_sim/results/table2-depth-search.json")
+    search = read_json_file(COMMITTED / "table2-depth-search-v2.json", "search")
+    assert search["command"] == ("python benchmarks/table2_depth_search.py --grid v2 --refine 4 --no-ofat "
+                                 "--out fgrpo_sim/results/table2-depth-search-v2.json")
+    assert search["grid_axes"]["common_correct_prob"] == [0.5, 0.6, 0.7]
     assert search["fit"]["setting"] == asdict(t2.FITTED)
     assert search["fit"]["loss"] == min(r["loss"] for r in search["refined"])
 

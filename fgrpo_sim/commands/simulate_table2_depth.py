@@ -13,14 +13,15 @@ from fgrpo_sim.commands.options import given, list_option
 #: --json change how it runs or prints, not what it computes
 RECORDED = (("populations", "--populations"), ("group_sizes", "--n"), ("rare_mass", "--rare-mass"),
             ("rare_only_share", "--rare-only-share"), ("rare_strategies", "--rare-strategies"),
-            ("offset_scale", "--offset-scale"), ("lr", "--lr"), ("steps", "--steps"), ("prompt_batch", "--prompt-batch"))
+            ("offset_scale", "--offset-scale"), ("lr", "--lr"), ("steps", "--steps"), ("prompt_batch", "--prompt-batch"),
+            ("common_correct_prob", "--common-correct-prob"))
 
 
 def register(app: typer.Typer) -> None:
     from fgrpo_sim.sim.table2_depth import FITTED, FITTED_POPULATIONS, GROUP_SIZES
 
     @app.command("table2-depth", short_help="Table 2's depth: the fitted population beside the paper, with the "
-                 "unfitted F-GRPO and low-LR cells predicted.")
+                 "unfitted F-GRPO and Table 3 control cells predicted.")
     def table2_depth_command(
         ctx: typer.Context,
         out: Path = typer.Option(..., "--out", help="The JSON record to write (atomically), e.g. "
@@ -44,15 +45,19 @@ def register(app: typer.Typer) -> None:
         steps: int = typer.Option(FITTED.steps, "--steps", help="Training steps for every N (Table 2's equal "
                                   "steps), in [1, 10^6]."),
         prompt_batch: int = typer.Option(FITTED.prompt_batch, "--prompt-batch", help="Prompts per step B, in [1, 256]."),
+        common_correct_prob: float = typer.Option(FITTED.common_correct_prob, "--common-correct-prob",
+                                                  help="Chance that a common strategy solves a common-solvable "
+                                                  "prompt (the start's success level), in (0, 1]."),
         device: str = typer.Option("auto", "--device", help="auto (CUDA when present), cpu or cuda."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a tqdm progress bar on stderr."),
         force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not such a record."),
         as_json: bool = typer.Option(False, "--json", help="Print the record instead of the predictions table."),
     ) -> None:
         """Train the fitted population (sim/table2_depth.py: the group-size study's engine, Adam, orthogonal
-        map) for GRPO at every N, F-GRPO gamma 0.5 and the low-LR control (lr x m_0.5); write the record
-        (fit targets: Table 2's GRPO row only; predictions of the unfitted cells with the pre-registered hit
-        rule; the GRPO dip's flanks). docs/population.md, "Table 2's depth: a prediction"."""
+        map) for GRPO at every N, F-GRPO gamma 0.5, the low-LR control (lr x m_0.5) and the entropy and KL
+        controls on the paper's coefficient grids; write the record (fit targets: Table 2's GRPO row only;
+        predictions of the unfitted cells under v1's hit rule and, as contrasts to GRPO at N = 8, v2's; the GRPO
+        dip's flanks). docs/population.md, "Table 2's depth: a prediction"."""
         from dataclasses import replace
 
         from fgrpo_sim.atomic_io import check_replaceable, check_writable, write_text_atomic
@@ -68,10 +73,11 @@ def register(app: typer.Typer) -> None:
         with options_named(rare_mass="--rare-mass", rare_only_share="--rare-only-share",
                            rare_strategies="--rare-strategies", offset_scale="--offset-scale", lr="--lr",
                            steps="--steps", prompt_batch="--prompt-batch", populations="--populations",
+                           common_correct_prob="--common-correct-prob",
                            group_sizes="--n"):
             setting = replace(FITTED, rare_mass=rare_mass[0], rare_only_share=rare_only_share,
                               rare_strategies=rare_strategies, offset_scale=offset_scale, lr=lr, steps=steps,
-                              prompt_batch=prompt_batch).validate()
+                              prompt_batch=prompt_batch, common_correct_prob=common_correct_prob).validate()
             study_spec(setting, populations, tuple(group_sizes))  # every range checked before any work
         resolve_device(device)
         check_replaceable(out, "--out", is_record, force=force)
@@ -100,10 +106,15 @@ def recorded_command(ctx: typer.Context, out: Path) -> str:
 def _print_predictions(record: dict) -> None:
     from fgrpo_sim.commands.tables import echo_table
 
+    def contrast(c: dict) -> list[str]:
+        return [f"{c['paper']:+.2f}", f"{c['predicted']:+.2f} [{c['ci_low']:+.2f}, {c['ci_high']:+.2f}]",
+                "hit" if c["hit"] else "miss"]
+
     rows = [[p["cell"]["method"], str(p["cell"]["N"]), p["cell"]["metric"], f"{p['paper']:g}",
-             f"{p['predicted']:.2f} [{p['ci_low']:.2f}, {p['ci_high']:.2f}]", "hit" if p["hit"] else "miss"]
-            for p in record["predictions"]]
-    echo_table(["method", "N", "metric", "paper", "predicted [95% t]", "verdict"], rows, left=(0, 2, 5))
+             f"{p['predicted']:.2f} [{p['ci_low']:.2f}, {p['ci_high']:.2f}]", "hit" if p["hit"] else "miss",
+             *contrast(p["contrast"])] for p in record["predictions"]]
+    echo_table(["method", "N", "metric", "paper", "predicted [95% t]", "v1 rule", "paper - GRPO",
+                "sim - GRPO [paired 95% t]", "v2 rule"], rows, left=(0, 2, 5, 8))
     dip = record["grpo_dip_points"]
     typer.echo(f"GRPO pass@256 lowest at N = {dip['dip_N']}; flanks: N = {dip['left']['N']} "
                f"{dip['left']['points']:+.2f} [{dip['left']['ci_low']:+.2f}, {dip['left']['ci_high']:+.2f}], "

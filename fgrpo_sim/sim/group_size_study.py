@@ -75,6 +75,12 @@ class GroupSizeStudySpec:
     gammas: tuple[float, ...] = (0.5, 1.0)  # F-GRPO arms (GRPO always runs)
     focal_smoothing: float = 0.0  # alpha of the F-GRPO arms' weight estimate (X + alpha) / (N + 2 alpha); 0 = X / N
     low_lr: bool = True  # GRPO at lr x m_gamma for each gamma (the paper's Table 3 control)
+    # Table 3's entropy bonus and KL-to-start controls (sim.regularisers): one GRPO row per coefficient; none by
+    # default, and then the trainer never computes them (the rows are bit for bit those of the study without)
+    entropy_coefs: tuple[float, ...] = ()
+    kl_coefs: tuple[float, ...] = ()
+    # DS-GRPO (differential smoothing, Eq. 6 of arXiv 2511.19942): one GRPO row per (gamma_p, gamma_n); none by default
+    ds_coefs: tuple[tuple[float, float], ...] = ()
     views: tuple[str, ...] = ("equal-steps",)
     populations: int = 10  # population draws (population seeds 0 .. populations - 1; each draws its own map M)
     seeds: int = 2  # batch seeds per population (the prompt batches and rollouts)
@@ -95,6 +101,16 @@ class GroupSizeStudySpec:
                     low_open=True, high_open=True)
         check_range("gammas", np.asarray(self.gammas, dtype=float), 0.0, 20.0, low_open=True)
         check_range("focal_smoothing", self.focal_smoothing, 0.0, np.inf, high_open=True)
+        for name in ("entropy_coefs", "kl_coefs", "ds_coefs"):
+            values = tuple(tuple(v) if name == "ds_coefs" else v for v in getattr(self, name))
+            if name == "ds_coefs" and any(len(v) != 2 for v in values):
+                raise ValueError(f"ds_coefs must list (gamma_p, gamma_n) pairs, got {values}")
+            # DS-GRPO's pair may hold a zero (one side only), not two; entropy and KL coefficients are positive
+            check_range(name, np.asarray(values, dtype=float), 0.0, 10.0, low_open=name != "ds_coefs")
+            if name == "ds_coefs" and any(not any(v) for v in values):
+                raise ValueError(f"ds_coefs must hold a positive gamma_p or gamma_n in each pair, got {values}")
+            if len(set(values)) != len(values):
+                raise ValueError(f"{name} must list each value once, got {values}")
         for view in self.views:
             check_choice("views", view, VIEWS)
         for opt in self.optimizers:
@@ -133,6 +149,15 @@ def variants(spec: GroupSizeStudySpec, lr: float) -> list[tuple[str, float, floa
     out += [(f"F-GRPO gamma={g:g}{smoothed}", float(g), lr) for g in spec.gammas]
     if spec.low_lr:
         out += [(f"GRPO low-LR (x m_{g:g})", 0.0, lr_for_control(lr, g)) for g in spec.gammas]
+    out += [(name, 0.0, lr) for name in regularised(spec)]
+    return out
+
+
+def regularised(spec: GroupSizeStudySpec) -> dict[str, tuple[float, float, float, float]]:
+    """The entropy, KL and DS-GRPO control rows' variant names -> (entropy, KL, DS gamma_p, DS gamma_n)."""
+    out = {f"GRPO entropy={c:g}": (float(c), 0.0, 0.0, 0.0) for c in spec.entropy_coefs}
+    out.update({f"GRPO KL={c:g}": (0.0, float(c), 0.0, 0.0) for c in spec.kl_coefs})
+    out.update({f"GRPO DS={p:g},{n:g}": (0.0, 0.0, float(p), float(n)) for p, n in spec.ds_coefs})
     return out
 
 
@@ -155,6 +180,9 @@ def chunk_id(spec: GroupSizeStudySpec, optimizer: str, parametrisation: str) -> 
     settings["seeding"] = SEEDING
     if settings["focal_smoothing"] == 0.0:  # the paper's estimate keeps the fingerprints recorded before alpha existed
         del settings["focal_smoothing"]
+    for name in ("entropy_coefs", "kl_coefs", "ds_coefs"):  # likewise the fingerprints recorded before the controls existed
+        if not settings[name]:
+            del settings[name]
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:12]
     return f"{chunk_key(spec.population.rare_correct_prob, optimizer, parametrisation)}#{digest}"
 
@@ -421,6 +449,11 @@ def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progr
     tab = torch.as_tensor([pair_index[(int(n), float(g))] for n, g in zip(table["N"], table["gamma"])], device=dev)
     a_correct, a_wrong = (t.to(dev) for t in advantage_tables(pairs, max(n for n, _ in pairs),
                                                                                spec.focal_smoothing))
+    coefs = regularised(spec)
+    if coefs:  # per row (zero for the rows without a control); none at all keeps the step as it was
+        per_row = torch.as_tensor([coefs.get(v, (0.0,) * 4) for v in table["variant"]], dtype=f64, device=dev)
+        entropy_row, kl_row, ds_pos_row, ds_neg_row = per_row.unbind(1)
+        with_ds = bool(spec.ds_coefs)
     theta = pt["theta0"][pop].clone()  # [rows, D]
     maps = None if pt["maps"] is None else pt["maps"][pop]  # [rows, K, D]
     adam = RowAdam(theta.shape, lr_row) if optimizer == "adam" else None
@@ -483,6 +516,13 @@ def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progr
             x = (counts * corr).sum(-1).long()
             grad = logit_gradient(probs, counts, a_correct[tab[r][:, None], x], a_wrong[tab[r][:, None], x],
                                   corr, n_row[r])
+            if coefs:
+                from fgrpo_sim.sim.regularisers import ds_gradient, entropy_kl_gradient
+
+                logp = torch.log_softmax(z, -1)
+                grad = grad + entropy_kl_gradient(logp, base_logp[pop[r][:, None], prompts], entropy_row[r], kl_row[r])
+                if with_ds:
+                    grad = grad + ds_gradient(probs, counts, logp, corr, ds_pos_row[r], ds_neg_row[r], n_row[r])
             if maps is not None:
                 grad = torch.einsum("rkd,rk->rd", maps[r], grad)  # g_theta = M^T g_s
             if adam is None:
@@ -510,5 +550,5 @@ def final_rows(frame):
 
 
 __all__ = ["GroupSizeStudySpec", "run_study", "final_rows", "study_rows", "variants", "predicted_dips",
-           "initial_mu_rho", "advantage_tables", "RowCounts", "row_keys", "logit_gradient", "RowAdam", "chunks", "chunk_id",
+           "initial_mu_rho", "advantage_tables", "regularised", "RowCounts", "row_keys", "logit_gradient", "RowAdam", "chunks", "chunk_id",
            "chunk_key", "population_spec", "stream_seed", "STREAM_FIELDS", "SEEDING", "VIEWS", "METRICS", "DEFAULT_POPULATION", "DEFAULT_LRS"]

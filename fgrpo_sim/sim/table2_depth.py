@@ -2,16 +2,20 @@
 
 A `DepthSetting` names the population and training properties a user can estimate about their own task (rare
 mass, the share of prompts whose only correct strategies are rare, the number of rare strategies, the spread of
-per-prompt success, the learning rate, steps and batch). `run_setting` trains GRPO, F-GRPO (gamma 0.5) and the
-low-LR control (lr x m_0.5) at every N on `populations` population draws through `group_size_study.train_chunk`
+per-prompt success, the start's success level, the learning rate, steps and batch). `run_setting` trains GRPO,
+F-GRPO (gamma 0.5), the low-LR control (lr x m_0.5) and the entropy and KL controls at every N on `populations` population draws through `group_size_study.train_chunk`
 (Adam, orthogonal map: the study's setting that dips), so the policy step is the study's and every row is seeded
 from its own key (`group_size_study.SEEDING`). `summarise` turns the rows into the paper's units: held-out pass@k
 in percent, dNLL_rare (train split, App. M.2's base-model weighting) in nats, each a 95% Student t interval over
 populations.
 
-The fit's loss and the hit rule are the ones docs/population.md pre-registered ("Table 2's depth: a prediction"):
-squared error in points of pass@k plus that of dNLL_rare in tenths of a nat, over GRPO-row cells only; a
-prediction hits when the paper's value lies within its interval widened by the fit's RMS error on that metric.
+The fit's loss and the hit rules are the ones docs/population.md pre-registered ("Table 2's depth: a prediction"):
+squared error in points of pass@k plus that of dNLL_rare in tenths of a nat, over GRPO-row cells only. v1: a
+prediction hits when the paper's value lies within its interval widened by the fit's RMS error on that metric (the
+record's `hit`). v2 (written after v1's outcome): each prediction's contrast to the fitted GRPO at N = 8, paired over
+populations, hits when the paper's contrast lies inside its 95% interval, no widening (`contrast.hit`); the entropy
+and KL controls (sim.regularisers) run on the paper's coefficient grids and the one with the highest mean held-out
+pass@1 at N = 8 is predicted (Table 3's protocol).
 """
 
 from __future__ import annotations
@@ -33,7 +37,17 @@ METRICS = ("pass@1", "pass@256", "dnll_rare")
 LOSS_SCALE = {"pass@1": 1.0, "pass@256": 1.0, "dnll_rare": 10.0}
 OPTIMIZER, PARAMETRISATION = "adam", "orthogonal"
 CONFIDENCE = 0.95
-SCHEMA = "table2-depth-v1"
+SCHEMA = "table2-depth-v2"
+#: Table 3's entropy and KL coefficient grids (the paper's, unscaled: one token per rollout, the same token-mean
+#: loss; docs/population.md "v2"); each picked by mean held-out pass@1 at N = 8, the paper's protocol
+CONTROL_GRIDS = {"entropy": (1e-4, 1e-3), "KL": (1e-3, 1e-2)}
+#: what a prediction's two verdicts mean (written into the record, so the JSON explains itself)
+RULES = {"hit": "v1 (pre-registered first): the paper's value lies in [ci_low - tolerance, ci_high + tolerance], "
+                "tolerance the fit's RMS error on that metric",
+         "contrast.hit": "v2 (pre-registered after v1's outcome): the paper's contrast to GRPO at N = 8 lies in the "
+                         "paired 95% t interval of the simulated contrast over populations, no widening"}
+#: the simulator's method -> the paper's row name
+PAPER_NAMES = {"F-GRPO": "F-GRPO", "low-LR": "GRPO low-LR", "entropy": "GRPO-H", "KL": "GRPO-KL"}
 
 
 @dataclass(frozen=True)
@@ -47,6 +61,8 @@ class DepthSetting:
     lr: float = 0.01  # Adam
     steps: int = 200
     prompt_batch: int = 32
+    # the start's success level (v2): a common strategy's chance to solve a common-solvable prompt
+    common_correct_prob: float = 0.5
 
     def validate(self) -> "DepthSetting":
         check_range("rare_mass", self.rare_mass, 0.0, 0.4, low_open=True, high_open=True)
@@ -56,27 +72,33 @@ class DepthSetting:
         check_range("lr", self.lr, 0.0, 10.0, low_open=True)
         check_integer("steps", self.steps, 1, 1_000_000)
         check_integer("prompt_batch", self.prompt_batch, 1, 256)
+        check_range("common_correct_prob", self.common_correct_prob, 0.0, 1.0, low_open=True)
         return self
 
 
-#: the fit (benchmarks/table2_depth_search.py, fgrpo_sim/results/table2-depth-search.json: the lowest
-#: pre-registered loss); `fgrpo simulate table2-depth`'s defaults
+#: the fit (benchmarks/table2_depth_search.py: fgrpo_sim/results/table2-depth-search.json, then v2's grid with the
+#: start's success level free, table2-depth-search-v2.json: the lowest pre-registered loss is still this setting);
+#: `fgrpo simulate table2-depth`'s defaults
 FITTED = DepthSetting(rare_mass=0.01, rare_only_share=0.4, offset_scale=2.0, lr=0.01, steps=400)
-FITTED_POPULATIONS = 20
+FITTED_POPULATIONS = 40
 
 
 def study_spec(setting: DepthSetting, populations: int, group_sizes=GROUP_SIZES, seed: int = 0,
                controls: bool = True):
     """The group-size study's spec for one setting: one chunk (Adam, orthogonal), one batch seed per population,
-    evaluated at the last step only; `controls` False drops the low-LR rows (the search needs GRPO only; F-GRPO
-    stays, the study always trains one gamma). A row's numbers do not depend on which other rows run (SEEDING)."""
+    evaluated at the last step only; `controls` False drops the low-LR, entropy and KL rows (the search needs GRPO
+    only; F-GRPO stays, the study always trains one gamma). A row's numbers do not depend on which other rows run
+    (SEEDING)."""
     from fgrpo_sim.sim.group_size_study import DEFAULT_POPULATION, GroupSizeStudySpec
 
     setting.validate()
     population = replace(DEFAULT_POPULATION, rare_only_share=setting.rare_only_share,
-                         rare_strategies=setting.rare_strategies, offset_scale=setting.offset_scale)
+                         rare_strategies=setting.rare_strategies, offset_scale=setting.offset_scale,
+                         common_correct_prob=setting.common_correct_prob)
     return GroupSizeStudySpec(group_sizes=tuple(group_sizes), rare_masses=(setting.rare_mass,), gammas=(GAMMA,),
-                              low_lr=controls, optimizers=(OPTIMIZER,), parametrisations=(PARAMETRISATION,),
+                              low_lr=controls, entropy_coefs=CONTROL_GRIDS["entropy"] if controls else (),
+                              kl_coefs=CONTROL_GRIDS["KL"] if controls else (), optimizers=(OPTIMIZER,),
+                              parametrisations=(PARAMETRISATION,),
                               populations=populations, seeds=1, steps=setting.steps, prompt_batch=setting.prompt_batch,
                               adam_lrs=(setting.lr,), eval_every=setting.steps, seed=seed,
                               population=population).validate()
@@ -95,7 +117,14 @@ def run_setting(setting: DepthSetting, populations: int, group_sizes=GROUP_SIZES
 
 
 def _method(variant: str) -> str:
+    """GRPO, F-GRPO, low-LR, or a control with its coefficient ("entropy 0.001", "KL 0.01")."""
+    if variant.startswith(("GRPO entropy=", "GRPO KL=")):
+        return variant[len("GRPO "):].replace("=", " ")
     return "GRPO" if variant == "GRPO" else "F-GRPO" if variant.startswith("F-GRPO") else "low-LR"
+
+
+def _family(method: str) -> str:
+    return method.split(" ")[0]
 
 
 def _values(rows, metric: str) -> np.ndarray:
@@ -119,13 +148,14 @@ def summarise(rows) -> list[dict]:
         row = {"method": method, "gamma": float(part["gamma"].iloc[0]), "N": int(n)}
         row.update({m: _interval(_values(part, m)) for m in METRICS})
         out.append(row)
-    order = {"GRPO": 0, "F-GRPO": 1, "low-LR": 2}
-    return sorted(out, key=lambda r: (order[r["method"]], r["N"]))
+    order = {"GRPO": 0, "F-GRPO": 1, "low-LR": 2, "entropy": 3, "KL": 4}
+    return sorted(out, key=lambda r: (order[_family(r["method"])], r["method"], r["N"]))
 
 
 def paper_cells() -> dict[tuple[str, int, str], float]:
     """(method, N, metric) -> the paper's value: Table 2's math-average cells (GRPO at every N, F-GRPO at N = 8)
-    and Table 3's low-LR control (metric names as here: pass@1, pass@256, dnll_rare)."""
+    and Table 3's low-LR, entropy (GRPO-H) and KL (GRPO-KL) controls, keyed by the simulator's method names
+    (metric names as here: pass@1, pass@256, dnll_rare)."""
     import pandas as pd
 
     from fgrpo_sim.paper_tables import HERE, table2
@@ -136,9 +166,11 @@ def paper_cells() -> dict[tuple[str, int, str], float]:
         if r.model == MODEL and metric in METRICS and (r.scope == "math_avg" or metric == "dnll_rare"):
             cells[(r.method, int(r.group_size), metric)] = float(r.value)
     table3 = pd.read_csv(HERE / "main_results.csv")
-    low = table3[(table3["table"] == 3) & (table3["method"] == "GRPO low-LR") & (table3["scope"] == "math_avg")]
-    for r in low.itertuples():
-        cells[("low-LR", int(r.group_size), r.metric)] = float(r.value)
+    for method in ("low-LR", "entropy", "KL"):
+        rows = table3[(table3["table"] == 3) & (table3["method"] == PAPER_NAMES[method])
+                      & (table3["model"] == MODEL) & (table3["scope"] == "math_avg")]
+        for r in rows.itertuples():
+            cells[(method, int(r.group_size), r.metric)] = float(r.value)
     return cells
 
 
@@ -171,22 +203,55 @@ def fit_rms(rows: list[dict], targets: list[dict]) -> dict[str, float]:
     return {m: math.sqrt(float(np.mean(np.square(e)))) for m, e in fit_errors(rows, targets).items() if e}
 
 
-def predictions(rows: list[dict], targets: list[dict]) -> list[dict]:
-    """Each unfitted paper cell with a simulator analogue (F-GRPO gamma 0.5 and low-LR at N = 8), its prediction,
-    interval and the pre-registered verdict."""
+def chosen_controls(rows: list[dict]) -> dict:
+    """Per control family (entropy, KL): its grid's mean held-out pass@1 at N = 8 and the coefficient with the
+    highest (Table 3's protocol, applied to the simulator's rows; the predicted cells are not looked at)."""
+    out = {}
+    for family, grid in CONTROL_GRIDS.items():
+        means = [next((r["pass@1"]["mean"] for r in rows if r["method"] == f"{family} {c:g}" and r["N"] == CONTROL_N),
+                      None) for c in grid]
+        if all(m is not None for m in means):
+            out[family] = {"grid": list(grid), "pass@1_at_N8": means,
+                           "chosen": grid[max(range(len(grid)), key=lambda i: means[i])]}
+    return out
+
+
+def _contrast(frame, method: str, metric: str, paper: float, paper_grpo: float) -> dict:
+    """`method` minus GRPO at N = 8, paired over populations (each population's own difference), 95% t interval;
+    the strict v2 rule: the paper's contrast lies inside it."""
+    at_8 = frame[frame["N"] == CONTROL_N]
+    diff = _interval(_values(at_8[at_8["method"] == method], metric) - _values(at_8[at_8["method"] == "GRPO"], metric))
+    want = paper - paper_grpo
+    return {"paper": want, "predicted": diff["mean"], "ci_low": diff["ci_low"], "ci_high": diff["ci_high"],
+            "hit": bool(diff["ci_low"] <= want <= diff["ci_high"])}
+
+
+def predictions(rows: list[dict], targets: list[dict], frame=None) -> list[dict]:
+    """Each unfitted paper cell with a simulator analogue at N = 8 (F-GRPO gamma 0.5, low-LR, and the entropy and
+    KL controls at their chosen coefficient): its prediction and interval, `hit` by v1's rule (the interval widened
+    by the fit's RMS error), and with `frame` (the per-population rows) its `contrast` to GRPO by v2's rule."""
     fitted = {(t["method"], t["N"], t["metric"]) for t in targets}
     tolerance = fit_rms(rows, targets)
+    chosen = chosen_controls(rows)
+    cells = paper_cells()
     out = []
-    for (method, n, metric), paper in sorted(paper_cells().items()):
-        if (method == "GRPO" or (method, n, metric) in fitted or n != CONTROL_N
+    # round one's five predictions first, in round one's order (readers that index them keep working)
+    order = {name: i for i, name in enumerate(("GRPO", *PAPER_NAMES))}
+    for (family, n, metric), paper in sorted(cells.items(), key=lambda kv: (order[kv[0][0]], kv[0][1:])):
+        method = f"{family} {chosen[family]['chosen']:g}" if family in chosen else family
+        if (family == "GRPO" or (family, n, metric) in fitted or n != CONTROL_N
                 or not any(r["method"] == method and r["N"] == n for r in rows)):  # --n without 8: none
             continue
         sim = _simulated(rows, method, n, metric)
         d = tolerance.get(metric, 0.0)
-        name = {"F-GRPO": "F-GRPO", "low-LR": "GRPO low-LR"}[method]
-        out.append({"cell": {"model": MODEL, "method": name, "N": n, "metric": metric}, "paper": paper,
-                    "predicted": sim["mean"], "ci_low": sim["ci_low"], "ci_high": sim["ci_high"],
-                    "tolerance": d, "hit": bool(sim["ci_low"] - d <= paper <= sim["ci_high"] + d)})
+        p = {"cell": {"model": MODEL, "method": PAPER_NAMES[family], "N": n, "metric": metric}, "paper": paper,
+             "predicted": sim["mean"], "ci_low": sim["ci_low"], "ci_high": sim["ci_high"],
+             "tolerance": d, "hit": bool(sim["ci_low"] - d <= paper <= sim["ci_high"] + d)}
+        if family in chosen:
+            p["coefficient"] = chosen[family]["chosen"]
+        if frame is not None:
+            p["contrast"] = _contrast(frame, method, metric, paper, cells[("GRPO", n, metric)])
+        out.append(p)
     return out
 
 
@@ -206,7 +271,8 @@ def dip_points(frame, method: str = "GRPO", metric: str = "pass@256") -> dict:
 
 
 def build_record(setting: DepthSetting, frame, populations: int, command: str, seed: int = 0) -> dict:
-    """The record `fgrpo simulate table2-depth` writes (schema table2-depth-v1; sim.table2_depth_record reads it)."""
+    """The record `fgrpo simulate table2-depth` writes (schema table2-depth-v2; sim.table2_depth_record reads it):
+    each prediction's `hit` is v1's rule, its `contrast.hit` v2's; `controls` records the coefficient choice."""
     from fgrpo_sim.sim.group_size_study import SEEDING
 
     rows = summarise(frame)
@@ -214,12 +280,14 @@ def build_record(setting: DepthSetting, frame, populations: int, command: str, s
     return {"schema": SCHEMA, "fit_targets": targets,
             "fitted": {**asdict(setting), "optimizer": OPTIMIZER, "parametrisation": PARAMETRISATION,
                        "gamma": GAMMA, "seed": seed, "loss": fit_loss(rows, targets), "rms": fit_rms(rows, targets)},
-            "simulated_rows": rows, "predictions": predictions(rows, targets), "grpo_dip_points": dip_points(frame),
+            "simulated_rows": rows, "predictions": predictions(rows, targets, frame), "controls": chosen_controls(rows),
+            "rules": RULES,
+            "grpo_dip_points": dip_points(frame),
             "populations": int(populations),
             "seeding": f"{SEEDING}: group_size_study's per-row keys (population, N and variant each its own stream)",
             "command": command}
 
 
 __all__ = ["DepthSetting", "study_spec", "run_setting", "summarise", "paper_cells", "fit_targets", "fit_errors",
-           "fit_loss", "fit_rms", "predictions", "dip_points", "build_record", "GROUP_SIZES", "GAMMA", "METRICS",
-           "SCHEMA", "MODEL", "FITTED", "FITTED_POPULATIONS"]
+           "fit_loss", "fit_rms", "predictions", "chosen_controls", "dip_points", "build_record", "GROUP_SIZES",
+           "GAMMA", "METRICS", "SCHEMA", "MODEL", "FITTED", "FITTED_POPULATIONS", "CONTROL_GRIDS", "PAPER_NAMES"]

@@ -1,9 +1,11 @@
-"""The checked reader of a Table 2 depth record (`fgrpo simulate table2-depth`, schema table2-depth-v1).
+"""The checked reader of a Table 2 depth record (`fgrpo simulate table2-depth`, schema table2-depth-v2; v1 read too).
 
 The figure, the notebook and the docs read the record through `read_record`: every field they use is typed and
 in range before any is drawn or quoted, and the record's own promises are checked (a ValueError naming the file
 and the field otherwise): the fit targets are GRPO-row cells only, every interval holds its estimate
 (ci_low <= predicted <= ci_high), each simulated row has the three metrics, the dip's N is one of the rows' N.
+v2 adds to each prediction a `contrast` to GRPO at N = 8 ({paper, predicted, ci_low, ci_high, hit}, paired over
+populations; `hit` the strict v2 rule), checked the same way; a prediction's own `hit` stays v1's rule.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from typing import Any
 
 from fgrpo_sim.validation import file_number, shorten
 
-SCHEMA = "table2-depth-v1"
+SCHEMA = "table2-depth-v2"
+SCHEMAS = ("table2-depth-v1", SCHEMA)  # v1 (round one, no contrasts) is still read
 KEYS = ("schema", "fit_targets", "fitted", "simulated_rows", "predictions", "grpo_dip_points", "populations",
         "seeding", "command")
 METRICS = ("pass@1", "pass@256", "dnll_rare")
@@ -70,14 +73,26 @@ def _cell(value: Any, where: str, name: str) -> dict:
     return out
 
 
+def _contrast(value: Any, where: str, name: str) -> dict:
+    value = _dict(value, where, name)
+    out = _interval(value, where, name, "points", mean="predicted")  # a difference: no range
+    out["paper"] = file_number(value.get("paper"), where, f"field {name}.'paper'")
+    if not isinstance(value.get("hit"), bool):
+        raise ValueError(f"{where}: field {name}.hit must be true or false, got {shorten(value.get('hit'))}")
+    if value["hit"] != (out["ci_low"] <= out["paper"] <= out["ci_high"]):  # the strict rule, no widening
+        raise ValueError(f"{where}: field {name}.hit must say whether paper lies in [ci_low, ci_high], got "
+                         f"{value['hit']}")
+    return {**out, "hit": value["hit"]}
+
+
 def check_record(obj: Any, where: str) -> dict:
     """`obj` read from `where` with every field the readers use checked and converted; ValueError naming it."""
     obj = _dict(obj, where, "record")
     missing = [k for k in KEYS if k not in obj]
     if missing:
         raise ValueError(f"{where} is not a table2-depth record (no {missing[0]!r})")
-    if obj["schema"] != SCHEMA:
-        raise ValueError(f"{where}: field 'schema' must be {SCHEMA!r}, got {shorten(obj['schema'])}")
+    if obj["schema"] not in SCHEMAS:
+        raise ValueError(f"{where}: field 'schema' must be one of {', '.join(SCHEMAS)}, got {shorten(obj['schema'])}")
     record = dict(obj)
     targets = []
     for i, t in enumerate(_list(obj["fit_targets"], where, "fit_targets")):
@@ -106,8 +121,11 @@ def check_record(obj: Any, where: str) -> dict:
         hit = p.get("hit")
         if not isinstance(hit, bool):
             raise ValueError(f"{where}: field predictions[{i}].hit must be true or false, got {shorten(hit)}")
-        preds.append({**p, "cell": cell, **got, "hit": hit,
-                      "paper": file_number(p.get("paper"), where, f"field predictions[{i}].paper", low, high)})
+        pred = {**p, "cell": cell, **got, "hit": hit,
+                "paper": file_number(p.get("paper"), where, f"field predictions[{i}].paper", low, high)}
+        if obj["schema"] != SCHEMAS[0]:
+            pred["contrast"] = _contrast(p.get("contrast"), where, f"predictions[{i}].contrast")
+        preds.append(pred)
     record["predictions"] = preds
     dip = _dict(obj["grpo_dip_points"], where, "grpo_dip_points")
     ns = {r["N"] for r in rows if r["method"] == "GRPO"}
@@ -143,7 +161,7 @@ def is_record(path: str | Path) -> bool:
         obj = read_json_file(path, "table2-depth record")
     except (ValueError, OSError):
         return False
-    return isinstance(obj, dict) and obj.get("schema") == SCHEMA
+    return isinstance(obj, dict) and obj.get("schema") in SCHEMAS
 
 
-__all__ = ["read_record", "check_record", "is_record", "SCHEMA", "KEYS"]
+__all__ = ["read_record", "check_record", "is_record", "SCHEMA", "SCHEMAS", "KEYS"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+from dataclasses import asdict
 from functools import cache
 
 import numpy as np
@@ -439,36 +440,6 @@ def _ci(low: float, high: float, signed: bool = False) -> str:
     return f"[{math.floor(10 * low) / 10:{f}}, {math.ceil(10 * high) / 10:{f}}]"
 
 
-def _depth_dip() -> str:
-    d = _depth()["grpo_dip_points"]
-    left, right = d["left"], d["right"]
-    paper = table2_flanks()
-    grpo = table2_grpo()
-    return (f"lowest at N = {d['dip_N']}; N = {left['N']} lies {left['points']:+.1f} "
-            f"{_ci(left['ci_low'], left['ci_high'], True)} points above it and N = {right['N']} {right['points']:+.1f} "
-            f"{_ci(right['ci_low'], right['ci_high'], True)} (paper: {paper[0]:.1f} and {paper[1]:.1f} around "
-            f"N = {min(grpo, key=grpo.get)})")
-
-
-def _depth_fit() -> str:
-    r, rows = _depth()["fitted"]["rms"], _depth()["simulated_rows"]
-    ours = [x["pass@1"]["mean"] for x in rows if x["method"] == "GRPO"]
-    paper = [t["value"] for t in _depth()["fit_targets"] if t["metric"] == "pass@1"]
-    return (f"Fit RMS: {r['pass@1']:.1f} points of pass@1 (ours {min(ours):.1f}-{max(ours):.1f}, paper "
-            f"{min(paper):.1f}-{max(paper):.1f}), {r['pass@256']:.1f} of pass@256, {r['dnll_rare']:.2f} nats of dNLL_rare")
-
-
-def _depth_prediction(i: int):
-    def phrase() -> str:
-        p = _depth()["predictions"][i]
-        f = ".2f" if p["cell"]["metric"] == "dnll_rare" else ".1f"
-        low = math.floor(100 * p["ci_low"]) / 100 if f == ".2f" else math.floor(10 * p["ci_low"]) / 10
-        high = math.ceil(100 * p["ci_high"]) / 100 if f == ".2f" else math.ceil(10 * p["ci_high"]) / 10
-        return (f"{p['cell']['method']} {p['cell']['metric']} {p['paper']:g} vs {p['predicted']:{f}} "
-                f"[{low:{f}}, {high:{f}}] {'hit' if p['hit'] else 'miss'}")
-    return phrase
-
-
 def _depth_deep() -> list[dict]:
     s = _depth_search()
     return [x for x in s["grid"] if min(x["dip"]["left"]["points"], x["dip"]["right"]["points"]) >= s["deep_points"]]
@@ -489,13 +460,7 @@ def _depth_at_8() -> str:
     return f"The lowest N is 8 in {sum(x['dip']['dip_N'] == 8 for x in grid)} of {len(grid)}"
 
 
-def _depth_ofat() -> str:
-    moved: dict[str, list[str]] = {}
-    for o in _depth_search()["ofat"]:
-        if o["dip"]["dip_N"] == 8:
-            moved.setdefault(o["property"].replace("_", " ").replace("rare only", "rare-only"), []).append(f"{o['value']:g}")
-    parts = [f"{name} {' or '.join(values)}" for name, values in moved.items()]
-    return f"Around the fit, only {', '.join(parts)} moves it to N = 8"
+DEPTH_SEARCH_V2 = RESULTS / "table2-depth-search-v2.json"
 
 
 def _control_n() -> int:
@@ -504,24 +469,77 @@ def _control_n() -> int:
     return CONTROL_N
 
 
-def _depth_bare() -> str:
-    """Which predictions hold the paper's value inside their bare interval (no tolerance)."""
-    preds = _depth()["predictions"]
-    inside = {p["cell"]["metric"] for p in preds if p["ci_low"] <= p["paper"] <= p["ci_high"]}
-    whole = all(p["ci_low"] <= p["paper"] <= p["ci_high"] for p in preds if p["cell"]["metric"] in inside)
-    assert inside and whole, "say on the page which predictions lie inside their bare interval"
-    return f"only the {' and '.join(sorted(inside))} cells lie inside the bare interval"
+def _confidence() -> int:
+    from fgrpo_sim.sim.table2_depth import CONFIDENCE
+
+    return round(100 * CONFIDENCE)
+
+
+def _depth2_fit() -> str:
+    """v2's grid: the fit stays v1's setting; the refined setting nearest the paper's pass@1 and its price."""
+    from fgrpo_sim.jsonl import read_json_file
+    from fgrpo_sim.sim.table2_depth import FITTED
+
+    s = read_json_file(DEPTH_SEARCH_V2, "search")
+    assert s["fit"]["setting"] == asdict(FITTED) and FITTED.common_correct_prob == 0.5, "the page says the fit stays v1's"
+    alt = min((r for r in s["refined"] if r["setting"]["common_correct_prob"] != 0.5), key=lambda r: r["rms"]["pass@1"])
+    return (f"at {alt['setting']['common_correct_prob']:g} pass@1's RMS falls to {alt['rms']['pass@1']:.1f} points, "
+            f"dNLL_rare's rises to {alt['rms']['dnll_rare']:.2f} nats: loss {alt['loss']:.0f} against {s['fit']['loss']:.0f}")
+
+
+def _depth2_dip() -> str:
+    d = _depth()["grpo_dip_points"]
+    return f"still lowest at N = {d['dip_N']} (flanks {d['left']['points']:+.1f}, {d['right']['points']:+.1f})"
+
+
+def _depth2_chosen() -> str:
+    c = _depth()["controls"]
+    gap = max(max(x["pass@1_at_N8"]) - min(x["pass@1_at_N8"]) for x in c.values())
+    assert gap < 0.1, "the page says the grid's pass@1 differ by under 0.1 points"
+    return f"entropy {c['entropy']['chosen']:g}, KL {c['KL']['chosen']:g} (under 0.1 points apart"
+
+
+#: the page's contrast lines: label, the paper's method name, metrics in the page's order
+_DEPTH2_LINES = (("F-GRPO", "F-GRPO", ("pass@256", "pass@1", "dnll_rare")), ("low-LR", "GRPO low-LR", ("pass@1", "pass@256")),
+                 ("entropy", "GRPO-H", ("pass@1", "pass@256")), ("KL", "GRPO-KL", ("pass@1", "pass@256")))
+
+
+def _depth2_line(label: str, method: str, metrics: tuple) -> str:
+    """One method's contrasts to GRPO at N = 8: paper vs simulated [paired 95% t, rounded outward], v2's verdict."""
+    parts = []
+    for metric in metrics:
+        c = next(p["contrast"] for p in _depth()["predictions"]
+                 if p["cell"]["method"] == method and p["cell"]["metric"] == metric)
+        digits = 2 if metric == "dnll_rare" else 1
+        scale = 10 ** digits
+        low, high = math.floor(scale * c["ci_low"]) / scale, math.ceil(scale * c["ci_high"]) / scale
+        name = "dNLL_rare" if metric == "dnll_rare" else metric
+        parts.append(f"{name} {c['paper']:+.{digits}f} vs {c['predicted']:+.{digits}f} [{low:+.{digits}f}, "
+                     f"{high:+.{digits}f}] {'hit' if c['hit'] else 'miss'}")
+    return f"{label}: " + "; ".join(parts)
+
+
+def _depth2_controls_gain() -> str:
+    preds = [p["contrast"] for p in _depth()["predictions"]
+             if p["cell"]["method"] != "F-GRPO" and p["cell"]["metric"] == "pass@256"]
+    most = max(c["predicted"] for c in preds)
+    return (f"controls gain at most {most:.1f} points of pass@256 (paper {math.floor(min(c['paper'] for c in preds))}-"
+            f"{math.ceil(max(c['paper'] for c in preds))})")
+
 
 CLAIMS = [
-    Claim(lambda: f"`fgrpo simulate table2-depth`, {_depth()['populations']} populations;", source=f"{DEPTH.name} (populations)"),
-    Claim(_depth_dip, source=f"{DEPTH.name} (grpo_dip_points) and paper_tables (Table 2), bounds rounded outward"),
-    Claim(_depth_fit, source=f"{DEPTH.name} (fitted.rms, GRPO pass@1, fit_targets)"),
-    *[Claim(_depth_prediction(i), source=f"{DEPTH.name} (predictions[{i}]), bounds rounded outward") for i in range(5)],
+    Claim(lambda: f"v2's outcome (`fgrpo simulate table2-depth`, {_depth()['populations']} populations)",
+          source=f"{DEPTH.name} (populations)"),
+    Claim(_depth2_fit, source=f"{DEPTH_SEARCH_V2.name} (fit, refined) and table2_depth.FITTED"),
+    Claim(_depth2_dip, source=f"{DEPTH.name} (grpo_dip_points)"),
+    Claim(_depth2_chosen, source=f"{DEPTH.name} (controls)"),
+    Claim(lambda: f"Contrasts to GRPO at N = {_control_n()}, paper vs ours [paired {_confidence()}% t]",
+          source="sim.table2_depth.CONTROL_N and CONFIDENCE"),
+    *[Claim(lambda line=line: _depth2_line(*line), source=f"{DEPTH.name} (predictions[].contrast), bounds rounded outward")
+      for line in _DEPTH2_LINES],
+    Claim(_depth2_controls_gain, source=f"{DEPTH.name} (predictions[].contrast, pass@256 of the Table 3 controls)"),
     Claim(_depth_search_phrase, source=f"{DEPTH_SEARCH.name} (grid, deep_points) and {DEPTH.name} (fit_targets)"),
     Claim(_depth_at_8, source=f"{DEPTH_SEARCH.name} (grid)"),
-    Claim(_depth_ofat, source=f"{DEPTH_SEARCH.name} (ofat)"),
-    Claim(_depth_bare, source=f"{DEPTH.name} (predictions)"),
-    Claim(lambda: f"Predictions at N = {_control_n()}", source="sim.table2_depth.CONTROL_N (Table 2's F-GRPO and Table 3's N)"),
     Claim(_smoothing_differences, source=f"{SMOOTHING.name} (smoothed_minus_raw), group_size_report.format_interval"),
     Claim(lambda: f"populations, {_population_runs()} runs", source="population_claims.RUNS"),
     Claim(lambda: "({} min, {} processes)".format(*_recorded_study_times()[:2]),
@@ -549,7 +567,6 @@ CLAIMS = [
     Claim(lambda: f"Below {_min_units()} populations no share", source="group_size_report.MIN_UNITS"),
     Claim(lambda: f"shared population's pass@{population_k()} decline", source="TrainSpec.pass_k"),
     Claim(_dips_vs_paper, source=STUDY + " and paper_tables.table2(), bounds rounded outward"),
-    Claim(lambda: f"not the pass@{population_k()} gain", source="TrainSpec.pass_k"),
     Claim(lambda: f"Per-prompt SGD needs lr ~{_lr_help_sgd()}", source="`fgrpo simulate population --lr` help"),
     Claim(_per_prompt_reference, source="PopulationSpec and TrainSpec defaults"),
     Claim(_m_gamma, source="theory.lr_multiplier"),
@@ -568,6 +585,12 @@ CLAIMS = [
 ]
 
 GIVEN = [
+    Given("v1's outcome (commit ed7c35e, 20 populations): no 6-point dip (GRPO lowest at N = 4), pass@1 6.4 points",
+          why="round one's committed record (git show ed7c35e:fgrpo_sim/results/table2-depth.json), replaced by v2's"),
+    Given("contrasts with the fitted GRPO at N = 8", why="the pre-registered v2 predictions (Table 2/3's N)"),
+    Given("F-GRPO (gamma 0.5) (pass@1", why="Table 2's F-GRPO gamma, the pre-registered v2 contrast"),
+    Given("by mean held-out pass@1 at N = 8 as", why="the paper's tuning protocol for Table 3's controls, pre-registered"),
+    Given("inside the paired 95% t interval", why="the v2 hit rule, fixed before the v2 fit ran"),
     Given("F-GRPO (gamma 0.5) at N = 8", why="Table 2's F-GRPO cell, the pre-registered prediction (issue 48)"),
     Given("GRPO low-LR (lr x m_0.5) at N = 8", why="Table 3's low-LR control at its N, pre-registered (issue 48)"),
     Given("within the prediction's 95% interval", why="the hit rule, fixed before the fit ran (issue 48)"),
