@@ -5,12 +5,17 @@ the same function called with its defaults spelled out."""
 
 from __future__ import annotations
 
+import re
+from fractions import Fraction
+from math import comb
+
 import mpmath
 import numpy as np
 import pytest
 
 from fgrpo_sim.metrics import pass_at_k_curve
 from fgrpo_sim.metrics.conditional_test import NO_TEST, paired_conditional_test
+from fgrpo_sim.metrics.passk import pass_at_every_k
 from fgrpo_sim.metrics.ustat_test import NO_VARIANCE, paired_ustatistic_test
 
 
@@ -45,3 +50,88 @@ def test_curve_over_every_k_is_the_exact_cumulative_route_at_two_million_samples
     for k in (100, 200):
         exact = sum(1 - mpmath.binomial(2_000_000 - ci, k) / mpmath.binomial(2_000_000, k) for ci in c) / 2
         assert curve.mean[k - 1] == pytest.approx(float(exact), rel=1e-12)
+
+
+def _null_sd_at_k1(n_a, c_a, n_b, c_b):
+    """The conditional test's exact null sd at k = 1, in closed form: pass@1 = c / n, so a problem's D* term is
+    x / n_a - (s - x) / n_b = x (1 / n_a + 1 / n_b) - s / n_b with x hypergeometric (N = n_a + n_b, s, n_a)."""
+    var = 0.0
+    for na, ca, nb, cb in zip(n_a, c_a, n_b, c_b):
+        total, s = na + nb, ca + cb
+        var += (1 / na + 1 / nb) ** 2 * na * (s / total) * ((total - s) / total) * ((total - na) / (total - 1))
+    return var ** 0.5 / len(n_a)
+
+
+def _pass_frac(n, c, k):
+    return 1 - Fraction(comb(n - c, k), comb(n, k))
+
+
+def _null_sd(n_a, c_a, n_b, c_b, k):
+    """The exact null sd of D* at any k, enumerated: every split x of each problem's pooled count with its
+    hypergeometric weight (exact fractions)."""
+    var = Fraction(0)
+    for na, ca, nb, cb in zip(n_a, c_a, n_b, c_b):
+        s, total = ca + cb, na + nb
+        law = {x: Fraction(comb(s, x) * comb(total - s, na - x), comb(total, na))
+               for x in range(max(0, s - nb), min(s, na) + 1)}
+        f = {x: _pass_frac(na, x, k) - _pass_frac(nb, s - x, k) for x in law}
+        mean = sum(w * f[x] for x, w in law.items())
+        var += sum(w * (f[x] - mean) ** 2 for x, w in law.items())
+    return float(var) ** 0.5 / len(n_a)
+
+
+def test_conditional_null_sd_with_two_sample_sizes_and_several_ks():
+    """Model A drew 4 samples per problem, model B 6: two lookup tables; one k and several."""
+    n_a, c_a, n_b, c_b = [4, 4, 4], [1, 3, 2], [6, 6, 6], [2, 5, 0]
+    res = paired_conditional_test(n_a, c_a, n_b, c_b, [1, 2, 4], rounds=99)
+    assert res.std_error.shape == (3,)
+    assert res.std_error == pytest.approx([_null_sd(n_a, c_a, n_b, c_b, k) for k in (1, 2, 4)], rel=1e-9)
+    one = paired_conditional_test(n_a, c_a, n_b, c_b, [2], rounds=99)
+    assert one.std_error.shape == (1,) and one.std_error[0] == pytest.approx(res.std_error[1], rel=1e-12)
+    assert res.std_error[0] == pytest.approx(_null_sd_at_k1(n_a, c_a, n_b, c_b), rel=1e-9)
+
+
+def test_conditional_null_sd_at_the_papers_n():
+    """n = 1024 per model: C(2048, 1024) is about e^1417, so the split law must stay in logs to the end."""
+    n, c_a, c_b = [1024] * 3, [300, 512, 1000], [320, 480, 1024]
+    res = paired_conditional_test(n, c_a, n, c_b, [1], rounds=99)
+    assert res.std_error[0] == pytest.approx(_null_sd_at_k1(n, c_a, n, c_b), rel=1e-9)
+    assert np.isfinite(res.p_value[0]) and 0 < res.p_value[0] <= 1
+
+
+def test_conditional_seed_defaults_to_zero():
+    n, c_a, c_b = [8] * 6, [3, 5, 2, 6, 4, 1], [4, 3, 3, 5, 6, 2]
+    default = paired_conditional_test(n, c_a, n, c_b, [1, 2], rounds=99)
+    assert np.array_equal(default.p_value, paired_conditional_test(n, c_a, n, c_b, [1, 2], rounds=99, seed=0).p_value)
+    assert default.seed == 0
+    # the data tell the seeds apart, so the equality above is about the default
+    assert not np.array_equal(default.p_value,
+                              paired_conditional_test(n, c_a, n, c_b, [1, 2], rounds=99, seed=1).p_value)
+
+
+def test_conditional_refusals_name_the_parameter_and_range():
+    n, c_a, c_b = [16], [3], [5]
+    with pytest.raises(ValueError, match=r"^ks must be in \[1, smallest n = 16\], got k = 17$"):
+        paired_conditional_test(n, c_a, n, c_b, [16, 17, 18])
+    for alpha in (0, 1, 1.5):
+        with pytest.raises(ValueError, match=rf"^alpha must be in \(0, 1\), got {alpha:g}$"):
+            paired_conditional_test(n, c_a, n, c_b, [1], alpha=alpha)
+
+
+@pytest.mark.parametrize("args, message", [
+    (([0], [0], 1), "n must be in [1, inf], got 0"),
+    (([4], [-1], 1), "c must be in [0, inf], got -1"),
+    (([[4]], [[1]], 1), "n and c must be 1-D with one entry per problem, got shapes (1, 1) and (1, 1)"),
+    (([4, 4], [1], 1), "n and c must be 1-D with one entry per problem, got shapes (2,) and (1,)"),
+    (([4, 4], [4, 5], 1), "c must be in [0, n], got c = 5 for n = 4"),
+    (([4, 3], [4, 5], 1), "c must be in [0, n], got c = 5 for n = 3"),
+    (([], [], 2), "k_max must be in [1, 1], got 2"),
+    (([4, 6], [1, 2], 5), "k_max must be in [1, 4], got 5"),
+])
+def test_pass_at_every_k_refusals(args, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        pass_at_every_k(*args)
+
+
+def test_pass_at_every_k_of_no_problems_is_empty():
+    assert pass_at_every_k([], [], 1).shape == (0, 1)
