@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 from math import comb
+from statistics import NormalDist
+import warnings
 
 import mpmath
 import numpy as np
@@ -16,7 +18,7 @@ import pytest
 from fgrpo_sim.metrics import pass_at_k_curve
 from fgrpo_sim.metrics.conditional_test import NO_TEST, paired_conditional_test
 from fgrpo_sim.metrics.passk import pass_at_every_k
-from fgrpo_sim.metrics.ustat_test import NO_VARIANCE, paired_ustatistic_test
+from fgrpo_sim.metrics.ustat_test import NO_VARIANCE, paired_ustatistic_test, pass_at_k_variance
 
 
 def test_a_k_without_a_test_says_why_in_its_row():
@@ -135,3 +137,96 @@ def test_pass_at_every_k_refusals(args, message):
 
 def test_pass_at_every_k_of_no_problems_is_empty():
     assert pass_at_every_k([], [], 1).shape == (0, 1)
+
+
+def test_conditional_p_value_and_interval_by_hand():
+    """One problem, 8/8 against 0/8, k = 1: D = 1, and |D*| = 1 only for the splits x = 0 or 8 (probability
+    2 / C(16, 8) per round), so in 99 rounds no round reaches |D| and p = 1 / (99 + 1) exactly. The interval is
+    D -/+ z_0.975 se0 with se0 in closed form."""
+    res = paired_conditional_test([8], [8], [8], [0], [1], rounds=99, seed=0)
+    assert res.p_value[0] == 1 / 100 and res.significant[0] and res.tested[0]
+    se = _null_sd_at_k1([8], [8], [8], [0])
+    z = NormalDist().inv_cdf(0.975)
+    assert (res.lower[0], res.upper[0]) == pytest.approx((1 - z * se, 1 + z * se), rel=1e-12)
+    wide = paired_conditional_test([8], [8], [8], [0], [1], rounds=99, alpha=0.2)
+    z = NormalDist().inv_cdf(0.9)
+    assert (wide.lower[0], wide.upper[0]) == pytest.approx((1 - z * se, 1 + z * se), rel=1e-12)
+
+
+def test_conditional_tie_break_is_uniform_on_the_p_grid():
+    """n = 1 per model, 1/1 against 0/1: every split gives |D*| = 1 = |D|, so every round ties and p is D's rank
+    among rounds + 1 exchangeable values with its ties broken at random: uniform on 1/3, 2/3, 1 at 2 rounds."""
+    ps = [paired_conditional_test([1], [1], [1], [0], [1], alpha=0.5, rounds=2, seed=s).p_value[0] for s in range(60)]
+    assert set(ps) == {1 / 3, 2 / 3, 1.0}
+    assert all(ps.count(p) >= 10 for p in (1 / 3, 2 / 3, 1.0))
+
+
+def test_conditional_rounds_in_memory_chunks_give_the_same_p(monkeypatch):
+    """The rounds are drawn in blocks of _ROUND_CHUNK draws (memory); the block size changes no p-value."""
+    from fgrpo_sim.metrics import conditional_test
+
+    n, c_a, c_b = [8] * 6, [3, 5, 2, 6, 4, 1], [4, 3, 3, 5, 6, 2]
+    whole = paired_conditional_test(n, c_a, n, c_b, [1, 2, 8], rounds=199, seed=3).p_value
+    monkeypatch.setattr(conditional_test, "_ROUND_CHUNK", 8 * 6)  # 8 rounds of 6 problems per block: 25 blocks
+    assert np.array_equal(paired_conditional_test(n, c_a, n, c_b, [1, 2, 8], rounds=199, seed=3).p_value, whole)
+    monkeypatch.setattr(conditional_test, "_ROUND_CHUNK", 8)  # all-tie case (previous test) over 3 blocks
+    ps = [paired_conditional_test([1], [1], [1], [0], [1], alpha=0.5, rounds=20, seed=s).p_value[0] for s in range(40)]
+    assert max(ps) <= 1 and min(ps) >= 1 / 21 and max(ps) > 0.75
+
+
+def test_conditional_problems_that_cannot_split_are_not_drawn():
+    """Problems whose pooled samples all agree (0 or all correct in both models) add 0 to D and to every D*: the
+    same seed gives the same p-values and null spread (scaled by the problem count) with them as without."""
+    n, c_a, c_b = [8] * 6, [3, 5, 2, 6, 4, 1], [4, 3, 3, 5, 6, 2]
+    base = paired_conditional_test(n, c_a, n, c_b, [1, 2, 8], rounds=199, seed=3)
+    more = paired_conditional_test(n + [8, 8, 8], c_a + [0, 8, 0], n + [8, 8, 8], c_b + [0, 8, 0], [1, 2, 8],
+                                   rounds=199, seed=3)
+    assert np.array_equal(more.p_value, base.p_value)
+    assert more.std_error * 9 == pytest.approx(base.std_error * 6, rel=1e-12)
+
+
+def test_conditional_rounds_and_seed_bounds():
+    n, c_a, c_b = [8], [3], [5]
+    with pytest.raises(ValueError, match=r"^rounds must be in \[20, 10000000\], got 10000001$"):
+        paired_conditional_test(n, c_a, n, c_b, [1], rounds=10**7 + 1)
+    with pytest.raises(ValueError, match=r"^seed must be in \[0, 2\^63 - 1\], got -1$"):
+        paired_conditional_test(n, c_a, n, c_b, [1], seed=-1)
+    with pytest.raises(ValueError, match=r"^seed must be in \[0, 2\^63 - 1\], got 9223372036854775808$"):
+        paired_conditional_test(n, c_a, n, c_b, [1], seed=2**63)
+    assert paired_conditional_test(n, c_a, n, c_b, [1], rounds=99, seed=2**63 - 1).seed == 2**63 - 1
+
+
+def test_ustatistic_p_value_interval_and_alpha_by_hand():
+    """k = 1: v = p^(1 - p^) / (n - 1) per problem, se = sqrt(sum v_a + sum v_b) / P; p = 2 (1 - Phi(|D| / se))."""
+    n, c_a, c_b = [10] * 4, [7, 5, 9, 6], [4, 5, 6, 3]
+    res = paired_ustatistic_test(n, c_a, n, c_b, [1])
+    var = sum(c / 10 * (1 - c / 10) / 9 for c in c_a + c_b) / 16
+    d = (sum(c_a) - sum(c_b)) / 40
+    se = var ** 0.5
+    assert res.std_error[0] == pytest.approx(se, rel=1e-12)
+    assert res.p_value[0] == pytest.approx(2 * (1 - NormalDist().cdf(d / se)), rel=1e-9)
+    z = NormalDist().inv_cdf(0.975)
+    assert (res.lower[0], res.upper[0]) == pytest.approx((d - z * se, d + z * se), rel=1e-12)
+    assert res.alpha == 0.05
+    wide = paired_ustatistic_test(n, c_a, n, c_b, [1], alpha=0.3)
+    z = NormalDist().inv_cdf(0.85)
+    assert (wide.lower[0], wide.upper[0], wide.alpha) == pytest.approx((d - z * se, d + z * se, 0.3), rel=1e-12)
+
+
+def test_ustatistic_without_variance_warns_nothing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = paired_ustatistic_test([8, 8], [8, 0], [8, 8], [0, 8], [1, 2])
+    assert np.isnan(res.p_value).all() and not res.significant.any()
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: pass_at_k_variance([4, 4], [4, 5], 1), "c must be in [0, n], got c = 5"),
+    (lambda: pass_at_k_variance([4, 3], [1, 1], 2),
+     "k must be in [1, n / 2] (the variance of pass@k has no unbiased estimate beyond), got k = 2 for n = 3"),
+    (lambda: paired_ustatistic_test([8], [1], [8], [2], [4, 5]),
+     "ks must be in [1, smallest n / 2 = 4] (the variance of pass@k has no unbiased estimate beyond), got k = 5"),
+])
+def test_ustatistic_refusals_name_the_first_offender(call, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        call()
