@@ -5,6 +5,7 @@ the same function called with its defaults spelled out."""
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 from math import comb
@@ -17,7 +18,7 @@ import pytest
 
 from fgrpo_sim.metrics import pass_at_k_curve
 from fgrpo_sim.metrics.conditional_test import NO_TEST, paired_conditional_test
-from fgrpo_sim.metrics.passk import pass_at_every_k
+from fgrpo_sim.metrics.passk import log_miss_ratio, pass_at_every_k, pass_at_k
 from fgrpo_sim.metrics.ustat_test import NO_VARIANCE, paired_ustatistic_test, pass_at_k_variance
 
 
@@ -230,3 +231,56 @@ def test_ustatistic_without_variance_warns_nothing():
 def test_ustatistic_refusals_name_the_first_offender(call, message):
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         call()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(n=[0], c=[0]), "n must be in [1, inf], got 0"),
+    (dict(n=[4], c=[-1]), "c must be in [0, inf], got -1"),
+    (dict(n=[4, 4], c=[4, 5]), "c must be in [0, n], got c = 5 for n = 4 (problem index 1)"),
+])
+def test_curve_count_refusals_name_the_first_offender(kwargs, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        pass_at_k_curve(**kwargs, n_bootstrap=0)
+
+
+@pytest.mark.parametrize("args, message", [
+    (([4, 4], [4, 5], 1), "c must be in [0, n], got c = 5 for n = 4"),
+    (([4, 3], [1, 1], [4, 4]), "k must be in [1, n], got k = 4 for n = 3"),
+])
+def test_pass_at_k_refusals_name_the_first_offender(args, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        pass_at_k(*args)
+
+
+def test_pass_at_k_at_the_product_forms_last_term_count():
+    """min(c, k) = 64 is the last case of the product form (a few ulp); the log-gamma route would be off by about
+    5e-7 relative here (n = 2e6)."""
+    mpmath.mp.dps = 40
+    exact = 1 - mpmath.binomial(2_000_000 - 64, 64) / mpmath.binomial(2_000_000, 64)
+    assert pass_at_k(2_000_000, 64, 64) == pytest.approx(float(exact), rel=1e-12)
+
+
+def test_pass_at_k_returns_a_float_for_scalars_and_plus_zero_without_a_correct_sample():
+    value = pass_at_k(4, 1, 2)
+    assert type(value) is float and value == 0.5
+    assert type(pass_at_k_variance(4, 1, 2)) is float
+    zero = pass_at_k(4, 0, 2)
+    assert zero == 0.0 and math.copysign(1.0, zero) == 1.0  # prints as 0.0, never -0.0
+    assert pass_at_k([4, 4], [1, 2], 2) == pytest.approx([0.5, 5 / 6], rel=1e-12)
+    assert pass_at_k([4], [1], 2).shape == (1,)
+
+
+def test_log_miss_ratio_of_no_correct_sample_is_zero():
+    """log C(n - c, k) / C(n, k) at c = 0 is log 1 = 0 (the estimate of (1 - p)^k is 1)."""
+    n, c, k = np.array([4, 8, 100]), np.array([0, 0, 0]), np.array([2, 8, 70])
+    assert np.array_equal(log_miss_ratio(n, c, k), [0.0, 0.0, 0.0])
+
+
+def test_paired_tests_name_the_count_at_fault_not_a_derived_bound():
+    """A count out of range is named as such, before any bound derived from it (smallest n, both_correct)."""
+    with pytest.raises(ValueError, match=r"^n must be in \[1, inf\], got 0$"):
+        paired_conditional_test([0], [0], [4], [1], [1])
+    from fgrpo_sim.metrics.subsampling import paired_subsampling_test
+
+    with pytest.raises(ValueError, match=r"^c must be in \[0, inf\], got -1$"):
+        paired_subsampling_test([8], [-1], [8], [2], [1], m=4, iterations=100, both_correct=[0])
