@@ -284,3 +284,19 @@ def test_paired_tests_name_the_count_at_fault_not_a_derived_bound():
 
     with pytest.raises(ValueError, match=r"^c must be in \[0, inf\], got -1$"):
         paired_subsampling_test([8], [-1], [8], [2], [1], m=4, iterations=100, both_correct=[0])
+
+
+def test_conditional_result_fields_and_significance_at_p_equal_alpha():
+    """The result keeps its means per k and its settings; "significant" is p < alpha, so p = alpha exactly (on the
+    grid 1 / (rounds + 1): 5 / 100 at 99 rounds) is not significant (docstring: size alpha - 1 / (rounds + 1))."""
+    n, c_a, c_b = [4, 4, 4], [1, 2, 4], [0, 3, 3]
+    res = paired_conditional_test(n, c_a, n, c_b, [1, 2], rounds=99, seed=5)
+    assert res.pass_a == pytest.approx([7 / 12, (1 / 2 + 5 / 6 + 1) / 3], rel=1e-12)
+    assert res.pass_b == pytest.approx([1 / 2, (0 + 1 + 1) / 3], rel=1e-12)
+    assert (res.alpha, res.rounds, res.seed) == (0.05, 99, 5)
+    at_alpha = 0
+    for seed in range(300):  # every round ties (1/1 against 0/1), so p is uniform on 1/100 .. 1
+        res = paired_conditional_test([1], [1], [1], [0], [1], rounds=99, seed=seed)
+        assert res.significant[0] == (res.p_value[0] < 0.05)
+        at_alpha += res.p_value[0] == 0.05
+    assert at_alpha > 0
