@@ -300,3 +300,107 @@ def test_conditional_result_fields_and_significance_at_p_equal_alpha():
         assert res.significant[0] == (res.p_value[0] < 0.05)
         at_alpha += res.p_value[0] == 0.05
     assert at_alpha > 0
+
+
+def test_bootstrap_paired_difference_defaults_and_boolean_runs():
+    """Defaults: 20,000 resamples, seed 0 (data fine enough that another seed or count moves the bounds); runs given
+    as booleans (solved or not per seed) are numbers, as everywhere else."""
+    from fgrpo_sim.metrics import bootstrap_mean_ci, bootstrap_paired_difference_ci
+
+    rng = np.random.default_rng(11)
+    a, b = rng.normal(0.5, 0.2, 40), rng.normal(0.4, 0.2, 40)
+    default = bootstrap_paired_difference_ci(a, b)
+    assert default == bootstrap_mean_ci(a - b, 0.95, 20_000, 0)
+    assert default != bootstrap_mean_ci(a - b, 0.95, 20_000, 1)
+    assert default != bootstrap_mean_ci(a - b, 0.95, 20_001, 0)
+    solved_a, solved_b = [True, True, False, True, True, False], [False, True, False, False, True, False]
+    res = bootstrap_paired_difference_ci(solved_a, solved_b, n_resamples=200)
+    assert res.estimate == pytest.approx(2 / 6, rel=1e-12) and res.low <= res.estimate <= res.high
+
+
+def test_paired_test_names_describe_the_conditional_test():
+    from fgrpo_sim.metrics.paired_tests import describe, largest_k, untested_reason
+
+    assert describe("conditional", 0.05) == ("conditional test (exact conditional test, pooled counts split by their "
+                                             "hypergeometric law; 4,999 Monte Carlo rounds), two-sided alpha = 0.05")
+    assert (largest_k("conditional", 8, None), largest_k("u-statistic", 8, None), largest_k("app-q", 8, 3)) == (8, 4, 3)
+    assert untested_reason("conditional", None) == "no split can differ"
+
+
+def test_run_paired_test_passes_alpha_seed_and_progress(monkeypatch):
+    from fgrpo_sim.metrics import run_paired_test
+    import fgrpo_sim.progress
+
+    n, c_a, c_b = [8] * 4, [3, 5, 2, 6], [4, 3, 3, 5]
+    res = run_paired_test("conditional", n, c_a, n, c_b, [1], alpha=0.3, seed=7)
+    assert (res.alpha, res.seed) == (0.3, 7)
+    assert res.rows() == paired_conditional_test(n, c_a, n, c_b, [1], alpha=0.3, seed=7).rows()
+    seen = []  # a bar is drawn on a terminal only: record what the test asks of it
+    monkeypatch.setattr(fgrpo_sim.progress, "bar", lambda it, **kw: seen.append(kw) or it)
+    run_paired_test("app-q", n, c_a, n, c_b, [1], m=4, iterations=100)
+    assert seen == []  # no bar by default
+    run_paired_test("app-q", n, c_a, n, c_b, [1], m=4, iterations=100, progress=True)
+    assert seen == [{"desc": "subsampling", "unit": "chunk"}]
+
+
+def test_subsampling_rows_say_significant():
+    from fgrpo_sim.metrics.subsampling import paired_subsampling_test
+
+    res = paired_subsampling_test([8] * 10, [8] * 10, [8] * 10, [0] * 10, [1], m=4, iterations=200)
+    assert res.significant[0] and res.rows()[0]["significant"] is True
+
+
+@pytest.mark.parametrize("c_a, c_b, both", [(4, 8, 4), (4, 0, 0), (0, 4, 0)])
+def test_linked_subsampling_draws_anew_every_round(c_a, c_b, both):
+    """One problem, linked samples; one model's subsample count is fixed (all or none correct), so the round's
+    difference varies only through the draw of the shared, A-only or B-only cell: each must vary by round."""
+    from fgrpo_sim.metrics.subsampling import paired_subsampling_test
+
+    res = paired_subsampling_test([8], [c_a], [8], [c_b], [1], m=4, iterations=200, both_correct=[both])
+    assert res.lower[0] < res.upper[0]
+    # the mean over rounds of pass@1 differences estimates (c_a - c_b) / 8 (hypergeometric mean m c / n)
+    assert res.subsample_mean_difference[0] == pytest.approx((c_a - c_b) / 8, abs=0.05)
+
+
+def _lines(tmp_path, lines, name="r.jsonl"):
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_line_reader_accepts_the_bounds_of_n_and_c(tmp_path):
+    """A blank line sends the file to the line-by-line reader; n = 1, n = 2^53 and c = 0 are counts it keeps."""
+    from fgrpo_sim.metrics.results_io import MAX_SAMPLES, read_results_jsonl
+
+    path = _lines(tmp_path, ['{"problem_id": "a", "n": 1, "c": 1}', "",
+                             f'{{"problem_id": "b", "n": {MAX_SAMPLES}, "c": 0}}'])
+    counts = read_results_jsonl(path)
+    assert counts.n.tolist() == [1, MAX_SAMPLES] and counts.c.tolist() == [1, 0]
+    assert (counts.count_lines, counts.sample_lines, counts.path) == (2, 0, str(path))
+
+
+def test_line_reader_refuses_a_second_count_line_after_n_equal_one(tmp_path):
+    from fgrpo_sim.metrics.results_io import read_results_jsonl
+
+    path = _lines(tmp_path, ['{"problem_id": "a", "n": 1, "c": 0}', "", '{"problem_id": "a", "n": 1, "c": 1}'])
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))} line 3: problem 'a' already has an 'n'/'c' line"):
+        read_results_jsonl(path)
+
+
+def test_column_reader_finds_a_repeated_sample_index_anywhere(tmp_path):
+    """A uniform file (the columnar path) with problem a's sample 0 on lines 1 and 3: refused, naming both lines."""
+    from fgrpo_sim.metrics.results_io import read_results_jsonl
+
+    path = _lines(tmp_path, ['{"problem_id": "a", "correct": true, "sample_index": 0}',
+                             '{"problem_id": "b", "correct": false, "sample_index": 0}',
+                             '{"problem_id": "a", "correct": false, "sample_index": 0}'])
+    with pytest.raises(ValueError, match=r"line 3: problem 'a' sample_index 0 already appeared on line 1"):
+        read_results_jsonl(path)
+
+
+def test_column_reader_refuses_a_boolean_n(tmp_path):
+    from fgrpo_sim.metrics.results_io import MAX_SAMPLES, read_results_jsonl
+
+    path = _lines(tmp_path, ['{"problem_id": "a", "n": true, "c": 0}'])
+    with pytest.raises(ValueError, match=rf"line 1: 'n' must be an integer in \[1, {MAX_SAMPLES}\], got True$"):
+        read_results_jsonl(path)
