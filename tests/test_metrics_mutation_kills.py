@@ -313,6 +313,8 @@ def test_bootstrap_paired_difference_defaults_and_boolean_runs():
     assert default == bootstrap_mean_ci(a - b, 0.95, 20_000, 0)
     assert default != bootstrap_mean_ci(a - b, 0.95, 20_000, 1)
     assert default != bootstrap_mean_ci(a - b, 0.95, 20_001, 0)
+    seeded = bootstrap_paired_difference_ci(a, b, seed=5)
+    assert seeded == bootstrap_mean_ci(a - b, seed=5) and seeded != default
     solved_a, solved_b = [True, True, False, True, True, False], [False, True, False, False, True, False]
     res = bootstrap_paired_difference_ci(solved_a, solved_b, n_resamples=200)
     assert res.estimate == pytest.approx(2 / 6, rel=1e-12) and res.low <= res.estimate <= res.high
