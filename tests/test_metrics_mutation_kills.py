@@ -406,3 +406,14 @@ def test_column_reader_refuses_a_boolean_n(tmp_path):
     path = _lines(tmp_path, ['{"problem_id": "a", "n": true, "c": 0}'])
     with pytest.raises(ValueError, match=rf"line 1: 'n' must be an integer in \[1, {MAX_SAMPLES}\], got True$"):
         read_results_jsonl(path)
+
+
+@pytest.mark.parametrize("alpha", [0.5, 0.3, 0.1, 0.05, 0.01, 2 / 93, 2 / 99, 2 / 117, 2 / 210, 2 / 3])
+def test_min_iterations_is_the_fewest_rounds_whose_smallest_p_is_below_alpha(alpha):
+    """The smallest p App. Q's test can print is 2 / (B + 1), computed in floats and compared p < alpha: the
+    fewest such B, found by counting up. At alpha = 2 / 93 (and 99, 117, 210) 2 / alpha rounds down to 92 in floats,
+    and 2 / 93 == alpha, so 92 rounds could never give p < alpha: the rule must step to 93."""
+    from fgrpo_sim.metrics.subsampling import min_iterations
+
+    fewest = next(b for b in range(1, 10_000) if 2.0 / (b + 1) < alpha)
+    assert min_iterations(alpha) == fewest
