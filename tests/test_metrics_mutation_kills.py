@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from fractions import Fraction
 from math import comb
 from statistics import NormalDist
-import warnings
 
 import mpmath
 import numpy as np
