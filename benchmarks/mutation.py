@@ -79,6 +79,24 @@ def test_check_quick_passes():
     assert code in (0, None)
 '''
 
+# Appended to the scratch copy's tests/conftest.py. mutmut 3.8's fork runner runs the stats and clean passes in its
+# own process and forks every mutant's test run from it, so a functools cache filled there (theory's sympy
+# derivations, their lambdified functions, the graders' parses) hides a mutant of any function called only on a
+# cache miss: the child returns the clean run's value. Each test session (one per mutant) starts with every cache
+# of the package empty, as a fresh process does.
+FRESH_CACHES = '''
+
+def pytest_sessionstart(session):  # written by benchmarks/mutation.py: every run starts with empty caches
+    import sys
+
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] != "fgrpo_sim" or module is None:
+            continue
+        for value in list(vars(module).values()):
+            if callable(getattr(value, "cache_clear", None)) and getattr(value, "__module__", None) == name:
+                value.cache_clear()
+'''
+
 # top-level files and folders the selected tests read (copied into the scratch folder and on into mutants/)
 ALSO_COPY = ("docs", "README.md", "DEVELOPERS.md", "benchmarks", "notebooks", "recipes", "Makefile",
              "constraints.txt", "constraints-oldest.txt")
@@ -104,6 +122,8 @@ def prepare(work: Path, module: str, mode: str) -> None:
             shutil.copytree(src, work / name, ignore=ignore, symlinks=True)
         elif src.exists():
             shutil.copy2(src, work / name)
+    with open(work / "tests" / "conftest.py", "a") as conftest:
+        conftest.write(FRESH_CACHES)
     globs, tests = MODULES[module]
     if mode == "check":
         (work / "tests" / "test_mutation_check_quick.py").write_text(CHECK_TEST)
