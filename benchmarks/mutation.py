@@ -56,7 +56,7 @@ MODULES = {
     "theory": (["fgrpo_sim/theory/*"],
                ["tests/test_theory_tail_miss.py", "tests/test_theory_peak.py", "tests/test_theory_focal.py",
                 "tests/test_theory_categorical.py", "tests/test_theory_derivations.py",
-                "tests/test_theory_smoothing.py"]),
+                "tests/test_theory_smoothing.py", "tests/test_theory_mutation_kills.py"]),
     "sim": (["fgrpo_sim/sim/*"],
             ["tests/test_sim_categorical.py", "tests/test_sim_streams.py", "tests/test_sim_torch_step.py",
              "tests/test_sim_counts_beyond_2_24.py", "tests/test_population.py", "tests/test_parametrisation.py",

@@ -88,11 +88,12 @@ def generated_sources() -> dict[str, str]:
 
 
 def stale(expected: dict[str, str]) -> list[str]:
-    """File names in `_generated/` that differ from `expected`, are missing, or belong to no closed form."""
+    """File names in `_generated/` that differ from `expected`, are missing, or belong to no closed form (a file
+    that is not UTF-8 differs: it is named, not a traceback)."""
     present = {p.stem for p in GENERATED_DIR.glob("*.py") if p.name != "__init__.py"}
     return sorted(f"{name}.py" for name in present | set(expected)
                   if name not in expected or not (GENERATED_DIR / f"{name}.py").is_file()
-                  or (GENERATED_DIR / f"{name}.py").read_text(encoding="utf-8") != expected[name])
+                  or (GENERATED_DIR / f"{name}.py").read_text(encoding="utf-8", errors="replace") != expected[name])
 
 
 def _is_generated(path: Path) -> bool:

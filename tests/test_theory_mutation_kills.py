@@ -1,0 +1,210 @@
+"""Contracts of fgrpo_sim/theory/ that its mutation run (benchmarks/mutation.py, issue 44) found untested: bounds
+and messages of the inputs, defaults, a single draw, batched policies, warnings, the digits of 1 - mu, the
+argmax where float64 cannot tell two neighbours apart, and the generator that writes theory/_generated/ (run
+here from the derivations in-process: tests/test_theory_generated.py compares the files' text, which a mutation
+tool's rewritten copy of the package cannot pass). Every expected value is computed here independently."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import mpmath
+import numpy as np
+import pytest
+
+from fgrpo_sim import theory
+from fgrpo_sim.theory import derivations, generate, lambdified as lam, peak_group_size
+from fgrpo_sim.theory.smoothing import MAX_GROUP_SIZE, expected_smoothed_focal_weight, smoothed_lr_multiplier
+from fgrpo_sim.theory.tail_miss import log_tail_miss_probability, tail_miss_probability
+
+P = np.array([0.2, 0.3, 0.5])
+CORRECT = np.array([True, True, False])
+
+
+def _softmax_mass_changes(p, correct, counts, r_c, r_w, eta):
+    """(first-order, exact) (dQ_pos, dQ_upos) of one logit step, from the definitions in plain numpy."""
+    sampled = counts > 0
+    reward = np.where(sampled, np.where(correct, r_c, r_w), 0.0)
+    s_r = r_c * p[sampled & correct].sum() + r_w * p[sampled & ~correct].sum()
+    dz = eta / counts.sum() * p * (reward - s_r)
+    upos = correct & ~sampled
+
+    def first(members):  # the softmax subset-mass identity
+        return (p * dz)[members].sum() - p[members].sum() * (p * dz).sum()
+
+    moved = p * np.exp(dz) / (p * np.exp(dz)).sum()
+    return (first(correct), first(upos)), ((moved - p)[correct].sum(), (moved - p)[upos].sum())
+
+
+@pytest.mark.parametrize("counts", [[0, 1, 0], [0, 0, 1], [2, 0, 3]])
+def test_mass_changes_at_one_draw_and_their_defaults(counts):
+    counts = np.array(counts)
+    (first_pos, first_upos), (exact_pos, exact_upos) = _softmax_mass_changes(P, CORRECT, counts, 1.0, 0.0, 1.0)
+    assert theory.first_order_mass_change(P, CORRECT, counts) == pytest.approx((first_pos, first_upos), abs=1e-15)
+    assert theory.exact_mass_change(P, CORRECT, counts) == pytest.approx((exact_pos, exact_upos), abs=1e-15)
+    # a 0/1 integer mask is the boolean one
+    assert theory.exact_mass_change(P, [1, 1, 0], counts, 2.0, -1.0, 0.5) == pytest.approx(
+        _softmax_mass_changes(P, CORRECT, counts, 2.0, -1.0, 0.5)[1], abs=1e-15)
+
+
+def test_lemma_h1_at_a_single_draw_and_over_a_batch():
+    # one correct draw lands on correct action o with probability p(o) / mu (mu = 0.5): sum p(o)^2 / mu
+    assert theory.expected_sampled_correct_mass(P, CORRECT, 1, 1) == pytest.approx((0.2**2 + 0.3**2) / 0.5, rel=1e-14)
+    assert theory.expected_sampled_incorrect_mass(P, CORRECT, 1, 0) == pytest.approx(0.5, rel=1e-14)
+    # BroRL's E[U2] at one draw: sum p^2 (1 - p)
+    assert theory.expected_unsampled_square_mass(P, 1) == pytest.approx(float(np.sum(P**2 * (1 - P))), rel=1e-14)
+    # a batch of 2 x 3 policies with k per column: each entry is its own policy's value
+    rng = np.random.default_rng(4)
+    batch = rng.dirichlet(np.ones(3), size=(2, 3))
+    k = np.array([0, 2, 4])
+    got = theory.expected_sampled_correct_mass(batch, CORRECT, 4, k)
+    assert got.shape == (2, 3)
+    for i in range(2):
+        for j in range(3):
+            mu = batch[i, j][CORRECT].sum()
+            want = sum(q * (1 - (1 - q / mu) ** k[j]) for q in batch[i, j][CORRECT])
+            assert got[i, j] == pytest.approx(want, rel=1e-13)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: theory.expected_sampled_correct_mass(P, CORRECT, 0, 0), r"^n must be in \[1, inf\], got 0$"),
+    (lambda: theory.expected_sampled_incorrect_mass(P, CORRECT, 2, -1), r"^k must be in \[0, inf\], got -1$"),
+    (lambda: theory.expected_unsampled_square_mass(P, 0), r"^n must be in \[1, inf\], got 0$"),
+    (lambda: theory.first_order_mass_change(0.5, True, 1), r"^p must be an array of action probabilities"),
+    (lambda: tail_miss_probability(4, 0.5, 0.1, one_minus_mu=1.5), r"^one_minus_mu must be in \[0, 1\], got 1\.5$"),
+    (lambda: peak_group_size(None, 0.1, one_minus_mu=1.0), r"^one_minus_mu must be in \[0, 1\), got 1$"),
+    (lambda: peak_group_size(1.0, 1.5), r"^tau must be in \[0, 1\], got 1\.5$"),
+    (lambda: expected_smoothed_focal_weight(MAX_GROUP_SIZE + 1, 0.5, 1.0), r"^n must be in \[1, 2\^20\], got 1048577$"),
+    (lambda: smoothed_lr_multiplier(MAX_GROUP_SIZE + 1, 1.0), r"^n must be in \[2, 2\^20\], got 1048577$"),
+])
+def test_out_of_range_inputs_name_the_parameter_and_its_range(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_a_certain_group_is_silent_and_degenerate():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning from log1p(-1) or 0 / 0 reaches the user
+        assert tail_miss_probability(4, 1.0, 1.0) == 0.0
+        assert tail_miss_probability(np.array([1, 4]), 1.0, np.array([0.5, 1.0])).tolist() == [0.0, 0.0]
+    peak = peak_group_size(1.0, 0.5)  # mu = 1: no group is ever active
+    assert (peak.n_star, peak.probability) == (1, 0.0) and math.isnan(peak.n_continuous)
+
+
+def test_log_tail_miss_keeps_the_digits_of_one_minus_mu():
+    comp, tau, n = 1e-12, 1e-13, 1000
+    with mpmath.workdps(60):
+        c, t = mpmath.mpf(comp), mpmath.mpf(tau)
+        exact = mpmath.log((1 - t) ** n - (1 - c - t) ** n - c**n)
+    got = log_tail_miss_probability(n, 1.0 - comp, tau, one_minus_mu=comp)
+    assert got == pytest.approx(float(exact), rel=1e-12)
+    # without the digits the float mu = 1 - 1.000089e-12 gives another number: the keyword is what keeps them
+    assert abs(log_tail_miss_probability(n, 1.0 - comp, tau) - float(exact)) > 1e-5
+
+
+def test_peak_where_only_60_digits_tell_the_neighbours_apart():
+    mu, tau = 1.4e-12, 2.2e-13  # found by search: float64 cannot sign Pr(B)(n + 1) - Pr(B)(n) at the floor
+    peak = peak_group_size(mu, tau)
+    with mpmath.workdps(60):
+        m, t = mpmath.mpf(mu), mpmath.mpf(tau)
+
+        def tail(k):
+            return (1 - t) ** k - (m - t) ** k - (1 - m) ** k
+
+        floor = int(math.floor(peak.n_continuous))
+        values = {k: tail(k) for k in (floor - 1, floor, floor + 1, floor + 2)}
+    best = max(values, key=values.get)
+    assert best == floor + 1  # the answer is the ceiling of the real maximiser, not its floor
+    assert peak.n_star == best
+
+
+def test_the_limit_of_the_tail_miss_is_zero():
+    assert derivations()["tail_miss_limit"].rhs == 0
+
+
+def test_closed_form_registers_a_valid_name_and_refuses_another():
+    def derive():
+        return None
+
+    try:
+        assert lam.closed_form("a_new_form")(derive) is derive
+        assert lam.DERIVATIONS["a_new_form"] is derive
+    finally:
+        lam.DERIVATIONS.pop("a_new_form", None)
+    with pytest.raises(ValueError, match=r"^name must be a Python identifier, got 'a-new-form'$"):
+        lam.closed_form("a-new-form")
+
+
+# ---- the generator: what `make theory-generated` writes -----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def regenerated():
+    return generate.generated_sources()
+
+
+def _form(text: str):
+    namespace: dict = {}
+    exec(compile(text, "<regenerated>", "exec"), namespace)
+    form = namespace["FORM"]
+    return form if isinstance(form, tuple) else (form,)
+
+
+def test_regenerated_forms_compute_the_shipped_numbers(regenerated):
+    assert set(regenerated) == set(lam.DERIVATIONS)
+    for name, text in regenerated.items():
+        assert generate.MARKER in text.splitlines()[2]
+        shipped = lam.lambdified(name)
+        shipped = shipped if isinstance(shipped, tuple) else (shipped,)
+        for fresh, known in zip(_form(text), shipped, strict=True):
+            args = [0.3] * fresh.__code__.co_argcount  # inside every form's domain (a probability, a size, a log)
+            assert float(fresh(*args)) == pytest.approx(float(known(*args)), rel=1e-12), name
+
+
+def test_module_source_imports_what_lambdify_used_and_no_builtin():
+    import sympy as sp
+
+    x = sp.Symbol("x")
+
+    def derive_one():  # a builtin (max) that lambdify's namespace holds, before a numpy name
+        return sp.lambdify(x, sp.Function("max")(x, 1) ** sp.exp(x), modules=[{"max": max}, "numpy"])
+
+    def derive_pair():
+        return sp.lambdify(x, 2 * x, modules="numpy"), sp.lambdify(x, sp.exp(x), modules="numpy")
+
+    text = generate.module_source("demo", derive_one)
+    assert "\nfrom numpy import exp\n\n" in text and "max" not in text.split("def demo")[0]
+    (demo,) = _form(text)
+    assert demo.__name__ == "demo" and demo(2.0) == pytest.approx(2.0 ** math.exp(2.0), rel=1e-15)
+    pair = _form(generate.module_source("pair", derive_pair))
+    assert [f.__name__ for f in pair] == ["pair_0", "pair_1"]
+    assert (pair[0](1.5), pair[1](0.0)) == (3.0, 1.0)
+    assert "\n\nFORM = (pair_0, pair_1)\n" in generate.module_source("pair", derive_pair)
+
+
+def test_generate_main_reports_rewrites_and_refuses_a_foreign_file(regenerated, tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "_generated"
+    folder.mkdir()
+    monkeypatch.setattr(generate, "GENERATED_DIR", folder)
+    monkeypatch.setattr(generate, "generated_sources", lambda: regenerated)
+    names = sorted(regenerated)
+    for name in names[1:]:
+        (folder / f"{name}.py").write_text(regenerated[name])
+    assert generate.stale(regenerated) == [f"{names[0]}.py"]  # the missing one alone
+    (folder / f"{names[1]}.py").write_bytes(b"# " + generate.MARKER.encode() + b" \xff stale\n")
+    assert generate.main(["--check"]) == 1
+    assert capsys.readouterr().err.splitlines() == [f"stale: fgrpo_sim/theory/_generated/{names[0]}.py",
+                                                    f"stale: fgrpo_sim/theory/_generated/{names[1]}.py"]
+    (folder / "retired.py").write_text(f"# {generate.MARKER}\n")
+    assert generate.main([]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"wrote fgrpo_sim/theory/_generated/{names[0]}.py",
+                                                    f"wrote fgrpo_sim/theory/_generated/{names[1]}.py",
+                                                    "removed retired.py"]
+    assert generate.stale(regenerated) == [] and generate.main(["--check"]) == 0
+    (folder / f"{names[2]}.py").write_text("# someone's own file\n")  # no marker: not ours to replace
+    with pytest.raises(ValueError, match="was not written by this command"):
+        generate.main([])
+    assert (folder / f"{names[2]}.py").read_text() == "# someone's own file\n"
+    assert generate.main(["--fix"]) == 2
+    assert capsys.readouterr().err == "usage: python -m fgrpo_sim.theory.generate [--check]\n"
