@@ -82,11 +82,12 @@ def test_check_quick_passes():
 # Appended to the scratch copy's tests/conftest.py. mutmut 3.8's fork runner runs the stats and clean passes in its
 # own process and forks every mutant's test run from it, so a functools cache filled there (theory's sympy
 # derivations, their lambdified functions, the graders' parses) hides a mutant of any function called only on a
-# cache miss: the child returns the clean run's value. Each test session (one per mutant) starts with every cache
-# of the package empty, as a fresh process does.
+# cache miss: the child returns the clean run's value. Emptied before each test, not once per run: mutmut picks a
+# mutant's tests by what each test called in the stats pass, and with caches kept between tests only the first
+# test to fill one would count as calling what lies behind it.
 FRESH_CACHES = '''
 
-def pytest_sessionstart(session):  # written by benchmarks/mutation.py: every run starts with empty caches
+def pytest_runtest_setup(item):  # written by benchmarks/mutation.py: every test starts with empty caches
     import sys
 
     for name, module in list(sys.modules.items()):
