@@ -77,6 +77,14 @@ def test_lemma_h1_at_a_single_draw_and_over_a_batch():
     (lambda: peak_group_size(1.0, 1.5), r"^tau must be in \[0, 1\], got 1\.5$"),
     (lambda: expected_smoothed_focal_weight(MAX_GROUP_SIZE + 1, 0.5, 1.0), r"^n must be in \[1, 2\^20\], got 1048577$"),
     (lambda: smoothed_lr_multiplier(MAX_GROUP_SIZE + 1, 1.0), r"^n must be in \[2, 2\^20\], got 1048577$"),
+    (lambda: theory.first_order_mass_change([1.5, -0.5], CORRECT[:2], [1, 1]), r"^p must be in \[0, 1\], got 1\.5$"),
+    (lambda: theory.first_order_mass_change(P, [0, 2, 1], [1, 1, 1]), r"^correct must be a boolean mask"),
+    (lambda: theory.exact_mass_change(P, CORRECT, [0, 0, 0]), r"^counts must contain at least one draw"),
+    (lambda: theory.exact_mass_change(P, CORRECT, [1, 1, 1], 1.0, 1.0), r"^reward_wrong must be in .*, 1\), got 1$"),
+    (lambda: tail_miss_probability(4, 0.5, 0.1, one_minus_mu=0.4), r"^one_minus_mu must be 1 - mu, got 0\.4 with mu = 0\.5$"),
+    (lambda: peak_group_size(0.5, 0.0), r"^tau must be in \(0, mu\], got 0 \(with tau = 0, Pr\(B\) = Pr\(A_N\) rises"),
+    # 1 - 1e-12 rounds up in float64: tau equal to that float exceeds the mu that one_minus_mu gives exactly
+    (lambda: peak_group_size(None, 1.0 - 1e-12, one_minus_mu=1e-12), r"^tau must be in \(0, mu\], got 0\.9999"),
 ])
 def test_out_of_range_inputs_name_the_parameter_and_its_range(call, message):
     with pytest.raises(ValueError, match=message):
@@ -92,6 +100,36 @@ def test_a_certain_group_is_silent_and_degenerate():
     assert (peak.n_star, peak.probability) == (1, 0.0) and math.isnan(peak.n_continuous)
 
 
+def test_closed_forms_hold_under_a_callers_raise_on_every_float_error():
+    """Underflow to 0 (and lr_multiplier's overflowing denominator) is the right answer, not an error, so a caller's
+    np.errstate(all="raise") must not turn it into one; outside it, no RuntimeWarning either."""
+    for errors in ({"all": "raise"}, None):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with np.errstate(**errors) if errors else warnings.catch_warnings():
+                assert theory.expected_unsampled_square_mass(P, 10**6) == 0.0
+                assert theory.lr_multiplier(np.array([0.0, 1e300])).tolist() == pytest.approx([1.0, 0.0], rel=1e-14)
+                assert tail_miss_probability(np.array([10**6, 2]), 0.5, 0.1).tolist() == pytest.approx([0.0, 0.4], rel=1e-14)
+                # a lone correct action (q = 1) and no correct draw: 0 draws x log(0) never reaches the result
+                assert theory.expected_sampled_correct_mass(P, [True, False, False], 2, 0) == 0.0
+
+
+def test_batches_give_each_row_its_own_value():
+    batch = np.array([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]])
+    assert theory.expected_unsampled_square_mass(batch, 3).tolist() == pytest.approx(
+        [float(np.sum(row**2 * (1 - row) ** 3)) for row in batch], rel=1e-14)
+    assert smoothed_lr_multiplier(np.array([4, 8]), 1.0).tolist() == pytest.approx(
+        [smoothed_lr_multiplier(4, 1.0), smoothed_lr_multiplier(8, 1.0)], rel=1e-14)
+
+
+def test_smoothed_lr_multiplier_defaults_to_the_papers_estimate():
+    n, gamma = 8, 1.5
+    c = np.arange(1, n)
+    weight = np.sqrt(c * (n - c))
+    want = float(np.sum(weight * (1 - c / n) ** gamma) / np.sum(weight))  # App. N's sum at alpha = 0
+    assert smoothed_lr_multiplier(n, gamma) == pytest.approx(want, rel=1e-13)
+
+
 def test_log_tail_miss_keeps_the_digits_of_one_minus_mu():
     comp, tau, n = 1e-12, 1e-13, 1000
     with mpmath.workdps(60):
@@ -103,22 +141,24 @@ def test_log_tail_miss_keeps_the_digits_of_one_minus_mu():
     assert abs(log_tail_miss_probability(n, 1.0 - comp, tau) - float(exact)) > 1e-5
 
 
-def test_peak_where_only_60_digits_tell_the_neighbours_apart():
-    mu, tau = 1.4e-12, 2.2e-13  # found by search: float64 cannot sign Pr(B)(n + 1) - Pr(B)(n) at the floor
+# found by search: float64's error bound cannot certify the sign of Pr(B)(n + 1) - Pr(B)(n) next to the real
+# maximiser, so 60-digit arithmetic decides (at the second point with 1 - mu given to full precision, where the
+# term in x^n matters)
+@pytest.mark.parametrize("mu, tau, one_minus_mu", [(1.4e-12, 2.2e-13, None), (None, 7.25e-07, 2.11e-13)])
+def test_peak_where_only_60_digits_tell_the_neighbours_apart(mu, tau, one_minus_mu):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing deprecated on the way (np.finfo(None) would warn)
-        peak = peak_group_size(mu, tau)
+        peak = peak_group_size(mu, tau, one_minus_mu=one_minus_mu)
     with mpmath.workdps(60):
-        m, t = mpmath.mpf(mu), mpmath.mpf(tau)
+        c = mpmath.mpf(one_minus_mu) if one_minus_mu is not None else 1 - mpmath.mpf(mu)
+        t = mpmath.mpf(tau)
 
         def tail(k):
-            return (1 - t) ** k - (m - t) ** k - (1 - m) ** k
+            return (1 - t) ** k - (1 - c - t) ** k - c**k
 
         floor = int(math.floor(peak.n_continuous))
         values = {k: tail(k) for k in (floor - 1, floor, floor + 1, floor + 2)}
-    best = max(values, key=values.get)
-    assert best == floor + 1  # the answer is the ceiling of the real maximiser, not its floor
-    assert peak.n_star == best
+    assert peak.n_star == max(values, key=values.get)
 
 
 def test_the_limit_of_the_tail_miss_is_zero():
@@ -184,6 +224,12 @@ def test_module_source_imports_what_lambdify_used_and_no_builtin():
     assert (pair[0](1.5), pair[1](0.0)) == (3.0, 1.0)
     assert "\n\nFORM = (pair_0, pair_1)\n" in generate.module_source("pair", derive_pair)
 
+    def derive_foreign():  # a global from none of numpy, scipy.special, math: its source could not import it
+        return sp.lambdify(x, sp.Function("twice")(x), modules=[{"twice": lambda v: 2 * v}, "math"])
+
+    with pytest.raises(ValueError, match=r"^foreign: lambdify's name 'twice' comes from none of \('numpy'"):
+        generate.module_source("foreign", derive_foreign)
+
 
 def test_generate_main_reports_rewrites_and_refuses_a_foreign_file(regenerated, tmp_path, monkeypatch, capsys):
     folder = tmp_path / "_generated"
@@ -193,6 +239,7 @@ def test_generate_main_reports_rewrites_and_refuses_a_foreign_file(regenerated, 
     names = sorted(regenerated)
     for name in names[1:]:
         (folder / f"{name}.py").write_text(regenerated[name])
+    (folder / "__init__.py").write_text("")  # the package's own file: never stale
     assert generate.stale(regenerated) == [f"{names[0]}.py"]  # the missing one alone
     (folder / f"{names[1]}.py").write_bytes(b"# " + generate.MARKER.encode() + b" \xff stale\n")
     assert generate.main(["--check"]) == 1
@@ -205,7 +252,7 @@ def test_generate_main_reports_rewrites_and_refuses_a_foreign_file(regenerated, 
                                                     "removed retired.py"]
     assert generate.stale(regenerated) == [] and generate.main(["--check"]) == 0
     (folder / f"{names[2]}.py").write_text("# someone's own file\n")  # no marker: not ours to replace
-    with pytest.raises(ValueError, match="was not written by this command"):
+    with pytest.raises(ValueError, match=f"^generated closed form .*{names[2]}.py exists and was not written by this"):
         generate.main([])
     assert (folder / f"{names[2]}.py").read_text() == "# someone's own file\n"
     assert generate.main(["--fix"]) == 2
