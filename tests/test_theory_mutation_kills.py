@@ -110,6 +110,7 @@ def test_closed_forms_hold_under_a_callers_raise_on_every_float_error():
             with np.errstate(**errors) if errors else warnings.catch_warnings():
                 assert theory.expected_unsampled_square_mass(P, 10**6) == 0.0
                 assert theory.lr_multiplier(np.array([0.0, 1e300])).tolist() == pytest.approx([1.0, 0.0], rel=1e-14)
+                assert theory.lr_multiplier(1e300, weight="variance") == 0.0  # 6 / ((g + 2)(g + 3)) overflows
                 assert tail_miss_probability(np.array([10**6, 2]), 0.5, 0.1).tolist() == pytest.approx([0.0, 0.4], rel=1e-14)
                 # a lone correct action (q = 1) and no correct draw: 0 draws x log(0) never reaches the result
                 assert theory.expected_sampled_correct_mass(P, [True, False, False], 2, 0) == 0.0
