@@ -61,11 +61,15 @@ def test_lemma_h1_at_a_single_draw_and_over_a_batch():
     k = np.array([0, 2, 4])
     got = theory.expected_sampled_correct_mass(batch, CORRECT, 4, k)
     assert got.shape == (2, 3)
+    wrong = theory.expected_sampled_incorrect_mass(batch, CORRECT, 4, k)
+    assert wrong.shape == (2, 3)
     for i in range(2):
         for j in range(3):
             mu = batch[i, j][CORRECT].sum()
             want = sum(q * (1 - (1 - q / mu) ** k[j]) for q in batch[i, j][CORRECT])
             assert got[i, j] == pytest.approx(want, rel=1e-13)
+            q = batch[i, j][2]  # the one incorrect action gets every one of the 4 - k wrong draws
+            assert wrong[i, j] == pytest.approx(q if k[j] < 4 else 0.0, rel=1e-13)
 
 
 @pytest.mark.parametrize("call, message", [
@@ -83,6 +87,9 @@ def test_lemma_h1_at_a_single_draw_and_over_a_batch():
     (lambda: theory.exact_mass_change(P, CORRECT, [0, 0, 0]), r"^counts must contain at least one draw"),
     (lambda: theory.exact_mass_change(P, CORRECT, [1, 1, 1], 1.0, 1.0), r"^reward_wrong must be in .*, 1\), got 1$"),
     (lambda: tail_miss_probability(4, 0.5, 0.1, one_minus_mu=0.4), r"^one_minus_mu must be 1 - mu, got 0\.4 with mu = 0\.5$"),
+    (lambda: theory.exact_mass_change(P, CORRECT, [1, 1, 1], math.nan), r"^reward_correct must be in \[-inf, inf\], got nan$"),
+    # the sum named is the row farthest from 1 (0.5 here), not the largest (1.2)
+    (lambda: theory.exact_mass_change([[0.25, 0.25], [0.6, 0.6]], [True, False], [1, 1]), r"got a sum of 0\.5$"),
     (lambda: peak_group_size(0.5, 0.0), r"^tau must be in \(0, mu\], got 0 \(with tau = 0, Pr\(B\) = Pr\(A_N\) rises"),
     # 1 - 1e-12 rounds up in float64: tau equal to that float exceeds the mu that one_minus_mu gives exactly
     (lambda: peak_group_size(None, 1.0 - 1e-12, one_minus_mu=1e-12), r"^tau must be in \(0, mu\], got 0\.9999"),
@@ -116,6 +123,16 @@ def test_closed_forms_hold_under_a_callers_raise_on_every_float_error():
                 assert theory.expected_sampled_correct_mass(P, [True, False, False], 2, 0) == 0.0
 
 
+def test_scalars_come_back_as_floats_and_arrays_keep_their_shape():
+    assert all(type(v) is float for v in theory.first_order_mass_change(P, CORRECT, [1, 0, 1]))
+    assert type(theory.expected_unsampled_square_mass(P, 2)) is float
+    peak = peak_group_size(np.array([[0.3, 0.4], [0.5, 0.6]]), 0.01)
+    assert peak.n_star.shape == peak.probability.shape == peak.n_continuous.shape == (2, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # log1p(-1) of a certain action: no divide-by-zero warning
+        assert theory.expected_unsampled_square_mass([1.0, 0.0], 3) == 0.0
+
+
 def test_batches_give_each_row_its_own_value():
     batch = np.array([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]])
     assert theory.expected_unsampled_square_mass(batch, 3).tolist() == pytest.approx(
@@ -130,6 +147,24 @@ def test_smoothed_lr_multiplier_defaults_to_the_papers_estimate():
     weight = np.sqrt(c * (n - c))
     want = float(np.sum(weight * (1 - c / n) ** gamma) / np.sum(weight))  # App. N's sum at alpha = 0
     assert smoothed_lr_multiplier(n, gamma) == pytest.approx(want, rel=1e-13)
+
+
+def test_peak_probability_keeps_the_digits_of_one_minus_mu():
+    comp, tau = 1e-12, 0.5
+    peak = peak_group_size(None, tau, one_minus_mu=comp)
+    with mpmath.workdps(60):
+        c, t, n = mpmath.mpf(comp), mpmath.mpf(tau), peak.n_star
+        exact = (1 - t) ** n - (1 - c - t) ** n - c**n
+    assert peak.probability == pytest.approx(float(exact), rel=1e-12)
+
+
+def test_derivation_prints_both_sides():
+    import sympy as sp
+
+    from fgrpo_sim.theory import Derivation
+
+    row = Derivation("demo", "a demo", sp.Symbol("alpha"), sp.Symbol("beta") ** 2)
+    assert (row.text(), row.latex()) == ("alpha = beta**2", "\\alpha = \\beta^{2}")
 
 
 def test_log_tail_miss_keeps_the_digits_of_one_minus_mu():
@@ -230,6 +265,10 @@ def test_module_source_imports_what_lambdify_used_and_no_builtin():
     assert [f.__name__ for f in pair] == ["pair_0", "pair_1"]
     assert (pair[0](1.5), pair[1](0.0)) == (3.0, 1.0)
     assert "\n\nFORM = (pair_0, pair_1)\n" in generate.module_source("pair", derive_pair)
+
+    for argument in (sp.Symbol("lambda"), sp.Function("f")(x)):  # lambdify renames both to a fresh Dummy
+        with pytest.raises(ValueError, match=r"^dummy: lambdify renamed an argument to a Dummy"):
+            generate.module_source("dummy", lambda: sp.lambdify(argument, 2 * argument, modules="numpy"))
 
     def derive_foreign():  # a global from none of numpy, scipy.special, math: its source could not import it
         return sp.lambdify(x, sp.Function("twice")(x), modules=[{"twice": lambda v: 2 * v}, "math"])

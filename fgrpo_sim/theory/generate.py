@@ -41,7 +41,8 @@ def _function_source(fn: Callable, name: str) -> tuple[str, dict[str, str]]:
     source = inspect.getsource(fn)
     if not source.startswith(f"def {fn.__name__}("):
         raise ValueError(f"{name}: unexpected lambdify source {source[:60]!r}")
-    if "_Dummy" in source:  # a new name every run: the committed text could never match
+    # a new name every run (Dummy_12; _Dummy_12 for a function argument): the committed text could never match
+    if "Dummy_" in source:
         raise ValueError(f"{name}: lambdify renamed an argument to a Dummy; give it a plain Symbol")
     origins = {}
     for global_name in fn.__code__.co_names:
