@@ -86,8 +86,10 @@ def test_lemma_h1_at_a_single_draw_and_over_a_batch():
     (lambda: theory.first_order_mass_change(P, [0, 2, 1], [1, 1, 1]), r"^correct must be a boolean mask"),
     (lambda: theory.exact_mass_change(P, CORRECT, [0, 0, 0]), r"^counts must contain at least one draw"),
     (lambda: theory.exact_mass_change(P, CORRECT, [1, 1, 1], 1.0, 1.0), r"^reward_wrong must be in .*, 1\), got 1$"),
-    (lambda: tail_miss_probability(4, 0.5, 0.1, one_minus_mu=0.4), r"^one_minus_mu must be 1 - mu, got 0\.4 with mu = 0\.5$"),
-    (lambda: theory.exact_mass_change(P, CORRECT, [1, 1, 1], math.nan), r"^reward_correct must be in \[-inf, inf\], got nan$"),
+    (lambda: tail_miss_probability(4, 0.5, 0.1, one_minus_mu=0.4),
+     r"^one_minus_mu must be 1 - mu, got 0\.4 with mu = 0\.5$"),
+    (lambda: theory.exact_mass_change(P, CORRECT, [1, 1, 1], math.nan),
+     r"^reward_correct must be in \[-inf, inf\], got nan$"),
     # the sum named is the row farthest from 1 (0.5 here), not the largest (1.2)
     (lambda: theory.exact_mass_change([[0.25, 0.25], [0.6, 0.6]], [True, False], [1, 1]), r"got a sum of 0\.5$"),
     (lambda: peak_group_size(0.5, 0.0), r"^tau must be in \(0, mu\], got 0 \(with tau = 0, Pr\(B\) = Pr\(A_N\) rises"),
@@ -118,7 +120,8 @@ def test_closed_forms_hold_under_a_callers_raise_on_every_float_error():
                 assert theory.expected_unsampled_square_mass(P, 10**6) == 0.0
                 assert theory.lr_multiplier(np.array([0.0, 1e300])).tolist() == pytest.approx([1.0, 0.0], rel=1e-14)
                 assert theory.lr_multiplier(1e300, weight="variance") == 0.0  # 6 / ((g + 2)(g + 3)) overflows
-                assert tail_miss_probability(np.array([10**6, 2]), 0.5, 0.1).tolist() == pytest.approx([0.0, 0.4], rel=1e-14)
+                assert tail_miss_probability(np.array([10**6, 2]), 0.5, 0.1).tolist() == pytest.approx(
+                    [0.0, 0.4], rel=1e-14)
                 # a lone correct action (q = 1) and no correct draw: 0 draws x log(0) never reaches the result
                 assert theory.expected_sampled_correct_mass(P, [True, False, False], 2, 0) == 0.0
 
