@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 import math
 import warnings
 
@@ -91,8 +92,10 @@ def test_lemma_h1_at_a_single_draw_and_over_a_batch():
      r"^one_minus_mu must be 1 - mu, got 0\.4 with mu = 0\.5$"),
     (lambda: theory.exact_mass_change(P, CORRECT, [1, 1, 1], math.nan),
      r"^reward_correct must be in \[-inf, inf\], got nan$"),
-    # the sum named is the row farthest from 1 (0.5 here), not the largest (1.2)
-    (lambda: theory.exact_mass_change([[0.25, 0.25], [0.6, 0.6]], [True, False], [1, 1]), r"got a sum of 0\.5$"),
+    # the sum named is the row farthest from 1 (0.5, the second row), not the first or the largest (1.2)
+    (lambda: theory.exact_mass_change([[0.6, 0.6], [0.25, 0.25]], [True, False], [1, 1]), r"got a sum of 0\.5$"),
+    (lambda: theory.focal_weight(0.5, math.inf), r"^gamma must be in \[0, inf\), got inf$"),
+    (lambda: expected_smoothed_focal_weight(4, 0.5, math.inf), r"^gamma must be in \[0, inf\), got inf$"),
     (lambda: peak_group_size(0.5, 0.0), r"^tau must be in \(0, mu\], got 0 \(with tau = 0, Pr\(B\) = Pr\(A_N\) rises"),
     # 1 - 1e-12 rounds up in float64: tau equal to that float exceeds the mu that one_minus_mu gives exactly
     (lambda: peak_group_size(None, 1.0 - 1e-12, one_minus_mu=1e-12), r"^tau must be in \(0, mu\], got 0\.9999"),
@@ -130,6 +133,7 @@ def test_closed_forms_hold_under_a_callers_raise_on_every_float_error():
 def test_scalars_come_back_as_floats_and_arrays_keep_their_shape():
     assert all(type(v) is float for v in theory.first_order_mass_change(P, CORRECT, [1, 0, 1]))
     assert type(theory.expected_unsampled_square_mass(P, 2)) is float
+    assert type(tail_miss_probability(4, 0.5, 0.1)) is float
     peak = peak_group_size(np.array([[0.3, 0.4], [0.5, 0.6]]), 0.01)
     assert peak.n_star.shape == peak.probability.shape == peak.n_continuous.shape == (2, 2)
     with warnings.catch_warnings():
@@ -243,6 +247,7 @@ def test_regenerated_forms_compute_the_shipped_numbers(regenerated):
     assert set(regenerated) == set(lam.DERIVATIONS)
     for name, text in regenerated.items():
         assert generate.MARKER in text.splitlines()[2]
+        assert text.splitlines()[3] == "tests/test_theory_generated.py regenerates it from the derivation and compares."
         shipped = lam.lambdified(name)
         shipped = shipped if isinstance(shipped, tuple) else (shipped,)
         for fresh, known in zip(_form(text), shipped, strict=True):
@@ -273,6 +278,14 @@ def test_module_source_imports_what_lambdify_used_and_no_builtin():
     for argument in (sp.Symbol("lambda"), sp.Function("f")(x)):  # lambdify renames both to a fresh Dummy
         with pytest.raises(ValueError, match=r"^dummy: lambdify renamed an argument to a Dummy"):
             generate.module_source("dummy", lambda: sp.lambdify(argument, 2 * argument, modules="numpy"))
+
+    def derive_other():  # not lambdify's output: the error shows the first 60 characters of its source
+        return lambda v: 2 * v  # a lambda's source is its whole line, this comment included, longer than 60
+
+    with pytest.raises(ValueError) as refused:
+        generate.module_source("other", derive_other)
+    source = inspect.getsource(derive_other())
+    assert len(source) > 60 and str(refused.value) == f"other: unexpected lambdify source {source[:60]!r}"
 
     def derive_foreign():  # a global from none of numpy, scipy.special, math: its source could not import it
         return sp.lambdify(x, sp.Function("twice")(x), modules=[{"twice": lambda v: 2 * v}, "math"])
@@ -307,3 +320,5 @@ def test_generate_main_reports_rewrites_and_refuses_a_foreign_file(regenerated, 
     assert (folder / f"{names[2]}.py").read_text() == "# someone's own file\n"
     assert generate.main(["--fix"]) == 2
     assert capsys.readouterr().err == "usage: python -m fgrpo_sim.theory.generate [--check]\n"
+    monkeypatch.setattr("sys.argv", ["generate.py", "--fix"])  # no argv given: the command line's
+    assert generate.main() == 2
