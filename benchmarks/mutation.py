@@ -57,7 +57,7 @@ MODULES = {
     "theory": (["fgrpo_sim/theory/*"],
                ["tests/test_theory_tail_miss.py", "tests/test_theory_peak.py", "tests/test_theory_focal.py",
                 "tests/test_theory_categorical.py", "tests/test_theory_derivations.py",
-                "tests/test_theory_lambdified.py"]),
+                "tests/test_theory_smoothing.py", "tests/test_theory_mutation_kills.py"]),
     "sim": (["fgrpo_sim/sim/*"],
             ["tests/test_sim_categorical.py", "tests/test_sim_streams.py", "tests/test_sim_torch_step.py",
              "tests/test_sim_counts_beyond_2_24.py", "tests/test_population.py", "tests/test_parametrisation.py",
@@ -78,6 +78,25 @@ def test_check_quick_passes():
     except SystemExit as exc:
         code = exc.code
     assert code in (0, None)
+'''
+
+# Appended to the scratch copy's tests/conftest.py. mutmut 3.8's fork runner runs the stats and clean passes in its
+# own process and forks every mutant's test run from it, so a functools cache filled there (theory's sympy
+# derivations, their lambdified functions, the graders' parses) hides a mutant of any function called only on a
+# cache miss: the child returns the clean run's value. Emptied before each test, not once per run: mutmut picks a
+# mutant's tests by what each test called in the stats pass, and with caches kept between tests only the first
+# test to fill one would count as calling what lies behind it.
+FRESH_CACHES = '''
+
+def pytest_runtest_setup(item):  # written by benchmarks/mutation.py: every test starts with empty caches
+    import sys
+
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] != "fgrpo_sim" or module is None:
+            continue
+        for value in list(vars(module).values()):
+            if callable(getattr(value, "cache_clear", None)) and getattr(value, "__module__", None) == name:
+                value.cache_clear()
 '''
 
 # top-level files and folders the selected tests read (copied into the scratch folder and on into mutants/)
@@ -105,6 +124,8 @@ def prepare(work: Path, module: str, mode: str) -> None:
             shutil.copytree(src, work / name, ignore=ignore, symlinks=True)
         elif src.exists():
             shutil.copy2(src, work / name)
+    with open(work / "tests" / "conftest.py", "a") as conftest:
+        conftest.write(FRESH_CACHES)
     globs, tests = MODULES[module]
     if mode == "check":
         (work / "tests" / "test_mutation_check_quick.py").write_text(CHECK_TEST)

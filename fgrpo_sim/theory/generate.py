@@ -41,7 +41,8 @@ def _function_source(fn: Callable, name: str) -> tuple[str, dict[str, str]]:
     source = inspect.getsource(fn)
     if not source.startswith(f"def {fn.__name__}("):
         raise ValueError(f"{name}: unexpected lambdify source {source[:60]!r}")
-    if "_Dummy" in source:  # a new name every run: the committed text could never match
+    # a new name every run (Dummy_12; _Dummy_12 for a function argument): the committed text could never match
+    if "Dummy_" in source:
         raise ValueError(f"{name}: lambdify renamed an argument to a Dummy; give it a plain Symbol")
     origins = {}
     for global_name in fn.__code__.co_names:
@@ -88,11 +89,12 @@ def generated_sources() -> dict[str, str]:
 
 
 def stale(expected: dict[str, str]) -> list[str]:
-    """File names in `_generated/` that differ from `expected`, are missing, or belong to no closed form."""
+    """File names in `_generated/` that differ from `expected`, are missing, or belong to no closed form (a file
+    that is not UTF-8 differs: it is named, not a traceback)."""
     present = {p.stem for p in GENERATED_DIR.glob("*.py") if p.name != "__init__.py"}
     return sorted(f"{name}.py" for name in present | set(expected)
                   if name not in expected or not (GENERATED_DIR / f"{name}.py").is_file()
-                  or (GENERATED_DIR / f"{name}.py").read_text(encoding="utf-8") != expected[name])
+                  or (GENERATED_DIR / f"{name}.py").read_text(encoding="utf-8", errors="replace") != expected[name])
 
 
 def _is_generated(path: Path) -> bool:
