@@ -87,11 +87,11 @@ def test_draw_shows_paper_and_simulation_per_metric(record_file):
         assert ax.get_xlabel().startswith("group size N\n\npredicted at N = 8 vs the paper:\n")
     # one line per prediction under its panel; by hand: pass@256 F-GRPO [73, 77] and low-LR [71, 75], widened by
     # the tolerance 1, miss 70.3 and 69.2; pass@1 [34.5, 38.5] and [34, 38] reach 38.6 and 37.8 once widened
-    assert axes[0].get_xlabel().splitlines()[3:] == ["F-GRPO 75.0 [73.0, 77.0] vs 70.3: MISS",
-                                                      "GRPO low-LR 73.0 [71.0, 75.0] vs 69.2: MISS"]
-    assert axes[1].get_xlabel().splitlines()[3:] == ["F-GRPO 36.5 [34.5, 38.5] vs 38.6: HIT",
-                                                      "GRPO low-LR 36.0 [34.0, 38.0] vs 37.8: HIT"]
-    assert axes[2].get_xlabel().splitlines()[3:] == ["F-GRPO 0.30 [0.20, 0.40] vs 0.46: HIT"]
+    assert axes[0].get_xlabel().splitlines()[3:] == ["F-GRPO 75.0 [73.0, 77.0] +/- 1.0 vs 70.3: MISS",
+                                                      "GRPO low-LR 73.0 [71.0, 75.0] +/- 1.0 vs 69.2: MISS"]
+    assert axes[1].get_xlabel().splitlines()[3:] == ["F-GRPO 36.5 [34.5, 38.5] +/- 1.0 vs 38.6: HIT",
+                                                      "GRPO low-LR 36.0 [34.0, 38.0] +/- 1.0 vs 37.8: HIT"]
+    assert axes[2].get_xlabel().splitlines()[3:] == ["F-GRPO 0.30 [0.20, 0.40] +/- 1.00 vs 0.46: HIT"]
     title = fig._suptitle.get_text()
     assert "dips at N = 8: +8.0 [+6.0, +10.0] points at N = 2, +4.5 [+3.0, +6.0] at N = 32" in title
     assert "the paper's at N = 8: +10.9 and +6.0" in title

@@ -182,10 +182,11 @@ def _offset(n: float, i: int, count: int) -> float:
 
 
 def _verdict(p: dict, metric: str) -> str:
-    """One prediction in words: the simulated mean and interval, the paper's value, hit or miss."""
+    """One prediction in words: the simulated mean and interval, the widening the hit rule adds (the fit's RMS
+    error on that metric), the paper's value, hit or miss."""
     f = "{:.2f}" if metric == "dnll_rare" else "{:.1f}"
     return (f"{p['paper_method']} {f.format(p['predicted'])} [{f.format(p['ci_low'])}, {f.format(p['ci_high'])}] "
-            f"vs {f.format(p['paper'])}: {'HIT' if p['hit'] else 'MISS'}")
+            f"+/- {f.format(p['tolerance'])} vs {f.format(p['paper'])}: {'HIT' if p['hit'] else 'MISS'}")
 
 
 def _panel(ax, data: dict, metric: str, methods: list[str]) -> None:
