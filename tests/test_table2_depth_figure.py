@@ -100,6 +100,16 @@ def test_draw_shows_paper_and_simulation_per_metric(record_file):
     assert "95% t intervals over 3 populations; data: record.json" in title
 
 
+def test_a_record_without_predictions_draws_and_says_so(tmp_path):
+    from fgrpo_sim.figures.table2_depth import draw, figure_data
+
+    record = fixture_record()
+    record["predictions"] = []
+    fig = draw(figure_data(record, "none.json"))
+    assert "no prediction in the record" in fig._suptitle.get_text()
+    assert all(ax.get_xlabel() == "group size N" for ax in fig.axes if ax.axison)
+
+
 def test_cli_draws_the_users_record(run_cli, record_file, tmp_path):
     result = run_cli("figures", "table2-depth", "--from", record_file, "--out", tmp_path / "out")
     assert result.exit_code == 0, result.stderr

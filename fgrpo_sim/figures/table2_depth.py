@@ -181,6 +181,11 @@ def _offset(n: float, i: int, count: int) -> float:
     return n * 2 ** ((i - (count - 1) / 2) * 0.12)
 
 
+def _at(predictions: list[dict]) -> str:
+    """'N = 8' (or 'N = 4, 8'): the group sizes the predictions are at."""
+    return "N = " + ", ".join(str(n) for n in sorted({p["N"] for p in predictions}))
+
+
 def _verdict(p: dict, metric: str) -> str:
     """One prediction in words: the simulated mean and interval, the widening the hit rule adds (the fit's RMS
     error on that metric), the paper's value, hit or miss."""
@@ -222,7 +227,8 @@ def _panel(ax, data: dict, metric: str, methods: list[str]) -> None:
     ns = sorted({n for by in data["sim"].values() for n, *_ in by.get(metric, [])} | {n for n, _ in row})
     ax.set_xticks(ns, [str(n) for n in ns])
     # the predictions in words under the axis (part of its label, so the layout keeps room for them)
-    ax.set_xlabel("group size N" + ("\n\npredicted at N = 8 vs the paper:\n" + "\n".join(verdicts) if verdicts
+    at = _at([p for p in data["predictions"] if p["metric"] == metric])
+    ax.set_xlabel("group size N" + (f"\n\npredicted at {at} vs the paper:\n" + "\n".join(verdicts) if verdicts
                                     else ""), fontsize=9)
     ax.set_ylabel(PANELS[metric], fontsize=9)
     fitted = [n for m, n in data["fitted"] if m == metric]
@@ -243,11 +249,13 @@ def draw(data: dict):
     low_n, first, last = paper_dip(data["paper"])
     (left, right) = dip["left"], dip["right"]
     hits = sum(p["hit"] for p in data["predictions"])
-    methods_predicted = " and ".join(dict.fromkeys(p["paper_method"] for p in data["predictions"]))
+    predicted = (f"{' and '.join(dict.fromkeys(p['paper_method'] for p in data['predictions']))} at "
+                 f"{_at(data['predictions'])} predicted without refitting: {hits} of {len(data['predictions'])} hit "
+                 "(the paper's value inside the interval widened by the fit's RMS error)"
+                 if data["predictions"] else "no prediction in the record")
     fig.suptitle(
         "Table 2's depth: a simulated GRPO row fitted to the paper's (Qwen2.5-7B, math average);\n"
-        f"{methods_predicted} at N = 8 predicted without refitting: {hits} of {len(data['predictions'])} hit "
-        "(the paper's value inside the interval widened by the fit's RMS error)\n"
+        f"{predicted}\n"
         f"simulated GRPO pass@256 dips at N = {dip['dip_N']}: {left['points']:+.1f} [{left['ci_low']:+.1f}, "
         f"{left['ci_high']:+.1f}] points at N = {left['N']}, {right['points']:+.1f} [{right['ci_low']:+.1f}, "
         f"{right['ci_high']:+.1f}] at N = {right['N']}; the paper's at N = {low_n}: {first:+.1f} and {last:+.1f}\n"
