@@ -57,6 +57,10 @@ COMMANDS = {
     "study": ("`fgrpo simulate categorical --study` (24 settings)",
               lambda tmp: _fgrpo("simulate", "categorical", "--study", "--out", f"{tmp}/study.parquet",
                                  "--no-progress")),
+    # the committed record's command (issue 48), written into the scratch folder instead of fgrpo_sim/results
+    "table2-depth": ("`fgrpo simulate table2-depth` (fitted population, 20 populations x 5 N x 3 methods)",
+                     lambda tmp: _fgrpo("simulate", "table2-depth", "--out", f"{tmp}/table2-depth.json", "--device",
+                                        "cpu", "--no-progress")),
     "maze-cpu": ("`fgrpo maze run --preset cpu --n 4,8,16 --gamma 0,0.5,1 --runs 3`",
                  lambda tmp: _fgrpo("maze", "run", "--yes", "--preset", "cpu", "--n", "4,8,16", "--gamma", "0,0.5,1",
                                     "--runs", "3", "--out", f"{tmp}/maze", "--no-progress")),

@@ -19,6 +19,7 @@ BASE = {
     "simulate categorical": ["simulate", "categorical", "--out", "{tmp}/o.csv", "--no-progress"],
     "simulate population": ["simulate", "population", "--out", "{tmp}/o.csv", "--no-progress"],
     "simulate group-size": ["simulate", "group-size", "--out", "{tmp}/o.csv", "--no-progress"],
+    "simulate table2-depth": ["simulate", "table2-depth", "--out", "{tmp}/o.json", "--no-progress"],
     "llm report": ["llm", "report", "{tmp}/man.csv", "--out-dir", "{tmp}/rep", "--no-progress"],
     "maze run": ["maze", "run", "--out", "{tmp}/m", "--preset", "tiny", "--no-progress"],
     "maze compare": ["maze", "compare", "{tmp}/m", "{tmp}/m"],

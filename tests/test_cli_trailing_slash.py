@@ -27,6 +27,8 @@ FILE_OUTPUTS = {
                                    "--steps", "1", "--runs", "1", "--no-progress"], {}),
     "simulate group-size --out": (["simulate", "group-size", "--out", OUT, "--n", "2", "--runs", "1",
                                    "--populations", "2", "--steps", "1", "--no-progress"], {}),
+    "simulate table2-depth --out": (["simulate", "table2-depth", "--out", OUT, "--n", "2", "--populations", "2",
+                                     "--steps", "1", "--prompt-batch", "2", "--no-progress"], {}),
     "llm prepare-data --out": (["llm", "prepare-data", "{tmp}/s.jsonl", "--out", OUT], {"s.jsonl": DATA}),
     "llm eval --out": (["llm", "eval", "--model", "tiny", "--data", "{tmp}/d.jsonl", "--out", OUT, "--samples", "1",
                         "--no-progress"], {"d.jsonl": DATA}),

@@ -18,8 +18,8 @@ import numpy as np
 
 from doc_census import ROOT, Claim, Given
 from doc_claims.code_defaults import dataclass_defaults, module_assignments, module_constant, source_tree
-from doc_claims.group_size_records import (EARLIER_DIPS, HELDOUT, STUDY, dip_changes, population_k, record,
-                                          records, setting_name, table2_flanks, table2_grpo)
+from doc_claims.group_size_records import (HELDOUT, STUDY, population_k, record,
+                                          records, table2_flanks, table2_grpo)
 
 RESULTS = ROOT / "fgrpo_sim" / "results"
 
@@ -302,25 +302,8 @@ def _coverage_phrase() -> str:
             f"95% interval of each estimate)")
 
 
-def _robustness() -> str:
-    """What the per-row seeding alone did to the earlier record's dips (group_size_records.EARLIER_DIPS)."""
-    changes = dip_changes()
-    assert not changes["new"], "a setting dips now that did not: say so on the page"
-    moved = "; ".join(f"{setting_name(s)}: N = {a} to {b}" for s, a, b in changes["moved"])
-    undone = "; ".join(setting_name(s) for s, _, _ in changes["undone"])
-    kept = " and ".join(f"{setting_name(s)} at N = {a}" for s, a, _ in changes["kept"])
-    return (f"moved {len(changes['moved'])} of the earlier record's {len(EARLIER_DIPS)} dips ({moved}), undid "
-            f"{len(changes['undone'])} ({undone}) and kept {len(changes['kept'])} ({kept}); no setting gained a dip.")
-
-
 def _dips_vs_paper() -> str:
     return f"The dips are {_outward_range(_study_flanks())} points, the paper's {_outward_range(table2_flanks())}"
-
-
-def _seed_spread() -> str:
-    r = _setting("adam", "orthogonal", 0.02)
-    return (f"{r['batch_seeds']} batch seeds per population: the spread between populations dominates (sd "
-            f"{r['sd_between_populations']:.3f} vs {r['sd_between_batch_seeds']:.3f} at Adam orthogonal's dip)")
 
 
 def _per_prompt_reference() -> str:
@@ -417,25 +400,6 @@ def _smoothing() -> dict:
     return obj
 
 
-def _smoothing_setting() -> str:
-    s = _smoothing()["setting"]
-    return (f"{s['optimizer'].capitalize()}, {s['parametrisation']}, rare mass {s['rare_mass']:g}, lr {s['lr']:g}; "
-            f"{s['populations']} populations x {s['batch_seeds']} batch seeds")
-
-
-def _smoothing_reproduces() -> str:
-    """The record's alpha-0 run against the committed study's same setting: verdict, flanks and F-GRPO's entries."""
-    raw = _smoothing()["runs"][0]
-    committed = _setting("adam", "orthogonal", _smoothing()["setting"]["rare_mass"], _smoothing()["setting"]["lr"])
-    same = (raw["focal_smoothing"] == 0.0 and raw["grpo_verdict"] == committed["verdict"]
-            and raw["grpo_first_minus_lowest"] == committed["first_minus_lowest"]
-            and raw["grpo_last_minus_lowest"] == committed["last_minus_lowest"]
-            and raw["fgrpo_at_lowest"] == committed["fgrpo_at_lowest"])
-    alphas = _smoothing()["alphas"]
-    return (f"whose alpha-0 run {'reproduces' if same else 'does not reproduce'} the committed study's setting "
-            f"exactly). F-GRPO's held-out pass@{_study_k()}, alpha {alphas[1]:g} minus alpha {alphas[0]:g}:")
-
-
 def _smoothing_differences() -> str:
     """F-GRPO alpha 0.5 minus alpha 0, every gamma and N: the largest |mean| (points, rounded up) and the largest
     difference with its interval."""
@@ -450,43 +414,115 @@ def _smoothing_differences() -> str:
             f"{format_interval(worst, digits=4)}, gamma {gamma:g} at N = {n})")
 
 
-def _smoothing_edge() -> str:
-    from fgrpo_sim.sim.group_size_report import format_interval
-
-    gamma = 0.5
-    raw, smooth = (next(e for e in _smoothing()["edge_at_raw_lowest"] if e["gamma"] == gamma and
-                        e["focal_smoothing"] == a) for a in (0.0, 0.5))
-    return (f"Its edge at N = {raw['N']} (the raw run's lowest N, gamma {gamma:g}): minus GRPO "
-            f"{format_interval(raw['minus_grpo'])} raw and {format_interval(smooth['minus_grpo'])} smoothed; minus its "
-            f"control {format_interval(raw['minus_control'])} and {format_interval(smooth['minus_control'])}")
+DEPTH = RESULTS / "table2-depth.json"
+DEPTH_SEARCH = RESULTS / "table2-depth-search.json"
 
 
-def _smoothing_grpo() -> str:
-    """GRPO's rows in the two runs (each row draws from its own key, so alpha cannot move them) and which F-GRPO
-    arms dip in which run."""
-    from fgrpo_sim.sim.group_size_report import format_interval
+@cache
+def _depth() -> dict:
+    """The committed Table 2 depth record (issue 48), through its checked reader."""
+    from fgrpo_sim.sim.table2_depth_record import read_record
 
-    raw, smooth = _smoothing()["runs"]
-    assert (raw["focal_smoothing"], smooth["focal_smoothing"]) == (0.0, 0.5)
-    same = all(raw[key] == smooth[key] for key in ("grpo_observed_lowest_N", "grpo_first_minus_lowest",
-                                                   "grpo_last_minus_lowest"))
-    parts = []
-    for arm_raw, arm_smooth in zip(raw["fgrpo_arms"], smooth["fgrpo_arms"]):
-        dips = [name for name, arm in (("raw", arm_raw), ("smoothed", arm_smooth)) if arm["verdict"].startswith("dip")]
-        where = ("in neither run" if not dips else "in both runs" if len(dips) == 2 else
-                 f"only in the {dips[0]} run (at N = {(arm_raw if dips[0] == 'raw' else arm_smooth)['observed_lowest_N']}, "
-                 f"N = 2 flank {format_interval((arm_raw if dips[0] == 'raw' else arm_smooth)['first_minus_lowest'])})")
-        parts.append(f"gamma {arm_raw['gamma']:g} {where}")
-    return (f"GRPO's rows {'are the same in both runs' if same else 'differ between the runs'} (each row draws from "
-            f"its own key; lowest N = {raw['grpo_observed_lowest_N']}). F-GRPO dips: {'; '.join(parts)}.")
+    return read_record(DEPTH)
 
+
+@cache
+def _depth_search() -> dict:
+    from fgrpo_sim.jsonl import read_json_file
+
+    return read_json_file(DEPTH_SEARCH, "search")
+
+
+def _ci(low: float, high: float, signed: bool = False) -> str:
+    """[low, high] at one decimal, rounded outward."""
+    f = "+.1f" if signed else ".1f"
+    return f"[{math.floor(10 * low) / 10:{f}}, {math.ceil(10 * high) / 10:{f}}]"
+
+
+def _depth_dip() -> str:
+    d = _depth()["grpo_dip_points"]
+    left, right = d["left"], d["right"]
+    paper = table2_flanks()
+    grpo = table2_grpo()
+    return (f"lowest at N = {d['dip_N']}; N = {left['N']} lies {left['points']:+.1f} "
+            f"{_ci(left['ci_low'], left['ci_high'], True)} points above it and N = {right['N']} {right['points']:+.1f} "
+            f"{_ci(right['ci_low'], right['ci_high'], True)} (paper: {paper[0]:.1f} and {paper[1]:.1f} around "
+            f"N = {min(grpo, key=grpo.get)})")
+
+
+def _depth_fit() -> str:
+    r, rows = _depth()["fitted"]["rms"], _depth()["simulated_rows"]
+    ours = [x["pass@1"]["mean"] for x in rows if x["method"] == "GRPO"]
+    paper = [t["value"] for t in _depth()["fit_targets"] if t["metric"] == "pass@1"]
+    return (f"Fit RMS: {r['pass@1']:.1f} points of pass@1 (ours {min(ours):.1f}-{max(ours):.1f}, paper "
+            f"{min(paper):.1f}-{max(paper):.1f}), {r['pass@256']:.1f} of pass@256, {r['dnll_rare']:.2f} nats of dNLL_rare")
+
+
+def _depth_prediction(i: int):
+    def phrase() -> str:
+        p = _depth()["predictions"][i]
+        f = ".2f" if p["cell"]["metric"] == "dnll_rare" else ".1f"
+        low = math.floor(100 * p["ci_low"]) / 100 if f == ".2f" else math.floor(10 * p["ci_low"]) / 10
+        high = math.ceil(100 * p["ci_high"]) / 100 if f == ".2f" else math.ceil(10 * p["ci_high"]) / 10
+        return (f"{p['cell']['method']} {p['cell']['metric']} {p['paper']:g} vs {p['predicted']:{f}} "
+                f"[{low:{f}}, {high:{f}}] {'hit' if p['hit'] else 'miss'}")
+    return phrase
+
+
+def _depth_deep() -> list[dict]:
+    s = _depth_search()
+    return [x for x in s["grid"] if min(x["dip"]["left"]["points"], x["dip"]["right"]["points"]) >= s["deep_points"]]
+
+
+def _depth_search_phrase() -> str:
+    """The grid's deep dips (both flanks >= deep_points) and the least pass@1 peak among them, beside the paper's."""
+    s, deep = _depth_search(), _depth_deep()
+    lowest_peak = min(max(g["pass@1"] for g in x["grpo"]) for x in deep)
+    paper = max(t["value"] for t in _depth()["fit_targets"] if t["metric"] == "pass@1")
+    return (f"{len(s['grid'])} settings x {s['grid'][0]['populations']} populations: both flanks reach "
+            f"{s['deep_points']:g} points in {len(deep)}, each with pass@1 of {math.floor(lowest_peak)}% or more at "
+            f"some N (paper: at most {paper:.1f})")
+
+
+def _depth_at_8() -> str:
+    grid = _depth_search()["grid"]
+    return f"The lowest N is 8 in {sum(x['dip']['dip_N'] == 8 for x in grid)} of {len(grid)}"
+
+
+def _depth_ofat() -> str:
+    moved: dict[str, list[str]] = {}
+    for o in _depth_search()["ofat"]:
+        if o["dip"]["dip_N"] == 8:
+            moved.setdefault(o["property"].replace("_", " ").replace("rare only", "rare-only"), []).append(f"{o['value']:g}")
+    parts = [f"{name} {' or '.join(values)}" for name, values in moved.items()]
+    return f"Around the fit, only {', '.join(parts)} moves it to N = 8"
+
+
+def _control_n() -> int:
+    from fgrpo_sim.sim.table2_depth import CONTROL_N
+
+    return CONTROL_N
+
+
+def _depth_bare() -> str:
+    """Which predictions hold the paper's value inside their bare interval (no tolerance)."""
+    preds = _depth()["predictions"]
+    inside = {p["cell"]["metric"] for p in preds if p["ci_low"] <= p["paper"] <= p["ci_high"]}
+    whole = all(p["ci_low"] <= p["paper"] <= p["ci_high"] for p in preds if p["cell"]["metric"] in inside)
+    assert inside and whole, "say on the page which predictions lie inside their bare interval"
+    return f"only the {' and '.join(sorted(inside))} cells lie inside the bare interval"
 
 CLAIMS = [
-    Claim(_smoothing_setting, source=f"{SMOOTHING.name} (setting)"),
-    Claim(_smoothing_reproduces, source=f"{SMOOTHING.name} (runs[0]) against {STUDY}'s same setting"),
+    Claim(lambda: f"`fgrpo simulate table2-depth`, {_depth()['populations']} populations;", source=f"{DEPTH.name} (populations)"),
+    Claim(_depth_dip, source=f"{DEPTH.name} (grpo_dip_points) and paper_tables (Table 2), bounds rounded outward"),
+    Claim(_depth_fit, source=f"{DEPTH.name} (fitted.rms, GRPO pass@1, fit_targets)"),
+    *[Claim(_depth_prediction(i), source=f"{DEPTH.name} (predictions[{i}]), bounds rounded outward") for i in range(5)],
+    Claim(_depth_search_phrase, source=f"{DEPTH_SEARCH.name} (grid, deep_points) and {DEPTH.name} (fit_targets)"),
+    Claim(_depth_at_8, source=f"{DEPTH_SEARCH.name} (grid)"),
+    Claim(_depth_ofat, source=f"{DEPTH_SEARCH.name} (ofat)"),
+    Claim(_depth_bare, source=f"{DEPTH.name} (predictions)"),
+    Claim(lambda: f"Predictions at N = {_control_n()}", source="sim.table2_depth.CONTROL_N (Table 2's F-GRPO and Table 3's N)"),
     Claim(_smoothing_differences, source=f"{SMOOTHING.name} (smoothed_minus_raw), group_size_report.format_interval"),
-    Claim(_smoothing_edge, source=f"{SMOOTHING.name} (edge_at_raw_lowest), group_size_report.format_interval"),
-    Claim(_smoothing_grpo, source=f"{SMOOTHING.name} (runs), group_size_report.format_interval"),
     Claim(lambda: f"populations, {_population_runs()} runs", source="population_claims.RUNS"),
     Claim(lambda: "({} min, {} processes)".format(*_recorded_study_times()[:2]),
           source="benchmarks/RESULTS.md, issue 44 regeneration's wall clock and process count"),
@@ -512,10 +548,8 @@ CLAIMS = [
     Claim(_coverage_phrase, source="group_size_report.coverage_estimate (seeded, COVERAGE_REPS reps, Wilson interval)"),
     Claim(lambda: f"Below {_min_units()} populations no share", source="group_size_report.MIN_UNITS"),
     Claim(lambda: f"shared population's pass@{population_k()} decline", source="TrainSpec.pass_k"),
-    Claim(_robustness, source=STUDY + " against the earlier record's dips (group_size_records.EARLIER_DIPS)"),
     Claim(_dips_vs_paper, source=STUDY + " and paper_tables.table2(), bounds rounded outward"),
     Claim(lambda: f"not the pass@{population_k()} gain", source="TrainSpec.pass_k"),
-    Claim(_seed_spread, source=STUDY + " (Adam, orthogonal, rare mass 0.02)"),
     Claim(lambda: f"Per-prompt SGD needs lr ~{_lr_help_sgd()}", source="`fgrpo simulate population --lr` help"),
     Claim(_per_prompt_reference, source="PopulationSpec and TrainSpec defaults"),
     Claim(_m_gamma, source="theory.lr_multiplier"),
@@ -535,7 +569,9 @@ CLAIMS = [
 ]
 
 GIVEN = [
-    Given("mu is (X + 0.5) / (N + 1)", why="the smoothing the reader picks (alpha = 0.5, issue 49), written out"),
+    Given("F-GRPO (gamma 0.5) at N = 8", why="Table 2's F-GRPO cell, the pre-registered prediction (issue 48)"),
+    Given("GRPO low-LR (lr x m_0.5) at N = 8", why="Table 3's low-LR control at its N, pre-registered (issue 48)"),
+    Given("within the prediction's 95% interval", why="the hit rule, fixed before the fit ran (issue 48)"),
     Given("(at N = 2 it removes it", why="the case the sentence derives, not a measurement: every active group of two "
           "has mu_hat = 1/2, so the focal weight is one constant and Adam's step is blind to a constant gradient "
           "scale (up to eps)"),
