@@ -1,5 +1,6 @@
 """Issue 48: `fgrpo figures table2-depth`, drawn from a tiny record this file writes (schema table2-depth-v1), so
-it tests the figure apart from the study: what it reads, what it draws, and the one-line errors of a bad record."""
+it tests the figure apart from the study: what it reads, what it draws, and the one-line errors of a bad record
+(read through sim/table2_depth_record.py, whose own tests cover every field; here: that `--from` goes through it)."""
 
 from __future__ import annotations
 
@@ -131,14 +132,14 @@ def _damaged(**changes):
 
 
 @pytest.mark.parametrize("changes, needle", [
-    ({"schema": "table2-depth-v0"}, "schema must be 'table2-depth-v1'"),
-    ({"fit_targets__0__method": "F-GRPO"}, "fit_targets[0].method must be 'GRPO'"),
+    ({"schema": "table2-depth-v0"}, "field 'schema' must be 'table2-depth-v1'"),
+    ({"fit_targets__0__method": "F-GRPO"}, "fit_targets[0].method must be GRPO"),
     ({"predictions__1__hit": "yes"}, "predictions[1].hit must be true or false"),
     ({"simulated_rows__2__pass@256": {"mean": 70.0, "ci_low": 71.0, "ci_high": 72.0}},
-     "simulated_rows[2].pass@256 must read ci_low <= mean <= ci_high"),
+     "field 'simulated_rows[2].pass@256' must hold ci_low <= estimate <= ci_high"),
     ({"simulated_rows__0__N": 0}, "simulated_rows[0].N must be an integer"),
-    ({"grpo_dip_points__left__points": None}, "grpo_dip_points.left.points must be a number"),
-    ({"predictions": []}, "predictions must be a non-empty list"),
+    ({"grpo_dip_points__left__points": None}, "grpo_dip_points.left.'points' must be a number"),
+    ({"simulated_rows": []}, "field 'simulated_rows' must be a list of at least 1"),
 ])
 def test_a_bad_record_is_one_line_naming_the_field(run_cli, tmp_path, changes, needle):
     path = tmp_path / "bad.json"
@@ -156,3 +157,15 @@ def test_without_a_committed_record_the_figure_names_the_command(monkeypatch, tm
     monkeypatch.setattr(table2_depth, "COMMITTED", tmp_path / "table2-depth.json")
     with pytest.raises(ValueError, match="run `fgrpo simulate table2-depth` first"):
         table2_depth.compute(FigureOptions())
+
+
+@pytest.mark.parametrize("low, high, decimals, sign, text", [
+    (69.825, 75.223, 1, "", "[69.8, 75.3]"),  # outward: the printed interval holds the computed one
+    (-0.0396, 1.7714, 1, "+", "[-0.1, +1.8]"),
+    (1.5000000000000002, 7.0, 1, "", "[1.5, 7.0]"),  # a bound on the grid, off by one ulp, stays on it
+    (0.3 - 0.1, 0.3 + 0.1, 2, "", "[0.20, 0.40]"),
+])
+def test_intervals_print_rounded_outward(low, high, decimals, sign, text):
+    from fgrpo_sim.figures.table2_depth import interval_text
+
+    assert interval_text(low, high, decimals, sign) == text

@@ -8,11 +8,11 @@ the wheel), or the user's own with `--from FILE`. compute/load return plain data
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from fgrpo_sim.figures.registry import FigureOptions, add_figure
 from fgrpo_sim.packaged import committed_result
-from fgrpo_sim.validation import file_number, shorten
 
 COMMITTED = committed_result("table2-depth.json")
 COMMAND = "fgrpo simulate table2-depth"
@@ -29,89 +29,12 @@ PAPER_MARKERS = {"GRPO": "o", "F-GRPO": "*"}
 _CELL_METHOD = {"GRPO low-LR": "low-LR"}
 
 
-SCHEMA = "table2-depth-v1"
-
-
 def read_record(path: Path) -> dict:
-    """The record, every field the figure reads checked before use: one line naming file and field (an interim
-    reader of the fields drawn here, until the engine's own checked reader is merged)."""
-    from fgrpo_sim.jsonl import read_json_file
+    """The record through the engine's checked reader (every field the figure reads typed and in range, every
+    interval holding its estimate): a bad record is one line naming the file and the field."""
+    from fgrpo_sim.sim.table2_depth_record import read_record as read_checked
 
-    where = str(path)
-    record = _object(read_json_file(path, "table2-depth record"), where, "the record")
-    if record.get("schema") != SCHEMA:
-        raise ValueError(f"{where}: schema must be {SCHEMA!r}, got {shorten(record.get('schema'))}")
-    file_number(record.get("populations"), where, "populations", 1, None, integer=True)
-    rows = _list(record.get("simulated_rows"), where, "simulated_rows")
-    for i, row in enumerate(rows):
-        name = f"simulated_rows[{i}]"
-        row = _object(row, where, name)
-        _text(row.get("method"), where, f"{name}.method")
-        file_number(row.get("N"), where, f"{name}.N", 1, None, integer=True)
-        if not any(m in row for m in PANELS):
-            raise ValueError(f"{where}: {name} holds none of {', '.join(PANELS)}")
-        for metric in PANELS:
-            if metric in row:
-                _interval(row[metric], where, f"{name}.{metric}", "mean")
-    for i, target in enumerate(_list(record.get("fit_targets"), where, "fit_targets")):
-        target = _object(target, where, f"fit_targets[{i}]")
-        if target.get("method") != "GRPO":  # the issue's rule: only the GRPO row is fitted
-            raise ValueError(f"{where}: fit_targets[{i}].method must be 'GRPO', got {shorten(target.get('method'))}")
-        _metric(target.get("metric"), where, f"fit_targets[{i}].metric")
-        file_number(target.get("N"), where, f"fit_targets[{i}].N", 1, None, integer=True)
-    for i, pred in enumerate(_list(record.get("predictions"), where, "predictions")):
-        name = f"predictions[{i}]"
-        pred = _object(pred, where, name)
-        cell = _object(pred.get("cell"), where, f"{name}.cell")
-        _text(cell.get("method"), where, f"{name}.cell.method")
-        file_number(cell.get("N"), where, f"{name}.cell.N", 1, None, integer=True)
-        _metric(cell.get("metric"), where, f"{name}.cell.metric")
-        file_number(pred.get("paper"), where, f"{name}.paper")
-        _interval(pred, where, name, "predicted")
-        file_number(pred.get("tolerance", 0.0), where, f"{name}.tolerance", 0.0)
-        if not isinstance(pred.get("hit"), bool):
-            raise ValueError(f"{where}: {name}.hit must be true or false, got {shorten(pred.get('hit'))}")
-    dip = _object(record.get("grpo_dip_points"), where, "grpo_dip_points")
-    file_number(dip.get("dip_N"), where, "grpo_dip_points.dip_N", 1, None, integer=True)
-    for side in ("left", "right"):
-        flank = _object(dip.get(side), where, f"grpo_dip_points.{side}")
-        file_number(flank.get("N"), where, f"grpo_dip_points.{side}.N", 1, None, integer=True)
-        _interval(flank, where, f"grpo_dip_points.{side}", "points")
-    return record
-
-
-def _object(value, where: str, name: str) -> dict:
-    if not isinstance(value, dict):
-        raise ValueError(f"{where}: {name} must be a JSON object, got {shorten(value)}")
-    return value
-
-
-def _list(value, where: str, name: str) -> list:
-    if not isinstance(value, list) or not value:
-        raise ValueError(f"{where}: {name} must be a non-empty list, got {shorten(value)}")
-    return value
-
-
-def _text(value, where: str, name: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{where}: {name} must be a non-empty string, got {shorten(value)}")
-    return value
-
-
-def _metric(value, where: str, name: str) -> str:
-    if value not in PANELS:
-        raise ValueError(f"{where}: {name} must be one of {', '.join(PANELS)}, got {shorten(value)}")
-    return value
-
-
-def _interval(stat, where: str, name: str, centre: str) -> None:
-    """{centre, ci_low, ci_high}: finite numbers, ci_low <= centre <= ci_high."""
-    stat = _object(stat, where, name)
-    value = file_number(stat.get(centre), where, f"{name}.{centre}")
-    low = file_number(stat.get("ci_low"), where, f"{name}.ci_low")
-    high = file_number(stat.get("ci_high"), where, f"{name}.ci_high")
-    if not low <= value <= high:
-        raise ValueError(f"{where}: {name} must read ci_low <= {centre} <= ci_high, got {low:g}, {value:g}, {high:g}")
+    return read_checked(path)
 
 
 def compute(options: FigureOptions) -> dict:
@@ -186,12 +109,21 @@ def _at(predictions: list[dict]) -> str:
     return "N = " + ", ".join(str(n) for n in sorted({p["N"] for p in predictions}))
 
 
+def interval_text(low: float, high: float, decimals: int = 1, sign: str = "") -> str:
+    """[low, high] rounded outward at `decimals` (the printed interval still holds the computed one), as
+    docs/population.md prints the record's intervals; `sign` "+" writes every bound signed."""
+    scale = 10 ** decimals
+    # rounded to 9 places first: 1.5 computed as 1.5000000000000002 must not print as a ceiling of 1.6
+    lo, hi = math.floor(round(low * scale, 9)) / scale, math.ceil(round(high * scale, 9)) / scale
+    return f"[{lo:{sign}.{decimals}f}, {hi:{sign}.{decimals}f}]"
+
+
 def _verdict(p: dict, metric: str) -> str:
     """One prediction in words: the simulated mean and interval, the widening the hit rule adds (the fit's RMS
     error on that metric), the paper's value, hit or miss."""
-    f = "{:.2f}" if metric == "dnll_rare" else "{:.1f}"
-    return (f"{p['paper_method']} {f.format(p['predicted'])} [{f.format(p['ci_low'])}, {f.format(p['ci_high'])}] "
-            f"+/- {f.format(p['tolerance'])} vs {f.format(p['paper'])}: {'HIT' if p['hit'] else 'MISS'}")
+    d = 2 if metric == "dnll_rare" else 1
+    return (f"{p['paper_method']} {p['predicted']:.{d}f} {interval_text(p['ci_low'], p['ci_high'], d)} "
+            f"+/- {p['tolerance']:.{d}f} vs {p['paper']:.{d}f}: {'HIT' if p['hit'] else 'MISS'}")
 
 
 def _panel(ax, data: dict, metric: str, methods: list[str]) -> None:
@@ -256,9 +188,10 @@ def draw(data: dict):
     fig.suptitle(
         "Table 2's depth: a simulated GRPO row fitted to the paper's (Qwen2.5-7B, math average);\n"
         f"{predicted}\n"
-        f"simulated GRPO pass@256 dips at N = {dip['dip_N']}: {left['points']:+.1f} [{left['ci_low']:+.1f}, "
-        f"{left['ci_high']:+.1f}] points at N = {left['N']}, {right['points']:+.1f} [{right['ci_low']:+.1f}, "
-        f"{right['ci_high']:+.1f}] at N = {right['N']}; the paper's at N = {low_n}: {first:+.1f} and {last:+.1f}\n"
+        f"simulated GRPO pass@256 dips at N = {dip['dip_N']}: {left['points']:+.1f} "
+        f"{interval_text(left['ci_low'], left['ci_high'], sign='+')} points at N = {left['N']}, "
+        f"{right['points']:+.1f} {interval_text(right['ci_low'], right['ci_high'], sign='+')} at N = {right['N']}; "
+        f"the paper's at N = {low_n}: {first:+.1f} and {last:+.1f}\n"
         f"95% t intervals over {data['populations']} populations; data: {data['source']}", fontsize=10)
     handles, labels = {}, []
     for ax in axes[0]:
