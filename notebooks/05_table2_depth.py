@@ -117,6 +117,7 @@ for ax, name in zip(axes.flat, properties):
     paper = data["paper"]["GRPO"]["dnll_rare"]
     ax.plot([n for n, _ in paper], [v for _, v in paper], color="k", lw=1, label="paper")
     ax.set_xscale("log", base=2)
+    ax.set_xticks([n for n, _ in paper], [str(n) for n, _ in paper])
     ax.set_xlabel("group size N", fontsize=9)
     ax.set_ylabel(r"$\Delta$NLL$_{rare}$", fontsize=9)
     ax.legend(fontsize=7)
@@ -185,6 +186,7 @@ for ax, metric in ((ax_pass, "pass@256"), (ax_nll, "dnll_rare")):
     paper = data["paper"]["GRPO"][metric]
     ax.plot([n for n, _ in paper], [v for _, v in paper], color="k", lw=1, label="paper")
     ax.set_xscale("log", base=2)
+    ax.set_xticks([n for n, _ in paper], [str(n) for n, _ in paper])
     ax.set_xlabel("group size N")
     ax.legend(fontsize=8)
 ax_pass.set_ylabel("held-out pass@256 (%)")
