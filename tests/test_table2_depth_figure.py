@@ -132,7 +132,7 @@ def _damaged(**changes):
 
 
 @pytest.mark.parametrize("changes, needle", [
-    ({"schema": "table2-depth-v0"}, "field 'schema' must be 'table2-depth-v1'"),
+    ({"schema": "table2-depth-v0"}, "field 'schema' must be"),
     ({"fit_targets__0__method": "F-GRPO"}, "fit_targets[0].method must be GRPO"),
     ({"predictions__1__hit": "yes"}, "predictions[1].hit must be true or false"),
     ({"simulated_rows__2__pass@256": {"mean": 70.0, "ci_low": 71.0, "ci_high": 72.0}},
@@ -169,3 +169,26 @@ def test_intervals_print_rounded_outward(low, high, decimals, sign, text):
     from fgrpo_sim.figures.table2_depth import interval_text
 
     assert interval_text(low, high, decimals, sign) == text
+
+
+def test_a_control_row_named_by_its_coefficient_and_a_paired_contrast_are_drawn():
+    """A record may name a control's row by the coefficient it ran ("KL 0.01") and its prediction as the paper
+    does ("GRPO-KL"), and give each prediction a paired contrast to GRPO (the strict rule): the figure finds the
+    row by the predicted value, leaves the control's unpredicted coefficients out, and prints both verdicts."""
+    from fgrpo_sim.figures.table2_depth import draw, figure_data
+
+    record = fixture_record()
+    for name, value in (("KL 0.01", 71.0), ("KL 0.001", 60.0)):
+        record["simulated_rows"].append({"method": name, "gamma": 0.0, "N": 8,
+                                         **{m: _stat(value if m == "pass@256" else 0.5, 1.0) for m in GRPO}})
+    record["predictions"].append({"cell": {"model": "Qwen2.5-7B", "method": "GRPO-KL", "N": 8, "metric": "pass@256"},
+                                  "paper": 72.0, "predicted": 71.0, "ci_low": 70.0, "ci_high": 72.0, "tolerance": 1.0,
+                                  "hit": True, "contrast": {"paper": 7.9, "predicted": -1.0, "ci_low": -2.0,
+                                                            "ci_high": 0.04, "hit": False}})
+    data = figure_data(record, "v2.json")
+    assert data["predictions"][-1]["method"] == "KL 0.01" and "KL 0.001" not in data["sim"]
+    fig = draw(data)
+    lines = [ax for ax in fig.axes if ax.axison][0].get_xlabel().splitlines()
+    assert lines[-2:] == ["GRPO-KL 71.0 [70.0, 72.0] +/- 1.0 vs 72.0: HIT",
+                          "  paired, minus GRPO: -1.0 [-2.0, +0.1] vs +7.9: MISS"]
+    assert "no widening: 0 of 1" in fig._suptitle.get_text()

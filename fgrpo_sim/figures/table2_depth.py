@@ -76,13 +76,26 @@ def figure_data(record: dict, source: str) -> dict:
                 sim.setdefault(row["method"], {}).setdefault(metric, []).append(
                     (int(row["N"]), s["mean"], s["ci_low"], s["ci_high"]))
     sim = {m: {k: sorted(v) for k, v in by.items()} for m, by in sim.items()}
-    predictions = [{"method": _CELL_METHOD.get(p["cell"]["method"], p["cell"]["method"]),
-                    "paper_method": p["cell"]["method"], "N": int(p["cell"]["N"]), "metric": p["cell"]["metric"],
-                    "paper": p["paper"], "predicted": p["predicted"], "ci_low": p["ci_low"], "ci_high": p["ci_high"],
-                    "tolerance": p.get("tolerance", 0.0), "hit": bool(p["hit"])} for p in record["predictions"]]
+    predictions = [{"method": _simulated_method(p, sim), "paper_method": p["cell"]["method"],
+                    "N": int(p["cell"]["N"]), "metric": p["cell"]["metric"], "paper": p["paper"],
+                    "predicted": p["predicted"], "ci_low": p["ci_low"], "ci_high": p["ci_high"],
+                    "tolerance": p.get("tolerance", 0.0), "hit": bool(p["hit"]), "contrast": p.get("contrast")}
+                   for p in record["predictions"]]
+    if predictions:  # GRPO and the rows behind a prediction: a control's other coefficients are not drawn
+        sim = {m: by for m, by in sim.items() if m == "GRPO" or any(p["method"] == m for p in predictions)}
     return {"sim": sim, "paper": _paper_rows(), "predictions": predictions, "dip": record["grpo_dip_points"],
             "fitted": sorted({(t["metric"], int(t["N"])) for t in record["fit_targets"]}),
             "populations": record["populations"], "source": source}
+
+
+def _simulated_method(prediction: dict, sim: dict) -> str:
+    """The simulated row a prediction was read from: the method whose mean at the cell's N is the predicted value
+    (the record names a control as the paper does, GRPO-KL, and its row by the coefficient run, KL 0.01)."""
+    cell = prediction["cell"]
+    named = _CELL_METHOD.get(cell["method"], cell["method"])
+    matches = [m for m, by in sim.items() for n, mean, *_ in by.get(cell["metric"], [])
+               if n == cell["N"] and mean == prediction["predicted"]]
+    return named if named in matches or not matches else matches[0]
 
 
 def paper_dip(paper: dict) -> tuple[int, float, float]:
@@ -96,12 +109,21 @@ def _colour(method: str, order: list[str]) -> str:
     if method in COLOURS:
         return COLOURS[method]
     others = [m for m in order if m not in COLOURS]
-    return OTHER_COLOURS[others.index(method) % len(OTHER_COLOURS)]
+    return OTHER_COLOURS[(others.index(method) if method in others else len(others)) % len(OTHER_COLOURS)]
 
 
 def _offset(n: float, i: int, count: int) -> float:
     """Points of several methods at one N side by side on the log2 axis, so no interval hides another."""
     return n * 2 ** ((i - (count - 1) / 2) * 0.12)
+
+
+def _strict(predictions: list[dict]) -> str:
+    """The strict rule's count, where the record has paired contrasts (schema v2)."""
+    contrasts = [p["contrast"] for p in predictions if p.get("contrast")]
+    if not contrasts:
+        return ""
+    return (f";\npaired contrast to simulated GRPO at the same N inside its 95% interval, no widening: "
+            f"{sum(c['hit'] for c in contrasts)} of {len(contrasts)}")
 
 
 def _at(predictions: list[dict]) -> str:
@@ -122,8 +144,13 @@ def _verdict(p: dict, metric: str) -> str:
     """One prediction in words: the simulated mean and interval, the widening the hit rule adds (the fit's RMS
     error on that metric), the paper's value, hit or miss."""
     d = 2 if metric == "dnll_rare" else 1
-    return (f"{p['paper_method']} {p['predicted']:.{d}f} {interval_text(p['ci_low'], p['ci_high'], d)} "
+    text = (f"{p['paper_method']} {p['predicted']:.{d}f} {interval_text(p['ci_low'], p['ci_high'], d)} "
             f"+/- {p['tolerance']:.{d}f} vs {p['paper']:.{d}f}: {'HIT' if p['hit'] else 'MISS'}")
+    c = p.get("contrast")
+    if c:  # the strict rule: the paired contrast to GRPO at that N, no widening
+        text += (f"\n  paired, minus GRPO: {c['predicted']:+.{d}f} {interval_text(c['ci_low'], c['ci_high'], d, '+')} vs "
+                 f"{c['paper']:+.{d}f}: {'HIT' if c['hit'] else 'MISS'}")
+    return text
 
 
 def _panel(ax, data: dict, metric: str, methods: list[str]) -> None:
@@ -174,7 +201,10 @@ def draw(data: dict):
 
     metrics = [m for m in PANELS if any(m in by for by in data["sim"].values())]
     methods = sorted(data["sim"], key=lambda m: (m != "GRPO", m != "F-GRPO", m))
-    fig, axes = new_figure(1, len(metrics), width=5.0, height=4.2, squeeze=False)
+    # room under each panel for its verdict lines (one per prediction, two with a paired contrast)
+    lines = max((sum(2 if p.get("contrast") else 1 for p in data["predictions"] if p["metric"] == m)
+                 for m in metrics), default=0)
+    fig, axes = new_figure(1, len(metrics), width=5.2, height=3.8 + 0.2 * lines, squeeze=False)
     for ax, metric in zip(axes[0], metrics):
         _panel(ax, data, metric, methods)
     dip = data["dip"]
@@ -183,7 +213,7 @@ def draw(data: dict):
     hits = sum(p["hit"] for p in data["predictions"])
     predicted = (f"{' and '.join(dict.fromkeys(p['paper_method'] for p in data['predictions']))} at "
                  f"{_at(data['predictions'])} predicted without refitting: {hits} of {len(data['predictions'])} hit "
-                 "(the paper's value inside the interval widened by the fit's RMS error)"
+                 "(the paper's value inside the interval widened by the fit's RMS error)" + _strict(data["predictions"])
                  if data["predictions"] else "no prediction in the record")
     fig.suptitle(
         "Table 2's depth: a simulated GRPO row fitted to the paper's (Qwen2.5-7B, math average);\n"
