@@ -31,9 +31,9 @@ def _install_kernelspec() -> None:
     write_text_atomic(spec_dir / "kernel.json", json.dumps(spec))
 
 
-def test_there_are_four_notebooks():
+def test_there_are_five_notebooks():
     assert [p.stem for p in NOTEBOOKS] == ["01_tail_miss_non_monotonicity", "02_mass_redistribution",
-                                           "03_focal_population", "04_group_size_dip"]
+                                           "03_focal_population", "04_group_size_dip", "05_table2_depth"]
 
 
 @pytest.mark.slow

@@ -150,17 +150,6 @@ def calibration_setting() -> dict[str, float]:
             "problems": number_in(text, r"Defaults: (\d+) problems")}
 
 
-@cache
-def _calibration_scope() -> str:
-    low, high = size_ns()
-    return f"seeded draws at n = {low} to {high}, its power against a {power_setting()[1]} shift"
-
-
-def _calibration_setting() -> str:
-    s = calibration_setting()
-    return f"({s['draws']:,.0f} null draws per n, alpha = {s['alpha']:g})"
-
-
 def _ustat_size() -> str:
     return "the u-statistic test rejects {:.1f}-{:.1f}% of true nulls".format(*size_range("u-statistic"))
 
@@ -239,21 +228,6 @@ def _grid_size() -> str:
 
 
 @cache
-def _grid_band() -> str:
-    """The cells rerun at the most draws: how many 95% intervals lie within the issue's band, how many outside."""
-    grid_tables()  # the RESULTS.md tables are this record's
-    module = _calibration()
-    cells = module.size_cells(json.loads(GRID_RECORD.read_text()))
-    draws = max(c["draws"] for c in cells)
-    top = [c for c in cells if c["draws"] == draws]
-    verdicts = [module.band_verdict(c) for c in top]
-    problems = sorted({c["problems"] for c in top})
-    low, high = (100 * b for b in module.BAND)
-    return (f"At {problems[0]} to {problems[-1]} problems, {draws:,} draws a cell: {verdicts.count('inside')} of "
-            f"{len(top)} cells' intervals lie within {low:.1f}-{high:.1f}%, {verdicts.count('outside')} outside")
-
-
-@cache
 def _grid_ustat_worst() -> str:
     size, _ = grid_tables()
     worst = max(size, key=lambda row: _cells(row, ("u-statistic, k = n/2",))[0][0]
@@ -261,13 +235,6 @@ def _grid_ustat_worst() -> str:
     rate = _cells(worst, ("u-statistic, k = n/2",))[0][0]
     return (f"reaches {rate:.1f}% at {worst['problems']} problems, n = {worst['n']}, {worst['law']} rates, "
             f"k = n/2")
-
-
-@cache
-def _grid_no_test() -> str:
-    size, _ = grid_tables()
-    row = max(size, key=lambda r: float(r["no test (k = 1)"].rstrip("%")))
-    return f"up to {row['no test (k = 1)']} of draws at {row['problems']} problems with {row['law']} rates"
 
 
 @cache
@@ -391,16 +358,12 @@ CLAIMS = [
     Claim(_accuracy, source="tests/test_metrics.py::test_pass_at_k_large_n_against_high_precision (rel, largest n)"),
     Claim(_refusals, source="fgrpo_sim.metrics.subsampling.min_iterations(0.05) x 0.05; bootstrap_mean_ci's "
                             "smallest accepted number of seeds"),
-    Claim(_calibration_scope, source="benchmarks/RESULTS.md, paired tests (issue 37): size rows' n, power row label"),
-    Claim(_calibration_setting, source="benchmarks/RESULTS.md, paired tests (issue 37): its defaults line"),
     Claim(_ustat_size, source="benchmarks/RESULTS.md, paired tests (issue 37): size rows, u-statistic column"),
     Claim(_ustat_power, source="benchmarks/RESULTS.md, paired tests (issue 37): power row k = 1; defaults line"),
     Claim(_app_q_size_power, source="benchmarks/RESULTS.md, paired tests (issue 37): app-q column"),
     Claim(_grid_scope, source="benchmarks/paired_test_grid.json (problems, n) and RESULTS.md's k columns"),
     Claim(_grid_size, source="benchmarks/RESULTS.md, the default paired test at every edge (issue 45): size cells"),
-    Claim(_grid_band, source="benchmarks/paired_test_grid.json: the cells at the most draws, band_verdict of each"),
     Claim(_grid_ustat_worst, source="benchmarks/RESULTS.md, issue 45 grid: the u-statistic column's largest size"),
-    Claim(_grid_no_test, source="benchmarks/RESULTS.md, issue 45 grid: the no-test column's largest share"),
     Claim(_grid_power, source="benchmarks/RESULTS.md, issue 45 grid: power row 30 problems, n = 8"),
     Claim(_subsampling_benchmark, source="benchmarks/RESULTS.md, paired m-out-of-n subsampling test: its setting line"),
     Claim(_worked_example, source="fgrpo_sim.core.group_success_rate / focal_weight on [[1,0,0,0],[1,1,1,0]]"),

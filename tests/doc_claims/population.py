@@ -579,6 +579,7 @@ CLAIMS = [
     Claim(_figures_phrase, source="figures.population (SHARED_FULL, compute_frontier's sizes), population_claims.RUNS"),
     Claim(lambda: f"held-out pass@{_study_k()} against N", source="group_size_report.METRIC"),
     Claim(lambda: f"{_notebook('tail_miss')} Pr(B) against N", source="notebooks/ file names"),
+    Claim(lambda: f"{_notebook('table2_depth')} what makes it deep", source="notebooks/ file names"),
     Claim(lambda: f"{_notebook('mass_redistribution')} Prop.", source="notebooks/ file names"),
     Claim(lambda: f"{_notebook('focal_population')} the population runs", source="notebooks/ file names"),
     Claim(lambda: f"{_notebook('group_size_dip')} the dip per optimizer", source="notebooks/ file names"),

@@ -18,7 +18,7 @@ from functools import cache
 from doc_census import ROOT, Claim, Given
 from doc_claims.code_defaults import function_default, module_constant
 from doc_claims.group_size_records import (EARLIER_DIPS, HELDOUT, STUDY, population_k, record, records,
-                                          table2_flanks)
+                                          table2_flanks, table2_grpo)
 from test_timings import _timings
 
 RESULTS = ROOT / "fgrpo_sim" / "results"
@@ -163,6 +163,67 @@ def _control_sign_phrase() -> str:
     return f"({low_sign} at Adam lr {low_lr:g}, {high_sign} at {high_lr:g})"
 
 
+# ---- Table 2's depth: the committed record (fgrpo_sim/results/table2-depth.json) -------------------------------
+
+
+@cache
+def _depth_record() -> dict:
+    """The record through the figure's checked reader (every field typed, every interval ordered)."""
+    from fgrpo_sim.figures.table2_depth import read_record
+
+    return read_record(RESULTS / "table2-depth.json")
+
+
+def _interval_text(value: float, low: float, high: float) -> str:
+    """The mean and its interval rounded outward, as the figure and docs/population.md print them."""
+    from fgrpo_sim.figures.table2_depth import interval_text
+
+    return f"{value:.1f} {interval_text(low, high)}"
+
+
+def _depth_fit_phrase() -> str:
+    """The fitted GRPO row's dip and its pass@1 error, and whether it reaches the paper's depth and place."""
+    record = _depth_record()
+    ns = sorted({t["N"] for t in record["fit_targets"]})
+    dip = record["grpo_dip_points"]
+    left, right = (_interval_text(f["points"], f["ci_low"], f["ci_high"]) for f in (dip["left"], dip["right"]))
+    paper_first, paper_last = table2_flanks()
+    paper_n = min(table2_grpo(), key=table2_grpo().get)
+    reaches = dip["dip_N"] == paper_n and dip["left"]["points"] >= paper_first and dip["right"]["points"] >= paper_last
+    return (f"Fitted to the paper's GRPO row alone (pass@1, pass@256 and dNLL_rare at N = {ns[0]} to {ns[-1]}), a "
+            f"population dips at N = {dip['dip_N']} by {left} and {right} points, with pass@1 off by "
+            f"{record['fitted']['rms']['pass@1']:.1f} points RMS: the fit "
+            f"{'reaches' if reaches else 'does not reach'} the paper's depth or place")
+
+
+def _depth_prediction(method: str, metric: str) -> dict:
+    (prediction,) = [p for p in _depth_record()["predictions"]
+                     if (p["cell"]["method"], p["cell"]["metric"]) == (method, metric)]
+    return prediction
+
+
+def _depth_predictions_phrase() -> str:
+    focal, low = _depth_prediction("F-GRPO", "pass@256"), _depth_prediction("GRPO low-LR", "pass@256")
+    assert focal["cell"]["N"] == low["cell"]["N"], (focal["cell"], low["cell"])
+    predictions = _depth_record()["predictions"]
+    return (f"Predicted without refitting, F-GRPO's pass@256 at N = {focal['cell']['N']} is "
+            f"{_interval_text(focal['predicted'], focal['ci_low'], focal['ci_high'])} against the paper's "
+            f"{focal['paper']:.1f}, the low-LR control's {_interval_text(low['predicted'], low['ci_low'], low['ci_high'])}"
+            f" against {low['paper']:.1f}: {sum(p['hit'] for p in predictions)} of {len(predictions)} predictions hit")
+
+
+def _depth_gaps_phrase() -> str:
+    """F-GRPO's pass@256 at the predicted N minus the simulated GRPO's and minus the control's (means, points),
+    beside the paper's same differences."""
+    focal, low = _depth_prediction("F-GRPO", "pass@256"), _depth_prediction("GRPO low-LR", "pass@256")
+    n = focal["cell"]["N"]
+    (grpo,) = [r["pass@256"]["mean"] for r in _depth_record()["simulated_rows"] if (r["method"], r["N"]) == ("GRPO", n)]
+    paper_grpo = table2_grpo()[n]
+    return (f"F-GRPO sits {focal['predicted'] - grpo:.1f} points above the simulated GRPO at N = {n} (the paper: "
+            f"{focal['paper'] - paper_grpo:.1f}) and {focal['predicted'] - low['predicted']:.1f} above the control "
+            f"(the paper: {focal['paper'] - low['paper']:.1f})")
+
+
 # ---- the Maze record --------------------------------------------------------------------------------
 
 
@@ -236,6 +297,10 @@ CLAIMS = [
           "group_size_records.EARLIER_DIPS"),
     Claim(_control_sign_phrase, source="fgrpo_sim/results/population-group-size-heldout.jsonl, rare mass 0.01, "
                                        "gamma 0.5 minus_control"),
+    Claim(_depth_fit_phrase, source="fgrpo_sim/results/table2-depth.json: fit_targets' N, grpo_dip_points"),
+    Claim(_depth_predictions_phrase, source="fgrpo_sim/results/table2-depth.json: predictions (pass@256 cells, hits)"),
+    Claim(_depth_gaps_phrase, source="fgrpo_sim/results/table2-depth.json (F-GRPO and low-LR predictions, the GRPO "
+                                     "row) and the paper's Tables 2 and 3"),
 ]
 
 
