@@ -1,0 +1,418 @@
+"""The graders' behaviour that mutation testing (benchmarks/mutation.py, module graders) found unchecked: GPQA
+answers the letter rules must read one way, messages naming the missing field or parameter, size limits at their
+bound, the math-verify deadline and warm-up, the worker pool's bookkeeping, and SynLogic checkouts side by side."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import textwrap
+import threading
+import time
+import types
+
+import pytest
+from extras import require
+
+from fgrpo_sim.llm import rewards
+from fgrpo_sim.llm.evaluation.grading import (
+    BenchmarkGrader,
+    SynLogicVerifiers,
+    extract_choice,
+    extract_choice_letter,
+    grade,
+    grade_detailed,
+)
+from fgrpo_sim.llm.rewards import MathVerifier, extract_last_boxed, iter_boxed, make_math_reward
+
+# ---------------------------------------------------------------- GPQA letters and values
+
+#: Option B's own text names a letter: "Compound A" is that option, not option A.
+COMPOUNDS = ["benzene", "Compound A", "toluene", "xylene"]
+
+
+@pytest.mark.parametrize("completion, choices, letter", [
+    ("\\boxed{[B] 5.2 eV}", None, "B"),  # a square-bracketed label may be followed by any option text
+    ("The answer:\nB) Compound A, most likely", COMPOUNDS, "B"),  # option text on the next line names no A
+    ("Answer: (b) Compound A, likely", COMPOUNDS, "B"),  # ... nor after a lower-case letter
+    ("Option B is correct (Compound A), I think probably.", COMPOUNDS, "B"),  # ... nor after a prose commitment
+    ("Answer: B, C is wrong.", None, "B"),  # a later letter that ends no list element is not a second answer
+    ("Is it B or maybe D? No.\nOption C is correct.", None, "C"),  # another line's hedge is not this answer's
+    ("(D) is the correct answer.", None, "D"),  # a bracketed letter committed in prose
+    ("The answer is **6.4 eV (D)**.", None, "D"),  # bold around a value and its letter
+    ("\\boxed{\\text{sodium chloride}}", ["sodium chloride", "sodium bromide", "potassium chloride", "water"], "A"),
+    ("\\boxed{3.0 x 10^8 m/s}", ["3.0 \\times 10^{8} m/s", "1.5 \\times 10^{8} m/s", "3.0 m/s", "1.5 m/s"], "A"),
+    ("\\boxed{10^{-3}}", ["10^{-3} m", "10^{-2} m", "10^{-1} m", "1 m"], "A"),  # a bare power of ten
+])
+def test_gpqa_letter_rules(completion, choices, letter):
+    assert extract_choice_letter(completion, choices) == letter
+
+
+def test_gpqa_lower_case_hedge_names_both_letters_upper_case():
+    assert extract_choice("The answer is (c) or (d)") == ["C", "D"]
+
+
+def test_gpqa_listed_values_stop_at_the_clause_end():
+    choices = ["3.2 eV", "0.8 eV", "1.6 eV", "6.4 eV"]
+    # "3.2 eV, 0.8 eV" names two options (a hedge); what follows the semicolon is another clause
+    assert extract_choice("The answer is 3.2 eV, 0.8 eV; the rest is noise.", choices) == ["A", "B"]
+
+
+def test_gpqa_a_fifth_choice_is_never_an_option():
+    choices = ["3.2 eV", "0.8 eV", "1.6 eV", "6.4 eV", "9.9 eV"]  # only A-D are options
+    assert extract_choice_letter("The answer is 1.6 eV, or maybe 9.9 eV.", choices) is None
+    assert grade_detailed("gpqa", {"answer": "C", "choices": choices}, "The answer is 1.6 eV.").correct
+
+
+# ---------------------------------------------------------------- records, names and missing completions
+
+def test_missing_field_messages_name_the_benchmark_and_the_fields():
+    with pytest.raises(ValueError, match=r"^math500 record has no field 'answer' \(fields: none\)$"):
+        grade("math500", {}, "\\boxed{1}")
+    require("if_verifiable")
+    with pytest.raises(ValueError, match=r"^ifeval record has no field 'prompt' or 'problem' \(fields: "):
+        grade("ifeval", {"instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}, "x")
+    with pytest.raises(ValueError, match=r"^ifeval record has no field 'instruction_id_list' \(fields: prompt\)$"):
+        grade("ifeval", {"prompt": "p"}, "x")
+    with pytest.raises(ValueError, match=r"'instruction_id_list' must be a non-empty list of ids, got \[1\]"):
+        grade("ifeval", {"prompt": "p", "instruction_id_list": [1], "kwargs": [{}]}, "x")
+
+
+def _ifeval(ids):
+    return {"problem_id": "k", "problem": "p", "answer": "", "instruction_id_list": ids, "kwargs": [{}] * len(ids)}
+
+
+def test_ifeval_missing_completion_is_an_empty_answer():
+    require("if_verifiable")
+    record = _ifeval(["punctuation:no_comma"])
+    assert grade_detailed("ifeval", record, None) == grade_detailed("ifeval", record, "")
+    assert grade_detailed("ifeval", record, None).status == "no_answer"  # not the text "None", which has no comma
+
+
+def test_ifeval_an_instruction_the_package_skipped_is_never_a_pass(monkeypatch):
+    require("if_verifiable")
+    import if_verifiable.common
+
+    real = if_verifiable.common.evaluate_instructions
+
+    def skips_the_second(*, instruction_id_list, kwargs_list, **kwargs):
+        return real(instruction_id_list=instruction_id_list[:1], kwargs_list=kwargs_list[:1], **kwargs)
+
+    monkeypatch.setattr(if_verifiable.common, "evaluate_instructions", skips_the_second)
+    score = grade_detailed("ifeval", _ifeval(["punctuation:no_comma", "change_case:english_lowercase"]), "clean")
+    assert (score.correct, score.status) == (False, "error")
+
+
+# ---------------------------------------------------------------- SynLogic checkouts (fake, real layout)
+
+def _checkout(root, verify_body, data_extra="", on_import=""):
+    files = {
+        "base/__init__.py": "",
+        "base/data.py": f"""
+            class Data:
+                def __init__(self, question, answer, metadata=None, **kwargs):
+                    self.question, self.answer, self.metadata = question, answer, metadata
+                    {data_extra or "pass"}
+
+                @classmethod
+                def from_json_dict(cls, json_dict):
+                    return cls(**json_dict)
+        """,
+        "games/tasks/parity/scripts/parity_verifier.py": f"""
+            class ParityVerifier:
+                def verify(self, data, test_solution):
+                    {verify_body}
+        """,
+        "task2verifier.py": f"""
+            import sys
+            {on_import or "pass"}
+            from games.tasks.parity.scripts.parity_verifier import ParityVerifier
+
+            verifier_classes = {{"parity": ParityVerifier}}
+        """,
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text).lstrip())
+    return root
+
+
+GAME = {"question": "q", "answer": "even", "metadata": {}}
+
+
+@pytest.fixture
+def fresh_imports(monkeypatch):
+    """sys.path and the checkouts' top-level modules as they were before the test."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    tops = ("task2verifier", "base", "games", "corpus")
+    before = {name: module for name, module in sys.modules.items() if name.split(".")[0] in tops}
+    yield
+    for name in [name for name in sys.modules if name.split(".")[0] in tops]:
+        del sys.modules[name]
+    sys.modules.update(before)
+
+
+def test_synlogic_second_checkout_replaces_the_first_ones_modules(tmp_path, fresh_imports, capsys):
+    one = _checkout(tmp_path / "one", "return False")
+    two = _checkout(tmp_path / "two", "return getattr(data, 'origin', None) == 'two'",
+                    data_extra="self.origin = 'two'", on_import="sys.stdout.write('loaded two\\n')")
+    assert not SynLogicVerifiers(one).score("parity", GAME, "x").correct
+    sys.modules["corpus"] = types.ModuleType("corpus")  # a module of that name with no __file__ at all
+    verifiers = SynLogicVerifiers(two)  # its task2verifier, base.data and games, not the first checkout's
+    assert verifiers.score("parity", GAME, "x").correct
+    assert "corpus" not in sys.modules
+    assert capsys.readouterr().out == ""  # what the checkout writes on import is swallowed
+    again = SynLogicVerifiers(two)  # the same checkout twice in one process (already on sys.path)
+    assert again.score("parity", GAME, "x").correct
+    assert sys.path.count(str(two.resolve())) == 1
+
+
+def test_benchmark_grader_reads_the_checkout_from_the_environment(tmp_path, fresh_imports, monkeypatch):
+    repo = _checkout(tmp_path / "env", "return data.answer == 'even'")
+    monkeypatch.setenv("SYNLOGIC_REPO", str(repo))
+    grader = BenchmarkGrader("synlogic")
+    assert grader.score_record({"task": "parity", "game_data": GAME}, "x").correct
+
+
+# ---------------------------------------------------------------- math: boxes, limits, statuses
+
+def test_iter_boxed_default_depth_is_twenty():
+    nested = lambda depth: "\\boxed{" + "{" * (depth - 1) + "1" + "}" * (depth - 1) + "}"  # noqa: E731
+    assert [status for *_, status in iter_boxed(nested(20))] == ["ok"]
+    assert [status for *_, status in iter_boxed(nested(21))] == ["too_deep"]
+
+
+def test_unbraced_box_keeps_an_answer_named_x():
+    assert extract_last_boxed("so \\boxed X.") == ("X", "ok")
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    require("math_verify")
+    v = MathVerifier()
+    yield v
+    v.close()
+
+
+def test_statuses_of_empty_reference_unparsable_answer_and_length_bound(verifier):
+    assert verifier.score("\\boxed{1}", "") == rewards.Score(False, "unparsable")
+    assert verifier.score("\\boxed{1}", None).status == "unparsable"
+    assert verifier.score("\\boxed{\\text{}}", "4").status == "unparsable"  # parses to nothing
+    exact = MathVerifier(max_answer_chars=3)
+    assert exact.score("\\boxed{100}", "100").status == "correct"  # exactly the limit is allowed
+    assert exact.score("\\boxed{1000}", "1000").status == "too_long"
+    tiny = MathVerifier(max_completion_chars=1)
+    assert tiny.score(None, "4").status == "no_answer"  # a missing completion is empty, not a long text
+
+
+def test_fallback_last_number_scores_an_unboxed_answer():
+    require("math_verify")
+    v = MathVerifier(fallback_last_number=True)
+    assert v.score("the answer is 7", "7").status == "correct"
+    assert MathVerifier().score("the answer is 7", "7").status == "no_answer"
+
+
+@pytest.mark.parametrize("option, value", [("startup_timeout", 0), ("max_workers", 0),
+                                           ("max_completion_chars", 0), ("max_answer_chars", 0)])
+def test_bad_limits_name_the_parameter_and_range(option, value):
+    low = "(0" if option == "startup_timeout" else "[1"
+    with pytest.raises(ValueError, match=rf"^{option} must be in \{low}, inf\], got 0$"):
+        MathVerifier(**{option: value})
+
+
+def test_reward_refuses_answers_of_another_length():
+    require("math_verify")
+    reward = make_math_reward(verifier=MathVerifier())
+    with pytest.raises(ValueError):
+        reward(["\\boxed{1}", "\\boxed{2}"], answer=["1"])
+
+
+def test_a_crash_inside_math_verify_parse_is_an_error(monkeypatch, verifier):
+    import math_verify.parser
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("parser bug")
+
+    rewards._warm_up()
+    monkeypatch.setattr(math_verify.parser, "extract_target_from_pred", crash)
+    score = verifier.score("\\boxed{17/19}", "17/19")
+    assert (score.correct, score.status) == (False, "error")  # raised to us, not an empty parse ("unparsable")
+
+
+def test_a_hang_inside_a_comparison_meets_our_deadline(monkeypatch):
+    require("math_verify")
+    import math_verify.grader
+
+    def hang(*args, **kwargs):
+        time.sleep(60)
+
+    rewards._warm_up()
+    monkeypatch.setattr(math_verify.grader, "sympy_expr_eq", hang)
+    # math-verify's own timeout (signal.alarm, 5 s) would replace ours and call the hang a failed comparison
+    assert MathVerifier(timeout=1.0).score("\\boxed{23/29}", "23/29").status == "timeout"
+
+
+def test_math_verify_timeout_warnings_stay_quiet(monkeypatch, caplog, verifier):
+    import math_verify.grader
+    import math_verify.parser
+
+    monkeypatch.setattr(math_verify.parser, "TIMEOUT_WARNING_SHOWN", False)
+    monkeypatch.setattr(math_verify.grader, "TIMEOUT_WARNING_SHOWN", False)
+    rewards._quiet_math_verify()
+    with caplog.at_level(logging.WARNING):
+        assert verifier.score("\\boxed{31/37}", "31/37").status == "correct"
+    assert not [r for r in caplog.records if "Timeout is disabled" in r.getMessage()]
+
+
+def test_warm_up_runs_once_per_process_before_the_first_check(monkeypatch):
+    require("math_verify")
+    calls = []
+    real = rewards._verify_status
+    monkeypatch.setattr(rewards, "_verify_status", lambda answer, boxed: calls.append((answer, boxed)) or
+                        real(answer, boxed))
+    monkeypatch.setattr(rewards, "_warmed_up", False)
+    v = MathVerifier()
+    assert v.score("\\boxed{3}", "3").correct and v.score("\\boxed{4}", "4").correct
+    assert calls == [("\\frac{1}{2}", "0.5"), ("3", "3"), ("4", "4")]
+
+
+# ---------------------------------------------------------------- the worker's requests, run in this process
+
+def test_worker_requests_in_the_main_thread():
+    require("math_verify")
+    assert rewards._worker_request({"kind": "verify", "answer": "1/2", "boxed": "0.5"}, 5.0) == "correct"
+    assert rewards._worker_request({"kind": "sleep", "seconds": 0}, 5.0) == "correct"
+    assert rewards._worker_request({"kind": "sleep", "seconds": 30}, 0.2) == "timeout"
+    try:
+        assert rewards._worker_request({"kind": "block", "seconds": 0}, 5.0) == "correct"
+        assert signal.SIGALRM in signal.pthread_sigmask(signal.SIG_BLOCK, set())  # it blocked the alarm
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGALRM})
+
+
+# ---------------------------------------------------------------- the worker pool, with stand-in workers
+
+class _Proc:
+    def __init__(self):
+        self.stdin = types.SimpleNamespace(write=lambda data: None, flush=lambda: None)
+
+    def poll(self):
+        return None
+
+
+class _StandIn:
+    """A worker that answers `reply` to every request; the first `fail` constructions raise OSError."""
+    made: list = []
+    fail = 0
+    reply = "correct"
+
+    def __init__(self, timeout):
+        if _StandIn.fail:
+            _StandIn.fail -= 1
+            raise OSError("cannot start")
+        _StandIn.made.append(self)
+        self.ready, self.proc, self.killed = True, _Proc(), False
+
+    def read_line(self, deadline):
+        return _StandIn.reply
+
+    def alive(self):
+        return True
+
+    def kill(self):
+        self.killed = True
+
+
+@pytest.fixture
+def stand_in(monkeypatch):
+    _StandIn.made, _StandIn.fail, _StandIn.reply = [], 0, "correct"
+    monkeypatch.setattr(rewards, "_Worker", _StandIn)
+    return _StandIn
+
+
+def _in_thread(fn):
+    out = {}
+
+    def run():
+        try:
+            out["value"] = fn()
+        except Exception as error:  # noqa: BLE001 - handed to the test
+            out["error"] = error
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, out
+
+
+def test_pool_never_runs_more_than_max_workers(stand_in):
+    pool = rewards._WorkerPool(1.0, 2.0, 3.0, max_workers=1)
+    stand_in.fail = 1
+    failed, start = _in_thread(pool._take)
+    failed.join(timeout=30)
+    assert isinstance(start.get("error"), OSError)  # a worker that could not start does not count
+    first, got = _in_thread(pool._take)
+    first.join(timeout=30)
+    assert got.get("value") is stand_in.made[0]
+    second, waited = _in_thread(pool._take)
+    second.join(timeout=0.5)  # the one worker is busy: the second thread waits for it
+    pool._give_back(got["value"])
+    second.join(timeout=30)
+    assert waited.get("value") is stand_in.made[0] and len(stand_in.made) == 1
+
+
+def test_pool_reply_that_is_no_status_is_an_error(stand_in):
+    stand_in.reply = "garbage"
+    pool = rewards._WorkerPool(1.0, 2.0, 3.0, max_workers=1)
+    assert pool.call({"kind": "verify", "answer": "1", "boxed": "1"}) == "error"
+    assert stand_in.made[0].killed and len(stand_in.made) == 2  # replaced at once
+
+
+# ---------------------------------------------------------------- reading the worker's lines
+
+def _reader():
+    read, write = os.pipe()
+    worker = rewards._Worker.__new__(rewards._Worker)
+    worker.proc, worker._buffer = types.SimpleNamespace(stdout=os.fdopen(read, "rb", buffering=0)), b""
+    return worker, write
+
+
+def test_read_line_joins_chunks_and_keeps_the_next_line():
+    import fcntl
+    import termios
+
+    worker, write = _reader()
+    os.write(write, b"rea")
+
+    def rest_once_drained():  # the second chunk only after the first was read
+        while fcntl.ioctl(worker.proc.stdout.fileno(), termios.FIONREAD, b"\0\0\0\0") != b"\0\0\0\0":
+            threading.Event().wait(0.01)
+        os.write(write, b"dy\none\ntwo\n\xff\xfe\n")
+
+    writer = threading.Thread(target=rest_once_drained, daemon=True)
+    writer.start()
+    assert worker.read_line(time.monotonic() + 30) == "ready"
+    assert worker.read_line(time.monotonic() + 30) == "one"
+    assert worker.read_line(time.monotonic() + 30) == "two"
+    assert worker.read_line(time.monotonic() + 30) == "\ufffd\ufffd"  # bytes that are not UTF-8: replaced
+    writer.join(timeout=30)
+    os.close(write)
+
+
+def test_read_line_at_its_deadline_reads_nothing(monkeypatch):
+    worker, write = _reader()
+    os.write(write, b"late\n")
+    monkeypatch.setattr(rewards, "time", types.SimpleNamespace(monotonic=lambda: 100.0))
+    assert worker.read_line(100.0) is None  # the deadline has come: no more waiting, no more reading
+    os.close(write)
+
+
+def test_a_worker_starts_without_warnings():
+    require("math_verify")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        worker = rewards._Worker(1.0)
+    worker.kill()
