@@ -303,14 +303,13 @@ class _Proc:
 
 
 class _StandIn:
-    """A worker that answers `reply` to every request; the first `fail` constructions raise OSError."""
+    """A worker that answers `reply` to every request; a construction raises OSError where `plan` says True."""
     made: list = []
-    fail = 0
+    plan: list = []
     reply = "correct"
 
     def __init__(self, timeout):
-        if _StandIn.fail:
-            _StandIn.fail -= 1
+        if _StandIn.plan and _StandIn.plan.pop(0):
             raise OSError("cannot start")
         _StandIn.made.append(self)
         self.ready, self.proc, self.killed = True, _Proc(), False
@@ -327,7 +326,7 @@ class _StandIn:
 
 @pytest.fixture
 def stand_in(monkeypatch):
-    _StandIn.made, _StandIn.fail, _StandIn.reply = [], 0, "correct"
+    _StandIn.made, _StandIn.plan, _StandIn.reply = [], [], "correct"
     monkeypatch.setattr(rewards, "_Worker", _StandIn)
     return _StandIn
 
@@ -348,7 +347,7 @@ def _in_thread(fn):
 
 def test_pool_never_runs_more_than_max_workers(stand_in):
     pool = rewards._WorkerPool(1.0, 2.0, 3.0, max_workers=1)
-    stand_in.fail = 1
+    stand_in.plan = [True]
     failed, start = _in_thread(pool._take)
     failed.join(timeout=30)
     assert isinstance(start.get("error"), OSError)  # a worker that could not start does not count
@@ -416,3 +415,100 @@ def test_a_worker_starts_without_warnings():
         warnings.simplefilter("error")
         worker = rewards._Worker(1.0)
     worker.kill()
+
+
+# ---------------------------------------------------------------- sample B's survivors (seed 2)
+
+@pytest.mark.parametrize("completion, choices, letters", [
+    ("Answer:", None, []),  # an answer phrase with nothing after it, on its line or below
+    ("Answer:\n\n", None, []),
+    ("\\boxed{90°}", ["90^\\circ", "45^\\circ", "30^\\circ", "60^\\circ"], ["A"]),  # ^\circ is a degree sign
+    ("\\boxed{90^{\\circ}}", ["90°", "45°", "30°", "60°"], ["A"]),
+    ("Let me see.\nIs it B or maybe D? No.\nOption C is correct.", None, ["C"]),  # only its own line counts
+    ("\nOption C is correct, or maybe B.", None, ["C", "B"]),  # a completion opening with a line break
+    ("The answer is 1.6 eV, or maybe not.", ["1.6 eV", "0.8 eV", "3.2 eV", ""], []),  # a blank option is no value
+])
+def test_gpqa_answers_of_sample_b(completion, choices, letters):
+    assert extract_choice(completion, choices) == letters
+
+
+def test_more_missing_field_messages():
+    with pytest.raises(ValueError, match=r"^gpqa_diamond record has no field 'answer' \(fields: choices\)$"):
+        grade("GPQA-Diamond", {"choices": ["a", "b", "c", "d"]}, "Answer: A")
+    require("if_verifiable")
+    with pytest.raises(ValueError, match=r"'instruction_id_list' must be a non-empty list of ids, got \[\]$"):
+        grade("ifeval", {"prompt": "p", "instruction_id_list": [], "kwargs": []}, "x")
+
+
+def test_synlogic_record_fields_are_named(tmp_path, fresh_imports):
+    repo = str(_checkout(tmp_path / "fields", "return True"))
+    with pytest.raises(ValueError, match=r"^synlogic record has no field 'task' \(fields: none\)$"):
+        grade("synlogic", {}, "x", synlogic_repo=repo)
+    with pytest.raises(ValueError, match=r"^synlogic record has no field 'game_data' \(fields: task\)$"):
+        grade("synlogic", {"task": "parity"}, "x", synlogic_repo=repo)
+
+
+def test_options_reach_the_math_grader():
+    require("math_verify")
+    record = {"answer": "7"}
+    assert grade("math", record, "the answer is 7", fallback_last_number=True)
+    assert not grade("math", record, "the answer is 7")
+    grader = BenchmarkGrader("math", fallback_last_number=True)
+    assert grader.score_record(record, "the answer is 7").correct
+    assert grader.score_record(record, "\\boxed{7}").correct
+
+
+def test_sentence_data_check_finds_punkt_tab_where_nltk_looks(tmp_path, monkeypatch):
+    require("if_verifiable")
+    import nltk
+
+    from fgrpo_sim.llm.evaluation.grading import check_sentence_tokenizer
+
+    (tmp_path / "data" / "tokenizers" / "punkt_tab" / "english").mkdir(parents=True)
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path / "data")])
+    check_sentence_tokenizer()  # installed: no error
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path / "empty")])
+    with pytest.raises(ValueError, match=r"need NLTK's punkt_tab data: python -m nltk\.downloader punkt_tab$"):
+        check_sentence_tokenizer()
+
+
+class _Text:
+    def __str__(self):
+        return "\\boxed{4}"
+
+
+@pytest.mark.parametrize("completion, status", [
+    (_Text(), "correct"),  # any other object is read as its text
+    ([], "no_answer"),  # an empty conversation
+    ([{"role": "assistant"}], "no_answer"),  # a message without content is empty, not the text "None"
+])
+def test_completion_forms(completion, status):
+    require("math_verify")
+    assert MathVerifier(max_completion_chars=20).score(completion, "4").status == status
+
+
+def test_score_reports_the_extracted_answer(verifier):
+    assert verifier.score("so \\boxed{ 5 }", "5") == rewards.Score(True, "correct", "5")
+
+
+def test_worker_loop_says_ready_then_one_status_per_request(monkeypatch):
+    require("math_verify")
+    import io
+    import json
+
+    requests = [{"kind": "sleep", "seconds": 0}, {"kind": "verify", "answer": "2", "boxed": "3"}]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("".join(json.dumps(r) + "\n" for r in requests)))
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    rewards._worker_loop(5.0)
+    assert out.getvalue() == "ready\ncorrect\nwrong\n"
+
+
+def test_pool_serves_on_after_a_replacement_failed_to_start(stand_in):
+    pool = rewards._WorkerPool(1.0, 2.0, 3.0, max_workers=1)
+    stand_in.plan, stand_in.reply = [False, True], "garbage"  # the replacement of the first worker cannot start
+    assert pool.call({"kind": "verify", "answer": "1", "boxed": "1"}) == "error"
+    stand_in.reply = "correct"
+    later, answer = _in_thread(lambda: pool.call({"kind": "verify", "answer": "1", "boxed": "1"}))
+    later.join(timeout=30)  # the pool forgot the worker that never started: a fresh one serves this call
+    assert answer.get("value") == "correct" and len(stand_in.made) == 2
