@@ -205,6 +205,7 @@ def test_statuses_of_empty_reference_unparsable_answer_and_length_bound(verifier
     assert exact.score("\\boxed{1000}", "1000").status == "too_long"
     tiny = MathVerifier(max_completion_chars=1)
     assert tiny.score(None, "4").status == "no_answer"  # a missing completion is empty, not a long text
+    assert tiny.score([{"role": "assistant"}], "4").status == "no_answer"  # ... and so is a message without content
 
 
 def test_fallback_last_number_scores_an_unboxed_answer():
@@ -480,7 +481,7 @@ class _Text:
 @pytest.mark.parametrize("completion, status", [
     (_Text(), "correct"),  # any other object is read as its text
     ([], "no_answer"),  # an empty conversation
-    ([{"role": "assistant"}], "no_answer"),  # a message without content is empty, not the text "None"
+    ([{"role": "assistant", "content": "\\boxed{4}"}], "correct"),  # a conversation: its last message
 ])
 def test_completion_forms(completion, status):
     require("math_verify")
