@@ -130,7 +130,7 @@ def _checkout(root, verify_body, data_extra="", on_import=""):
             {on_import or "pass"}
             from games.tasks.parity.scripts.parity_verifier import ParityVerifier
 
-            verifier_classes = {{"parity": ParityVerifier}}
+            verifier_classes = {{"parity": ParityVerifier, "zeta": ParityVerifier}}
         """,
     }
     for rel, text in files.items():
@@ -513,3 +513,103 @@ def test_pool_serves_on_after_a_replacement_failed_to_start(stand_in):
     later, answer = _in_thread(lambda: pool.call({"kind": "verify", "answer": "1", "boxed": "1"}))
     later.join(timeout=30)  # the pool forgot the worker that never started: a fresh one serves this call
     assert answer.get("value") == "correct" and len(stand_in.made) == 2
+
+
+# ---------------------------------------------------------------- sample C's survivors (seed 3)
+
+ENERGIES = ["5.2 eV", "1.6 eV", "0.8 eV", "6.4 eV"]
+
+
+@pytest.mark.parametrize("completion, choices, letters", [
+    ("\\boxed{B}" + " maybe" + " " * 294 + "C", None, ["B"]),  # the box's line is read for 300 characters
+    ("The answer is (c), (d)", None, ["C", "D"]),  # a bracketed lower-case list, no hedging word
+    ("\\boxed{1.0 \\times 10^{300}}", ["10^{300}", "10^{299}", "10^{298}", "10^{297}"], ["A"]),
+    ("\\boxed{5.20 eV.}", ENERGIES, ["A"]),  # a sentence's full stop after the unit
+    ("Answer: A (photon), probably; not gluon (B).", ["photon", "gluon", "W boson", "graviton"], ["A"]),
+    ("Not option C is correct.", None, []),  # a negated commitment is no answer
+    ("Option C is correct.\nEarlier I was unsure whether B or maybe D fits, but I checked every step.", None, ["C"]),
+    ("The answer is 1.6 eV, or maybe 6.4 eV", ENERGIES, ["B", "D"]),  # a hedge between two options' values
+    ("\\boxed{(1, 2)}", ["\\left(1, 2\\right)", "(2, 1)", "(1, 1)", "(2, 2)"], ["A"]),  # \left \right ignored
+    ("\\boxed{B} at first; then \\boxed{" + "{" * 25 + "C" + "}" * 25 + "}", None, ["B"]),  # too deep: earlier box
+])
+def test_gpqa_answers_of_sample_c(completion, choices, letters):
+    assert extract_choice(completion, choices) == letters
+
+
+def test_messages_list_every_field_and_task(tmp_path, fresh_imports):
+    with pytest.raises(ValueError, match=r"\(fields: question, problem\)$"):
+        grade("math500", {"question": "q", "problem": "p"}, "\\boxed{1}")
+    repo = _checkout(tmp_path / "tasks", "return True")
+    with pytest.raises(ValueError, match=r"task 'nope' has no verifier in .* \(known: parity, zeta, \.\.\.\)$"):
+        SynLogicVerifiers(repo).score("nope", GAME, "x")
+
+
+def test_ifeval_extracted_counts_the_instructions_passed():
+    require("if_verifiable")
+    ids = ["punctuation:no_comma", "change_case:english_lowercase"]
+    assert grade_detailed("ifeval", _ifeval(ids), "all lower, with a comma").extracted == "1/2"
+
+
+def test_benchmark_grader_has_no_fallback_by_default():
+    require("math_verify")
+    assert not BenchmarkGrader("math").score_record({"answer": "7"}, "the answer is 7").correct
+
+
+def test_unclosed_or_trailing_boxes_fall_back_to_an_earlier_one():
+    assert extract_last_boxed("\\boxed{4} and then \\boxed") == ("4", "ok")
+
+
+def test_a_crash_inside_a_comparison_is_an_error(monkeypatch, verifier):
+    import math_verify.grader
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("sympy bug")
+
+    rewards._warm_up()
+    monkeypatch.setattr(math_verify.grader, "sympy_expr_eq", crash)
+    # the two spellings differ as strings, so only the crashing sympy comparison could match them
+    assert verifier.score("\\boxed{\\frac{1}{4}}", "0.25").status == "error"  # not "wrong"
+
+
+def test_too_long_answer_reports_its_first_50_characters():
+    v = MathVerifier(max_answer_chars=60)
+    answer = "1+" * 40 + "1"
+    assert v.score("\\boxed{" + answer + "}", "41") == rewards.Score(False, "too_long", answer[:50])
+
+
+def test_pool_stays_within_max_workers_after_a_failed_replacement(stand_in):
+    pool = rewards._WorkerPool(1.0, 2.0, 3.0, max_workers=1)
+    stand_in.plan, stand_in.reply = [False, True], "garbage"
+    assert pool.call({"kind": "verify", "answer": "1", "boxed": "1"}) == "error"
+    stand_in.reply = "correct"
+    first, got = _in_thread(pool._take)
+    first.join(timeout=30)
+    second, waited = _in_thread(pool._take)
+    second.join(timeout=0.5)  # one worker at most: the second thread waits
+    pool._give_back(got["value"])
+    second.join(timeout=30)
+    assert waited.get("value") is got["value"] and len(stand_in.made) == 2
+
+
+def test_a_closed_pool_starts_new_workers_when_used_again(stand_in):
+    pool = rewards._WorkerPool(1.0, 2.0, 3.0, max_workers=1)
+    assert pool.call({"kind": "verify", "answer": "1", "boxed": "1"}) == "correct"
+    pool.close()
+    assert stand_in.made[0].killed
+    again, answer = _in_thread(lambda: pool.call({"kind": "verify", "answer": "1", "boxed": "1"}))
+    again.join(timeout=30)
+    assert answer.get("value") == "correct" and len(stand_in.made) == 2
+
+
+def test_a_crashing_worker_writes_nothing_to_our_stderr(capfd):
+    require("math_verify")
+    worker = rewards._Worker(1.0)
+    try:
+        assert worker.read_line(time.monotonic() + 120) == "ready"
+        worker.proc.stdin.write(b"not json\n")
+        worker.proc.stdin.flush()
+        assert worker.read_line(time.monotonic() + 60) is None  # it died on the bad line
+        worker.proc.wait(timeout=60)
+    finally:
+        worker.kill()
+    assert capfd.readouterr().err == ""
