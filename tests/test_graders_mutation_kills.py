@@ -308,12 +308,13 @@ class _StandIn:
     made: list = []
     plan: list = []
     reply = "correct"
+    starts = True  # False: it never says "ready" (read_line answers `reply` to the start-up wait too)
 
     def __init__(self, timeout):
         if _StandIn.plan and _StandIn.plan.pop(0):
             raise OSError("cannot start")
         _StandIn.made.append(self)
-        self.ready, self.proc, self.killed = True, _Proc(), False
+        self.ready, self.proc, self.killed = _StandIn.starts, _Proc(), False
 
     def read_line(self, deadline):
         return _StandIn.reply
@@ -327,7 +328,7 @@ class _StandIn:
 
 @pytest.fixture
 def stand_in(monkeypatch):
-    _StandIn.made, _StandIn.plan, _StandIn.reply = [], [], "correct"
+    _StandIn.made, _StandIn.plan, _StandIn.reply, _StandIn.starts = [], [], "correct", True
     monkeypatch.setattr(rewards, "_Worker", _StandIn)
     return _StandIn
 
@@ -469,7 +470,9 @@ def test_sentence_data_check_finds_punkt_tab_where_nltk_looks(tmp_path, monkeypa
     monkeypatch.setattr(nltk.data, "path", [str(tmp_path / "data")])
     check_sentence_tokenizer()  # installed: no error
     monkeypatch.setattr(nltk.data, "path", [str(tmp_path / "empty")])
-    with pytest.raises(ValueError, match=r"need NLTK's punkt_tab data: python -m nltk\.downloader punkt_tab$"):
+    with pytest.raises(ValueError, match=r"^IFEval instructions length_constraints:number_sentences and "
+                       r"change_case:capital_word_frequency need NLTK's punkt_tab data: "
+                       r"python -m nltk\.downloader punkt_tab$"):
         check_sentence_tokenizer()
 
 
@@ -613,3 +616,65 @@ def test_a_crashing_worker_writes_nothing_to_our_stderr(capfd):
     finally:
         worker.kill()
     assert capfd.readouterr().err == ""
+
+
+# ---------------------------------------------------------------- sample D's survivors (seed 4)
+
+@pytest.mark.parametrize("completion, choices, letters", [
+    ("\\boxed{B}, that is \\boxed{42}", None, ["B"]),  # a later box that is no answer
+    ("Answer: B, or maybe (A) photon", None, ["B", "A"]),  # a bracketed A is the option, not the article
+    ("Answer: B, or maybe [A] photon", None, ["B", "A"]),
+    ("The answer is 1.6 eV, or maybe Compound D.", ["1.6 eV", "Compound D", "0.8 eV", "6.4 eV"], ["A", "B"]),
+    ("The answer is X-ray.", ["gamma ray", "X-ray", "UV light", "radio wave"], ["B"]),
+    ("\\boxed{9.9 eV}", ["3.2 eV", "0.8 eV", "1.6 eV", "6.4 eV", "9.9 eV"], []),  # a fifth choice is no option
+    ("\\boxed C and \\boxed{D}", None, ["C", "D"]),  # an unbraced box joined to a later one: a hedge
+])
+def test_gpqa_answers_of_sample_d(completion, choices, letters):
+    assert extract_choice(completion, choices) == letters
+
+
+def test_ifeval_without_sentence_data_is_not_correct(monkeypatch):
+    require("if_verifiable")
+    import nltk
+
+    def missing(*args, **kwargs):
+        raise LookupError("no punkt_tab")
+
+    monkeypatch.setattr(nltk.data, "load", missing)
+    record = {"problem_id": "k", "problem": "p", "answer": "", "instruction_id_list":
+              ["length_constraints:number_sentences"], "kwargs": [{"num_sentences": 1, "relation": "at least"}]}
+    assert grade_detailed("ifeval", record, "One sentence.") == rewards.Score(False, "error", None)
+
+
+def test_synlogic_grader_checks_its_checkout_up_front_and_names_correct(tmp_path, fresh_imports, monkeypatch):
+    monkeypatch.delenv("SYNLOGIC_REPO", raising=False)
+    with pytest.raises(ValueError, match="git clone https://github.com/MiniMax-AI/SynLogic"):
+        BenchmarkGrader("synlogic")  # before any model is loaded
+    repo = _checkout(tmp_path / "named", "return True")
+    grader = BenchmarkGrader("synlogic", synlogic_repo=str(repo))
+    assert grader.score_record({"task": "parity", "game_data": GAME}, "x") == rewards.Score(True, "correct", None)
+
+
+def test_chained_strict_inequality_is_an_open_interval(verifier):
+    assert verifier.score("\\boxed{0 < x < 1}", "(0,1)").status == "correct"
+    assert verifier.score("\\boxed{0 < x < 1}", "(0,1]").status == "wrong"
+
+
+def test_extract_last_boxed_default_depth_is_twenty():
+    nested = "\\boxed{" + "{" * 20 + "1" + "}" * 20 + "}"  # 21 levels with the box's own
+    assert extract_last_boxed(nested) == (None, "too_deep")
+
+
+def test_reward_counts_on_the_verifier_it_was_given():
+    require("math_verify")
+    mine = MathVerifier()
+    reward = make_math_reward(verifier=mine)
+    assert reward(["\\boxed{1}", "no box"], answer=["1", "1"]) == [1.0, 0.0]
+    assert reward.verifier is mine and mine.stats["total"] == 2
+
+
+def test_pool_worker_that_never_says_ready_is_an_error(stand_in):
+    stand_in.starts, stand_in.reply = False, None
+    pool = rewards._WorkerPool(1.0, 2.0, 3.0, max_workers=1)
+    assert pool.call({"kind": "verify", "answer": "1", "boxed": "1"}) == "error"
+    assert stand_in.made[0].killed
