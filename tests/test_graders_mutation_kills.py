@@ -621,7 +621,7 @@ def test_a_crashing_worker_writes_nothing_to_our_stderr(capfd):
 # ---------------------------------------------------------------- sample D's survivors (seed 4)
 
 @pytest.mark.parametrize("completion, choices, letters", [
-    ("\\boxed{B}, that is \\boxed{42}", None, ["B"]),  # a later box that is no answer
+    ("\\boxed{42}, that is \\boxed{B}", None, ["B"]),  # after a box that is no answer
     ("Answer: B, or maybe (A) photon", None, ["B", "A"]),  # a bracketed A is the option, not the article
     ("Answer: B, or maybe [A] photon", None, ["B", "A"]),
     ("The answer is 1.6 eV, or maybe Compound D.", ["1.6 eV", "Compound D", "0.8 eV", "6.4 eV"], ["A", "B"]),
