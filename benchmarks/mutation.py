@@ -63,7 +63,8 @@ MODULES = {
              "tests/test_sim_counts_beyond_2_24.py", "tests/test_population.py", "tests/test_parametrisation.py",
              "tests/test_group_size_study.py", "tests/test_group_size_report.py"]),
     "graders": (["fgrpo_sim/llm/evaluation/grading.py", "fgrpo_sim/llm/rewards.py"],
-                ["tests/test_llm_grading.py", "tests/test_llm_rewards.py"]),
+                ["tests/test_llm_grading.py", "tests/test_llm_rewards.py", "tests/test_llm_ifeval_eval.py",
+                 "tests/test_graders_mutation_kills.py"]),
 }
 MODES = ("unit", "check")
 
