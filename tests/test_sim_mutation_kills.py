@@ -1,0 +1,250 @@
+"""Tests written for the mutants of fgrpo_sim/sim/ that no test caught (issue 44, benchmarks/mutation.py, sampled:
+benchmarks/RESULTS.md "Mutation testing", sim/). Each asserts behaviour a user relies on: a value computed by hand,
+a message naming its parameter, the setting a claims script reproduces. Tiny hand-made data throughout."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pandas as pd
+import pytest
+
+
+# --- categorical/study.py: the claims table docs/categorical.md prints ----------------------------------------------
+
+def _final(setting: str, m0: tuple, m1: tuple, q: tuple) -> list[dict]:
+    rows = []
+    for n, a, b, qq in zip((2, 64, 1024, 131072), m0, m1, q):
+        rows += [dict(setting=setting, group_size=n, gamma=0.0, m_ret=a, q_pos=qq, q_pos_start=0.63),
+                 dict(setting=setting, group_size=n, gamma=1.0, m_ret=b, q_pos=qq, q_pos_start=0.63)]
+    return rows
+
+
+def test_claims_markdown_rows_by_hand():
+    from fgrpo_sim.sim.categorical.study import claims_from_final, format_claims_markdown
+
+    # "good": all three claims (dip 0.9 - 0.1 = 0.8; zone = N 64 and 1024, gain (0.3 + 0.1) / 2 = 0.2)
+    # "flat": Q_pos never rises, gamma 1 keeps less, no dip: no claim
+    final = pd.DataFrame(_final("flat", (0.95, 0.94, 0.93, 0.92), (0.9, 0.9, 0.9, 0.9), (0.63, 0.63, 0.63, 0.63))
+                         + _final("good", (0.9, 0.1, 0.2, 0.97), (0.95, 0.4, 0.3, 1.0), (0.7, 0.9, 0.9, 0.8)))
+    claims = claims_from_final(final)
+    assert list(claims["setting"]) == ["good", "flat"]  # best first
+    assert list(claims["zone_size"]) == [2, 0]
+    lines = format_claims_markdown(claims).splitlines()
+    assert len(lines) == 4 and lines[2].startswith("| good | yes | yes | yes | +0.0700 | 0.80 | 0.97 | +0.1700 | 2 | 0.20 |")
+    assert lines[3] == "| flat | no | no | no | +0.0000 | -0.01 | 0.92 | +0.0000 | 0 | n/a |"
+
+
+# --- group_size_resume.py: why a kept chunk is refused ----------------------------------------------------------------
+
+def _chunk_rows(steps_by_row: dict) -> pd.DataFrame:
+    from fgrpo_sim.sim.group_size_resume import SETTINGS
+
+    rows = []
+    for seed, recorded in steps_by_row.items():
+        for step in recorded:
+            rows.append({**{name: 0 for name in SETTINGS}, "seed": seed, "steps": 10, "step": step})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("recorded, word", [((5, 10), "first"), ((0, 5), "last")])
+def test_a_kept_chunk_missing_an_end_evaluation_names_which(recorded, word):
+    from fgrpo_sim.sim.group_size_resume import _whole_grid_problem
+
+    assert _whole_grid_problem(_chunk_rows({0: recorded})) == f"lacks the {word} evaluation of a row trained 10 steps"
+    assert _whole_grid_problem(_chunk_rows({0: (0, 5, 10)})) is None
+
+
+# --- executor.py: Ray placement and messages (a stand-in `ray` module: the answers depend only on its resources) ----
+
+@pytest.fixture
+def fake_ray(monkeypatch):
+    ray = types.ModuleType("ray")
+    ray.resources = {"CPU": 2.0, "memory": 1.5e9, "object_store_memory": 5e8, "node:10.0.0.1": 1.0}
+    ray.cluster_resources = lambda: dict(ray.resources)
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    return ray
+
+
+def test_auto_device_on_a_cluster_without_gpus_runs_on_the_cpu(fake_ray):
+    from fgrpo_sim.sim.executor import placement
+
+    assert placement("auto") == ("cpu", 0.0)
+    assert placement("cpu") == ("cpu", 0.0)
+    fake_ray.resources["GPU"] = 2.0
+    assert placement("auto") == ("cuda", 1.0)
+
+
+def test_cuda_on_a_cluster_without_gpus_lists_its_resources(fake_ray):
+    from fgrpo_sim.sim.executor import placement
+
+    with pytest.raises(ValueError) as info:
+        placement("cuda")
+    assert "(resources: CPU 2, memory 1.5e+09)" in str(info.value)
+
+
+@pytest.mark.parametrize("executor, env, name", [(dict(address="nohost"), None, "--ray-address"),
+                                                 ({}, "nohost", "RAY_ADDRESS")])
+def test_a_malformed_cluster_address_names_where_it_came_from(monkeypatch, executor, env, name):
+    pytest.importorskip("ray")  # connect() requires the cluster extra first
+    from fgrpo_sim.sim.executor import Executor, connect
+
+    if env is None:
+        monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    else:
+        monkeypatch.setenv("RAY_ADDRESS", env)
+    with pytest.raises(ValueError, match=f"^{name} must be HOST:PORT, ray://HOST:PORT or auto, got 'nohost'$"):
+        connect(Executor(kind="ray", **executor))
+
+
+# --- population_claims.py: the claims scripts reproduce the settings docs/population.md states -----------------------
+
+class _Captured(Exception):
+    """Raised by a stand-in sweep once it has the population and variants a claims script would train."""
+
+
+@pytest.fixture
+def sweeps(monkeypatch):
+    """Stand-ins for both population builders and sweeps: record what a claims script asks for, train nothing."""
+    import fgrpo_sim.sim.population as population
+    import fgrpo_sim.sim.population_shared as shared
+
+    seen = {}
+    monkeypatch.setattr(population, "make_population", lambda spec: ("per-prompt", spec))
+    monkeypatch.setattr(shared, "make_shared_population", lambda spec: ("shared", spec))
+
+    def sweep(pop, specs, device="auto"):
+        seen.update(pop=pop[1], specs=list(specs), device=device)
+        seen.setdefault("pops", []).append(pop[1])
+        if "frame" not in seen:
+            raise _Captured
+        return seen["frame"]
+
+    monkeypatch.setattr(population, "run_sweep", sweep)
+    monkeypatch.setattr(shared, "run_shared_sweep", sweep)
+    return seen
+
+
+def _trained(specs) -> set:
+    return {(s.group_size, s.gamma, s.variant) for s in specs}
+
+
+def test_claims_scripts_train_the_documented_settings(sweeps):
+    from fgrpo_sim.sim import population_claims as claims
+
+    with pytest.raises(_Captured):
+        claims.per_prompt_claims(runs=3)
+    pop, specs = sweeps["pop"], sweeps["specs"]
+    assert (pop.num_prompts, pop.beta_a, pop.beta_b, pop.rho, pop.seed) == (256, 1.0, 1.0, 0.1, 0)
+    assert {(s.steps, s.runs, s.prompt_batch, s.eval_every, s.seed) for s in specs} == {(300, 3, 32, 20, 0)}
+    assert _trained(specs) == {(8, 0.0, ""), (8, 1.0, ""), (8, 0.0, "GRPO low-LR (x m_1)")}
+    assert sweeps["device"] == "cpu"
+
+    with pytest.raises(_Captured):
+        claims.shared_claims(runs=2)
+    pop, specs = sweeps["pop"], sweeps["specs"]
+    assert (pop.num_prompts, pop.heldout_prompts, pop.seed) == (256, 256, 0)
+    assert {(s.steps, s.runs, s.prompt_batch, s.eval_every, s.seed) for s in specs} == {(300, 2, 32, 10, 0)}
+    assert {s.lr for s in specs if not s.variant} == {0.01}
+    assert {(n, g) for n, g, v in _trained(specs) if not v} == {(8, 0.0), (8, 0.5), (8, 1.0)}
+
+    with pytest.raises(_Captured):
+        claims.group_size_claims(runs=2)
+    specs = sweeps["specs"]
+    assert {(s.steps, s.runs, s.prompt_batch, s.eval_every, s.lr, s.seed) for s in specs} == {(300, 2, 32, 10, 0.01, 0)}
+    assert _trained(specs) == {(n, g, "") for n in (2, 4, 8, 16, 32) for g in (0.0, 1.0)}  # no low-LR control
+
+    with pytest.raises(_Captured):
+        claims.frontier_claims(runs=2)
+    pop, specs = sweeps["pop"], sweeps["specs"]
+    assert (pop.num_prompts, pop.beta_a, pop.beta_b, pop.seed) == (256, 0.5, 1.0, 0)
+    assert {(s.steps, s.runs, s.prompt_batch, s.eval_every, s.seed) for s in specs} == {(150, 2, 32, 150, 0)}
+
+
+SHARED = ("GRPO", "F-GRPO gamma=0.5", "F-GRPO gamma=1", "GRPO low-LR (x m_0.5)", "GRPO low-LR (x m_1)")
+PER_PROMPT = ("GRPO", "F-GRPO gamma=1", "GRPO low-LR (x m_1)")
+
+
+def _sweep_frame(variants, ns=(8,), runs=2, splits=("heldout", "train")) -> pd.DataFrame:
+    """Two evaluations (steps 0 and 10) per run, every run alike (so every bootstrap interval is a point):
+    variant i at split offset d (0 held-out, 0.1 train) goes from pass@1 0.2 + d to 0.4 + d + 0.1 i, with
+    pass@256 = pass@1 + 0.3 + 0.01 i and rare mass kept = 1 - pass@1 - 0.05 i; the rare-only bucket holds
+    pass@1 0.05 and pass@256 0.25 (+ 0.01 i at step 10), far from the `all` rows."""
+    rows = []
+    for n in ns:
+        for d, split in zip((0.0, 0.1), splits):
+            for i, variant in enumerate(variants):
+                for run in range(runs):
+                    for step in (0, 10):
+                        p1 = 0.2 + d + (0.2 + 0.1 * i) * step / 10
+                        common = dict(N=n, split=split, variant=variant, run=run, step=step)
+                        rows.append(dict(common, bucket="all", **{"pass@1": p1, "pass@256": p1 + 0.3 + 0.01 * i,
+                                                                   "rare_mass_retained": 1 - p1 - 0.05 * i}))
+                        rows.append(dict(common, bucket="rare-only", **{"pass@1": 0.05, "rare_mass_retained": 0.5,
+                                                                         "pass@256": 0.25 + 0.01 * i * step / 10}))
+    return pd.DataFrame(rows)
+
+
+def test_claims_report_by_hand():
+    from fgrpo_sim.sim.population_claims import report
+
+    per_prompt = _sweep_frame(PER_PROMPT, splits=("heldout",)).drop(columns="split")
+    lines = report(per_prompt, _sweep_frame(SHARED)).splitlines()
+    assert lines[:11] == [
+        "Per-prompt population, N = 8, 2 runs (mean [95% bootstrap interval over runs]):",
+        "  GRPO final rare mass kept: 0.6000 [0.6000, 0.6000]",
+        "  F-GRPO gamma=1 final rare mass kept: 0.4500 [0.4500, 0.4500]",
+        "  GRPO low-LR (x m_1) final rare mass kept: 0.3000 [0.3000, 0.3000]",
+        "  F-GRPO - GRPO final pass@1: 0.1000 [0.1000, 0.1000]",
+        "  F-GRPO - GRPO final pass@256: 0.1100 [0.1100, 0.1100]",
+        " at equal pass@1 = 0.4000 (rare mass kept):",  # the slowest variant's final pass@1
+        "  GRPO: 0.6000 [0.6000, 0.6000]",
+        "  F-GRPO gamma=1: 0.5500 [0.5500, 0.5500]",
+        "  GRPO low-LR (x m_1): 0.5000 [0.5000, 0.5000]",
+        "  F-GRPO - GRPO: -0.0500 [-0.0500, -0.0500]",
+    ]
+    assert lines[11] == "  F-GRPO - low-LR: 0.0500 [0.0500, 0.0500]"
+    assert lines[12:14] == ["Shared-strategy population, N = 8, 2 runs, held-out prompts:",
+                            "  initial pass@1 0.2000, pass@256 0.5200"]
+    assert "  F-GRPO gamma=1 final pass@256: 0.9200 [0.9200, 0.9200]" in lines  # 0.6 + 0.3 + 0.02
+    assert "  F-GRPO gamma=1 - GRPO final pass@256: 0.2200 [0.2200, 0.2200]" in lines
+    assert lines.index(" at equal held-out pass@1 = 0.4000 (held-out pass@256):") > lines.index(
+        "  rare-only prompts: initial pass@256 0.2500; final F-GRPO gamma=0.5 0.2600 [0.2600, 0.2600]; "
+        "F-GRPO gamma=1 0.2700 [0.2700, 0.2700]; GRPO 0.2500 [0.2500, 0.2500]; "
+        "GRPO low-LR (x m_0.5) 0.2800 [0.2800, 0.2800]; GRPO low-LR (x m_1) 0.2900 [0.2900, 0.2900]")
+    assert lines[-4:] == ["  GRPO low-LR (x m_0.5) - GRPO: 0.0300 [0.0300, 0.0300]",  # 0.7 + 0.01 i at pass@1 0.4
+                          "  GRPO low-LR (x m_1) - GRPO: 0.0400 [0.0400, 0.0400]",
+                          "  F-GRPO gamma=0.5 - GRPO low-LR (x m_0.5): -0.0200 [-0.0200, -0.0200]",
+                          "  F-GRPO gamma=1 - GRPO low-LR (x m_1): -0.0200 [-0.0200, -0.0200]"]
+
+
+def test_settings_table_rows_by_hand(sweeps):
+    from fgrpo_sim.sim.population_claims import SHARED_SETTINGS, settings_table
+
+    sweeps["frame"] = _sweep_frame(SHARED)
+    lines = settings_table(runs=2).splitlines()
+    assert len(lines) == 2 * len(SHARED_SETTINGS)
+    # held-out: start 0.2 / 0.5 + 0.02 (mean over the variants); finals 0.4 + 0.1 i / 0.7 + 0.11 i; level 0.4;
+    # pass@256 there 0.7 + 0.01 i. Train: every pass@1 and pass@256 0.1 higher.
+    assert lines[0] == ("| (none: A) | heldout | 0.200 / 0.520 | 0.400 / 0.700 | 0.500 / 0.810 | 0.600 / 0.920 | "
+                        "0.700 / 1.030 | 0.800 / 1.140 | 0.400 | 0.7000 [0.7000, 0.7000] | 0.7100 [0.7100, 0.7100] | "
+                        "0.7200 [0.7200, 0.7200] | 0.7300 [0.7300, 0.7300] | 0.7400 [0.7400, 0.7400] |")
+    assert lines[1].startswith("| (none: A) | train | 0.300 / 0.620 | 0.500 / 0.800 | ")
+    assert lines[1].endswith("| 0.500 | 0.8000 [0.8000, 0.8000] | 0.8100 [0.8100, 0.8100] | 0.8200 [0.8200, 0.8200] | "
+                             "0.8300 [0.8300, 0.8300] | 0.8400 [0.8400, 0.8400] |")
+    assert lines[6].startswith("| `--offset-scale 2` | heldout |")
+    pops = sweeps["pops"]
+    assert [(p.num_prompts, p.heldout_prompts, p.seed) for p in pops] == [(256, 256, 0)] * 9
+    assert pops[3].offset_scale == 2.0 and pops[6].trainable_offsets and not pops[0].trainable_offsets
+
+
+def test_frontier_claims_rare_mass_difference_by_hand(sweeps):
+    from fgrpo_sim.sim.population_claims import frontier_claims
+
+    sweeps["frame"] = _sweep_frame(SHARED, ns=(2, 4), splits=("x",))
+    lines = frontier_claims(runs=2).splitlines()
+    # rare mass kept at the end: 1 - (0.4 + 0.1 i) - 0.05 i = 0.6 - 0.15 i; gamma 1 is i = 2, its control i = 4
+    assert "  N=2 F-GRPO gamma=1 - low-LR (x m_1), rare kept: 0.3000 [0.3000, 0.3000]" in lines
+    assert "  N=4 F-GRPO gamma=1: pass@1 0.6000 [0.6000, 0.6000], pass@256 0.9200 [0.9200, 0.9200], " \
+           "rare kept 0.3000 [0.3000, 0.3000]" in lines
