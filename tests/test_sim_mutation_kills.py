@@ -248,3 +248,196 @@ def test_frontier_claims_rare_mass_difference_by_hand(sweeps):
     assert "  N=2 F-GRPO gamma=1 - low-LR (x m_1), rare kept: 0.3000 [0.3000, 0.3000]" in lines
     assert "  N=4 F-GRPO gamma=1: pass@1 0.6000 [0.6000, 0.6000], pass@256 0.9200 [0.9200, 0.9200], " \
            "rare kept 0.3000 [0.3000, 0.3000]" in lines
+
+
+def test_equal_pass1_by_run_mean_and_standard_error_by_hand():
+    from fgrpo_sim.sim.population_shared import equal_pass1_by_run
+
+    frame = _sweep_frame(SHARED, runs=2)
+    frame.loc[frame["bucket"] == "all", "pass@256"] += 0.02 * frame["run"]  # run r: pass@256 0.02 r higher
+    level, table = equal_pass1_by_run(frame)
+    assert level == pytest.approx(0.4)
+    row = table.set_index("variant").loc["F-GRPO gamma=1"]
+    # runs 0.72 and 0.74: mean 0.73, sd 0.02 / sqrt(2), se = sd / sqrt(2) = 0.01
+    assert row["mean"] == pytest.approx(0.73) and row["se"] == pytest.approx(0.01) and row["runs"] == 2
+
+
+# --- categorical/claims.py: `python -m fgrpo_sim.sim.categorical.claims` --------------------------------------------
+
+def _claims_table(m_ret_n2: float) -> pd.DataFrame:
+    """Two seeds alike, N 2, 8, 32, gammas 0 and 1, steps 0 and 10: gamma 0 ends at M_ret (m_ret_n2, 0.3, 0.9)."""
+    rows = []
+    for seed in (0, 1):
+        for gamma in (0.0, 1.0):
+            for n, m in zip((2, 8, 32), (m_ret_n2, 0.3, 0.9)):
+                for step in (0, 10):
+                    rows.append(dict(seed=seed, gamma=gamma, group_size=n, step=step, q_pos=0.5 + 0.01 * step,
+                                     m_ret=1.0 if step == 0 else m + 0.05 * gamma))
+    return pd.DataFrame(rows)
+
+
+def test_claims_verdict_when_an_end_interval_includes_zero():
+    from fgrpo_sim.sim.categorical.claims import claims, report
+
+    shown = report(claims(_claims_table(0.5)))
+    assert "claim 2, M_ret (gamma 0) non-monotonic in N: yes; lowest mean at N = 8; " in shown
+    # N = 2 ends where N = 8 does: the difference is 0, so the claim is not shown
+    flat = report(claims(_claims_table(0.3)))
+    assert "claim 2, M_ret (gamma 0) non-monotonic in N: not shown (an interval includes 0); " in flat
+
+
+def test_claims_command_prints_json_and_documents_it(monkeypatch, capsys, tmp_path):
+    import json
+
+    import fgrpo_sim.sim.categorical.run as run
+    from fgrpo_sim.sim.categorical.claims import main
+
+    monkeypatch.setattr(run, "run_grid", lambda config, out, resume, progress: _claims_table(0.5))
+    assert main(["--json", "--no-progress", "--seeds", "2", "--out", str(tmp_path / "t.parquet")]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["seeds"] == 2 and record["lowest_n"] == 8 and record["start_q_pos"] == pytest.approx(0.5)
+    assert record["ends_minus_lowest"]["32"] == pytest.approx([0.6, 0.6, 0.6])
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0 and "print the claims as one JSON object" in capsys.readouterr().out
+
+
+# --- group_size_record.py / group_size_report.py ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("sizes", [[8, 2], [2, 2, 8]])
+def test_a_saved_report_with_unsorted_or_repeated_group_sizes_is_refused(sizes):
+    from fgrpo_sim.sim.group_size_record import check_report
+
+    with pytest.raises(ValueError, match=r"^here: field 'N' must list group sizes in increasing order, got \["):
+        check_report({"N": sizes}, "here", ())
+    assert check_report({"N": [2, 8.0]}, "here", ())["N"] == [2, 8]
+
+
+def test_one_unit_has_an_estimate_and_no_interval():
+    import math
+
+    from fgrpo_sim.sim.group_size_report import mean_interval
+
+    estimate, low, high = mean_interval([0.25])
+    assert estimate == 0.25 and math.isnan(low) and math.isnan(high)
+
+
+def test_coverage_estimate_default_is_seed_0():
+    from fgrpo_sim.sim.group_size_report import coverage_estimate
+
+    assert coverage_estimate(3, reps=200) == coverage_estimate(3, reps=200, seed=0)
+    assert coverage_estimate(3, reps=200) != coverage_estimate(3, reps=200, seed=1)
+
+
+# --- group_size_study.py ----------------------------------------------------------------------------------------------
+
+def test_equal_steps_trains_every_n_the_same_steps_and_equal_rollouts_scales_them():
+    from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec, study_rows
+
+    spec = GroupSizeStudySpec(group_sizes=(2, 8, 32), views=("equal-steps", "equal-rollouts"), steps=40,
+                              reference_n=8, populations=2, seeds=1, gammas=(1.0,), rare_masses=(0.02,),
+                              optimizers=("adam",), parametrisations=("orthogonal",), adam_lrs=(0.01,)).validate()
+    rows = study_rows(spec).drop_duplicates(["view", "N"]).set_index(["view", "N"])["steps"]
+    assert rows["equal-steps"].to_dict() == {2: 40, 8: 40, 32: 40}
+    assert rows["equal-rollouts"].to_dict() == {2: 160, 8: 40, 32: 10}
+
+
+def test_study_seed_has_its_upper_bound():
+    from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec
+
+    GroupSizeStudySpec(seed=2**62).validate()
+    with pytest.raises(ValueError, match=r"^seed must be in \[0, 2\^62\], got 4611686018427387905$"):
+        GroupSizeStudySpec(seed=2**62 + 1).validate()
+
+
+def test_a_ray_study_hands_its_executor_on_and_keeps_the_chunks_order(monkeypatch):
+    """A stand-in Ray session and task runner (no Ray): chunks finishing in reverse order come back in order."""
+    from contextlib import contextmanager
+
+    import fgrpo_sim.sim.executor as executor_module
+    from fgrpo_sim.sim.executor import Executor
+    from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec, chunks, run_study
+
+    seen = {}
+
+    @contextmanager
+    def session(executor, device):
+        seen["session"] = (executor, device)
+        yield "cpu", 0.0
+
+    def run_on_ray(fn, chunk_args, on_result, *, executor, gpus=0.0, progress=False, desc="chunks"):
+        seen["run"] = (executor, gpus, [args[1:3] for args in chunk_args])
+        for index in reversed(range(len(chunk_args))):
+            on_result(index, pd.DataFrame({"chunk": [index]}))
+
+    monkeypatch.setattr(executor_module, "ray_session", session)
+    monkeypatch.setattr(executor_module, "run_on_ray", run_on_ray)
+    spec = GroupSizeStudySpec(optimizers=("adam", "sgd"), parametrisations=("orthogonal",))
+    ray = Executor(kind="ray", cpus=2)
+    table = run_study(spec, device="auto", executor=ray)
+    assert seen["session"] == (ray, "auto") and seen["run"][:2] == (ray, 0.0)
+    assert seen["run"][2] == list(chunks(spec)) and len(chunks(spec)) == 2
+    assert list(table["chunk"]) == [0, 1]
+
+
+# --- population.py / population_shared.py -----------------------------------------------------------------------------
+
+def test_rewards_are_made_in_the_training_dtype():
+    import torch
+
+    from fgrpo_sim.sim.population import group_rewards
+
+    actions = torch.tensor([[[0, 1, 1]]])
+    rewards = group_rewards(actions, torch.tensor([True, False]), 0.1, -0.3, dtype=torch.float64)
+    assert rewards.dtype == torch.float64 and rewards.tolist() == [[0.1, -0.3, -0.3]]  # not float32's 0.1
+
+
+def test_one_recorded_step_by_hand():
+    """One run, one prompt, actions (correct, rare correct, wrong) with p = (0.5, 0.2, 0.3), two draws: actions 0
+    and 2; after the step p = (0.5, 0.3, 0.2)."""
+    import math
+
+    import torch
+
+    from fgrpo_sim.sim.population import StepBatch, TrainSpec, _Accumulator, _record_step
+
+    probs = torch.tensor([[[0.5, 0.2, 0.3]]], dtype=torch.float64)
+    logits = torch.tensor([[[0.5, 0.3, 0.2]]], dtype=torch.float64).log()
+    batch = StepBatch(prompts=torch.tensor([[0]]), actions=torch.tensor([[[0, 2]]]))
+    is_correct, is_rare = torch.tensor([True, True, False]), torch.tensor([False, True, False])
+    rewards = torch.tensor([[1.0, 0.0]], dtype=torch.float64)
+    acc = _Accumulator(1, 1, "cpu")
+    _record_step(acc, batch, probs, logits, rewards, TrainSpec(), is_correct, is_rare, torch.tensor([[0]]))
+    mean = {k: float(acc.sums[k][0, 0] / acc.counts[k][0, 0]) for k in acc.sums}
+    expected = {
+        "active_fraction": 1.0,
+        "tail_miss_observed": 1.0,  # active, and the rare action never drawn
+        "tail_miss_predicted": 0.8**2 - 0.5**2 - 0.3**2,  # Lemma 3.1 at N = 2, q_pos 0.7, q_rare 0.2
+        "focal_weight_mean": 1.0, "focal_weight_active_mean": 1.0,  # gamma 0
+        "unsampled_correct_mass": 0.2,  # the rare correct action, not drawn
+        "unsampled_correct_change": 0.1,
+        "correct_mass_change": 0.1,  # 0.8 - 0.7
+        "shrink_while_grow_fraction": 0.0,
+    }
+    assert set(mean) == set(expected)
+    for name, value in expected.items():
+        assert math.isclose(mean[name], value, rel_tol=1e-12, abs_tol=1e-15), name
+
+
+def test_shared_population_correct_probability_range():
+    from fgrpo_sim.sim.population_shared import SharedPopulationSpec
+
+    with pytest.raises(ValueError, match=r"^common_correct_prob must be in \[0, 1\], got -0\.1"):
+        SharedPopulationSpec(common_correct_prob=-0.1).validate()
+
+
+def test_counts_of_more_than_2_31_minus_1_draws_are_refused():
+    import torch
+
+    from fgrpo_sim.sim.categorical.sampling import DrawPlan
+
+    keys = torch.tensor([1, 2])
+    assert DrawPlan([3, 0], keys, 4, "cpu").runs == 2
+    # far above the bound (no plan of that size fits in memory: the check must come first, and does)
+    with pytest.raises(ValueError, match=r"^n_draws must be in \[0, 2147483647\]$"):
+        DrawPlan([3**31 - 2, 0], keys, 4, "cpu")
