@@ -441,3 +441,101 @@ def test_counts_of_more_than_2_31_minus_1_draws_are_refused():
     # far above the bound (no plan of that size fits in memory: the check must come first, and does)
     with pytest.raises(ValueError, match=r"^n_draws must be in \[0, 2147483647\]$"):
         DrawPlan([3**31 - 2, 0], keys, 4, "cpu")
+
+
+# --- input ranges and messages ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call, message", [
+    ("montecarlo.estimate_smoothed_focal_weight(8, 0.5, 1.0, 0.5, trials=1)",
+     r"^trials must be in \[2, 1000000000\], got 1$"),
+    ("montecarlo.sample_counts(torch.tensor([0.5, 0.5], dtype=torch.float64), 0, 2, 0)",
+     r"^n must be in \[1, 2\^31 - 1\], got 0$"),
+    ("parametrisation.logit_map('dense', 4, -1)", r"^seed must be in \[0, 2\^63 - 1\], got -1$"),
+    ("population.TrainSpec(pass_k=(0,)).validate(64)", r"^pass_k must be"),
+    ("population.TrainSpec(reward_wrong=-2e12).validate(64)", r"^reward_wrong must be in \[-1e\+12, 1\), got -2e\+12$"),
+    ("CategoricalConfig(reward_wrong=-1e300)", r"^reward_wrong must be in \[-"),
+])
+def test_bad_input_names_its_parameter_and_range(call, message):
+    import torch  # noqa: F401  (used by the calls)
+
+    from fgrpo_sim.sim import montecarlo, parametrisation, population  # noqa: F401
+    from fgrpo_sim.sim.categorical.config import CategoricalConfig  # noqa: F401
+
+    with pytest.raises(ValueError, match=message):
+        eval(call)
+
+
+def test_native_sampler_refuses_half_precision_weights():
+    import torch
+
+    from fgrpo_sim.sim.categorical.sampling import native_available, sample_counts_native
+
+    if not native_available():
+        pytest.skip("no C compiler: the native sampler is not built")
+    weights = torch.tensor([[0.5, 0.5]], dtype=torch.float16)
+    with pytest.raises(ValueError):
+        sample_counts_native(weights, torch.tensor([4]), torch.tensor([1]), 0)
+
+
+def test_auto_sampler_on_the_cpu_is_native_when_it_compiles():
+    import torch
+
+    from fgrpo_sim.sim.categorical.sampling import native_available, resolve_sampler
+
+    expected = "native" if native_available() else "torch"
+    assert resolve_sampler("auto", torch.device("cpu")) == expected
+    assert resolve_sampler("torch", torch.device("cpu")) == "torch"
+
+
+def test_equal_n_counts_take_int32_keys_as_int64():
+    import torch
+
+    from fgrpo_sim.sim.categorical.sampling import run_keys, sample_counts_equal_n
+
+    weights = torch.tensor([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]], dtype=torch.float64)
+    keys = torch.tensor([12345, 678], dtype=torch.int32)
+    wide = sample_counts_equal_n(weights, 64, keys.to(torch.int64), 3)
+    assert torch.equal(sample_counts_equal_n(weights, 64, keys, 3), wide) and wide.sum().item() == 128
+    assert run_keys([0, 1]).dtype == torch.int64
+
+
+def test_torch_backend_reports_nan_before_its_first_step():
+    import torch
+
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+
+    batch = CategoricalBatch(CategoricalConfig(num_actions=20, num_correct=4, device="cpu", sampler="torch"),
+                             [4, 8], [0.0, 1.0], [0, 1])
+    assert torch.isnan(batch.last_mu_hat).all() and torch.isnan(batch.last_focal).all()
+    batch.step()
+    assert not torch.isnan(batch.last_mu_hat).any()
+
+
+def test_boolean_mask_indexing_counts_as_a_sync_site():
+    import torch
+
+    from fgrpo_sim.sim.step_audit import count_syncs
+
+    x = torch.arange(6.0)
+    with count_syncs() as sites:
+        y = x[x > 2]
+    assert y.tolist() == [3.0, 4.0, 5.0]
+    assert any(site.startswith("aten::index at test_sim_mutation_kills.py:") for site in sites)
+
+
+def test_lemma_h1_checks_are_reproducible():
+    from fgrpo_sim.sim.checks import lemma_h1_checks
+
+    def numbers(checks):
+        return [(c["name"], c["closed_form"], c["estimate"]) for c in checks]
+
+    first = numbers(lemma_h1_checks(True, 0, "cpu"))
+    assert first == numbers(lemma_h1_checks(True, 0, "cpu")) and len(first) == 4
+
+
+def test_exact_path_check_names():
+    from fgrpo_sim.sim.checks_exact import path_checks
+
+    names = [c["name"] for c in path_checks(True, 0, "cpu")]
+    assert "path logprob + adamw wd=0 (Fig 2): simulator = autograd, 3 steps (gap / step size)" in names
+    assert "path distinct + sgd wd=0: simulator = autograd, 3 steps (gap / step size)" in names
