@@ -539,3 +539,154 @@ def test_exact_path_check_names():
     names = [c["name"] for c in path_checks(True, 0, "cpu")]
     assert "path logprob + adamw wd=0 (Fig 2): simulator = autograd, 3 steps (gap / step size)" in names
     assert "path distinct + sgd wd=0: simulator = autograd, 3 steps (gap / step size)" in names
+
+
+# --- a tiny group-size study (three N, two populations, 8 steps): the report, the smoothing record, the metrics ------
+
+@pytest.fixture(scope="module")
+def tiny_studies():
+    """{alpha: run_study frame} at alpha 0 and 0.5; offsets 0, so every prompt starts at the shared prior."""
+    from dataclasses import replace
+
+    from fgrpo_sim.sim.group_size_study import DEFAULT_POPULATION, GroupSizeStudySpec, run_study
+
+    spec = GroupSizeStudySpec(group_sizes=(2, 4, 8), rare_masses=(0.02,), populations=2, seeds=1, steps=8,
+                              eval_every=4, prompt_batch=4, optimizers=("adam",), parametrisations=("orthogonal",),
+                              adam_lrs=(0.01,), population=replace(DEFAULT_POPULATION, num_prompts=16,
+                                                                   heldout_prompts=16, offset_scale=0.0))
+    return {alpha: run_study(replace(spec, focal_smoothing=alpha)) for alpha in (0.0, 0.5)}
+
+
+def test_rare_strategy_mass_starts_at_the_prior_rare_mass(tiny_studies):
+    start = tiny_studies[0.0].query("step == 0")
+    for split in ("train", "heldout"):
+        assert start[f"{split}_rare_strategy_mass"].to_numpy() == pytest.approx(0.02, rel=1e-9)
+
+
+def test_report_curves_carry_their_own_arm_settings(tiny_studies):
+    from fgrpo_sim.sim.group_size_report import setting_reports
+    from fgrpo_sim.theory import lr_multiplier
+
+    report = setting_reports(tiny_studies[0.0])[0]
+    curves = {c["variant"]: (c["gamma"], c["lr"]) for c in report["curves"]}
+    assert curves["GRPO"] == (0.0, 0.01) and curves["F-GRPO gamma=1"] == (1.0, 0.01)
+    assert curves["F-GRPO gamma=0.5"] == (0.5, 0.01)
+    assert curves["GRPO low-LR (x m_1)"][0] == 0.0
+    assert curves["GRPO low-LR (x m_1)"][1] == pytest.approx(0.01 * float(lr_multiplier(1.0)), rel=1e-12)
+    for entry in report["fgrpo_at_lowest"]:  # two units: every paired t interval is finite
+        for key in ("minus_grpo", "minus_control", "equal_pass1_minus_grpo", "equal_pass1_minus_control"):
+            estimate, low, high = entry[key]
+            assert low <= estimate <= high and high - low < 10, (entry["variant"], key)
+
+
+def test_smoothing_record_by_hand(tiny_studies, monkeypatch, tmp_path):
+    import json
+
+    from fgrpo_sim.sim import smoothing_study
+    from fgrpo_sim.sim.group_size_report import METRIC, unit_matrix
+    from fgrpo_sim.sim.group_size_study import final_rows
+
+    monkeypatch.setattr(smoothing_study, "run_study", lambda spec, progress, device: tiny_studies[spec.focal_smoothing])
+    record = tmp_path / "smoothing.jsonl"
+    result = smoothing_study.run(record)
+    assert json.loads(record.read_text()) == json.loads(json.dumps(result))  # the record is the result
+    assert result["alphas"] == [0.0, 0.5] and [r["focal_smoothing"] for r in result["runs"]] == [0.0, 0.5]
+    for run in result["runs"]:
+        assert [a["gamma"] for a in run["fgrpo_arms"]] == [0.5, 1.0]
+        assert all(a["observed_lowest_N"] in (2, 4, 8) for a in run["fgrpo_arms"])
+    diffs = result["smoothed_minus_raw"]
+    assert [(d["focal_smoothing"], d["gamma"], d["N"]) for d in diffs] == [(0.5, 0.5, [2, 4, 8]), (0.5, 1.0, [2, 4, 8])]
+    new = unit_matrix(final_rows(tiny_studies[0.5]), "F-GRPO gamma=1 alpha=0.5", METRIC, "population")[0]
+    old = unit_matrix(final_rows(tiny_studies[0.0]), "F-GRPO gamma=1", METRIC, "population")[0]
+    estimates = [interval[0] for interval in diffs[1]["pass256"]]
+    assert estimates == pytest.approx((new - old).mean(0), abs=6e-6)  # the record rounds to 5 decimals
+
+
+# --- result_table.py ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_an_integer_column_refuses_nan_and_inf(value):
+    from fgrpo_sim.sim.result_table import TableSchema, validate_rows
+
+    schema = TableSchema("test table", integers=("step",))
+    table = pd.DataFrame({"step": [0.0, value]})
+    with pytest.raises(ValueError, match=r"row 2: step = .* is not an integer"):
+        validate_rows(schema, table, "t.parquet", "start afresh")
+    assert validate_rows(schema, pd.DataFrame({"step": [0.0, 4.0]}), "t.parquet", "x")["step"].tolist() == [0, 4]
+
+
+# --- executor.py: run_on_ray with a stand-in Ray (tasks run at once; the last submitted finishes first) --------------
+
+def _stand_in_ray(monkeypatch):
+    ray = types.ModuleType("ray")
+    exceptions = types.ModuleType("ray.exceptions")
+    exceptions.RayTaskError = type("RayTaskError", (Exception,), {})
+    exceptions.WorkerCrashedError = type("WorkerCrashedError", (Exception,), {})
+    ray.exceptions = exceptions
+
+    class Task:
+        def __init__(self, fn):
+            self.fn = fn
+
+        def options(self, **kwargs):
+            ray.options = kwargs
+            return self
+
+        def remote(self, *args):
+            return ("ref", len(ray.results), ray.results.append(self.fn(*args)))
+
+    ray.results, ray.cancelled = [], []
+    ray.remote = Task
+    ray.put = lambda value: value
+    ray.wait = lambda refs, num_returns: ([refs[-1]], refs[:-1])
+    ray.get = lambda ref: ray.results[ref[1]]
+    ray.cancel = lambda ref, force: ray.cancelled.append(ref)
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    monkeypatch.setitem(sys.modules, "ray.exceptions", exceptions)
+    return ray
+
+
+def _square(x):
+    return x * x
+
+
+def test_run_on_ray_hands_every_result_back_with_its_index(monkeypatch):
+    from fgrpo_sim.sim.executor import Executor, run_on_ray
+
+    ray = _stand_in_ray(monkeypatch)
+    got = []
+    run_on_ray(_square, [(2,), (3,), (4,)], lambda i, r: got.append((i, r)), executor=Executor(kind="ray"))
+    assert got == [(2, 16), (1, 9), (0, 4)] and ray.cancelled == []
+    assert ray.options["num_cpus"] == 1 and ray.options["num_gpus"] == 0.0 and ray.options["retry_exceptions"] is False
+
+
+def test_a_failed_cuda_graph_capture_falls_back_to_eager_steps_once(monkeypatch):
+    """torch.cuda's graph API stood in for (no GPU needed): the capture fails, one warning, then eager steps only."""
+    import contextlib
+    import warnings
+
+    import torch
+
+    from fgrpo_sim.sim.categorical.torch_step import CudaGraphStep
+
+    class Inner:
+        steps = 0
+
+        def step(self):
+            self.steps += 1
+
+    @contextlib.contextmanager
+    def failing_graph(graph):
+        raise RuntimeError("capture not allowed")
+        yield
+
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", lambda: object())
+    monkeypatch.setattr(torch.cuda, "graph", failing_graph)
+    step = CudaGraphStep(Inner())
+    step.calls = 1  # past the warm-up call (which needs a CUDA stream)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            step()
+    assert step.inner.steps == 3 and step.eager_only and step.graph is None
+    assert len(caught) == 1 and "CUDA graph capture of the categorical step failed (RuntimeError" in str(caught[0].message)
