@@ -690,3 +690,46 @@ def test_a_failed_cuda_graph_capture_falls_back_to_eager_steps_once(monkeypatch)
             step()
     assert step.inner.steps == 3 and step.eager_only and step.graph is None
     assert len(caught) == 1 and "CUDA graph capture of the categorical step failed (RuntimeError" in str(caught[0].message)
+
+
+def test_montecarlo_trials_bound_is_checked_before_sampling(monkeypatch):
+    from fgrpo_sim.sim import montecarlo
+
+    class Sampled(Exception):
+        pass
+
+    def no_sampling(seed):
+        raise Sampled
+
+    monkeypatch.setattr(montecarlo.np.random, "default_rng", no_sampling)
+    with pytest.raises(Sampled):  # 10^12 trials is allowed: sampling starts
+        montecarlo.estimate_tail_miss(8, 0.5, 0.1, trials=10**12)
+    with pytest.raises(ValueError, match=r"^trials must be in \[1, "):
+        montecarlo.estimate_tail_miss(8, 0.5, 0.1, trials=10**12 + 1)
+
+
+def test_shared_population_later_updates_use_the_rollout_log_probs(monkeypatch):
+    """updates_per_step = 2 (PPO epochs): the second update's ratio is against the rollout policy's log-probs
+    (the first update's own, detached), so clipping can bite; the first passes None (its own log-probs)."""
+    import torch
+
+    import fgrpo_sim.sim.population_shared as shared
+    from fgrpo_sim.sim.population import TrainSpec
+
+    calls = []
+    original = shared.shared_population_loss
+
+    def recording(policy, batch, correct, train, old_logp=None):
+        out = original(policy, batch, correct, train, old_logp)
+        z = policy.logits(batch.prompts)
+        calls.append((old_logp, torch.log_softmax(z, -1).gather(-1, batch.actions).reshape(-1, 1).detach()))
+        return out
+
+    monkeypatch.setattr(shared, "shared_population_loss", recording)
+    pop = shared.make_shared_population(shared.SharedPopulationSpec(num_prompts=8, heldout_prompts=8, seed=0))
+    train = TrainSpec(steps=2, runs=1, prompt_batch=4, group_size=4, eval_every=2, updates_per_step=2, gamma=1.0)
+    shared.simulate_shared_population(pop, train, device="cpu")
+    assert len(calls) == 4 and calls[0][0] is None and calls[2][0] is None
+    for first, second in ((calls[0], calls[1]), (calls[2], calls[3])):
+        assert second[0] is not None and torch.equal(second[0], first[1])  # the rollout's log-probs
+        assert not torch.equal(second[0], second[1])  # ... not the updated policy's
