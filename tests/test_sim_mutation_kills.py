@@ -733,3 +733,29 @@ def test_shared_population_later_updates_use_the_rollout_log_probs(monkeypatch):
     for first, second in ((calls[0], calls[1]), (calls[2], calls[3])):
         assert second[0] is not None and torch.equal(second[0], first[1])  # the rollout's log-probs
         assert not torch.equal(second[0], second[1])  # ... not the updated policy's
+
+
+def test_native_float32_state_sums_its_batch_statistics_in_float64():
+    """A float32 policy's weights are float32, but a batch's sums over 4096 actions are float64 (the float32 sum
+    of these weights is off by about 1e-7 relative)."""
+    import torch
+
+    from fgrpo_sim.sim.categorical.sampling import native_available
+
+    if not native_available():
+        pytest.skip("no C compiler: the native kernels are not built")
+    from fgrpo_sim.sim.categorical.native import NativeState
+
+    k, c = 4096, 2048
+    state = NativeState(torch.zeros(1, k, dtype=torch.float32), c, torch.tensor([k]))
+    weights = torch.rand(1, k, generator=torch.Generator().manual_seed(0), dtype=torch.float32)
+    state.weights.copy_(weights)
+    counts = torch.ones(1, k, dtype=torch.int64)
+    counts[0, 0] = 3
+    stats = state.set_counts(counts)
+    w = weights.to(torch.float64)[0]
+    assert float(weights[0, :c].sum()) != pytest.approx(float(w[:c].sum()), rel=1e-12)  # float32 would not do
+    assert float(stats[0, 3]) == pytest.approx(float(w[:c].sum()), rel=1e-13)  # sampled correct weight
+    assert float(stats[0, 4]) == pytest.approx(float(w[c:].sum()), rel=1e-13)  # sampled wrong weight
+    assert float(stats[0, 5]) == pytest.approx(float(w[:c].sum() + 2 * w[0]), rel=1e-13)  # count-weighted
+    assert stats[0, 2] == c + 2 and stats[0, 7] == k  # X and the distinct actions drawn
