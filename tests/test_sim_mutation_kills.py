@@ -759,3 +759,19 @@ def test_native_float32_state_sums_its_batch_statistics_in_float64():
     assert float(stats[0, 4]) == pytest.approx(float(w[c:].sum()), rel=1e-13)  # sampled wrong weight
     assert float(stats[0, 5]) == pytest.approx(float(w[:c].sum() + 2 * w[0]), rel=1e-13)  # count-weighted
     assert stats[0, 2] == c + 2 and stats[0, 7] == k  # X and the distinct actions drawn
+
+
+def test_resume_names_the_first_damaged_chunk_in_file_order(tiny_studies, tmp_path):
+    """Two kept chunks of settings this run does not plan, both missing their last evaluation: the refusal names
+    the one that comes first in the file (not the first in sorted order)."""
+    from fgrpo_sim.sim.group_size_resume import read_kept_chunks
+    from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec
+
+    table = tiny_studies[0.0]
+    table = table[table["step"] < table["step"].max()]
+    chunk = table["chunk"].iloc[0].split("#")[0]
+    out = tmp_path / "g.parquet"
+    pd.concat([table.assign(chunk=f"{chunk}#zz"), table.assign(chunk=f"{chunk}#aa")]).to_parquet(out)
+    other = GroupSizeStudySpec(optimizers=("sgd",), parametrisations=("axis",))  # plans neither chunk
+    with pytest.raises(ValueError, match=rf"chunk '{chunk}#zz' lacks the last evaluation of a row trained 8 steps"):
+        read_kept_chunks(out, other)
