@@ -520,7 +520,7 @@ def test_boolean_mask_indexing_counts_as_a_sync_site():
     with count_syncs() as sites:
         y = x[x > 2]
     assert y.tolist() == [3.0, 4.0, 5.0]
-    assert any(site.startswith("aten::index at test_sim_mutation_kills.py:") for site in sites)
+    assert any(site.startswith("aten::index at ") for site in sites)  # the caller's file:line follows
 
 
 def test_lemma_h1_checks_are_reproducible():
