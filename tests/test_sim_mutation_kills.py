@@ -775,3 +775,24 @@ def test_resume_names_the_first_damaged_chunk_in_file_order(tiny_studies, tmp_pa
     other = GroupSizeStudySpec(optimizers=("sgd",), parametrisations=("axis",))  # plans neither chunk
     with pytest.raises(ValueError, match=rf"chunk '{chunk}#zz' lacks the last evaluation of a row trained 8 steps"):
         read_kept_chunks(out, other)
+
+
+def test_a_kept_library_whose_record_is_not_ascii_is_built_again(tmp_path, monkeypatch):
+    """A record with a stray non-ASCII byte is a damaged record (its hash cannot match): the library is built
+    again and a sound record written, never an error (compiled.py's trust rule)."""
+    import hashlib
+    import os
+    import shutil
+
+    from fgrpo_sim.sim.categorical import compiled
+
+    if shutil.which(os.environ.get("CC", "cc")) is None:
+        pytest.skip("no C compiler")
+    monkeypatch.setenv("FGRPO_CACHE_DIR", str(tmp_path / "cache"))
+    source = "int which(void) { return 7; }\n"
+    assert compiled.load_library(source).which() == 7  # built and kept
+    library = tmp_path / "cache" / "fgrpo-sim" / f"native-{os.geteuid()}" / f"count_sampler_{compiled.library_key(source)}.so"
+    record = library.with_suffix(".sha256")
+    record.write_bytes(b"\xff" + record.read_bytes()[1:])
+    assert compiled.load_library(source).which() == 7
+    assert record.read_text().strip() == hashlib.sha256(library.read_bytes()).hexdigest()
