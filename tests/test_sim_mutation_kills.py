@@ -32,6 +32,7 @@ def test_claims_markdown_rows_by_hand():
     assert list(claims["setting"]) == ["good", "flat"]  # best first
     assert list(claims["zone_size"]) == [2, 0]
     lines = format_claims_markdown(claims).splitlines()
+    assert lines[0].startswith("| setting | (1) Q_pos rises |") and lines[1].startswith("| --- |")
     assert len(lines) == 4 and lines[2].startswith("| good | yes | yes | yes | +0.0700 | 0.80 | 0.97 | +0.1700 | 2 | 0.20 |")
     assert lines[3] == "| flat | no | no | no | +0.0000 | -0.01 | 0.92 | +0.0000 | 0 | n/a |"
 
@@ -234,6 +235,8 @@ def test_settings_table_rows_by_hand(sweeps):
     assert lines[1].endswith("| 0.500 | 0.8000 [0.8000, 0.8000] | 0.8100 [0.8100, 0.8100] | 0.8200 [0.8200, 0.8200] | "
                              "0.8300 [0.8300, 0.8300] | 0.8400 [0.8400, 0.8400] |")
     assert lines[6].startswith("| `--offset-scale 2` | heldout |")
+    assert {(s.gamma, s.variant) for s in sweeps["specs"]} == {
+        (0.0, ""), (0.5, ""), (1.0, ""), (0.0, "GRPO low-LR (x m_0.5)"), (0.0, "GRPO low-LR (x m_1)")}
     pops = sweeps["pops"]
     assert [(p.num_prompts, p.heldout_prompts, p.seed) for p in pops] == [(256, 256, 0)] * 9
     assert pops[3].offset_scale == 2.0 and pops[6].trainable_offsets and not pops[0].trainable_offsets
@@ -454,11 +457,20 @@ def test_counts_of_more_than_2_31_minus_1_draws_are_refused():
     ("population.TrainSpec(pass_k=(0,)).validate(64)", r"^pass_k must be"),
     ("population.TrainSpec(reward_wrong=-2e12).validate(64)", r"^reward_wrong must be in \[-1e\+12, 1\), got -2e\+12$"),
     ("CategoricalConfig(reward_wrong=-1e300)", r"^reward_wrong must be in \[-"),
+    ("CategoricalConfig(gammas=(101.0,))", r"^gammas must be in \[0, 100\]"),
+    ("population.TrainSpec(runs=0).validate(64)", r"^runs must be in \[1, 100000\], got 0$"),
+    ("population.TrainSpec(eval_every=0).validate(64)", r"^eval_every must be"),
+    ("population.TrainSpec(group_size=1_000_001).validate(64)", r"^group_size must be in \[1, 1000000\]"),
+    ("population.TrainSpec(lr=0.0).validate(64)", r"^lr must be in \(0, "),
+    ("population.PopulationSpec(rho=0.1, rho_max=1.0).validate()", r"^rho_max must be in \(0.1, 1\)"),
+    ("population.PopulationSpec(bucket_edges=(0.1, 0.5, 1.0)).validate()", r"^bucket_edges must increase from 0 to 1"),
+    ("population_shared.SharedPopulationSpec(common_strategies=0).validate()", r"^common_strategies must be in \[1, "),
+    ("population_shared.SharedPopulationSpec(rare_strategies=10_001).validate()", r"^rare_strategies must be in \[1, "),
 ])
 def test_bad_input_names_its_parameter_and_range(call, message):
     import torch  # noqa: F401  (used by the calls)
 
-    from fgrpo_sim.sim import montecarlo, parametrisation, population  # noqa: F401
+    from fgrpo_sim.sim import montecarlo, parametrisation, population, population_shared  # noqa: F401
     from fgrpo_sim.sim.categorical.config import CategoricalConfig  # noqa: F401
 
     with pytest.raises(ValueError, match=message):
@@ -529,6 +541,7 @@ def test_lemma_h1_checks_are_reproducible():
     def numbers(checks):
         return [(c["name"], c["closed_form"], c["estimate"]) for c in checks]
 
+    assert {c["trials"] for c in lemma_h1_checks(True, 0, "cpu")} == {20_000}  # each check records its trials
     first = numbers(lemma_h1_checks(True, 0, "cpu"))
     assert first == numbers(lemma_h1_checks(True, 0, "cpu")) and len(first) == 4
 
@@ -590,6 +603,8 @@ def test_smoothing_record_by_hand(tiny_studies, monkeypatch, tmp_path):
     record = tmp_path / "smoothing.jsonl"
     result = smoothing_study.run(record)
     assert json.loads(record.read_text()) == json.loads(json.dumps(result))  # the record is the result
+    assert result["setting"]["optimizer"] == "adam" and result["setting"]["parametrisation"] == "orthogonal"
+    assert result["setting"]["rare_mass"] == 0.02 and result["setting"]["populations"] == 2
     assert result["alphas"] == [0.0, 0.5] and [r["focal_smoothing"] for r in result["runs"]] == [0.0, 0.5]
     for run in result["runs"]:
         assert [a["gamma"] for a in run["fgrpo_arms"]] == [0.5, 1.0]
@@ -796,3 +811,59 @@ def test_a_kept_library_whose_record_is_not_ascii_is_built_again(tmp_path, monke
     record.write_bytes(b"\xff" + record.read_bytes()[1:])
     assert compiled.load_library(source).which() == 7
     assert record.read_text().strip() == hashlib.sha256(library.read_bytes()).hexdigest()
+
+
+def test_group_size_claims_lines_by_hand(sweeps):
+    from fgrpo_sim.sim.population_claims import group_size_claims
+
+    sweeps["frame"] = _sweep_frame(("GRPO", "F-GRPO gamma=1"), ns=(2, 4))
+    lines = group_size_claims(runs=2).splitlines()
+    # held-out finals: GRPO pass@1 0.4, pass@256 0.7; F-GRPO gamma=1 (i = 1) 0.5 and 0.81
+    assert lines[0] == "Shared population, equal steps, held-out, 2 runs (mean [95% bootstrap interval]):"
+    assert lines[2] == "  N=2 F-GRPO - GRPO pass@256: 0.1100 [0.1100, 0.1100]"
+    assert lines[3].startswith("  N=4: GRPO pass@1 0.4000 [0.4000, 0.4000], pass@256 0.7000 [0.7000, 0.7000]; ")
+
+
+def test_unreachable_cluster_address_says_how_to_start_one(monkeypatch):
+    pytest.importorskip("ray")
+    from fgrpo_sim.sim.executor import Executor, connect
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(ValueError) as info:
+        connect(Executor(kind="ray", address="127.0.0.1:1"))  # port 1: nothing listens, refused at once
+    message = str(info.value)
+    assert message.startswith("--ray-address 127.0.0.1:1: unreachable (")
+    assert message.endswith("); start the head with `ray start --head` and pass the address it prints")
+
+
+def test_run_on_ray_gpu_tasks_take_no_cpu(monkeypatch):
+    from fgrpo_sim.sim.executor import Executor, run_on_ray
+
+    ray = _stand_in_ray(monkeypatch)
+    run_on_ray(_square, [(5,)], lambda i, r: None, executor=Executor(kind="ray"), gpus=1.0)
+    assert ray.options["num_cpus"] == 0 and ray.options["num_gpus"] == 1.0
+
+
+def test_a_saved_report_refuses_a_fractional_count():
+    from fgrpo_sim.sim.group_size_record import check_report
+
+    with pytest.raises(ValueError, match=r"^here: field 'populations'"):
+        check_report({"populations": 2.5}, "here", ())
+    assert check_report({"populations": 2.0}, "here", ())["populations"] == 2
+
+
+def test_result_table_bounds_fractions_and_text_nan():
+    import numpy as np
+
+    from fgrpo_sim.sim.result_table import TableSchema, check_columns, validate_rows
+
+    schema = TableSchema("test table", integers=("step",), metrics=("share",), nan_metrics=("share",),
+                         bounds=(("share", 0.0, 1.0),))
+    ok = validate_rows(schema, pd.DataFrame({"step": ["0", "4"], "share": ["0.5", "nan"]}), "t.csv", "x", lines=[2, 3])
+    assert ok["step"].tolist() == [0, 4] and ok["share"].iloc[0] == 0.5 and np.isnan(ok["share"].iloc[1])
+    for bad, message in ((dict(step=["4.5"], share=["0.5"]), "step = "), (dict(step=["1"], share=["1.5"]), "share"),
+                         (dict(step=np.array([2**63], dtype=np.uint64), share=[0.5]), "step = ")):
+        with pytest.raises(ValueError, match=message):
+            validate_rows(schema, pd.DataFrame(bad), "t.csv", "x", lines=[2])
+    with pytest.raises(ValueError, match=r"^out t.csv exists but is not a test table \(no column 'step'\); x$"):
+        check_columns(schema, ["share"], "t.csv", "x")
