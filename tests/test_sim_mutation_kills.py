@@ -404,13 +404,14 @@ def test_one_recorded_step_by_hand():
 
     from fgrpo_sim.sim.population import StepBatch, TrainSpec, _Accumulator, _record_step
 
-    probs = torch.tensor([[[0.5, 0.2, 0.3]]], dtype=torch.float64)
-    logits = torch.tensor([[[0.5, 0.3, 0.2]]], dtype=torch.float64).log()
-    batch = StepBatch(prompts=torch.tensor([[0]]), actions=torch.tensor([[[0, 2]]]))
+    # two prompts alike in one batch (each group's sums are its own, not the batch's)
+    probs = torch.tensor([[[0.5, 0.2, 0.3]] * 2], dtype=torch.float64)
+    logits = torch.tensor([[[0.5, 0.3, 0.2]] * 2], dtype=torch.float64).log()
+    batch = StepBatch(prompts=torch.tensor([[0, 1]]), actions=torch.tensor([[[0, 2], [0, 2]]]))
     is_correct, is_rare = torch.tensor([True, True, False]), torch.tensor([False, True, False])
-    rewards = torch.tensor([[1.0, 0.0]], dtype=torch.float64)
+    rewards = torch.tensor([[1.0, 0.0], [1.0, 0.0]], dtype=torch.float64)
     acc = _Accumulator(1, 1, "cpu")
-    _record_step(acc, batch, probs, logits, rewards, TrainSpec(), is_correct, is_rare, torch.tensor([[0]]))
+    _record_step(acc, batch, probs, logits, rewards, TrainSpec(), is_correct, is_rare, torch.tensor([[0, 0]]))
     mean = {k: float(acc.sums[k][0, 0] / acc.counts[k][0, 0]) for k in acc.sums}
     expected = {
         "active_fraction": 1.0,
@@ -458,6 +459,7 @@ def test_counts_of_more_than_2_31_minus_1_draws_are_refused():
     ("population.TrainSpec(reward_wrong=-2e12).validate(64)", r"^reward_wrong must be in \[-1e\+12, 1\), got -2e\+12$"),
     ("CategoricalConfig(reward_wrong=-1e300)", r"^reward_wrong must be in \[-"),
     ("CategoricalConfig(gammas=(101.0,))", r"^gammas must be in \[0, 100\]"),
+    ("CategoricalConfig(num_actions=1, num_correct=1)", r"^num_actions must be in \[2, "),
     ("population.TrainSpec(runs=0).validate(64)", r"^runs must be in \[1, 100000\], got 0$"),
     ("population.TrainSpec(eval_every=0).validate(64)", r"^eval_every must be"),
     ("population.TrainSpec(group_size=1_000_001).validate(64)", r"^group_size must be in \[1, 1000000\]"),
@@ -867,3 +869,40 @@ def test_result_table_bounds_fractions_and_text_nan():
             validate_rows(schema, pd.DataFrame(bad), "t.csv", "x", lines=[2])
     with pytest.raises(ValueError, match=r"^out t.csv exists but is not a test table \(no column 'step'\); x$"):
         check_columns(schema, ["share"], "t.csv", "x")
+
+
+def test_categorical_config_smallest_policy_and_seed_ints():
+    import numpy as np
+
+    from fgrpo_sim.sim.categorical.config import CategoricalConfig
+
+    config = CategoricalConfig(num_actions=2, num_correct=1, seeds=(np.int64(3), 4))
+    assert config.num_actions == 2 and config.seeds == (3, 4) and all(type(s) is int for s in config.seeds)
+
+
+def test_mixed_n_counts_fill_the_given_buffer():
+    import torch
+
+    from fgrpo_sim.sim.categorical.sampling import run_keys, sample_counts_torch
+
+    weights = torch.tensor([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]], dtype=torch.float64)
+    out = torch.full((2, 3), -1, dtype=torch.int64)
+    counts = sample_counts_torch(weights, [3, 5], run_keys([0, 1]), 0, out=out)
+    assert torch.equal(out, counts) and out.sum(1).tolist() == [3, 5]
+
+
+def test_smoothed_lr_multiplier_estimate_takes_seed_0():
+    from fgrpo_sim.sim.montecarlo import estimate_smoothed_lr_multiplier
+
+    assert estimate_smoothed_lr_multiplier(8, 1.0, 0.5, trials=1000, seed=0) == estimate_smoothed_lr_multiplier(
+        8, 1.0, 0.5, trials=1000)
+
+
+def test_step_audit_names_its_ops_and_replay_signatures_see_shapes():
+    import torch
+
+    from fgrpo_sim.sim.step_audit import audit, replay_signature
+
+    result = audit(lambda: torch.ones(3) + 1)
+    assert any("add" in name for name in result["op_names"]) and result["syncs"] == 0
+    assert replay_signature(lambda: torch.ones(2) + 1) != replay_signature(lambda: torch.ones(3) + 1)
