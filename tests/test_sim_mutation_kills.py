@@ -906,3 +906,45 @@ def test_step_audit_names_its_ops_and_replay_signatures_see_shapes():
     result = audit(lambda: torch.ones(3) + 1)
     assert any("add" in name for name in result["op_names"]) and result["syncs"] == 0
     assert replay_signature(lambda: torch.ones(2) + 1) != replay_signature(lambda: torch.ones(3) + 1)
+
+
+def test_a_ray_population_sweep_runs_one_task_per_variant_in_order(monkeypatch):
+    """Stand-in Ray session and runner (no Ray): the shared sweep hands its executor on, one task per variant with
+    (population, spec, device), and returns the variants in the order of the specs however they finish."""
+    from contextlib import contextmanager
+
+    import fgrpo_sim.sim.executor as executor_module
+    from fgrpo_sim.sim.executor import Executor
+    from fgrpo_sim.sim.population import TrainSpec
+    from fgrpo_sim.sim.population_shared import run_shared_sweep
+
+    seen = {}
+
+    @contextmanager
+    def session(executor, device):
+        seen["session"] = executor
+        yield "cpu", 0.0
+
+    def run_on_ray(fn, chunk_args, on_result, *, executor, gpus=0.0, progress=False, desc="chunks"):
+        seen["run"] = (fn.__name__, executor, [(args[0], args[1].group_size, args[2]) for args in chunk_args])
+        for index in reversed(range(len(chunk_args))):
+            on_result(index, pd.DataFrame({"N": [chunk_args[index][1].group_size]}))
+
+    monkeypatch.setattr(executor_module, "ray_session", session)
+    monkeypatch.setattr(executor_module, "run_on_ray", run_on_ray)
+    ray = Executor(kind="ray")
+    frame = run_shared_sweep("pop", [TrainSpec(group_size=4), TrainSpec(group_size=8)], device="cpu", executor=ray)
+    assert seen["session"] is ray and seen["run"] == ("simulate_shared_population", ray, [("pop", 4, "cpu"),
+                                                                                          ("pop", 8, "cpu")])
+    assert frame["N"].tolist() == [4, 8]
+
+
+def test_report_flanks_are_the_end_n_minus_the_lowest(tiny_studies):
+    from fgrpo_sim.sim.group_size_report import METRIC, setting_reports, unit_matrix
+    from fgrpo_sim.sim.group_size_study import final_rows
+
+    report = setting_reports(tiny_studies[0.0])[0]
+    values, ns = unit_matrix(final_rows(tiny_studies[0.0]), "GRPO", METRIC, report["unit"])
+    low = list(ns).index(report["observed_lowest_N"])
+    assert report["first_minus_lowest"][0] == pytest.approx((values[:, 0] - values[:, low]).mean(), abs=6e-6)
+    assert report["last_minus_lowest"][0] == pytest.approx((values[:, -1] - values[:, low]).mean(), abs=6e-6)
