@@ -61,7 +61,13 @@ MODULES = {
     "sim": (["fgrpo_sim/sim/*"],
             ["tests/test_sim_categorical.py", "tests/test_sim_streams.py", "tests/test_sim_torch_step.py",
              "tests/test_sim_counts_beyond_2_24.py", "tests/test_population.py", "tests/test_parametrisation.py",
-             "tests/test_group_size_study.py", "tests/test_group_size_report.py"]),
+             "tests/test_group_size_study.py", "tests/test_group_size_report.py",
+             # checks.py, checks_exact.py and montecarlo.py (fgrpo check), the resume sidecars and result_table,
+             # the categorical claims, group_size_resume: no file above calls them
+             "tests/test_check.py", "tests/test_population_resume.py", "tests/test_categorical_claims.py",
+             "tests/test_figure_records.py", "tests/test_sim_categorical_layout.py", "tests/test_blind_spots.py",
+             # compiled.py's trust rule, the categorical study's claims, and the tests written for sim's mutants
+             "tests/test_cache_trust.py", "tests/test_sim_categorical_figures.py", "tests/test_sim_mutation_kills.py"]),
     "graders": (["fgrpo_sim/llm/evaluation/grading.py", "fgrpo_sim/llm/rewards.py"],
                 ["tests/test_llm_grading.py", "tests/test_llm_rewards.py", "tests/test_llm_ifeval_eval.py",
                  "tests/test_graders_mutation_kills.py"]),
