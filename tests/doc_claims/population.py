@@ -460,6 +460,24 @@ def _depth_at_8() -> str:
     return f"The lowest N is 8 in {sum(x['dip']['dip_N'] == 8 for x in grid)} of {len(grid)}"
 
 
+def _depth_properties() -> str:
+    """Which grid values the deep dips and the dips at N = 8 come with (the search's per-property summary)."""
+    summary = _depth_search()["summary"]
+
+    def counts(prop, key):
+        return [(row["value"], row[key], row["settings"]) for row in summary[prop]]
+
+    spread = counts("offset_scale", "deep")
+    lr = counts("lr", "deep")
+    steps = counts("steps", "deep")
+    at8 = counts("offset_scale", "lowest_at_8")
+    return (f"Deep dips come with less spread in per-prompt success (offset scale {spread[0][0]:g}: {spread[0][1]} of "
+            f"{sum(c for _, c, _ in spread)}), a larger lr ({', '.join(str(c) for _, c, _ in lr)} of {lr[0][2]} at lr "
+            f"{lr[0][0]:g} to {lr[-1][0]:g}) and longer training ({steps[-1][1]} at {steps[-1][0]:g} steps, "
+            f"{steps[0][1]} at {steps[0][0]:g}); less spread also puts the lowest N at 8 more often "
+            f"({at8[0][1]} of {at8[0][2]}, against {at8[-1][1]})")
+
+
 DEPTH_SEARCH_V2 = RESULTS / "table2-depth-search-v2.json"
 
 
@@ -540,6 +558,7 @@ CLAIMS = [
     Claim(_depth2_controls_gain, source=f"{DEPTH.name} (predictions[].contrast, pass@256 of the Table 3 controls)"),
     Claim(_depth_search_phrase, source=f"{DEPTH_SEARCH.name} (grid, deep_points) and {DEPTH.name} (fit_targets)"),
     Claim(_depth_at_8, source=f"{DEPTH_SEARCH.name} (grid)"),
+    Claim(_depth_properties, source=f"{DEPTH_SEARCH.name} (summary: deep and lowest_at_8 counts per grid value)"),
     Claim(_smoothing_differences, source=f"{SMOOTHING.name} (smoothed_minus_raw), group_size_report.format_interval"),
     Claim(lambda: f"populations, {_population_runs()} runs", source="population_claims.RUNS"),
     Claim(lambda: "({} min, {} processes)".format(*_recorded_study_times()[:2]),
