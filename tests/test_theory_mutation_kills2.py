@@ -114,3 +114,90 @@ def test_pochhammer_form_leaves_a_gamma_without_a_numeric_partner():
     expr = sp.gamma(x) / sp.gamma(y)  # y - x is not a number: no rising factorial to write
     assert theory.focal.pochhammer_form(expr) == expr
     assert theory.focal.pochhammer_form(sp.gamma(x + 2) / sp.gamma(x)) == 1 / sp.RisingFactorial(x + 2, -2)
+
+
+# ---- categorical policies -------------------------------------------------------------------------------------
+
+
+def test_a_policy_of_one_action_is_a_policy():
+    # the only action is correct and drawn twice: nothing moves (S_R = R_c p = R_c)
+    assert theory.first_order_mass_change([1.0], [True], [2]) == (0.0, 0.0)
+    assert theory.exact_mass_change([1.0], [True], [2]) == (0.0, 0.0)
+
+
+def test_a_policy_summing_within_the_tolerance_is_normalised():
+    near = P * (1 + 5e-7)  # sums to 1 + 5e-7: accepted (tolerance 1e-6) and divided by its sum
+    for f in (theory.first_order_mass_change, theory.exact_mass_change):
+        assert f(near, CORRECT, [1, 0, 2], 1.0, -1.0, 0.5) == pytest.approx(
+            f(P, CORRECT, [1, 0, 2], 1.0, -1.0, 0.5), rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize("call, message", [
+    # the sum named is the row farthest from 1: 1.5 (0.5 away), not 0.9 (farthest from 2)
+    (lambda: theory.exact_mass_change([[0.75, 0.75], [0.45, 0.45]], [True, False], [1, 1]), r"got a sum of 1\.5$"),
+    (lambda: theory.first_order_mass_change(P, [0, 2, 1], [1, 1, 1]),
+     r"^correct must be a boolean mask \(True = correct action\)$"),
+    (lambda: theory.first_order_mass_change(P, [True, False], [1, 1, 1]),
+     r"^correct and counts must have the shape of p \(one entry per action\)$"),
+    (lambda: theory.lr_multiplier(np.inf), r"^gamma must be in \[0, inf\), got inf$"),
+    (lambda: lam.lambdified("nope"),
+     rf"^name must be a registered closed form \({', '.join(sorted(lam.DERIVATIONS))}\), got 'nope'$"),
+    (lambda: theory.peak_group_size(0.5, 0.1, one_minus_mu=0.5), r"^give either mu or one_minus_mu, not both$"),
+    (lambda: theory.tail_miss_probability(4, 0.3, 0.5), r"^tau must be in \[0, mu\], got 0\.5 with mu = 0\.3$"),
+])
+def test_more_refusals_name_the_parameter(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_beta_integral_reads_its_factors_and_names_a_foreign_one():
+    import sympy as sp
+
+    from fgrpo_sim.theory.focal import _beta_integral
+
+    v = sp.Symbol("v", positive=True)
+    k = sp.Symbol("k", positive=True)  # a constant factor (a number would be distributed over 1 - v by sympy)
+    assert _beta_integral(k * v**2 * (1 - v), v) == k * sp.beta(3, 2)
+    with pytest.raises(ValueError, match=r"^integrand factor exp\(v\) is not of Beta form$"):
+        _beta_integral(v * sp.exp(v), v)
+
+
+# ---- float errors and the caller's np.errstate ------------------------------------------------------------------
+
+
+def test_peak_group_size_raises_no_float_error_under_a_callers_raise():
+    quiet = theory.peak_group_size(np.array([1e-6, 0.5]), 1e-7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(all="raise"):  # x^N underflows while searching N* ~ 1e7: a true 0, not an error
+            loud = theory.peak_group_size(np.array([1e-6, 0.5]), 1e-7)
+    assert loud.n_star.tolist() == quiet.n_star.tolist()
+    # N* maximises Pr(B) among its neighbours
+    for i, (mu, n) in enumerate(zip([1e-6, 0.5], loud.n_star)):
+        around = theory.tail_miss_probability(np.array([n - 1, n, n + 1]), mu, 1e-7)
+        assert around[1] >= around[0] and around[1] >= around[2]
+
+
+def test_a_subnormal_mu_is_refused_without_an_overflow_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the doubling search overflows to inf before the refusal
+        with pytest.raises(ValueError, match=r"^mu and tau too small: Pr\(B\) peaks near N = "):
+            theory.peak_group_size(1e-310, 1e-311)  # the root lies beyond float64's range
+
+
+def test_peak_group_size_returns_its_inputs():
+    one = theory.peak_group_size(0.3, 0.01)
+    assert (one.mu, one.tau, one.rho) == (0.3, 0.01, pytest.approx(0.01 / 0.3, rel=1e-15))
+    many = theory.peak_group_size(np.array([0.3, 0.6]), 0.01)
+    assert many.mu.tolist() == [0.3, 0.6] and many.tau.tolist() == [0.01, 0.01]
+
+
+def test_activity_probability_keeps_the_digits_of_one_minus_mu():
+    import mpmath
+
+    comp, n = 1e-12, 1000
+    with mpmath.workdps(60):
+        c = mpmath.mpf(comp)
+        exact = 1 - (1 - c) ** n - c**n
+    got = theory.activity_probability(n, 1.0 - comp, one_minus_mu=comp)
+    assert got == pytest.approx(float(exact), rel=1e-12, abs=0)  # about 1e-9: no absolute slack
