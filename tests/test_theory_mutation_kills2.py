@@ -49,14 +49,9 @@ def test_scalar_inputs_give_python_floats():
 
 
 def _after_docstring(text: str) -> str:
-    """The module text after its docstring (the docstring names the derivation, which a mutation tool renames)."""
+    """The module text after its docstring. (Not compared with the committed files here: a mutation tool rewrites
+    those; tests/test_theory_generated.py compares them.)"""
     return text.split('\n"""\n', 1)[1]
-
-
-@pytest.mark.parametrize("name", sorted(lam.DERIVATIONS))
-def test_regenerated_module_bodies_match_the_committed_files(name):
-    committed = (generate.GENERATED_DIR / f"{name}.py").read_text(encoding="utf-8")
-    assert _after_docstring(generate.module_source(name, lam.DERIVATIONS[name])) == _after_docstring(committed)
 
 
 def test_a_single_function_and_a_one_tuple_are_written_as_such():
