@@ -196,3 +196,21 @@ def test_activity_probability_keeps_the_digits_of_one_minus_mu():
         exact = 1 - (1 - c) ** n - c**n
     got = theory.activity_probability(n, 1.0 - comp, one_minus_mu=comp)
     assert got == pytest.approx(float(exact), rel=1e-12, abs=0)  # about 1e-9: no absolute slack
+
+
+# exact ties: mu and tau dyadic where Pr(B)(3) = Pr(B)(4) exactly (found by solving the tie for 3 and 4 in
+# dyadic rationals); N* is the smaller of the two, as documented. 60-digit arithmetic returned rounding noise for
+# the sign of the difference, and N* = 4 at the first two points; exact rationals now decide.
+@pytest.mark.parametrize("mu, tau", [(16111 / 16384, 7925 / 32768), (8471 / 32768, 7925 / 32768), (23 / 32, 5 / 32)])
+def test_an_exact_tie_goes_to_the_smaller_group_size(mu, tau):
+    from fractions import Fraction
+
+    m, t = Fraction(mu), Fraction(tau)
+
+    def tail(n):
+        return (1 - t) ** n - (m - t) ** n - (1 - m) ** n
+
+    assert tail(3) == tail(4) > max(tail(2), tail(5))
+    peak = theory.peak_group_size(mu, tau)
+    assert peak.n_star == 3 and 3 < peak.n_continuous < 4
+    assert theory.peak_group_size(None, tau, one_minus_mu=1 - mu).n_star == 3  # 1 - mu is exact here

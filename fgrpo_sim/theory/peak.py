@@ -221,7 +221,24 @@ def _step_gains(n, mu, tau, comp, comp_given):
     return sign
 
 
+# up to this n the sign is computed in exact rationals: the float inputs are dyadic rationals, so an exact tie
+# (Pr(B)(n + 1) = Pr(B)(n), e.g. n = 3 at mu = 16111/16384, tau = 7925/32768) gives sign 0 and N* the smaller n,
+# where 60 digits return rounding noise; beyond it the powers grow too long (about 53 n bits) and 60 digits decide
+_EXACT_RATIONAL_MAX_N = 4096
+
+
 def _exact_step_sign(n: int, mu: float, tau: float, comp: float, comp_given: bool) -> int:
+    if n <= _EXACT_RATIONAL_MAX_N:
+        from fractions import Fraction
+
+        t = Fraction(tau)
+        c = Fraction(comp) if comp_given else 1 - Fraction(mu)
+        # in integers over the common power-of-two denominator d (Fraction's gcds would take seconds at n = 4096):
+        # (1 - tau)^n g(n) d^(n + 1) = -T (d - T)^n + (C + T)(d - C - T)^n + (d - C) C^n, T = tau d, C = (1 - mu) d
+        d = max(t.denominator, c.denominator)
+        big_t, big_c = t.numerator * (d // t.denominator), c.numerator * (d // c.denominator)
+        value = -big_t * (d - big_t) ** n + (big_c + big_t) * (d - big_c - big_t) ** n + (d - big_c) * big_c**n
+        return (value > 0) - (value < 0)
     import mpmath
 
     with mpmath.workdps(60):
