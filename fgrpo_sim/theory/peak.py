@@ -11,8 +11,9 @@ Pr(B) is therefore strictly unimodal in real N: the continuous maximiser is the 
 bracketing and bisection, vectorised), and the integer argmax is one of its two neighbouring integers.
 They are told apart by the sign of Pr(B)(n + 1) - Pr(B)(n), computed as a sum of positive terms (never as
 the difference of two nearly equal probabilities, which float64 cannot resolve once N* passes ~1e6); where
-that sign is within its error bound of 0, 60-digit mpmath decides. h is evaluated in the log rates of x and
-y with expm1, so that no two of its terms cancel; near mu = 1, `one_minus_mu` carries the digits of 1 - mu.
+that sign is within its error bound of 0, exact rationals (n <= 4096; 60-digit mpmath beyond) decide. h is
+evaluated in the log rates of x and y with expm1, so that no two of its terms cancel; near mu = 1, `one_minus_mu`
+carries the digits of 1 - mu.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ class PeakGroupSize:
     n_star: the integer group size maximising Pr(B) (smallest one on ties); probability: Pr(B) there;
     n_continuous: the maximiser over real N >= 1 (nan where Pr(B) is identically 0: tau = mu or mu = 1).
     n_star is the true argmax for the given float inputs: neighbouring integers are compared by the sign of
-    their difference, in float64 where its error bound decides it and in 60-digit mpmath where it does not.
+    their difference, in float64 where its error bound decides it and exactly (60-digit mpmath above N = 4096)
+    where it does not.
     """
 
     mu: float | np.ndarray
@@ -206,7 +208,7 @@ def _continuous_peak(mu, tau, comp):
 
 def _step_gains(n, mu, tau, comp, comp_given):
     """sign of Pr(B)(n + 1) - Pr(B)(n) for 1-D arrays: float64 where its error bound leaves no doubt,
-    60-digit mpmath (of the same float inputs) where the two values are too close to call."""
+    exact arithmetic (of the same float inputs; 60-digit mpmath above n = 4096) where they are too close to call."""
     g = _numeric_step_sign_in_log_rates()
     _, log_x, log_y = _log_rates(mu, tau, comp)
     with np.errstate(under="ignore"):
