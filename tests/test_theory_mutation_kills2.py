@@ -214,3 +214,21 @@ def test_an_exact_tie_goes_to_the_smaller_group_size(mu, tau):
     peak = theory.peak_group_size(mu, tau)
     assert peak.n_star == 3 and 3 < peak.n_continuous < 4
     assert theory.peak_group_size(None, tau, one_minus_mu=1 - mu).n_star == 3  # 1 - mu is exact here
+
+
+@pytest.mark.parametrize("mu, tau", [(0.3, 0.1), (0.7, 0.01), (0.05, 0.001), (0.9, 0.3)])
+def test_the_exact_step_sign_is_the_sign_of_the_difference_of_two_tail_misses(mu, tau):
+    from fractions import Fraction
+
+    from fgrpo_sim.theory.peak import _exact_step_sign
+
+    m, t = Fraction(mu), Fraction(tau)
+
+    def tail(n):  # Pr(B)(n) from its definition, in exact rationals
+        return (1 - t) ** n - (m - t) ** n - (1 - m) ** n
+
+    n_star = theory.peak_group_size(mu, tau).n_star
+    for n in sorted({1, 2, max(n_star - 1, 1), n_star, n_star + 1, 3 * n_star}):
+        want = (tail(n + 1) > tail(n)) - (tail(n + 1) < tail(n))
+        assert _exact_step_sign(n, mu, tau, 1.0 - mu, False) == want, n
+        assert _exact_step_sign(n, mu, tau, float(1 - m), True) == want, n  # 1 - mu given
