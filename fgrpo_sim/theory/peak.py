@@ -11,8 +11,9 @@ Pr(B) is therefore strictly unimodal in real N: the continuous maximiser is the 
 bracketing and bisection, vectorised), and the integer argmax is one of its two neighbouring integers.
 They are told apart by the sign of Pr(B)(n + 1) - Pr(B)(n), computed as a sum of positive terms (never as
 the difference of two nearly equal probabilities, which float64 cannot resolve once N* passes ~1e6); where
-that sign is within its error bound of 0, 60-digit mpmath decides. h is evaluated in the log rates of x and
-y with expm1, so that no two of its terms cancel; near mu = 1, `one_minus_mu` carries the digits of 1 - mu.
+that sign is within its error bound of 0, exact rationals (n <= 4096; 60-digit mpmath beyond) decide. h is
+evaluated in the log rates of x and y with expm1, so that no two of its terms cancel; near mu = 1, `one_minus_mu`
+carries the digits of 1 - mu.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ class PeakGroupSize:
     n_star: the integer group size maximising Pr(B) (smallest one on ties); probability: Pr(B) there;
     n_continuous: the maximiser over real N >= 1 (nan where Pr(B) is identically 0: tau = mu or mu = 1).
     n_star is the true argmax for the given float inputs: neighbouring integers are compared by the sign of
-    their difference, in float64 where its error bound decides it and in 60-digit mpmath where it does not.
+    their difference, in float64 where its error bound decides it and exactly (60-digit mpmath above N = 4096)
+    where it does not.
     """
 
     mu: float | np.ndarray
@@ -206,7 +208,7 @@ def _continuous_peak(mu, tau, comp):
 
 def _step_gains(n, mu, tau, comp, comp_given):
     """sign of Pr(B)(n + 1) - Pr(B)(n) for 1-D arrays: float64 where its error bound leaves no doubt,
-    60-digit mpmath (of the same float inputs) where the two values are too close to call."""
+    exact arithmetic (of the same float inputs; 60-digit mpmath above n = 4096) where they are too close to call."""
     g = _numeric_step_sign_in_log_rates()
     _, log_x, log_y = _log_rates(mu, tau, comp)
     with np.errstate(under="ignore"):
@@ -221,7 +223,24 @@ def _step_gains(n, mu, tau, comp, comp_given):
     return sign
 
 
+# up to this n the sign is computed in exact rationals: the float inputs are dyadic rationals, so an exact tie
+# (Pr(B)(n + 1) = Pr(B)(n), e.g. n = 3 at mu = 16111/16384, tau = 7925/32768) gives sign 0 and N* the smaller n,
+# where 60 digits return rounding noise; beyond it the powers grow too long (about 53 n bits) and 60 digits decide
+_EXACT_RATIONAL_MAX_N = 4096
+
+
 def _exact_step_sign(n: int, mu: float, tau: float, comp: float, comp_given: bool) -> int:
+    if n <= _EXACT_RATIONAL_MAX_N:
+        from fractions import Fraction
+
+        t = Fraction(tau)
+        c = Fraction(comp) if comp_given else 1 - Fraction(mu)
+        # in integers over the common power-of-two denominator d (Fraction's gcds would take seconds at n = 4096):
+        # (1 - tau)^n g(n) d^(n + 1) = -T (d - T)^n + (C + T)(d - C - T)^n + (d - C) C^n, T = tau d, C = (1 - mu) d
+        d = max(t.denominator, c.denominator)
+        big_t, big_c = t.numerator * (d // t.denominator), c.numerator * (d // c.denominator)
+        value = -big_t * (d - big_t) ** n + (big_c + big_t) * (d - big_c - big_t) ** n + (d - big_c) * big_c**n
+        return (value > 0) - (value < 0)
     import mpmath
 
     with mpmath.workdps(60):
