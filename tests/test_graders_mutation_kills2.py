@@ -1,0 +1,46 @@
+"""The graders' behaviour that sample E of the mutation run with the fixed harness (benchmarks/mutation.py,
+module graders, seed 5) found unchecked: the answer phrase's 300-character window and the next line under it, a
+hedge on a commitment's line below the first, overflowing values, a unit's letters, an unbraced box of
+punctuation, and the completion-length bound."""
+
+from __future__ import annotations
+
+from fgrpo_sim.llm.evaluation.grading import extract_choice, extract_choice_letter
+from fgrpo_sim.llm.rewards import MathVerifier, iter_boxed
+
+
+def test_answer_phrase_reads_300_characters_after_it():
+    # "Answer:" then the letter alone on a later line: found within the window, not one character beyond it
+    assert extract_choice_letter("Answer:" + "\n" * 299 + "C") == "C"
+    assert extract_choice_letter("Answer:" + "\n" * 300 + "C") is None
+
+
+def test_letter_on_the_next_line_is_read_alone_when_more_lines_follow():
+    # the first non-blank line under "The answer:" is the answer; the reasoning after it is another line
+    assert extract_choice_letter("The answer:\n\nC\nThis follows from the spin.") == "C"
+
+
+def test_hedge_on_a_commitment_below_the_first_line():
+    # the line's offset must not shift what follows the commitment: "or maybe D" is still read as a hedge
+    assert extract_choice("Intro line here.\nOption C is correct, or maybe D.") == ["C", "D"]
+
+
+def test_values_that_overflow_match_no_option():
+    # 9e308 and 8e308 are both infinite as floats; infinity is no value, so they never compare equal
+    choices = ["800000000 \\times 10^{300}", "1 m", "2 m", "3 m"]
+    assert extract_choice_letter("\\boxed{900000000 \\times 10^{300}}", choices) is None
+
+
+def test_a_units_letters_are_kept_only_its_full_stop_is_dropped():
+    # "5.0 X" is option B's value and unit; with the X dropped it would match A's "5 Y" as well (ambiguous)
+    assert extract_choice_letter("\\boxed{5.0 X}", ["5 Y", "5 X", "1 m", "2 m"]) == "B"
+
+
+def test_unbraced_box_of_punctuation_is_no_box():
+    assert list(iter_boxed("\\boxed .")) == []  # a sentence's full stop after \boxed is no answer
+
+
+def test_completion_of_exactly_the_size_limit_is_graded():
+    text = "\\boxed{4}"
+    assert MathVerifier(max_completion_chars=len(text)).score(text, "4").status == "correct"
+    assert MathVerifier(max_completion_chars=len(text) - 1).score(text, "4").status == "too_long"
