@@ -1,11 +1,14 @@
 """The graders' behaviour that sample E of the mutation run with the fixed harness (benchmarks/mutation.py,
 module graders, seed 5) found unchecked: the answer phrase's 300-character window and the next line under it, a
 hedge on a commitment's line below the first, overflowing values, a unit's letters, an unbraced box of
-punctuation, and the completion-length bound."""
+punctuation, the completion-length bound, and IFEval's blank
+completion."""
 
 from __future__ import annotations
 
-from fgrpo_sim.llm.evaluation.grading import extract_choice, extract_choice_letter
+from extras import require
+
+from fgrpo_sim.llm.evaluation.grading import extract_choice, extract_choice_letter, grade_detailed
 from fgrpo_sim.llm.rewards import MathVerifier, iter_boxed
 
 
@@ -44,3 +47,12 @@ def test_completion_of_exactly_the_size_limit_is_graded():
     text = "\\boxed{4}"
     assert MathVerifier(max_completion_chars=len(text)).score(text, "4").status == "correct"
     assert MathVerifier(max_completion_chars=len(text) - 1).score(text, "4").status == "too_long"
+
+
+def test_ifeval_blank_completion_is_a_boolean_miss():
+    require("if_verifiable")
+    record = {"problem_id": "k", "problem": "p", "answer": "", "instruction_id_list": ["punctuation:no_comma"],
+              "kwargs": [{}]}
+    score = grade_detailed("ifeval", record, "   ")  # if-verifiable returns no results for a blank response
+    assert score.status == "no_answer"
+    assert score.correct is False  # a bool, not None: accuracies sum these
