@@ -1,8 +1,8 @@
 """The graders' behaviour that sample E of the mutation run with the fixed harness (benchmarks/mutation.py,
 module graders, seed 5) found unchecked: the answer phrase's 300-character window and the next line under it, a
 hedge on a commitment's line below the first, overflowing values, a unit's letters, an unbraced box of
-punctuation, the completion-length bound, and IFEval's blank
-completion."""
+punctuation, the completion-length bound, IFEval's blank completion,
+and a letter just before a bracketed commitment."""
 
 from __future__ import annotations
 
@@ -56,3 +56,9 @@ def test_ifeval_blank_completion_is_a_boolean_miss():
     score = grade_detailed("ifeval", record, "   ")  # if-verifiable returns no results for a blank response
     assert score.status == "no_answer"
     assert score.correct is False  # a bool, not None: accuracies sum these
+
+
+def test_letter_just_before_a_bracketed_commitment_is_offered():
+    # "B" ends where "(D) is the correct answer" starts: the line is read with a space in the commitment's place,
+    # so B still stands alone and, with "Maybe", is a hedge
+    assert extract_choice("Maybe B(D) is the correct answer.") == ["D", "B"]
