@@ -9,7 +9,7 @@ from __future__ import annotations
 from extras import require
 
 from fgrpo_sim.llm.evaluation.grading import extract_choice, extract_choice_letter, grade_detailed
-from fgrpo_sim.llm.rewards import MathVerifier, iter_boxed
+from fgrpo_sim.llm.rewards import MathVerifier, extract_last_boxed, iter_boxed, make_math_reward
 
 
 def test_answer_phrase_reads_300_characters_after_it():
@@ -62,3 +62,22 @@ def test_letter_just_before_a_bracketed_commitment_is_offered():
     # "B" ends where "(D) is the correct answer" starts: the line is read with a space in the commitment's place,
     # so B still stands alone and, with "Maybe", is a hedge
     assert extract_choice("Maybe B(D) is the correct answer.") == ["D", "B"]
+
+
+# ---------------------------------------------------------------- from sample F (seed 6)
+
+
+def test_commitment_below_the_first_line_reads_only_its_own_line_before_it():
+    # on line 2 nothing stands before "Option C"; "Boron" is a word, not option B: read the line to its end, not
+    # cut after 2 x 14 characters (the line's offset counted twice), where the "B" of "Boron" would stand alone
+    assert extract_choice("Let me think.\nOption C is correct, maybe Boron.") == ["C"]
+
+
+def test_extract_last_boxed_passes_its_depth_limit_on():
+    assert extract_last_boxed("\\boxed{\\frac{1}{2}}", max_depth=1) == (None, "too_deep")
+    assert extract_last_boxed("\\boxed{\\frac{1}{2}}", max_depth=2) == ("\\frac{1}{2}", "ok")
+
+
+def test_math_reward_builds_its_own_verifier_when_given_none():
+    reward = make_math_reward()
+    assert isinstance(reward.verifier, MathVerifier)
