@@ -1,15 +1,16 @@
-"""The graders' behaviour that sample E of the mutation run with the fixed harness (benchmarks/mutation.py,
-module graders, seed 5) found unchecked: the answer phrase's 300-character window and the next line under it, a
-hedge on a commitment's line below the first, overflowing values, a unit's letters, an unbraced box of
-punctuation, the completion-length bound, IFEval's blank completion,
-and a letter just before a bracketed commitment."""
+"""The graders' behaviour that samples E and F of the mutation run with the fixed harness (benchmarks/mutation.py,
+module graders, seeds 5 and 6) found unchecked: the answer phrase's 300-character window and the next line under
+it, hedges and commitments on a line below the first, overflowing values, a unit's letters, an unbraced box of
+punctuation, the completion-length bound, IFEval's blank completion, extract_last_boxed's depth limit,
+make_math_reward's own verifier, and a SynLogic verifier's "no"."""
 
 from __future__ import annotations
 
 from extras import require
+from test_graders_mutation_kills import GAME, _checkout, fresh_imports  # noqa: F401 (a fixture)
 
-from fgrpo_sim.llm.evaluation.grading import extract_choice, extract_choice_letter, grade_detailed
-from fgrpo_sim.llm.rewards import MathVerifier, extract_last_boxed, iter_boxed, make_math_reward
+from fgrpo_sim.llm.evaluation.grading import SynLogicVerifiers, extract_choice, extract_choice_letter, grade_detailed
+from fgrpo_sim.llm.rewards import MathVerifier, Score, extract_last_boxed, iter_boxed, make_math_reward
 
 
 def test_answer_phrase_reads_300_characters_after_it():
@@ -81,3 +82,8 @@ def test_extract_last_boxed_passes_its_depth_limit_on():
 def test_math_reward_builds_its_own_verifier_when_given_none():
     reward = make_math_reward()
     assert isinstance(reward.verifier, MathVerifier)
+
+
+def test_synlogic_verifier_saying_no_is_graded_wrong(tmp_path, fresh_imports):
+    repo = _checkout(tmp_path / "repo", "return False")
+    assert SynLogicVerifiers(repo).score("parity", GAME, "x") == Score(False, "wrong", None)  # the status counted
