@@ -1,0 +1,162 @@
+"""Round two of the tests written for fgrpo_sim/sim/'s mutants (issue 44): sample B's open survivors and sample C's
+(benchmarks/RESULTS.md "Mutation testing", sim/). Each pins behaviour a user relies on: a value computed by hand, a
+bound and its message, a check that must fail when what it checks is wrong. Tiny hand-made data throughout."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+
+# --- categorical/engine.py: "correct actions above their start" counts any rise, not a doubling ----------------------
+
+def test_frac_correct_above_start_counts_a_small_rise():
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+
+    config = CategoricalConfig(num_actions=4, num_correct=2, surrogate="logprob", optimizer="sgd", lr=0.5,
+                               weight_decay=0.0, dtype="float64", device="cpu", steps=1)
+    batch = CategoricalBatch(config, [4], [0.0], [0])
+    p0 = batch.probs().clone()
+    batch.step_with_counts(torch.tensor([[3, 0, 0, 1]]))  # correct action 0 drawn 3 times: it rises, action 1 falls
+    ratio = batch.probs()[0] / p0[0]
+    assert 1.0 < float(ratio[0]) < 1.5 and float(ratio[1]) < 1.0
+    assert float(batch.metrics()["frac_correct_above_start"][0]) == pytest.approx(0.5)
+
+
+# --- categorical/study.py: `--only` keeps the named settings ----------------------------------------------------------
+
+def test_run_study_only_runs_the_named_setting(monkeypatch, tmp_path):
+    from fgrpo_sim.sim.categorical import study
+
+    ran = []
+
+    def fake_run_grid(cfg, out, **kwargs):
+        ran.append(cfg.metadata["setting"])
+        return pd.DataFrame({"setting": [cfg.metadata["setting"]]})
+
+    monkeypatch.setattr(study, "run_grid", fake_run_grid)
+    table = study.run_study(tmp_path / "study.csv", steps=2, progress=False, device="cpu", only=["draws/sgd"])
+    assert ran == ["draws/sgd"] and list(table["setting"]) == ["draws/sgd"]
+
+
+# --- checks_exact.py: the reference path with a zero wrong reward; pass@k checked up to k = n -----------------------
+
+def test_reference_steps_match_the_simulator_with_reward_wrong_zero():
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+    from fgrpo_sim.sim.checks_exact import _reference_steps
+
+    p0 = np.array([0.4, 0.1, 0.3, 0.2])
+    counts = [np.array([2, 1, 0, 1]), np.array([0, 1, 2, 1])]
+    config = CategoricalConfig(num_actions=4, num_correct=2, surrogate="logprob", optimizer="sgd", lr=0.3,
+                               weight_decay=0.0, reward_correct=1.0, reward_wrong=0.0, dtype="float64",
+                               device="cpu", steps=2)
+    batch = CategoricalBatch(config, [4], [1.0], [0])
+    batch.logits[0] = torch.as_tensor(np.log(p0))
+    if batch.native is not None:
+        batch.native.refresh(batch.logits)
+    for c in counts:
+        batch.step_with_counts(torch.as_tensor(c).unsqueeze(0))
+    want = _reference_steps(p0, 2, counts, config, 1.0)
+    moved = float((want - torch.as_tensor(np.log(p0))).abs().max())
+    assert moved > 1e-3
+    assert float((batch.logits[0].to(torch.float64) - want).abs().max()) <= 1e-9 * moved
+
+
+def test_pass_at_k_check_fails_when_pass_at_k_is_wrong_at_k_equal_n(monkeypatch):
+    from fgrpo_sim import metrics
+    from fgrpo_sim.sim.checks_exact import pass_at_k_checks
+
+    right = metrics.pass_at_k
+
+    def wrong_at_n(n, c, k):  # right everywhere but at k = n = 12, the last k the unbiasedness check must reach
+        value = right(n, c, k)
+        return value * 0.5 if (n == 12 and k == 12) else value
+
+    assert all(check["passed"] for check in pass_at_k_checks(True, 0, "cpu"))
+    monkeypatch.setattr(metrics, "pass_at_k", wrong_at_n)
+    checks = pass_at_k_checks(True, 0, "cpu")
+    assert [c["passed"] for c in checks] == [True, True, False]
+
+
+# --- montecarlo.py: bounds and the k = 0 / k = n edges ---------------------------------------------------------------
+
+def test_lr_multiplier_trials_bound_is_refused_before_any_draw(monkeypatch):
+    from fgrpo_sim.sim.montecarlo import estimate_lr_multiplier
+
+    def no_draws(*args, **kwargs):  # a bound let through would allocate 10^9 draws: fail at once instead
+        raise AssertionError("drew before refusing trials")
+
+    monkeypatch.setattr(np.random, "default_rng", no_draws)
+    with pytest.raises(ValueError, match="trials"):
+        estimate_lr_multiplier(0.5, trials=10**9 + 1)
+
+
+def test_sampled_masses_at_the_edges_are_zero_with_zero_se():
+    from fgrpo_sim.sim.montecarlo import estimate_sampled_masses
+
+    p, correct = [0.5, 0.2, 0.3], [True, False, False]
+    none_correct = estimate_sampled_masses(p, correct, n=4, k=0, trials=20)
+    assert none_correct["P_pos"] == (0.0, 0.0) and none_correct["P_neg"][0] > 0
+    all_correct = estimate_sampled_masses(p, correct, n=4, k=4, trials=20)
+    assert all_correct["P_neg"] == (0.0, 0.0) and all_correct["P_pos"][0] == pytest.approx(0.5)
+
+
+# --- group_size_report.py: the best-checkpoint matrix, the tables' columns, the record reader's messages -------------
+
+def test_best_checkpoint_matrix_reads_its_own_variant():
+    from fgrpo_sim.sim.group_size_report import METRIC, best_checkpoint_matrix
+
+    rows = []
+    for variant, shift in (("grpo", 0.0), ("other", 0.5)):
+        for unit in (0, 1):
+            for n in (2, 8):
+                # step 2 has the higher pass@1 for N = 2, step 1 for N = 8
+                for step, p1 in ((1, 0.3 if n == 2 else 0.6), (2, 0.5 if n == 2 else 0.4)):
+                    rows.append({"variant": variant, "population": unit, "N": n, "step": step,
+                                 "heldout_pass@1": p1, METRIC: shift + unit + n / 100 + step / 1000})
+    table, ns = best_checkpoint_matrix(pd.DataFrame(rows), "grpo", "population")
+    assert list(ns) == [2, 8]
+    np.testing.assert_allclose(table, [[0.022, 0.081], [1.022, 1.081]])
+
+
+COMMITTED = "population-group-size.jsonl"
+
+
+def _committed_reports() -> list[dict]:
+    from fgrpo_sim.packaged import committed_result
+
+    return [json.loads(x) for x in committed_result(COMMITTED).read_text().splitlines()]
+
+
+def test_markdown_table_shows_each_rows_minus_control_interval():
+    from fgrpo_sim.sim.group_size_report import (fgrpo_entry, format_interval, markdown_table, same_under_sgd,
+                                                 shown_gamma)
+
+    reports = _committed_reports()
+    gamma = shown_gamma(reports)
+    header, _, *lines = markdown_table(reports).splitlines()
+    column = header.split("|").index(next(h for h in header.split("|") if h.endswith("minus control")))
+    wanted = {format_interval(fgrpo_entry(r, gamma).get("minus_control")) for r in same_under_sgd(reports)}
+    cells = [line.split("|")[column] for line in lines]
+    assert cells and set(cells) <= wanted and any(c != format_interval(None) for c in cells)
+
+
+def test_brief_table_heads_the_first_and_last_n_flanks():
+    from fgrpo_sim.sim.group_size_report import brief_tables
+
+    reports = _committed_reports()
+    ns = reports[0]["N"]
+    assert len(ns) >= 3
+    header = [line for line in brief_tables(reports).splitlines() if line.startswith("|optimizer")][0]
+    assert f"|N={ns[0]} flank|N={ns[-1]} flank|" in header
+
+
+def test_read_reports_names_the_from_option(tmp_path):
+    from fgrpo_sim.sim.group_size_report import read_reports
+
+    with pytest.raises(ValueError, match="^--from not found"):
+        read_reports(tmp_path / "missing.jsonl")
