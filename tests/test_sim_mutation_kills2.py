@@ -160,3 +160,29 @@ def test_read_reports_names_the_from_option(tmp_path):
 
     with pytest.raises(ValueError, match="^--from not found"):
         read_reports(tmp_path / "missing.jsonl")
+
+
+# --- population.py: retained correct mass starts at 1 and stays in [0, 1] --------------------------------------------
+
+def test_population_retained_correct_mass_starts_at_one():
+    from fgrpo_sim.sim.population import PopulationSpec, TrainSpec, make_population, simulate_population
+
+    population = make_population(PopulationSpec(num_prompts=16, seed=0))
+    frame = simulate_population(population, TrainSpec(group_size=4, steps=4, runs=1, prompt_batch=4, eval_every=2,
+                                                       optimizer="sgd", lr=1.0, seed=1), device="cpu")
+    retained = frame["retained_correct_mass"].dropna()
+    assert np.allclose(frame.loc[frame["step"] == 0, "retained_correct_mass"].dropna(), 1.0)
+    assert len(retained) and ((retained >= 0) & (retained <= 1 + 1e-12)).all()
+
+
+# --- categorical/sampling.py: the native sampler's draw bound ---------------------------------------------------------
+
+def test_native_sampler_refuses_2_to_the_31_draws():
+    from fgrpo_sim.sim.categorical import sampling
+
+    if sampling._load_native() is None:
+        pytest.skip("native count sampler unavailable")
+    weights = torch.tensor([[0.5, 0.5]], dtype=torch.float64)
+    with pytest.raises(ValueError, match="n_draws must be in \\[0, 2147483647\\]"):
+        sampling.sample_counts_native(weights, [2**31], [0], 0)
+
