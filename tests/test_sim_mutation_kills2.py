@@ -186,3 +186,15 @@ def test_native_sampler_refuses_2_to_the_31_draws():
     with pytest.raises(ValueError, match="n_draws must be in \\[0, 2147483647\\]"):
         sampling.sample_counts_native(weights, [2**31], [0], 0)
 
+
+
+def test_native_sampler_with_two_threads_fills_every_row():
+    from fgrpo_sim.sim.categorical import sampling
+
+    if sampling._load_native() is None:
+        pytest.skip("native count sampler unavailable")
+    weights = torch.tensor([[0.5, 0.5], [0.3, 0.7], [0.9, 0.1]], dtype=torch.float64)
+    one, _ = sampling.sample_counts_native(weights, [10, 20, 30], [0, 1, 2], 5, threads=1)
+    two, _ = sampling.sample_counts_native(weights, [10, 20, 30], [0, 1, 2], 5, threads=2)
+    assert two.sum(1).tolist() == [10, 20, 30]
+    assert torch.equal(one, two)  # keyed draws: the split among threads changes nothing
