@@ -198,3 +198,44 @@ def test_native_sampler_with_two_threads_fills_every_row():
     two, _ = sampling.sample_counts_native(weights, [10, 20, 30], [0, 1, 2], 5, threads=2)
     assert two.sum(1).tolist() == [10, 20, 30]
     assert torch.equal(one, two)  # keyed draws: the split among threads changes nothing
+
+
+# --- sample C: messages name their parameter, bounds hold at their edges ----------------------------------------------
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(group_sizes=()), "^group_sizes, gammas and seeds must each hold at least one value"),
+    (dict(weight_decay=-1.0), "^weight_decay"),
+    (dict(dtype="float16"), "^dtype"),
+    (dict(reward_correct=float("inf")), "^reward_correct"),
+])
+def test_categorical_config_messages_name_the_parameter(kwargs, message):
+    from fgrpo_sim.sim.categorical import CategoricalConfig
+
+    with pytest.raises(ValueError, match=message.replace("(", "\\(")):
+        CategoricalConfig(**kwargs)
+
+
+def test_categorical_config_allows_one_run_per_chunk_and_keeps_float32():
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+
+    config = CategoricalConfig(num_actions=4, num_correct=2, chunk_runs=1, dtype="float32", device="cpu", steps=2)
+    assert CategoricalBatch(config, [4], [0.0], [0]).dtype == torch.float32
+
+
+def test_recorded_steps_stop_at_the_last_step():
+    from fgrpo_sim.sim.categorical.run import recorded_steps
+
+    assert recorded_steps(10, 1) == list(range(11))
+    assert recorded_steps(10, 4) == [0, 4, 8, 10]
+
+
+def test_montecarlo_and_train_spec_bounds():
+    from fgrpo_sim.sim.montecarlo import estimate_lr_multiplier, estimate_smoothed_focal_weight
+    from fgrpo_sim.sim.population import MAX_LR, TrainSpec
+
+    with pytest.raises(ValueError, match="^seed"):
+        estimate_lr_multiplier(0.5, trials=10, seed=-1)
+    with pytest.raises(ValueError, match="mu"):
+        estimate_smoothed_focal_weight(4, 1.5, 1.0, 0.1, trials=10)
+    with pytest.raises(ValueError, match="lr"):
+        TrainSpec(lr=MAX_LR * 2).validate(16)
