@@ -239,3 +239,26 @@ def test_montecarlo_and_train_spec_bounds():
         estimate_smoothed_focal_weight(4, 1.5, 1.0, 0.1, trials=10)
     with pytest.raises(ValueError, match="lr"):
         TrainSpec(lr=MAX_LR * 2).validate(16)
+
+
+def test_markdown_table_shows_the_shares_and_the_report_heads_its_columns():
+    from fgrpo_sim.sim.group_size_report import format_report, markdown_table
+
+    reports = _committed_reports()
+    header, _, *lines = markdown_table(reports).splitlines()
+    names = header.split("|")
+    shares = names.index(next(h for h in names if h.startswith("share lowest, N = ")))
+    best = names.index("best-ckpt lowest N (share)")
+    for line in lines:
+        cells = line.split("|")
+        assert cells[shares] == "-" or all(len(x) == 4 and float(x) >= 0 for x in cells[shares].split(" / "))
+        assert cells[best].endswith(")") and "None" not in cells[best]
+    assert any(c.split("|")[shares] != "-" for c in lines)
+    assert "last minus lowest" in format_report(reports)
+
+
+def test_group_size_study_eval_every_must_be_positive():
+    from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec
+
+    with pytest.raises(ValueError, match="^eval_every"):
+        GroupSizeStudySpec(eval_every=0).validate()
