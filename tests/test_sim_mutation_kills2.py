@@ -262,3 +262,11 @@ def test_group_size_study_eval_every_must_be_positive():
 
     with pytest.raises(ValueError, match="^eval_every"):
         GroupSizeStudySpec(eval_every=0).validate()
+
+
+def test_a_reward_span_too_small_for_float32_points_to_float64():
+    from fgrpo_sim.sim.categorical import CategoricalConfig
+
+    with pytest.raises(ValueError, match=r"^reward_correct - reward_wrong must be .* in float32 .*; use --dtype float64$"):
+        CategoricalConfig(dtype="float32", reward_correct=1e-20, reward_wrong=0.0)
+    CategoricalConfig(dtype="float64", reward_correct=1e-20, reward_wrong=0.0)  # float64 carries the span
