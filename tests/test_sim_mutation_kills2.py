@@ -270,3 +270,16 @@ def test_a_reward_span_too_small_for_float32_points_to_float64():
     with pytest.raises(ValueError, match=r"^reward_correct - reward_wrong must be .* in float32 .*; use --dtype float64$"):
         CategoricalConfig(dtype="float32", reward_correct=1e-20, reward_wrong=0.0)
     CategoricalConfig(dtype="float64", reward_correct=1e-20, reward_wrong=0.0)  # float64 carries the span
+
+
+def test_population_seed_bound_and_a_bad_list_item_named_by_index():
+    from fgrpo_sim.sim.group_size_record import check_report
+    from fgrpo_sim.sim.group_size_report import REPORT_KEYS
+    from fgrpo_sim.sim.population import PopulationSpec
+
+    with pytest.raises(ValueError, match=r"^seed must be in \[0, 2\^63 - 1\]"):
+        PopulationSpec(seed=2**63).validate()
+    report = _committed_reports()[0]
+    report["N"] = [report["N"][0], "x", *report["N"][2:]]
+    with pytest.raises(ValueError, match=r"^here: field 'N\[1\]' must be an integer"):
+        check_report(report, "here", REPORT_KEYS)
