@@ -283,3 +283,15 @@ def test_population_seed_bound_and_a_bad_list_item_named_by_index():
     report["N"] = [report["N"][0], "x", *report["N"][2:]]
     with pytest.raises(ValueError, match=r"^here: field 'N\[1\]' must be an integer"):
         check_report(report, "here", REPORT_KEYS)
+
+
+def test_a_silent_compiler_failure_is_named(monkeypatch, tmp_path):
+    import shutil
+
+    from fgrpo_sim.sim.categorical.compiled import _compile
+
+    if shutil.which("false") is None:
+        pytest.skip("no `false` program to stand in for a failing compiler")
+    monkeypatch.setenv("CC", "false")  # fails both builds and writes nothing to stderr
+    with pytest.raises(RuntimeError, match="^compiler failed$"):
+        _compile("int x;", tmp_path)
