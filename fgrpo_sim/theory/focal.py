@@ -137,7 +137,9 @@ def lr_multiplier(gamma, weight: str = "mean_abs_advantage"):
     """The learning-rate factor m_gamma that matches focal weighting's average scale (App. N).
 
     gamma >= 0 (arrays broadcast), any finite float: m_gamma ~ (4 / sqrt(pi)) gamma^(-3/2) for large
-    gamma, evaluated without cancellation (it underflows to 0 beyond gamma ~ 1e215). weight:
+    gamma, evaluated without cancellation. It returns 0 once the value falls below float64's smallest normal
+    number (about 2.2e-308; the evaluation's denominator overflows there): beyond gamma ~ 2e205 for
+    "mean_abs_advantage" and ~ 1e154 for "variance". weight:
     "mean_abs_advantage" (the paper's number, m_0.5 = 0.679) or "variance" (the prose's mu(1 - mu)
     reading, m_0.5 = 0.686).
     """
