@@ -12,10 +12,10 @@ def run() -> None:
     try:
         from fgrpo_sim.cli import main
     except KeyboardInterrupt:
-        from fgrpo_sim import INTERRUPTED_LINE  # the package itself: imported before this module ran
+        from fgrpo_sim import INTERRUPTED_LINE, exit_130  # the package itself: imported before this module ran
 
         print(INTERRUPTED_LINE, file=sys.stderr)
-        sys.exit(130)
+        exit_130()
     main()
 
 

@@ -21,6 +21,7 @@ except ImportError:  # older typer runs on the click package
 # click >= 8.2 raises this for a bare group (`fgrpo theory`); older click prints the help and exits 0 itself
 NO_ARGS_IS_HELP = getattr(click_exceptions, "NoArgsIsHelpError", ())
 
+from fgrpo_sim import exit_130
 from fgrpo_sim.commands import check, figures, llm, maze, passk, plan, simulate, theory
 from fgrpo_sim.atomic_io import note_typed_path, typed_paths
 from fgrpo_sim.extras import missing_extra_line
@@ -269,7 +270,7 @@ def _interrupted() -> None:
     else:
         line = INTERRUPTED_LINE
     print(line, file=sys.stderr)
-    sys.exit(130)
+    exit_130()
 
 
 def _os_error(exc: OSError) -> str:
@@ -311,7 +312,7 @@ def main(argv: list[str] | None = None) -> None:
         _fail(message)
     except typer.Abort:  # a declined prompt or end of input (typer reports Ctrl-C as a returned 130, below)
         print("fgrpo: aborted", file=sys.stderr)
-        sys.exit(130)
+        exit_130()
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except ValueError as exc:

@@ -109,3 +109,36 @@ def test_the_test_that_interrupts_a_run_passes_with_sigint_ignored(tmp_path):
         os.kill(pid, signal.SIGKILL)
     assert ignoring.returncode == 0, out
     assert left == [], "a test left a process running"
+
+
+#: A module run as `python -m` (as CI and the tests run the command line) that runs `fgrpo ARGS` with a real
+#: SIGINT landing while code built by exec() runs inside the locked run: the moment of the CI flake, when Ctrl-C
+#: came as a lazy import built a namedtuple (collections.namedtuple evals a string; dataclasses exec one)
+CTRL_C_IN_EXEC = """
+import sys
+import fgrpo_sim.sim.categorical.run as categorical_run
+from fgrpo_sim.__main__ import run
+
+def simulate_chunk(*args, **kwargs):
+    exec("import os, signal\\nos.kill(os.getpid(), signal.SIGINT)\\nwhile True: pass")
+
+categorical_run.simulate_chunk = simulate_chunk
+sys.argv = ["fgrpo", *sys.argv[1:]]
+run()
+"""
+
+
+def test_ctrl_c_inside_exec_built_code_of_a_python_m_run_still_exits_130(tmp_path):
+    """CPython flags a KeyboardInterrupt that leaves a string's exec()/eval() and no later catch clears the
+    flag: under `python -m`, a caught Ctrl-C and sys.exit(130) then died by SIGINT (-2) after the one line."""
+    (tmp_path / "ctrl_c_in_exec.py").write_text(CTRL_C_IN_EXEC)
+    out = tmp_path / "t.csv"
+    env = {**ENV, "PYTHONPATH": os.pathsep.join([str(tmp_path), ENV["PYTHONPATH"]])}
+    child = start([sys.executable, "-m", "ctrl_c_in_exec", "simulate", "categorical", "--out", str(out), "--n", "4",
+                   "--seeds", "0", "--steps", "10", "--num-actions", "20", "--num-correct", "2", "--no-progress"],
+                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    with ended(child):
+        _, err = child.communicate(timeout=120)
+    assert child.returncode == 130, err
+    assert err.splitlines() == [f"fgrpo: interrupted; the finished work is kept in {out}: run the same command "
+                                "again to resume from it"]
