@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln, ndtri
 
-from fgrpo_sim.metrics.curves import _check_ks, _check_paired_counts, paired_rows
+from fgrpo_sim.metrics.curves import PairedResult, _check_ks, _check_paired_counts, paired_rows
 from fgrpo_sim.metrics.passk import pass_at_k
 from fgrpo_sim.validation import check_integer, check_range
 
@@ -57,19 +57,10 @@ _TIE = 1e-12  # |D*| within this of |D| counts as a tie (the same split summed i
 
 
 @dataclass
-class ConditionalTest:
+class ConditionalTest(PairedResult):
     """Result per k: difference of mean pass@k (A - B), the null's exact standard deviation, the interval, the
     Monte Carlo p-value, significance, and whether a test exists (`tested`; else `no_test` says why)."""
 
-    ks: np.ndarray
-    pass_a: np.ndarray
-    pass_b: np.ndarray
-    difference: np.ndarray
-    std_error: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    p_value: np.ndarray
-    significant: np.ndarray
     tested: np.ndarray
     alpha: float
     rounds: int

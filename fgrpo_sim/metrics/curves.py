@@ -77,7 +77,23 @@ def _check_paired_counts(n_a: Any, c_a: Any, n_b: Any, c_b: Any) -> tuple[np.nda
     return n_a, c_a, n_b, c_b
 
 
-def paired_rows(result: Any, tested: np.ndarray, skipped: str) -> list[dict]:
+@dataclass
+class PairedResult:
+    """The per-k columns every paired test's result carries (`UStatisticTest`, `ConditionalTest` add their own
+    fields after these): the means of pass@k of A and B, their difference and the test's numbers."""
+
+    ks: np.ndarray
+    pass_a: np.ndarray
+    pass_b: np.ndarray
+    difference: np.ndarray
+    std_error: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    p_value: np.ndarray
+    significant: np.ndarray
+
+
+def paired_rows(result: PairedResult, tested: np.ndarray, skipped: str) -> list[dict]:
     """One dict per k of a paired test's result (`UStatisticTest`, `ConditionalTest`): the means and difference,
     then the test's numbers where `tested`, else `skipped`, the reason there is no test."""
     rows = []

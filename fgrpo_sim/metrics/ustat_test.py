@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr, ndtri  # the normal tail and quantile; scipy.stats would add ~1.3 s to every start
 
-from fgrpo_sim.metrics.curves import _check_ks, _check_paired_counts, paired_rows
+from fgrpo_sim.metrics.curves import PairedResult, _check_ks, _check_paired_counts, paired_rows
 from fgrpo_sim.metrics.passk import log_miss_ratio, pass_at_k
 from fgrpo_sim.validation import check_integer, check_range
 
@@ -69,18 +69,9 @@ NO_VARIANCE = "estimated variance 0 (every problem all correct or all wrong): no
 
 
 @dataclass
-class UStatisticTest:
+class UStatisticTest(PairedResult):
     """Result per k: difference of mean pass@k (A - B), its standard error, interval, p-value, significance."""
 
-    ks: np.ndarray
-    pass_a: np.ndarray
-    pass_b: np.ndarray
-    difference: np.ndarray
-    std_error: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    p_value: np.ndarray
-    significant: np.ndarray
     alpha: float
 
     def rows(self) -> list[dict]:
