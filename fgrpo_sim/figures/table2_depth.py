@@ -9,10 +9,12 @@ the wheel), or the user's own with `--from FILE`. compute/load return plain data
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 from fgrpo_sim.figures.registry import FigureOptions, add_figure
 from fgrpo_sim.packaged import committed_result
+# the engine's checked reader (every field the figure reads typed and in range, every interval holding its
+# estimate; a bad record is one line naming the file and the field), also what the notebook and tests import here
+from fgrpo_sim.sim.table2_depth_record import read_record
 
 COMMITTED = committed_result("table2-depth.json")
 COMMAND = "fgrpo simulate table2-depth"
@@ -27,14 +29,6 @@ OTHER_COLOURS = ("tab:purple", "tab:brown", "tab:pink", "tab:olive")
 PAPER_MARKERS = {"GRPO": "o", "F-GRPO": "*"}
 #: a prediction's cell names its method as the paper does ("GRPO low-LR"); the simulated rows as the engine does
 _CELL_METHOD = {"GRPO low-LR": "low-LR"}
-
-
-def read_record(path: Path) -> dict:
-    """The record through the engine's checked reader (every field the figure reads typed and in range, every
-    interval holding its estimate): a bad record is one line naming the file and the field."""
-    from fgrpo_sim.sim.table2_depth_record import read_record as read_checked
-
-    return read_checked(path)
 
 
 def compute(options: FigureOptions) -> dict:

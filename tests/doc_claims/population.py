@@ -434,12 +434,6 @@ def _depth_search() -> dict:
     return read_json_file(DEPTH_SEARCH, "search")
 
 
-def _ci(low: float, high: float, signed: bool = False) -> str:
-    """[low, high] at one decimal, rounded outward."""
-    f = "+.1f" if signed else ".1f"
-    return f"[{math.floor(10 * low) / 10:{f}}, {math.ceil(10 * high) / 10:{f}}]"
-
-
 def _depth_deep() -> list[dict]:
     s = _depth_search()
     return [x for x in s["grid"] if min(x["dip"]["left"]["points"], x["dip"]["right"]["points"]) >= s["deep_points"]]
