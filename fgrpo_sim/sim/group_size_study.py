@@ -451,6 +451,8 @@ def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progr
                                                                                spec.focal_smoothing))
     coefs = regularised(spec)
     if coefs:  # per row (zero for the rows without a control); none at all keeps the step as it was
+        from fgrpo_sim.sim.regularisers import ds_gradient, entropy_kl_gradient
+
         per_row = torch.as_tensor([coefs.get(v, (0.0,) * 4) for v in table["variant"]], dtype=f64, device=dev)
         entropy_row, kl_row, ds_pos_row, ds_neg_row = per_row.unbind(1)
         with_ds = bool(spec.ds_coefs)
@@ -517,8 +519,6 @@ def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progr
             grad = logit_gradient(probs, counts, a_correct[tab[r][:, None], x], a_wrong[tab[r][:, None], x],
                                   corr, n_row[r])
             if coefs:
-                from fgrpo_sim.sim.regularisers import ds_gradient, entropy_kl_gradient
-
                 logp = torch.log_softmax(z, -1)
                 grad = grad + entropy_kl_gradient(logp, base_logp[pop[r][:, None], prompts], entropy_row[r], kl_row[r])
                 if with_ds:
