@@ -118,9 +118,9 @@ def test_figures_that_read_committed_results_draw(installed):
     """The default figures whose data is a committed result (not a simulation run on the spot)."""
     out = installed["work"] / "figures"
     proc = run_installed(installed, "-m", "fgrpo_sim", "figures", "population-group-size", "population-group-size-grid",
-                         "fig6-maze", "fig7-maze", "--out", str(out), "--no-progress")
+                         "fig6-maze", "fig7-maze", "table2-depth", "--out", str(out), "--no-progress")
     assert proc.returncode == 0, proc.stderr
-    for name in ("population-group-size", "population-group-size-grid", "fig6-maze", "fig7-maze"):
+    for name in ("population-group-size", "population-group-size-grid", "fig6-maze", "fig7-maze", "table2-depth"):
         assert (out / f"{name}.png").stat().st_size > 10_000, name
     assert not (installed["work"] / "runs").exists(), "a figure ran its experiment instead of reading the results"
 
