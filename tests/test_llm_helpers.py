@@ -124,13 +124,25 @@ def split_group_worker(rank: int, world_size: int, port: int, out_dir: str, gamm
     result["world_size"] = world_size
     with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as fh:
         json.dump(result, fh)
-    # leave the process group before exit: a rank that exits with gloo's threads still running may abort in C++
-    # ("terminate called without an active exception", SIGABRT; seen once under load on the dependency floors)
+    # Leave cleanly, then skip interpreter finalization. The trainer's DDP wrapper holds the gloo process group, so
+    # destroy_process_group (it drops only the registry's references) can leave gloo's C++ worker threads alive
+    # until the interpreter is torn down, and a rank finalizing with them alive can abort ("terminate called
+    # without an active exception", SIGABRT; seen under load in CI on torch 2.13, with only the destroy below).
+    # gc.collect() frees the trainer's cycles while Python is alive; os._exit then ends the process without the
+    # finalization that races gloo's threads. The JSON above is already written and closed. Only for mp.spawn.
+    import gc
+    import sys
+
     import torch.distributed as dist
 
+    gc.collect()
     if dist.is_available() and dist.is_initialized():
         dist.barrier()
         dist.destroy_process_group()
+    gc.collect()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def run_split_group_case(out_dir: str, gamma: float, per_device_batch: int) -> dict:
