@@ -176,7 +176,8 @@ def _slope_rates(mu, tau, comp):
     """log(1 - tau) and the log rates of x and y, the one nearer 0 first. h = L_a - x^N (L_a + L_x) - y^N (L_a + L_y)
     is symmetric in (L_x, L_y), and its rearranged form takes expm1 of N times its second argument: that one must be
     the rate near 0 (x near 1 when mu -> 1; y near 1 when mu is small), else L_a and y^N (L_a + L_y) cancel and the
-    root loses about log10(1 / (1 - tau / mu)) digits (N* was 2.6e6 below its 1.6e11 at mu = 6.1e-12, tau = mu (1 - 3e-12))."""
+    root loses about log10(1 / (1 - tau / mu)) digits (N* was 2.6e6 below its 1.6e11 at mu = 6.1e-12, tau = mu
+    (1 - 3e-12))."""
     log_a, log_x, log_y = _log_rates(mu, tau, comp)
     return log_a, np.maximum(log_x, log_y), np.minimum(log_x, log_y)
 
