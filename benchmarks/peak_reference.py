@@ -25,8 +25,8 @@ from fgrpo_sim.theory import peak_group_size
 def _draw(rng, k):
     mu = np.where(rng.random(k) < 0.5, 10 ** rng.uniform(-14.5, 0, k), 1 - 10 ** rng.uniform(-15, -0.3, k))
     pick = rng.random(k)
-    tau = np.where(pick < 1 / 3, mu * 10 ** rng.uniform(-12, 0, k),
-                   np.where(pick < 2 / 3, mu * (1 - 10 ** rng.uniform(-12, -0.5, k)), mu * rng.uniform(0.01, 0.99, k)))
+    tau = np.where(pick < 0.33, mu * 10 ** rng.uniform(-12, 0, k),
+                   np.where(pick < 0.66, mu * (1 - 10 ** rng.uniform(-12, -0.5, k)), mu * rng.uniform(0.01, 0.99, k)))
     return mu, np.maximum(tau, 1e-300)
 
 
