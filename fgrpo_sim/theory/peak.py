@@ -12,8 +12,8 @@ bracketing and bisection, vectorised), and the integer argmax is one of its two 
 They are told apart by the sign of Pr(B)(n + 1) - Pr(B)(n), computed as a sum of positive terms (never as
 the difference of two nearly equal probabilities, which float64 cannot resolve once N* passes ~1e6); where
 that sign is within its error bound of 0, exact rationals (n <= 4096; 60-digit mpmath beyond) decide. h is
-evaluated in the log rates of x and y with expm1, so that no two of its terms cancel; near mu = 1, `one_minus_mu`
-carries the digits of 1 - mu.
+evaluated in the log rates of x and y with expm1 of the rate nearer 0, so that no two of its terms cancel; near mu = 1,
+`one_minus_mu` carries the digits of 1 - mu.
 """
 
 from __future__ import annotations
@@ -172,6 +172,16 @@ def _log_rates(mu, tau, comp):
         return np.log1p(-tau), log_x, log_y
 
 
+def _slope_rates(mu, tau, comp):
+    """log(1 - tau) and the log rates of x and y, the one nearer 0 first. h = L_a - x^N (L_a + L_x) - y^N (L_a + L_y)
+    is symmetric in (L_x, L_y), and its rearranged form takes expm1 of N times its second argument: that one must be
+    the rate near 0 (x near 1 when mu -> 1; y near 1 when mu is small), else L_a and y^N (L_a + L_y) cancel and the
+    root loses about log10(1 / (1 - tau / mu)) digits (N* was 2.6e6 below its 1.6e11 at mu = 6.1e-12, tau = mu
+    (1 - 3e-12))."""
+    log_a, log_x, log_y = _log_rates(mu, tau, comp)
+    return log_a, np.maximum(log_x, log_y), np.minimum(log_x, log_y)
+
+
 @cache
 def _numeric_scaled_slope():
     """h(N, mu, tau[, 1 - mu]) in numpy (see `_numeric_scaled_slope_in_log_rates`)."""
@@ -180,7 +190,7 @@ def _numeric_scaled_slope():
     def slope(n, mu, tau, comp=None):
         comp = 1.0 - np.asarray(mu, dtype=float) if comp is None else comp
         with np.errstate(invalid="ignore"):
-            return h(n, *_log_rates(mu, tau, comp))
+            return h(n, *_slope_rates(mu, tau, comp))
 
     return slope
 
@@ -188,7 +198,7 @@ def _numeric_scaled_slope():
 def _continuous_peak(mu, tau, comp):
     """Root of the scaled slope for non-degenerate 1-D arrays mu, tau, comp = 1 - mu (0 < tau < mu < 1)."""
     h = _numeric_scaled_slope_in_log_rates()
-    rates = _log_rates(mu, tau, comp)
+    rates = _slope_rates(mu, tau, comp)
     lo = np.ones_like(mu)
     hi = np.full_like(mu, 2.0)
     with np.errstate(under="ignore", over="ignore"):
