@@ -266,3 +266,248 @@ def test_depth_record_dip_fields_named(depth_record):
                                           "<= ci_high, got 2.5 <= 2 <= 3")
     depth_record["grpo_dip_points"]["right"] = {"N": 32, "points": -150.0, "ci_low": -151.0, "ci_high": 0.0}
     assert check_record(depth_record, "rec.json")["grpo_dip_points"]["right"]["points"] == -150.0  # no range
+
+
+# --- table2_depth.py: the setting's bounds, the study spec, the summary and the prediction rules by hand --------------
+
+@pytest.mark.parametrize("name, bad, message, edges", [
+    ("rare_mass", 0.0, "rare_mass must be in (0, 0.4), got 0", (1e-9, 0.3999)),
+    ("rare_mass", 0.4, "rare_mass must be in (0, 0.4), got 0.4", ()),
+    ("rare_only_share", 1.01, "rare_only_share must be in [0, 1], got 1.01", (0.0, 1.0)),
+    ("rare_only_share", -0.01, "rare_only_share must be in [0, 1], got -0.01", ()),
+    ("rare_strategies", 0, "rare_strategies must be in [1, 1000], got 0", (1, 1000)),
+    ("rare_strategies", 1001, "rare_strategies must be in [1, 1000], got 1001", ()),
+    ("offset_scale", 20.5, "offset_scale must be in [0, 20], got 20.5", (0.0, 20.0)),
+    ("offset_scale", -1.0, "offset_scale must be in [0, 20], got -1", ()),
+    ("lr", 0.0, "lr must be in (0, 10], got 0", (1e-9, 10.0)),
+    ("lr", 10.5, "lr must be in (0, 10], got 10.5", ()),
+    ("steps", 0, "steps must be in [1, 1000000], got 0", (1, 1_000_000)),
+    ("steps", 1_000_001, "steps must be in [1, 1000000], got 1000001", ()),
+    ("prompt_batch", 0, "prompt_batch must be in [1, 256], got 0", (1, 256)),
+    ("prompt_batch", 257, "prompt_batch must be in [1, 256], got 257", ()),
+    ("common_correct_prob", 0.0, "common_correct_prob must be in (0, 1], got 0", (1e-9, 1.0)),
+    ("common_correct_prob", 1.01, "common_correct_prob must be in (0, 1], got 1.01", ()),
+])
+def test_depth_setting_bounds_named_and_edges_allowed(name, bad, message, edges):
+    from dataclasses import replace
+
+    from fgrpo_sim.sim.table2_depth import DepthSetting
+
+    with pytest.raises(ValueError) as err:
+        replace(DepthSetting(), **{name: bad}).validate()
+    assert str(err.value) == message
+    for value in edges:
+        setting = replace(DepthSetting(), **{name: value})
+        assert setting.validate() is setting
+
+
+def test_depth_setting_defaults_and_fit():
+    from fgrpo_sim.sim import table2_depth as t2
+
+    assert t2.DepthSetting() == t2.DepthSetting(rare_mass=0.02, rare_only_share=0.25, rare_strategies=4,
+                                                offset_scale=1.0, lr=0.01, steps=200, prompt_batch=32,
+                                                common_correct_prob=0.5)
+    assert t2.FITTED == t2.DepthSetting(rare_mass=0.01, rare_only_share=0.4, offset_scale=2.0, lr=0.01, steps=400)
+    assert t2.FITTED_POPULATIONS == 40 and t2.GAMMA == 0.5 and t2.GROUP_SIZES == (2, 4, 8, 16, 32)
+
+
+def test_depth_study_spec_carries_every_setting_field():
+    from fgrpo_sim.sim import table2_depth as t2
+
+    setting = t2.DepthSetting(rare_mass=0.03, rare_only_share=0.1, rare_strategies=3, offset_scale=1.5, lr=0.02,
+                              steps=7, prompt_batch=5, common_correct_prob=0.7)
+    spec = t2.study_spec(setting, 3, (2, 8), seed=5)
+    pop = spec.population
+    assert (pop.rare_only_share, pop.rare_strategies, pop.offset_scale, pop.common_correct_prob) == (0.1, 3, 1.5, 0.7)
+    assert spec.group_sizes == (2, 8) and spec.rare_masses == (0.03,) and spec.gammas == (0.5,)
+    assert spec.low_lr is True and spec.entropy_coefs == (1e-4, 1e-3) and spec.kl_coefs == (1e-3, 1e-2)
+    assert spec.optimizers == ("adam",) and spec.parametrisations == ("orthogonal",)
+    assert (spec.populations, spec.seeds, spec.steps, spec.prompt_batch) == (3, 1, 7, 5)
+    assert spec.adam_lrs == (0.02,) and spec.eval_every == 7 and spec.seed == 5
+    bare = t2.study_spec(setting, 2, controls=False)
+    assert bare.low_lr is False and bare.entropy_coefs == () and bare.kl_coefs == ()
+    assert bare.group_sizes == (2, 4, 8, 16, 32) and bare.seed == 0 and bare.populations == 2
+    with pytest.raises(ValueError, match=r"^lr must be in \(0, 10\], got 0$"):
+        t2.study_spec(t2.DepthSetting(lr=0.0), 2)
+
+
+def test_depth_method_names():
+    from fgrpo_sim.sim.table2_depth import _family, _method
+
+    assert [_method(v) for v in ("GRPO", "F-GRPO gamma=0.5", "GRPO low-LR (x m_0.5)", "GRPO entropy=0.001",
+                                 "GRPO KL=0.01")] == ["GRPO", "F-GRPO", "low-LR", "entropy 0.001", "KL 0.01"]
+    assert [_family(m) for m in ("entropy 0.001", "KL 0.01", "low-LR", "GRPO")] == ["entropy", "KL", "low-LR", "GRPO"]
+
+
+def _depth_frame(table: dict) -> pd.DataFrame:
+    """Per-population rows: table[(method, N)] = [(pass@1, pass@256, dnll_rare) per population], fractions."""
+    rows = []
+    for (method, n), per_pop in table.items():
+        for p, (p1, p256, dnll) in enumerate(per_pop):
+            rows.append({"method": method, "gamma": 0.5 if method == "F-GRPO" else 0.0, "N": n, "population": p,
+                         "heldout_pass@1": p1, "heldout_pass@256": p256, "train_dnll_rare": dnll})
+    return pd.DataFrame(rows).sample(frac=1.0, random_state=0)  # file order is not population order
+
+
+def test_depth_summarise_by_hand():
+    from fgrpo_sim.metrics import t_interval
+    from fgrpo_sim.sim import table2_depth as t2
+
+    frame = _depth_frame({("KL 0.01", 8): [(0.3, 0.6, 0.1)] * 2, ("GRPO", 8): [(0.30, 0.60, 0.5), (0.34, 0.70, 0.7)],
+                          ("entropy 0.001", 8): [(0.3, 0.6, 0.1)] * 2, ("low-LR", 8): [(0.3, 0.6, 0.1)] * 2,
+                          ("GRPO", 2): [(0.2, 0.9, 0.2), (0.4, 0.8, 0.4)], ("F-GRPO", 8): [(0.3, 0.6, 0.1)] * 2,
+                          ("KL 0.001", 8): [(0.3, 0.6, 0.1)] * 2})
+    rows = t2.summarise(frame)
+    assert [(r["method"], r["N"]) for r in rows] == [("GRPO", 2), ("GRPO", 8), ("F-GRPO", 8), ("low-LR", 8),
+                                                     ("entropy 0.001", 8), ("KL 0.001", 8), ("KL 0.01", 8)]
+    assert [r["gamma"] for r in rows] == [0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 0.0]
+    grpo8 = rows[1]
+    for metric, values in (("pass@1", [30.0, 34.0]), ("pass@256", [60.0, 70.0]), ("dnll_rare", [0.5, 0.7])):
+        mean, low, high = (float(x) for x in t_interval(np.array(values), confidence=0.95))
+        assert (grpo8[metric]["mean"], grpo8[metric]["ci_low"], grpo8[metric]["ci_high"]) == pytest.approx(
+            (mean, low, high), rel=1e-12)
+    assert grpo8["pass@256"]["mean"] == pytest.approx(65.0) and grpo8["dnll_rare"]["mean"] == pytest.approx(0.6)
+    assert type(grpo8["N"]) is int and type(grpo8["pass@1"]["mean"]) is float
+
+
+def test_depth_fit_errors_and_targets_subset():
+    from fgrpo_sim.sim import table2_depth as t2
+
+    targets = t2.fit_targets((2, 8))
+    assert [(t["N"], t["metric"]) for t in targets] == [(2, "pass@1"), (2, "pass@256"), (2, "dnll_rare"),
+                                                        (8, "pass@1"), (8, "pass@256"), (8, "dnll_rare")]
+    assert {(t["model"], t["method"], t["source"]) for t in targets} == {("Qwen2.5-7B", "GRPO", "Table 2, math average")}
+    assert [t["value"] for t in targets] == [36.2, 75.0, 0.19, 37.3, 64.1, 0.68]
+    assert t2.fit_targets((3,)) == []
+    rows = [{"method": "GRPO", "N": n, **{m: {"mean": v + e, "ci_low": 0.0, "ci_high": 0.0} for m, v, e in
+                                           zip(t2.METRICS, values, errs)}}
+            for n, values, errs in ((2, (36.2, 75.0, 0.19), (1.0, -2.0, 0.3)), (8, (37.3, 64.1, 0.68), (3.0, 0.0, -0.1)))]
+    errors = t2.fit_errors(rows, targets)
+    assert errors["pass@1"] == pytest.approx([1.0, 3.0]) and errors["pass@256"] == pytest.approx([-2.0, 0.0])
+    assert errors["dnll_rare"] == pytest.approx([0.3, -0.1])
+    # (1 + 9) + (4 + 0) in points, (3^2 + 1^2) in tenths of a nat
+    assert t2.fit_loss(rows, targets) == pytest.approx(10.0 + 4.0 + 10.0)
+    rms = t2.fit_rms(rows, targets)
+    assert rms == pytest.approx({"pass@1": math.sqrt(5.0), "pass@256": math.sqrt(2.0), "dnll_rare": math.sqrt(0.05)})
+    assert t2.fit_rms(rows, [t for t in targets if t["metric"] == "pass@1"]) == pytest.approx({"pass@1": math.sqrt(5.0)})
+
+
+def _sim_row(method, n, means):
+    return {"method": method, "N": n, "gamma": 0.0,
+            **{m: {"mean": v, "ci_low": v - w, "ci_high": v + w} for m, (v, w) in zip(("pass@1", "pass@256", "dnll_rare"),
+                                                                                  means)}}
+
+
+def test_depth_chosen_controls_pick_the_highest_pass1_at_n8():
+    from fgrpo_sim.sim import table2_depth as t2
+
+    rows = [_sim_row("entropy 0.0001", 8, ((30.0, 1), (60.0, 1), (0.1, 0.1))),
+            _sim_row("entropy 0.001", 8, ((31.0, 1), (50.0, 1), (0.1, 0.1))),
+            _sim_row("entropy 0.001", 4, ((10.0, 1), (50.0, 1), (0.1, 0.1))),  # N = 4: not looked at
+            _sim_row("KL 0.001", 8, ((29.0, 1), (60.0, 1), (0.1, 0.1))),
+            _sim_row("KL 0.01", 8, ((28.0, 1), (90.0, 1), (0.1, 0.1)))]
+    chosen = t2.chosen_controls(rows)
+    assert chosen == {"entropy": {"grid": [1e-4, 1e-3], "pass@1_at_N8": [30.0, 31.0], "chosen": 1e-3},
+                      "KL": {"grid": [1e-3, 1e-2], "pass@1_at_N8": [29.0, 28.0], "chosen": 1e-3}}
+    assert t2.chosen_controls(rows[:3]) == {"entropy": chosen["entropy"]}  # a family with a coefficient missing: none
+    assert t2.chosen_controls(rows[1:]) == {"KL": chosen["KL"]}
+
+
+def test_depth_predictions_v1_rule_at_its_edges_and_skips():
+    """hit: paper in [ci_low - rms, ci_high + rms], both ends included; only N = 8, unfitted cells, rows that ran."""
+    from fgrpo_sim.sim import table2_depth as t2
+
+    # GRPO fitted exactly except pass@1 off by 2 at every N (rms 2); dnll_rare exact (rms 0)
+    rows = [_sim_row("GRPO", n, ((t2.paper_cells()[("GRPO", n, "pass@1")] + 2.0, 0.5),
+                                 (t2.paper_cells()[("GRPO", n, "pass@256")], 0.5),
+                                 (t2.paper_cells()[("GRPO", n, "dnll_rare")], 0.1))) for n in (2, 8)]
+    targets = [t for t in t2.fit_targets((2, 8)) if t["metric"] != "pass@256"]
+    # F-GRPO paper: pass@1 38.6, pass@256 70.3, dnll 0.46
+    rows.append(_sim_row("F-GRPO", 8, ((35.6, 1.0), (70.3 - 1.0, 1.0), (0.46 - 0.2, 0.2))))
+    rows.append(_sim_row("F-GRPO", 4, ((0.0, 0.0), (0.0, 0.0), (0.0, 0.0))))
+    rows.append(_sim_row("low-LR", 8, ((37.8 + 5.0, 3.0), (69.2, 0.0), (0.0, 0.0))))
+    preds = t2.predictions(rows, targets)
+    got = {(p["cell"]["method"], p["cell"]["metric"]): p for p in preds}
+    assert list(got) == [("F-GRPO", "dnll_rare"), ("F-GRPO", "pass@1"), ("F-GRPO", "pass@256"),
+                         ("GRPO low-LR", "pass@1"), ("GRPO low-LR", "pass@256")]  # no entropy/KL rows: none
+    f1 = got[("F-GRPO", "pass@1")]
+    assert f1["cell"] == {"model": "Qwen2.5-7B", "method": "F-GRPO", "N": 8, "metric": "pass@1"}
+    assert f1["tolerance"] == pytest.approx(2.0) and f1["paper"] == 38.6
+    assert (f1["predicted"], f1["ci_low"], f1["ci_high"]) == (35.6, 34.6, 36.6)
+    assert f1["hit"] is True  # 38.6 = 36.6 + 2: the upper edge, included
+    assert got[("F-GRPO", "pass@256")]["tolerance"] == 0.0 and got[("F-GRPO", "pass@256")]["hit"] is True  # at ci_high
+    assert got[("F-GRPO", "dnll_rare")]["hit"] is True and got[("F-GRPO", "dnll_rare")]["tolerance"] == pytest.approx(0.0)
+    assert got[("GRPO low-LR", "pass@1")]["hit"] is True  # 37.8 = 39.8 - 2: the lower edge, included
+    assert got[("GRPO low-LR", "pass@256")]["hit"] is True and "coefficient" not in f1 and "contrast" not in f1
+    rows[-1] = _sim_row("low-LR", 8, ((37.8 + 5.01, 3.0), (69.2 + 0.01, 0.0), (0.0, 0.0)))
+    rows[-3] = _sim_row("F-GRPO", 8, ((35.59, 1.0), (70.3 - 1.01, 1.0), (0.46 - 0.2, 0.2)))
+    missed = {(p["cell"]["method"], p["cell"]["metric"]): p["hit"] for p in t2.predictions(rows, targets)}
+    assert missed[("F-GRPO", "pass@1")] is False and missed[("GRPO low-LR", "pass@1")] is False
+    assert missed[("F-GRPO", "pass@256")] is False and missed[("GRPO low-LR", "pass@256")] is False
+    # a fitted cell is never predicted
+    assert not any(p["cell"]["method"] == "F-GRPO" for p in t2.predictions(
+        rows, targets + [{"method": "F-GRPO", "N": 8, "metric": m, "value": 0.0} for m in t2.METRICS]))
+
+
+def test_depth_predictions_carry_the_chosen_coefficient_and_contrast():
+    from fgrpo_sim.sim import table2_depth as t2
+
+    base = {0: (0.30, 0.60, 0.5), 1: (0.34, 0.66, 0.6), 2: (0.32, 0.62, 0.4)}
+    gains = {"GRPO": (0, 0, 0), "entropy 0.0001": (0.01, 0.02, 0.1), "entropy 0.001": (0.02, 0.08, -0.1),
+             "KL 0.001": (0.0, 0.0, 0.0), "KL 0.01": (-0.01, 0.0, 0.0)}
+    table = {}
+    for method, (g1, g256, gd) in gains.items():
+        table[(method, 8)] = [(p1 + g1 + 0.001 * p, p256 + g256 + 0.002 * p, d + gd) for p, (p1, p256, d) in base.items()]
+    frame = _depth_frame(table)
+    rows = t2.summarise(frame)
+    preds = {(p["cell"]["method"], p["cell"]["metric"]): p for p in t2.predictions(rows, [], frame)}
+    assert set(preds) == {("GRPO-H", "pass@1"), ("GRPO-H", "pass@256"), ("GRPO-KL", "pass@1"), ("GRPO-KL", "pass@256")}
+    h = preds[("GRPO-H", "pass@256")]
+    assert h["coefficient"] == 1e-3 and preds[("GRPO-KL", "pass@1")]["coefficient"] == 1e-3
+    assert h["predicted"] == pytest.approx(100 * (np.mean([0.60, 0.66, 0.62]) + 0.08 + 0.002)) and h["paper"] == 69.5
+    c = h["contrast"]
+    assert c["paper"] == pytest.approx(69.5 - 64.1) and c["predicted"] == pytest.approx(8.0)
+    assert c["ci_low"] <= c["predicted"] <= c["ci_high"] and c["hit"] is False  # 5.4 below about 8
+    kl = preds[("GRPO-KL", "pass@256")]["contrast"]
+    assert kl["predicted"] == pytest.approx(0.0, abs=1e-9) and kl["paper"] == pytest.approx(72.0 - 64.1)
+
+
+def test_depth_dip_points_flank_at_the_dip_is_zero():
+    from fgrpo_sim.sim import table2_depth as t2
+
+    frame = _depth_frame({("GRPO", 2): [(0.3, 0.50, 0.1), (0.3, 0.54, 0.1)],
+                          ("GRPO", 8): [(0.3, 0.70, 0.1), (0.3, 0.60, 0.1)],
+                          ("GRPO", 32): [(0.3, 0.80, 0.1), (0.3, 0.76, 0.1)],
+                          ("F-GRPO", 2): [(0.3, 0.10, 0.1), (0.3, 0.10, 0.1)]})
+    dip = t2.dip_points(frame)
+    assert dip["dip_N"] == 2  # GRPO's lowest, not F-GRPO's
+    assert dip["left"] == {"N": 2, "points": 0.0, "ci_low": 0.0, "ci_high": 0.0}
+    assert dip["right"]["N"] == 32 and dip["right"]["points"] == pytest.approx(100 * np.mean([0.30, 0.22]))
+    assert t2.dip_points(frame, "F-GRPO")["dip_N"] == 2
+    assert t2.dip_points(frame, metric="pass@1")["right"]["points"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_depth_build_record_fields():
+    from fgrpo_sim.sim import table2_depth as t2
+    from fgrpo_sim.sim.table2_depth_record import check_record
+
+    table = {}
+    for n, (p1, p256) in {2: (0.36, 0.75), 8: (0.37, 0.64)}.items():
+        for method in ("GRPO", "F-GRPO", "low-LR"):
+            table[(method, n)] = [(p1 + 0.01 * p, p256 - 0.01 * p, 0.3 + 0.1 * p) for p in range(3)]
+    frame = _depth_frame(table)
+    setting = t2.DepthSetting(steps=3)
+    record = t2.build_record(setting, frame, 3, "fgrpo simulate table2-depth --steps 3", seed=7)
+    assert record["schema"] == "table2-depth-v2" and record["populations"] == 3
+    assert record["command"] == "fgrpo simulate table2-depth --steps 3" and record["rules"] == t2.RULES
+    fitted = record["fitted"]
+    assert fitted["steps"] == 3 and fitted["seed"] == 7 and fitted["gamma"] == 0.5
+    assert fitted["optimizer"] == "adam" and fitted["parametrisation"] == "orthogonal"
+    rows = t2.summarise(frame)
+    targets = t2.fit_targets((2, 8))
+    assert record["fit_targets"] == targets and record["simulated_rows"] == rows
+    assert fitted["loss"] == pytest.approx(t2.fit_loss(rows, targets)) and fitted["rms"] == t2.fit_rms(rows, targets)
+    assert record["predictions"] == t2.predictions(rows, targets, frame) and record["controls"] == {}
+    assert record["grpo_dip_points"] == t2.dip_points(frame)
+    assert record["seeding"].endswith(": group_size_study's per-row keys (population, N and variant each its own stream)")
+    check_record(json.loads(json.dumps(record)), "built")
