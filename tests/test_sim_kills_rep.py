@@ -511,3 +511,191 @@ def test_depth_build_record_fields():
     assert record["grpo_dip_points"] == t2.dip_points(frame)
     assert record["seeding"].endswith(": group_size_study's per-row keys (population, N and variant each its own stream)")
     check_record(json.loads(json.dumps(record)), "built")
+
+
+# --- result_table.py: the resume reader's refusals, each naming file, line or row, and why -------------------------
+
+def _schema(**kw):
+    from fgrpo_sim.sim.result_table import TableSchema
+
+    base = dict(name="test table", text=("variant",), integers=("step",), numbers=("lr",), metrics=("share",),
+                nan_metrics=("share",), key=("variant", "step"), bounds=(("share", 0.0, 1.0), ("step", 0, None),
+                                                                       ("lr", None, 5.0)))
+    return TableSchema(**{**base, **kw})
+
+
+def _read(path, schema=None, **kw):
+    from fgrpo_sim.sim.result_table import read_result_table
+
+    return read_result_table(path, schema or _schema(), "start afresh", **kw)
+
+
+def test_result_table_csv_reads_typed_with_extra_columns(tmp_path):
+    path = tmp_path / "t.CSV"  # suffix in any case
+    path.write_text("variant,step,lr,share,note,extra\nGRPO,0,0.5,0.25,a,1.5\nF,4.0,1,,b,\nF,5,2,nan,c,2\n")
+    table = _read(path)
+    assert table["variant"].tolist() == ["GRPO", "F", "F"] and table["step"].tolist() == [0, 4, 5]
+    assert table["step"].dtype == np.int64 and table["lr"].dtype == np.float64 and table["share"].dtype == np.float64
+    assert table["share"].iloc[0] == 0.25 and np.isnan(table["share"].iloc[1]) and np.isnan(table["share"].iloc[2])
+    assert table["note"].tolist() == ["a", "b", "c"]  # text outside the schema stays text
+    assert table["extra"].iloc[0] == 1.5 and np.isnan(table["extra"].iloc[1]) and table["extra"].iloc[2] == 2.0
+    assert table.columns.tolist() == ["variant", "step", "lr", "share", "note", "extra"]
+    assert table["extra"].dtype.kind == "f"
+
+
+def test_result_table_header_only_and_empty(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("variant,step,lr,share\n")
+    assert _read(path).empty
+    path.write_text("")
+    with pytest.raises(ValueError) as err:
+        _read(path)
+    assert str(err.value) == f"out {path} exists but is not a readable result table (it is empty); start afresh"
+    path.write_text("variant,step,share\n")
+    with pytest.raises(ValueError) as err:
+        _read(path, label="--from")
+    assert str(err.value) == f"--from {path} exists but is not a test table (no column 'lr'); start afresh"
+
+
+def test_result_table_csv_damage_named_with_action(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("variant,step,lr,share\nGRPO,0,0.5,0.25\nGRPO,1,0.5\n")  # a short row
+    with pytest.raises(ValueError) as err:
+        _read(path, action="read")
+    assert str(err.value) == (f"cannot read {path} line 3: 3 fields where the header has 4 (a damaged or cut-short "
+                              "row); fix or delete that row, or start afresh")
+    path.write_text("variant,step,lr,share\nGRPO,0,0.5,0.25\nGRPO,1,0.5,0.2")  # the last row cut short
+    with pytest.raises(ValueError, match=r"^cannot resume from .* line 3.*; fix or delete that row, or start afresh$"):
+        _read(path)
+
+
+def test_result_table_suffix_and_parquet_damage(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text("{}")
+    with pytest.raises(ValueError) as err:
+        _read(path, label="--out")
+    assert str(err.value) == "--out must end in .parquet or .csv, got 't.json'"
+    bad = tmp_path / "t.parquet"
+    bad.write_bytes(b"not a parquet file at all")
+    with pytest.raises(ValueError) as err:
+        _read(bad)
+    message = str(err.value)
+    assert message.startswith(f"out {bad} exists but is not a readable result table (") and message.endswith(
+        "); start afresh") and "\n" not in message
+
+
+def test_result_table_parquet_round_trip_and_text_numbers(tmp_path):
+    good = pd.DataFrame({"variant": ["GRPO", "F"], "step": [0, 4], "lr": [0.5, 1.0], "share": [0.25, np.nan]})
+    path = tmp_path / "t.Parquet"
+    good.to_parquet(path)
+    table = _read(path)
+    assert table["step"].tolist() == [0, 4] and table["step"].dtype == np.int64 and np.isnan(table["share"].iloc[1])
+    pd.DataFrame(columns=good.columns).astype({"step": "int64", "lr": float, "share": float}).to_parquet(path)
+    assert _read(path).empty
+    good.assign(lr=["0.5", "1.0"]).to_parquet(path)  # numbers stored as text: pandas would parse them, we do not
+    with pytest.raises(ValueError) as err:
+        _read(path)
+    assert str(err.value) == (f"cannot resume from {path} row 1: lr = '0.5' is stored as text, not as numbers; "
+                              "fix or delete that row, or start afresh")
+    good.assign(step=[True, False]).to_parquet(path)
+    with pytest.raises(ValueError, match=r" row 1: step = .*True.* is stored as bool, not as numbers; "):
+        _read(path)
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([["GRPO", "0", "0.5", "0.25"], [" ", "1", "0.5", "0.2"]], "line 3: variant is empty"),
+    ([["GRPO", "0", "0.5", "0.25"], ["GRPO", "1.5", "0.5", "0.2"]], "line 3: step = 1.5 is not an integer"),
+    ([["GRPO", "1e19", "0.5", "0.25"]], "line 2: step = 1e19 is not an integer"),
+    ([["GRPO", "x", "0.5", "0.25"]], "line 2: step = 'x' is not an integer"),
+    ([["GRPO", "0", "", "0.25"]], "line 2: lr = '' is not a finite number"),
+    ([["GRPO", "0", "inf", "0.25"]], "line 2: lr = inf is not a finite number"),
+    ([["GRPO", "0", "0.5", "-inf"]], "line 2: share = -inf is not a finite number"),
+    ([["GRPO", "0", "0.5", "abc"]], "line 2: share = 'abc' is not a finite number"),
+    ([["GRPO", "0", "0.5", "1.5"]], "line 2: share = 1.5 is not in [0, 1]"),
+    ([["GRPO", "0", "0.5", "-0.1"]], "line 2: share = -0.1 is not in [0, 1]"),
+    ([["GRPO", "-1", "0.5", "0.5"]], "line 2: step = -1 is not >= 0"),
+    ([["GRPO", "0", " 5.5", "0.5"]], "line 2: lr = 5.5 is not <= 5"),
+    ([["GRPO", "0", "0.5", "0.5"], ["F", "0", "0.5", "0.5"], ["GRPO", "0", "1", "0.5"]],
+     "line 4: it repeats line 2 (the same variant, step)"),
+    ([["GRPO", "0", "0.5", "1.5"], ["GRPO", "x", "0.5", "0.5"]], "line 2: share = 1.5 is not in [0, 1]"),
+    ([["GRPO", "0", "0.5", "0.5"], ["GRPO", "x", "0.5", "0.5"], ["GRPO", "1", "0.5", "1.5"]],
+     "line 3: step = 'x' is not an integer"),
+])
+def test_result_table_first_bad_row_named(tmp_path, rows, message):
+    path = tmp_path / "t.csv"
+    path.write_text("variant,step,lr,share\n" + "".join(",".join(r) + "\n" for r in rows))
+    with pytest.raises(ValueError) as err:
+        _read(path)
+    assert str(err.value) == f"cannot resume from {path} {message}; fix or delete that row, or start afresh"
+
+
+def test_result_table_bounds_edges_allowed_and_rules(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("variant,step,lr,share\nGRPO,0,5,0\nGRPO,1,-100,1\n")
+    table = _read(path)
+    assert table["share"].tolist() == [0.0, 1.0] and table["lr"].tolist() == [5.0, -100.0]
+    seen = {}
+
+    def rules(typed):
+        seen["dtypes"] = (typed["step"].dtype, typed["lr"].dtype)
+        return [(typed["step"] > 0, lambda i: f"step {typed['step'].iloc[i]} is past the run's end")]
+
+    with pytest.raises(ValueError) as err:
+        _read(path, rules=rules)
+    assert str(err.value) == (f"cannot resume from {path} line 3: step 1 is past the run's end; fix or delete that "
+                              "row, or start afresh")
+    assert seen["dtypes"] == (np.int64, np.float64)  # the rules see the typed table
+    assert _read(path, rules=lambda typed: [(typed["step"] > 5, lambda i: "never")])["step"].tolist() == [0, 1]
+
+
+def test_result_table_rules_and_key_wait_for_typed_columns(tmp_path):
+    """A row that fails the schema is named first; the run's rules never see untyped values."""
+    path = tmp_path / "t.csv"
+    path.write_text("variant,step,lr,share\nGRPO,0,0.5,0.5\nGRPO,x,0.5,0.5\n")
+    called = []
+    with pytest.raises(ValueError, match="line 3: step = 'x' is not an integer"):
+        _read(path, rules=lambda typed: called.append(1) or [])
+    assert called == []
+
+
+def test_result_table_parquet_repeats_name_rows_from_1(tmp_path):
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({"variant": ["A", "B", "B"], "step": [3, 1, 1], "lr": [0.5] * 3, "share": [0.1, 0.2, 0.3]},
+                 index=[7, 8, 9]).to_parquet(path)
+    with pytest.raises(ValueError) as err:
+        _read(path)
+    assert str(err.value) == (f"cannot resume from {path} row 3: it repeats row 2 (the same variant, step); fix or "
+                              "delete that row, or start afresh")
+
+
+def test_result_table_integer_column_beyond_int64(tmp_path):
+    from fgrpo_sim.sim.result_table import TableSchema, validate_rows
+
+    schema = TableSchema("test table", integers=("step",))
+    big = pd.DataFrame({"step": np.array([1, 2**63], dtype=np.uint64)})
+    with pytest.raises(ValueError) as err:
+        validate_rows(schema, big, "t.parquet", "x")
+    assert str(err.value) == ("cannot resume from t.parquet row 2: step = 9223372036854775808 is not an integer; fix "
+                              "or delete that row, or x")
+    ok = validate_rows(schema, pd.DataFrame({"step": np.array([1, 2**63 - 1], dtype=np.uint64)}), "t.parquet", "x")
+    assert ok["step"].tolist() == [1, 2**63 - 1] and ok["step"].dtype == np.int64
+    with pytest.raises(ValueError, match=r"row 1: step = 9.3e\+18 is not an integer|row 1: step = 9.*e\+18 is not"):
+        validate_rows(schema, pd.DataFrame({"step": [2.0**63]}), "t.parquet", "x")
+
+
+def test_result_table_shown_cells():
+    from fgrpo_sim.sim.result_table import _shown
+
+    assert _shown(" 0.5 ") == "0.5" and _shown("abc") == "'abc'" and _shown(np.float64(0.5)) == "0.5"
+    assert _shown(np.int64(3)) == "3" and _shown("") == "''" and _shown(None) == "None"
+
+
+def test_result_table_numbers_missing_and_text():
+    from fgrpo_sim.sim.result_table import _numbers
+
+    numbers, missing = _numbers(pd.Series([" 1.5", "", "NaN", "x", None, "2"], dtype=object))
+    assert missing.tolist() == [False, True, True, False, True, False]
+    assert numbers.iloc[0] == 1.5 and numbers.iloc[5] == 2.0 and numbers.iloc[1:5].isna().all()
+    typed = pd.Series([1.0, np.nan])
+    numbers, missing = _numbers(typed)
+    assert numbers is typed and missing.tolist() == [False, True]
