@@ -699,3 +699,337 @@ def test_result_table_numbers_missing_and_text():
     typed = pd.Series([1.0, np.nan])
     numbers, missing = _numbers(typed)
     assert numbers is typed and missing.tolist() == [False, True]
+
+
+# --- group_size_report.py: intervals, shares, curves at a level, the tables' lines, the record reader --------------
+
+def test_report_outward_rounding_and_infinite_bounds():
+    from fgrpo_sim.sim.group_size_report import _outward, paired_interval
+
+    assert _outward(0.123456, -0.000041, 0.2000001) == [0.12346, -0.00005, 0.20001]
+    assert _outward(0.5, 0.49, 0.51, digits=1) == [0.5, 0.4, 0.6]
+    est, low, high = _outward(1.0, -math.inf, math.inf)
+    assert est == 1.0 and math.isnan(low) and math.isnan(high)
+    est, low, high = _outward(1.0, 0.5, math.inf)
+    assert low == 0.5 and math.isnan(high)
+    from scipy import stats
+
+    a, b = np.array([0.30, 0.35, 0.31, 0.40]), np.array([0.25, 0.30, 0.32, 0.33])
+    ci = stats.ttest_1samp(a - b, 0.0).confidence_interval(0.95)
+    got = paired_interval(a, b)
+    assert got[0] == pytest.approx(np.mean(a - b), abs=5e-6)
+    assert ci.low - 1e-5 <= got[1] <= ci.low and ci.high <= got[2] <= ci.high + 1e-5
+
+
+def test_report_interval_coverage_defaults_and_by_hand():
+    """The share of 4000 seeded normal samples (seed 0) whose 95% t interval holds 0, recomputed with scipy."""
+    from scipy import stats
+
+    from fgrpo_sim.sim.group_size_report import interval_coverage
+
+    share = interval_coverage(5)
+    x = np.random.default_rng(0).normal(size=(4000, 5))
+    half = stats.t.ppf(0.975, 4) * x.std(1, ddof=1) / math.sqrt(5)
+    assert share == pytest.approx(np.mean(np.abs(x.mean(1)) <= half), abs=1e-12)
+    assert share * 4000 == pytest.approx(round(share * 4000), abs=1e-9)
+    x = np.random.default_rng(3).gamma(2.0, size=(300, 4))
+    half = stats.t.ppf(0.975, 3) * x.std(1, ddof=1) / 2.0
+    assert interval_coverage(4, "gamma(2)", 300, 3) == pytest.approx(np.mean(np.abs(x.mean(1) - 2.0) <= half))
+
+
+def test_report_argmin_share_needs_five_units_and_counts_resamples():
+    from fgrpo_sim.sim.group_size_report import MIN_UNITS, argmin_share
+
+    assert MIN_UNITS == 5
+    four = np.array([[3.0, 1.0, 2.0]] * 4)
+    assert argmin_share(four) is None
+    five = np.array([[3.0, 1.0, 2.0]] * 5)
+    assert argmin_share(five).tolist() == [0.0, 1.0, 0.0]
+    # column 0 lowest in units 0-1, column 2 lowest elsewhere: the share of column 0 is a count of 40 resamples
+    # column 0 (mean 0.5 + 0.2 m, m the draws of units 3-4) is lowest when m <= 2 (chance 0.68), else column 2
+    mixed = np.array([[0.5, 5.0, 1.0]] * 3 + [[1.5, 5.0, 1.0]] * 2)
+    share = argmin_share(mixed, resamples=40, seed=1)
+    assert share.shape == (3,) and share.sum() == pytest.approx(1.0) and share[1] == 0.0
+    assert 0 < share[2] < share[0] and (share * 40 == np.round(share * 40)).all()
+    assert argmin_share(mixed, resamples=40, seed=1).tolist() == share.tolist()
+
+
+def test_report_verdict_words():
+    from fgrpo_sim.sim.group_size_report import verdict
+
+    ns = [2, 8, 32]
+    assert verdict(ns, 0, [0, 0, 0], [1, 1, 1]) == "no dip: lowest at the edge N = 2"
+    assert verdict(ns, 2, [1, 1, 1], [0, 0, 0]) == "no dip: lowest at the edge N = 32"
+    assert verdict(ns, 1, [0.1, 0.0, 0.2], [0.1, 0.01, 0.2]) == "no dip: N = 2 minus lowest includes 0"
+    assert verdict(ns, 1, [0.1, 0.01, 0.2], [0.1, -0.01, 0.2]) == "no dip: N = 32 minus lowest includes 0"
+    assert verdict(ns, 1, [0.1, -0.1, 0.2], [0.1, 0.0, 0.2]) == "no dip: N = 2 and N = 32 minus lowest include 0"
+    assert verdict(ns, 1, [0.1, 1e-9, 0.2], [0.1, 1e-9, 0.2]) == "dip at N = 8"
+
+
+def test_report_curve_at_level_edges():
+    from fgrpo_sim.sim.group_size_report import _curve_at_level
+
+    x, y = np.array([0.1, 0.3, 0.3, 0.5]), np.array([10.0, 20.0, 30.0, 40.0])
+    assert math.isnan(_curve_at_level(x, y, 0.6))  # never reached
+    assert _curve_at_level(x, y, 0.05) == 10.0  # reached at the first evaluation
+    assert _curve_at_level(x, y, 0.1 + 1e-13) == 10.0  # within 1e-12 counts as reached
+    assert _curve_at_level(x, y, 0.2) == pytest.approx(15.0)  # halfway between the first two
+    assert _curve_at_level(x, y, 0.4) == pytest.approx(35.0)
+    assert _curve_at_level(np.array([0.1, 0.2, 0.2]), np.array([1.0, 2.0, 3.0]), 0.2) == pytest.approx(2.0)
+    assert _curve_at_level(np.array([0.2, 0.2]), np.array([1.0, 2.0]), 0.2) == 1.0
+    assert _curve_at_level(np.array([0.1, 0.4, 0.4]), np.array([1.0, 4.0, 9.0]), 0.4) == pytest.approx(4.0)
+
+
+def _curves_frame():
+    """Two populations x two batch seeds at N = 4: per (arm, population) a pass@1 curve over steps 0, 10, 20."""
+    from fgrpo_sim.sim.group_size_report import METRIC
+
+    curves = {("GRPO", 0): ((0.1, 0.3, 0.5), (0.9, 0.8, 0.7)), ("GRPO", 1): ((0.1, 0.2, 0.4), (0.9, 0.85, 0.8)),
+              ("F", 0): ((0.1, 0.2, 0.3), (0.9, 0.9, 0.9)), ("F", 1): ((0.1, 0.4, 0.6), (0.9, 0.7, 0.5))}
+    rows = []
+    for (arm, pop), (p1, p256) in curves.items():
+        for seed, shift in ((0, -0.01), (1, 0.01)):  # the batch seeds average to the curve above
+            for step, a, b in zip((0, 10, 20), p1, p256):
+                rows.append({"variant": arm, "population": pop, "seed": seed, "N": 4, "step": step,
+                             "heldout_pass@1": a + shift, METRIC: b + shift})
+    rows.append({"variant": "GRPO", "population": 0, "seed": 0, "N": 8, "step": 20, "heldout_pass@1": 0.0,
+                 METRIC: 0.0})
+    return pd.DataFrame(rows)
+
+
+def test_report_equal_pass1_by_hand():
+    from fgrpo_sim.sim.group_size_report import equal_pass1
+
+    out = equal_pass1(_curves_frame(), ["F", "GRPO"], 4, "population")
+    # population 0: level min(0.5, 0.3) = 0.3: GRPO reaches it at step 10 (0.8), F at step 20 (0.9)
+    # population 1: level min(0.4, 0.6) = 0.4: GRPO at step 20 (0.8), F halfway from 0.1 to 0.4 -> 0.4: 0.7
+    assert out["GRPO"] == pytest.approx([0.8, 0.8]) and out["F"] == pytest.approx([0.9, 0.7])
+    assert list(out) == ["F", "GRPO"]
+
+
+def test_report_units_and_unit_matrix():
+    from fgrpo_sim.sim.group_size_report import METRIC, _units, unit_matrix
+
+    frame = _curves_frame()
+    assert _units(frame) == "population" and _units(frame[frame["population"] == 0]) == "seed"
+    final = frame[frame["step"] == 20]
+    values, ns = unit_matrix(final, "GRPO", METRIC, "population")
+    assert list(ns) == [4, 8] and values.shape == (2, 2)
+    assert values[0].tolist() == pytest.approx([0.7, 0.0]) and values[1, 0] == pytest.approx(0.8)
+    assert np.isnan(values[1, 1])
+    by_seed, _ = unit_matrix(final[final["population"] == 1], "F", METRIC, "seed")
+    assert by_seed[:, 0] == pytest.approx([0.49, 0.51])
+
+
+def test_report_predictions_pool_the_tables_populations():
+    """_predictions: one (N*, median rho) per (rare_correct_prob, rare_mass) the table ran, over its N and its
+    population draws only (two here: ten draws predict N = 8, not 16, at rare p 0.5)."""
+    from dataclasses import replace
+
+    from fgrpo_sim.sim.group_size_report import _predictions
+    from fgrpo_sim.sim.group_size_study import (DEFAULT_POPULATION, GroupSizeStudySpec, initial_mu_rho,
+                                                population_spec, predicted_dips)
+    from fgrpo_sim.sim.population_shared import make_shared_population
+
+    pop = replace(DEFAULT_POPULATION, num_prompts=8, heldout_prompts=8, rare_only_share=0.0)
+    ns = (2, 4, 8, 16, 32, 64, 128)
+    frame = pd.DataFrame([{"N": n, "population": p, "rare_correct_prob": rcp, "rare_mass": 0.03}
+                          for n in ns for p in (0, 1) for rcp in (1.0, 0.5)])
+    got = _predictions(frame, pop)
+    assert set(got) == {(1.0, 0.03), (0.5, 0.03)}
+    assert got[(0.5, 0.03)][0] == 16 and got[(1.0, 0.03)][0] == 8
+    for rcp in (1.0, 0.5):
+        spec = GroupSizeStudySpec(group_sizes=ns, rare_masses=(0.03,), populations=2,
+                                  population=replace(pop, rare_correct_prob=rcp))
+        assert predicted_dips(spec) == {0.03: got[(rcp, 0.03)][0]}
+        rho = np.concatenate([initial_mu_rho(make_shared_population(population_spec(spec, 0.03, p)))[1]
+                              for p in (0, 1)])
+        assert got[(rcp, 0.03)][1] == round(float(np.median(rho[(rho > 0) & (rho < 1)])), 4)
+    assert _predictions(frame[frame["N"].isin([2, 128])], pop)[(0.5, 0.03)][0] == 2  # only the table's N
+
+
+def _report(**kw):
+    """A synthetic per-setting report with every key the text and markdown tables read."""
+    base = {"rare_correct_prob": 1.0, "optimizer": "adam", "parametrisation": "orthogonal", "view": "equal-steps",
+            "rare_mass": 0.02, "base_lr": 0.01, "lr": 0.01, "rare_share_median": 0.0196, "populations": 10,
+            "batch_seeds": 2, "unit": "population", "few_units": False, "predicted_N": 16, "observed_lowest_N": 8,
+            "lowest_share": 0.873, "argmin_share": [0.0, 0.124, 0.873, 0.003], "N": [2, 4, 8, 32],
+            "first_minus_lowest": [0.01327, 0.00905, 0.01748], "last_minus_lowest": [0.05463, 0.04423, 0.06504],
+            "dip": True, "verdict": "dip at N = 8", "pass256": [0.85, 0.84, 0.83, 0.86],
+            "dnll_rare": [0.45, 0.64, 0.67, -0.25],
+            "fgrpo_at_lowest": [{"gamma": 0.5, "variant": "F-GRPO gamma=0.5", "minus_grpo": [0.0132, 0.0108, 0.0156],
+                                 "minus_control": [-0.0007, -0.0035, 0.0021]},
+                                {"gamma": 1.0, "variant": "F-GRPO gamma=1", "minus_grpo": [0.0232, 0.02, 0.03]}],
+            "best_checkpoint": {"observed_lowest_N": 4, "lowest_share": 0.5}}
+    return {**base, "base_lr": kw.get("lr", 0.01), **kw}
+
+
+def test_report_text_lines_by_hand():
+    from fgrpo_sim.sim.group_size_report import format_report
+
+    few = _report(optimizer="sgd", lr=2.0, populations=3, few_units=True, lowest_share=None, argmin_share=None,
+                  dip=False, fgrpo_at_lowest=[{"gamma": 0.5, "variant": "F-GRPO gamma=0.5", "minus_grpo": None,
+                                               "minus_control": [0.001, None, None]}])
+    lines = format_report([_report(), few]).splitlines()
+    assert lines[0] == ("held-out pass@256 of GRPO vs N (intervals: 95% t over populations, paired, bounds rounded "
+                        "outward); F-GRPO at the lowest N, equal steps")
+    assert lines[1] == ("warning: 3 units (populations) per setting, fewer than 5: no argmin shares (too few distinct "
+                        "bootstrap resamples); t intervals assume near-normal unit means")
+    assert lines[2].split() == ["rare", "p", "opt", "param", "view", "rare", "lr", "pred", "lowest", "(share)", "dip",
+                                "first", "minus", "lowest", "last", "minus", "lowest", "F", "0.5", "minus", "GRPO",
+                                "F", "0.5", "minus", "control"]
+    assert lines[3].split() == ["1", "adam", "orthogonal", "equal-steps", "0.02", "0.01", "16", "8", "(0.87)", "yes",
+                                "+0.013", "[+0.009,", "+0.018]", "+0.055", "[+0.044,", "+0.066]",
+                                "+0.013", "[+0.010,", "+0.016]", "-0.001", "[-0.004,", "+0.003]"]
+    assert lines[4].split()[1:12] == ["sgd", "orthogonal", "equal-steps", "0.02", "2", "16", "8", "(", "n/a)", "no",
+                                      "+0.013"]
+    assert lines[4].split()[-3:] == ["-", "+0.001", "[-]"] and len(lines) == 5
+    assert format_report([_report()]).splitlines()[1].startswith("rare p  opt")  # no warning line
+
+
+def test_report_gamma_shown_and_entries():
+    from fgrpo_sim.sim.group_size_report import _f_label, curve, fgrpo_entry, format_report, shown_gamma
+
+    assert shown_gamma([_report()]) == 0.5
+    only_one = _report(fgrpo_at_lowest=[{"gamma": 2.0, "minus_grpo": [0.1, 0.05, 0.2]},
+                                        {"gamma": 1.0, "minus_grpo": [0.2, 0.1, 0.3]}])
+    assert shown_gamma([only_one]) == 1.0 and shown_gamma([_report(fgrpo_at_lowest=[])]) is None
+    assert _f_label(None) == "F-GRPO" and _f_label(1.0) == "F 1" and _f_label(0.25) == "F 0.25"
+    assert fgrpo_entry(only_one, 1) == {"gamma": 1.0, "minus_grpo": [0.2, 0.1, 0.3]} and fgrpo_entry(only_one, 3) == {}
+    report = {"curves": [{"variant": "GRPO", "x": 1}, {"variant": "F", "x": 2}]}
+    assert curve(report, "F") == {"variant": "F", "x": 2} and curve(report, "G") is None
+    lines = format_report([only_one]).splitlines()
+    assert "F 1 minus GRPO" in lines[1] and lines[2].split()[-4:] == ["+0.200", "[+0.100,", "+0.300]", "-"]
+    none = format_report([_report(fgrpo_at_lowest=[])]).splitlines()
+    assert "F-GRPO minus GRPO" in none[1] and none[2].split()[-2:] == ["-", "-"]
+
+
+def test_report_format_interval_rounds_outward_with_slack():
+    from fgrpo_sim.sim.group_size_report import format_interval
+
+    assert format_interval(None) == "-"
+    assert format_interval([0.5, None, 0.6]) == "+0.500 [-]" and format_interval([0.5, 0.4, None]) == "+0.500 [-]"
+    assert format_interval([0.0151, 0.0061, 0.0229]) == "+0.015 [+0.006, +0.023]"
+    assert format_interval([0.0151, 0.006, 0.023]) == "+0.015 [+0.006, +0.023]"  # exact thousandths stay
+    assert format_interval([-0.5, -0.61, -0.4], digits=1) == "-0.5 [-0.7, -0.4]"
+
+
+def test_report_few_units_warning_lists_unit_counts():
+    from fgrpo_sim.sim.group_size_report import few_units_warning
+
+    assert few_units_warning([_report()]) is None
+    seeds = _report(unit="seed", populations=1, batch_seeds=4, few_units=True)
+    pops = _report(populations=2, few_units=True)
+    assert few_units_warning([pops, seeds, _report(), pops]).startswith("warning: 2, 4 units (populations) per setting")
+
+
+def test_report_same_under_sgd_merges_identical_twins_only():
+    from fgrpo_sim.sim.group_size_report import same_under_sgd
+
+    axis = _report(optimizer="sgd", parametrisation="axis", lr=2.0)
+    ortho = _report(optimizer="sgd", parametrisation="orthogonal", lr=2.0)
+    other = _report(optimizer="sgd", parametrisation="orthogonal", lr=2.0, pass256=[0.1, 0.2, 0.3, 0.4])
+    adam_axis, adam_ortho = _report(parametrisation="axis"), _report()
+    out = same_under_sgd([axis, ortho, adam_axis, adam_ortho])
+    assert [r["parametrisation"] for r in out] == ["axis = orthogonal", "axis", "orthogonal"]
+    assert out[0] == {**axis, "parametrisation": "axis = orthogonal"} and axis["parametrisation"] == "axis"
+    assert [r["parametrisation"] for r in same_under_sgd([axis, other])] == ["axis", "orthogonal"]
+    lone = _report(optimizer="sgd", parametrisation="orthogonal", lr=6.0)
+    assert same_under_sgd([axis, lone]) == [axis, lone]  # another lr is another setting
+
+
+def test_report_markdown_rows_by_hand():
+    from fgrpo_sim.sim.group_size_report import markdown_table
+
+    big_lr = _report(lr=0.03, observed_lowest_N=2)
+    rare = _report(rare_correct_prob=0.25, dip=False, lowest_share=None, argmin_share=None, verdict="no dip: x",
+                   best_checkpoint={"observed_lowest_N": 32, "lowest_share": None})
+    lines = markdown_table([big_lr, _report(), rare]).splitlines()
+    assert lines[0] == ("|optimizer|map|rare mass (median rho)|lr|predicted|lowest N (share)|verdict|N=2 minus lowest|"
+                        "N=32 minus lowest|share lowest, N = 2 / 4 / 8 / 32|dNLL_rare first / lowest / last|"
+                        "F 0.5 minus GRPO|F 0.5 minus control|best-ckpt lowest N (share)|")
+    assert lines[1] == "|" + "-|" * 13 and len(lines) == 4  # the larger lr is left out
+    assert lines[2] == ("|adam|orthogonal|0.02 (0.020)|0.01|16|**8** (0.87)|dip at N = 8|+0.013 [+0.009, +0.018]|"
+                        "+0.055 [+0.044, +0.066]|0.00 / 0.12 / 0.87 / 0.00|+0.45 / +0.67 / -0.25|"
+                        "+0.013 [+0.010, +0.016]|-0.001 [-0.004, +0.003]|4 (0.50)|")
+    assert lines[3].startswith("|adam (rare p 0.25)|orthogonal|") and "|8 (-)|no dip: x|" in lines[3]
+    assert lines[3].endswith("|32 (-)|") and "|-|+0.45 / +0.67 / -0.25|" in lines[3]
+    empty = markdown_table([]).splitlines()
+    assert empty[0].startswith("|optimizer|") and "N=first minus lowest|N=last minus lowest|" in empty[0]
+    assert len(empty) == 2
+
+
+def test_report_headline_and_brief_tables_by_hand():
+    from fgrpo_sim.sim.group_size_report import brief_tables, headline_reports
+
+    reports = [_report(), _report(lr=0.03), _report(rare_correct_prob=0.25), _report(view="equal-rollouts"),
+               _report(optimizer="sgd", parametrisation="axis", lr=2.0, argmin_share=None, lowest_share=None,
+                       dip=False, verdict="no dip: flat"),
+               _report(optimizer="sgd", parametrisation="dense", lr=6.0)]
+    shown, lrs = headline_reports(reports)
+    assert lrs == {"adam": 0.01, "sgd": 2.0} and shown == [reports[0], reports[4]]
+    text = brief_tables(reports + [_report(rare_mass=0.1, populations=4, batch_seeds=3)])
+    lines = text.splitlines()
+    assert len(lines) == 6 + 1 + 5 and lines[6] == ""  # two tables, one per rare mass, a blank line between
+    assert lines[0] == ("GRPO held-out pass@256 at rare mass 0.02 (default population, Adam lr 0.01, SGD lr 2, 10 "
+                        "populations x 2 batch seeds; flanks: pass@256 at N = 2 and N = 32 minus at the lowest N; last "
+                        "column at the lowest N, equal steps):")
+    assert lines[1] == "" and lines[2] == "|optimizer, map|lowest N (share)|share of the other N|verdict|N=2 flank|N=32 flank|F 0.5 minus control|"
+    assert lines[3] == "|-|-|-|-|-|-|-|"
+    assert lines[4] == ("|Adam, orthogonal|**8** (0.87)|4: 0.12|dip at N = 8|+0.013 [+0.009, +0.018]|"
+                        "+0.055 [+0.044, +0.066]|-0.001 [-0.004, +0.003]|")  # 0.003 rounds to 0.00: not listed
+    assert lines[5] == ("|SGD, axis|8 (-)||no dip: flat|+0.013 [+0.009, +0.018]|+0.055 [+0.044, +0.066]|"
+                        "-0.001 [-0.004, +0.003]|")
+    assert lines[7].startswith("GRPO held-out pass@256 at rare mass 0.1 (default population, Adam lr 0.01, 4 "
+                                "populations x 3 batch seeds;")
+    with pytest.raises(ValueError) as err:
+        brief_tables([_report(rare_correct_prob=0.25)])
+    assert str(err.value) == ("--brief needs settings of the default population (--rare-correct-prob 1) at equal "
+                              "steps")
+
+
+def test_report_brief_rows_sorted_by_optimizer_then_map():
+    from fgrpo_sim.sim.group_size_report import brief_tables
+
+    reports = [_report(optimizer="sgd", parametrisation="dense", lr=2.0), _report(parametrisation="dense"),
+               _report(parametrisation="axis"), _report(optimizer="sgd", parametrisation="axis", lr=2.0),
+               _report(optimizer="sgd", parametrisation="orthogonal", lr=2.0)]
+    rows = [line.split("|")[1] for line in brief_tables(reports).splitlines()[4:]]
+    assert rows == ["Adam, axis", "Adam, dense", "SGD, axis = orthogonal", "SGD, dense"]
+
+
+def test_report_read_reports_refuses_repeats_and_empty(tmp_path):
+    from fgrpo_sim.packaged import committed_result
+    from fgrpo_sim.sim.group_size_report import read_reports
+
+    lines = committed_result("population-group-size.jsonl").read_text().splitlines()
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join([lines[0], lines[1], lines[0]]) + "\n")
+    first = json.loads(lines[0])
+    with pytest.raises(ValueError) as err:
+        read_reports(path)
+    assert str(err.value) == (f"--from {path} line 3 repeats the setting of line 1 (rare_correct_prob "
+                              f"{first['rare_correct_prob']}, optimizer {first['optimizer']}, parametrisation "
+                              f"{first['parametrisation']}, view {first['view']}, rare_mass {first['rare_mass']}, lr "
+                              f"{first['lr']}); give each once")
+    path.write_text("\n".join(lines[:2]) + "\n")
+    assert [r["parametrisation"] for r in read_reports(path)] == [json.loads(x)["parametrisation"] for x in lines[:2]]
+    path.write_text("\n\n")
+    with pytest.raises(ValueError) as err:
+        read_reports(path)
+    assert str(err.value) == f"--from {path} holds no group-size report"
+    path.write_text(json.dumps({**first, "dip": "yes"}) + "\n")
+    with pytest.raises(ValueError, match=r"; pass the --json output of fgrpo simulate group-size$"):
+        read_reports(path)
+
+
+def test_report_coverage_table_lines():
+    from fgrpo_sim.sim.group_size_report import coverage_estimate, coverage_table
+
+    lines = coverage_table(units=(3, 5), reps=200, seed=2).splitlines()
+    assert lines[0] == ("coverage of the 95% t interval of a mean (200 seeded samples each, seed 2; [95% interval of "
+                        "the estimate])")
+    assert lines[1] == "law        " + f"{'n=3':>22} {'n=5':>22}"
+    assert [line[:10].strip() for line in lines[2:]] == ["normal", "gamma(4)", "gamma(2)"]
+    c, lo, hi = coverage_estimate(5, "gamma(4)", 200, 2)
+    assert lines[3].endswith(f" {c:.4f} [{lo:.4f}, {hi:.4f}]") and len(lines) == 5
