@@ -193,6 +193,7 @@ def test_depth_record_interval_slack_is_last_digits_only(depth_record):
     (lambda p: p.update(hit=1), "field predictions[0].hit must be true or false, got 1"),
     (lambda p: p.pop("hit"), "field predictions[0].hit must be true or false, got None"),
     (lambda p: p.update(paper=101.0), "field predictions[0].paper must be a number in [0, 100], got 101.0"),
+    (lambda p: p.update(paper=-0.5), "field predictions[0].paper must be a number in [0, 100], got -0.5"),
     (lambda p: p.update(predicted=-1.0), "field predictions[0].'predicted' must be a number in [0, 100], got -1.0"),
     (lambda p: p.update(cell="F-GRPO"), "field 'predictions[0].cell' must be an object, got 'F-GRPO'"),
     (lambda p: p["cell"].update(N=8.5), "field predictions[0].cell.N must be an integer in [1, 2^63 - 1], got 8.5"),
@@ -1033,3 +1034,155 @@ def test_report_coverage_table_lines():
     assert [line[:10].strip() for line in lines[2:]] == ["normal", "gamma(4)", "gamma(2)"]
     c, lo, hi = coverage_estimate(5, "gamma(4)", 200, 2)
     assert lines[3].endswith(f" {c:.4f} [{lo:.4f}, {hi:.4f}]") and len(lines) == 5
+
+
+# --- population_claims.py: what each claims script trains, and its per-run readings ---------------------------------
+
+def _claims_frame(variants, ns=(8,), runs=2, splits=("heldout", "train")) -> pd.DataFrame:
+    """Steps 0, 10, 20; run r of variant i: pass@1 0.2 -> 0.3 + 0.1 i + 0.01 r -> 0.5 + 0.1 i + 0.02 r,
+    pass@256 = pass@1 + 0.3, rare mass kept = 1 - pass@1; train rows 0.05 higher; rare-only rows far off."""
+    rows = []
+    for n in ns:
+        for split, d in zip(splits, (0.0, 0.05)):
+            for i, variant in enumerate(variants):
+                for run in range(runs):
+                    for step, p1 in ((0, 0.2), (10, 0.3 + 0.1 * i + 0.01 * run), (20, 0.5 + 0.1 * i + 0.02 * run)):
+                        common = dict(N=n, split=split, variant=variant, run=run, step=step)
+                        rows.append(dict(common, bucket="all", **{"pass@1": p1 + d, "pass@256": p1 + d + 0.3,
+                                                                   "rare_mass_retained": 1 - p1 - d}))
+                        rows.append(dict(common, bucket="rare-only", **{"pass@1": 0.9, "pass@256": 0.01,
+                                                                         "rare_mass_retained": 0.0}))
+    return pd.DataFrame(rows)
+
+
+def test_claims_per_run_readings_by_hand():
+    from fgrpo_sim.sim.population_claims import final_per_run, per_run_at_equal_pass1
+
+    frame = _claims_frame(("GRPO", "F"))
+    final = final_per_run(frame, "pass@1", "heldout")
+    assert final["GRPO"] == pytest.approx([0.5, 0.52]) and final["F"] == pytest.approx([0.6, 0.62])
+    assert final_per_run(frame, "pass@256", "train")["F"] == pytest.approx([0.95, 0.97])
+    both = final_per_run(frame[frame["split"] == "heldout"].drop(columns="split"), "pass@1")
+    assert both["GRPO"] == pytest.approx([0.5, 0.52])
+    # default level: the lowest final pass@1 of any run, over the split asked for (held-out: 0.5)
+    level, eq = per_run_at_equal_pass1(frame, "pass@256", split="heldout")
+    assert level == pytest.approx(0.5)
+    assert eq["GRPO"] == pytest.approx([0.8, 0.8]) and eq["F"] == pytest.approx([0.8, 0.8])
+    level, eq = per_run_at_equal_pass1(frame, "rare_mass_retained", split="heldout", level=0.35)
+    # kept = 1 - pass@1 along every curve, so at the level 0.35 every run keeps 0.65 (GRPO between steps 10 and 20,
+    # F between steps 0 and 10)
+    assert level == 0.35 and eq["GRPO"] == pytest.approx([0.65, 0.65]) and eq["F"] == pytest.approx([0.65, 0.65])
+    level, eq = per_run_at_equal_pass1(frame[frame["split"] == "train"].drop(columns="split"), "pass@256")
+    assert level == pytest.approx(0.55) and eq["GRPO"] == pytest.approx([0.85, 0.85])  # no split column: all rows
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.fixture
+def every_sweep(monkeypatch):
+    """Stand-ins recording each population and sweep a claims script asks for; each sweep returns `frame`."""
+    import fgrpo_sim.sim.population as population
+    import fgrpo_sim.sim.population_shared as shared
+
+    calls = {"pops": [], "sweeps": []}
+    monkeypatch.setattr(population, "make_population", lambda spec: ("per-prompt", spec))
+    monkeypatch.setattr(shared, "make_shared_population", lambda spec: ("shared", spec))
+
+    def sweep(pop, specs, device="auto"):
+        calls["pops"].append(pop)
+        calls["sweeps"].append((list(specs), device))
+        if "frame" not in calls:
+            raise _Stop
+        return calls["frame"]
+
+    monkeypatch.setattr(population, "run_sweep", sweep)
+    monkeypatch.setattr(shared, "run_shared_sweep", sweep)
+    return calls
+
+
+SHARED_VARIANTS = ("GRPO", "F-GRPO gamma=0.5", "F-GRPO gamma=1", "GRPO low-LR (x m_0.5)", "GRPO low-LR (x m_1)")
+
+
+def test_claims_settings_table_trains_each_documented_setting(every_sweep):
+    from fgrpo_sim.sim.population_claims import SHARED_SETTINGS, settings_table
+
+    every_sweep["frame"] = _claims_frame(SHARED_VARIANTS, runs=3)
+    lines = settings_table(runs=3).splitlines()
+    assert len(lines) == 18 and len(every_sweep["sweeps"]) == 9
+    train = {}
+    for (flags, (pop_changes, train_changes)), pop, (specs, device) in zip(
+            SHARED_SETTINGS.items(), every_sweep["pops"], every_sweep["sweeps"]):
+        assert device == "cpu" and pop[0] == "shared"
+        spec = pop[1]
+        assert (spec.num_prompts, spec.heldout_prompts, spec.seed) == (256, 256, 0)
+        for key, value in pop_changes.items():
+            assert getattr(spec, key) == value
+        plain = [s for s in specs if not s.variant]
+        assert sorted((s.group_size, s.gamma) for s in plain) == [(8, 0.0), (8, 0.5), (8, 1.0)]
+        assert sorted(s.variant for s in specs if s.variant) == ["GRPO low-LR (x m_0.5)", "GRPO low-LR (x m_1)"]
+        train[flags] = {(s.steps, s.runs, s.prompt_batch, s.eval_every, s.lr, s.optimizer, s.seed) for s in plain}
+    assert train["(none: A)"] == {(300, 3, 32, 10, 0.01, "adam", 0)}
+    assert train["`--lr 0.05`"] == {(300, 3, 32, 10, 0.05, "adam", 0)}
+    assert train["`--steps 600`"] == {(600, 3, 32, 10, 0.01, "adam", 0)}
+    assert train["`--offset-scale 2`"] == train["(none: A)"] == train["`--trainable-offsets`"]
+    assert train["`--optimizer sgd --lr 10`"] == {(300, 3, 32, 10, 10.0, "sgd", 0)}
+    pops = [p[1] for p in every_sweep["pops"]]
+    assert pops[4].rare_correct_prob == 0.3 and pops[5].rare_only_share == 0.5 and pops[0].rare_correct_prob != 0.3
+    # held-out: start 0.2 / 0.5; finals over 3 runs: 0.52 + 0.1 i / 0.82 + 0.1 i; level 0.5, pass@256 there 0.8
+    cells = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert cells[:3] == ["(none: A)", "heldout", "0.200 / 0.500"]
+    assert cells[3:8] == [f"{0.52 + 0.1 * i:.3f} / {0.82 + 0.1 * i:.3f}" for i in range(5)]
+    assert cells[8] == "0.500" and cells[9] == "0.8000 [0.8000, 0.8000]" and len(cells) == 14
+    assert lines[1].startswith("| (none: A) | train | 0.250 / 0.550 | 0.570 / 0.870 |")
+    assert lines[-1].startswith("| `--optimizer sgd --lr 10` | train |")
+
+
+def test_claims_scripts_train_on_the_cpu_with_their_populations(every_sweep):
+    from fgrpo_sim.sim import population_claims as claims
+
+    for script, kind in ((claims.per_prompt_claims, "per-prompt"), (claims.shared_claims, "shared"),
+                         (claims.group_size_claims, "shared"), (claims.frontier_claims, "per-prompt")):
+        with pytest.raises(_Stop):
+            script(runs=4)
+        assert every_sweep["pops"][-1][0] == kind and every_sweep["sweeps"][-1][1] == "cpu"
+        assert {s.runs for s in every_sweep["sweeps"][-1][0]} == {4}
+    per_prompt, shared, sizes, frontier = (s for s, _ in every_sweep["sweeps"])
+    assert {s.lr for s in per_prompt if not s.variant} == {TrainSpecDefaults.lr()}
+    assert sorted({s.group_size for s in sizes}) == [2, 4, 8, 16, 32] and not any(s.variant for s in sizes)
+    assert sorted({(s.group_size, s.gamma) for s in frontier if not s.variant}) == [
+        (n, g) for n in (2, 4, 8, 16, 32) for g in (0.0, 0.5, 1.0)]
+    assert {s.variant for s in frontier if s.variant} == {"GRPO low-LR (x m_0.5)", "GRPO low-LR (x m_1)"}
+    assert every_sweep["pops"][0][1].rho == 0.1 and every_sweep["pops"][3][1].beta_a == 0.5
+    assert every_sweep["pops"][1][1].heldout_prompts == 256 and every_sweep["pops"][2][1].num_prompts == 256
+
+
+class TrainSpecDefaults:
+    @staticmethod
+    def lr():
+        from fgrpo_sim.sim.population import TrainSpec
+
+        return TrainSpec().lr
+
+
+def test_claims_group_size_lines_per_n(every_sweep):
+    from fgrpo_sim.sim.population_claims import group_size_claims
+
+    every_sweep["frame"] = _claims_frame(("GRPO", "F-GRPO gamma=1"), ns=(2, 4))
+    lines = group_size_claims(runs=2).splitlines()
+    assert len(lines) == 5 and lines[0].endswith("2 runs (mean [95% bootstrap interval]):")
+    assert lines[1].startswith("  N=2: GRPO pass@1 0.5100 [") and ", pass@256 0.8100 [" in lines[1]
+    assert "; F-GRPO gamma=1 pass@1 0.6100 [" in lines[1] and lines[3].startswith("  N=4: GRPO pass@1 0.5100 [")
+    assert lines[2].startswith("  N=2 F-GRPO - GRPO pass@256: 0.1000 [")
+    assert lines[4].startswith("  N=4 F-GRPO - GRPO pass@256: 0.1000 [")
+
+
+def test_claims_line_marks_intervals_with_zero():
+    from fgrpo_sim.metrics.bootstrap import bootstrap_mean_ci
+    from fgrpo_sim.sim.population_claims import _line
+
+    across = bootstrap_mean_ci(np.array([-1.0, 1.0, -0.5, 0.5]))
+    assert _line("x", across) == f"  x: {across}  (interval includes 0)"
+    above = bootstrap_mean_ci(np.array([1.0, 1.1, 0.9]))
+    assert _line("y", above) == f"  y: {above}"
