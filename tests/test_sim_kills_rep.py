@@ -1186,3 +1186,163 @@ def test_claims_line_marks_intervals_with_zero():
     assert _line("x", across) == f"  x: {across}  (interval includes 0)"
     above = bootstrap_mean_ci(np.array([1.0, 1.1, 0.9]))
     assert _line("y", above) == f"  y: {above}"
+
+
+# --- group_size_report.setting_reports: a hand-built study table, every field recomputed independently -------------
+
+ARMS = {"GRPO": (0.0, 0.01, 0.0, 0.0), "F-GRPO gamma=0.5": (0.5, 0.01, 0.02, -0.02),
+        "GRPO low-LR (x m_0.5)": (0.0, 0.007, 0.01, -0.05)}  # variant: (gamma, lr, pass@256 shift, pass@1 shift)
+LEVELS = {2: 0.80, 4: 0.70, 8: 0.75}  # GRPO's final pass@256 by N, before the per-unit terms: lowest at N = 4
+
+
+def _p256(variant, n, pop, seed):
+    """Final held-out pass@256: the level, the arm's shift, a population term, a batch-seed term, an N x population
+    wobble (so every paired difference has spread)."""
+    return LEVELS[n] + ARMS[variant][2] + 0.01 * pop + 0.004 * seed + 0.003 * ((pop * n) % 3)
+
+
+def _p1(variant, pop):
+    return 0.3 + 0.01 * pop + ARMS[variant][3]
+
+
+def _study_table(populations=5, seeds=2, base_lr=0.01):
+    rows = []
+    for variant, (gamma, lr, _, _) in ARMS.items():
+        for n in LEVELS:
+            for pop in range(populations):
+                for seed in range(seeds):
+                    for step in (0, 10):
+                        end = step == 10
+                        rows.append({"rare_correct_prob": 1.0, "optimizer": "adam", "parametrisation": "orthogonal",
+                                     "view": "equal-steps", "rare_mass": 0.02, "base_lr": base_lr, "variant": variant,
+                                     "gamma": gamma, "lr": lr * base_lr / 0.01, "N": n, "population": pop,
+                                     "seed": seed, "steps": 10, "step": step,
+                                     "heldout_pass@256": _p256(variant, n, pop, seed) if end else 0.9,
+                                     "heldout_pass@1": _p1(variant, pop) + 0.001 * seed if end else 0.1,
+                                     "train_dnll_rare": 0.1 * n + 0.01 * pop if end else 0.0})
+    return pd.DataFrame(rows)
+
+
+def _t(values):
+    from scipy import stats
+
+    values = np.asarray(values, dtype=float)
+    ci = stats.ttest_1samp(values, 0.0).confidence_interval(0.95)
+    return values.mean(), ci.low, ci.high
+
+
+def _close(got, values):
+    """got = [mean, low, high] rounded outward at 5 decimals; values: the per-unit sample."""
+    mean, low, high = _t(values)
+    assert got[0] == pytest.approx(mean, abs=5e-6)
+    assert low - 1e-5 <= got[1] <= low + 1e-12 and high - 1e-12 <= got[2] <= high + 1e-5
+
+
+@pytest.fixture(scope="module")
+def hand_reports():
+    from dataclasses import replace
+
+    from fgrpo_sim.sim.group_size_report import setting_reports
+    from fgrpo_sim.sim.group_size_study import DEFAULT_POPULATION
+
+    pop = replace(DEFAULT_POPULATION, num_prompts=8, heldout_prompts=8)
+    frame = pd.concat([_study_table(), _study_table(base_lr=0.03)], ignore_index=True)
+    return frame, pop, setting_reports(frame, pop)
+
+
+def test_setting_reports_fields_by_hand(hand_reports):
+    from fgrpo_sim.sim.group_size_report import _predictions, argmin_share
+
+    frame, pop, reports = hand_reports
+    assert [r["base_lr"] for r in reports] == [0.01, 0.03] and [r["lr"] for r in reports] == [0.01, 0.03]
+    r = reports[0]
+    assert {k: r[k] for k in ("rare_correct_prob", "optimizer", "parametrisation", "view", "rare_mass")} == {
+        "rare_correct_prob": 1.0, "optimizer": "adam", "parametrisation": "orthogonal", "view": "equal-steps",
+        "rare_mass": 0.02}
+    assert (r["populations"], r["batch_seeds"], r["unit"], r["steps"], r["few_units"]) == (5, 2, "population", 10, False)
+    assert r["interval"] == ("95% Student t over populations (paired: over per-population differences), bounds "
+                             "rounded outward")
+    assert (r["predicted_N"], r["rare_share_median"]) == _predictions(frame, pop)[(1.0, 0.02)]
+    assert r["N"] == [2, 4, 8] and all(type(n) is int for n in r["N"])
+    units = {n: np.array([np.mean([_p256("GRPO", n, p, s) for s in (0, 1)]) for p in range(5)]) for n in LEVELS}
+    assert r["pass256"] == [round(float(units[n].mean()), 4) for n in (2, 4, 8)]
+    assert r["pass1"] == [round(float(np.mean([_p1("GRPO", p) + 0.0005 for p in range(5)])), 4)] * 3
+    assert r["dnll_rare"] == [round(0.1 * n + 0.02, 4) for n in (2, 4, 8)]
+    assert r["observed_lowest_N"] == 4 and r["dip"] is True and r["verdict"] == "dip at N = 4"
+    _close(r["first_minus_lowest"], units[2] - units[4])
+    _close(r["last_minus_lowest"], units[8] - units[4])
+    _close(r["pass256_at_lowest"], units[4])
+    share = argmin_share(np.stack([units[n] for n in (2, 4, 8)], axis=1))
+    assert r["argmin_share"] == [round(float(x), 4) for x in share] and r["lowest_share"] == round(float(share[1]), 4)
+    at_low = {p: [_p256("GRPO", 4, p, s) for s in (0, 1)] for p in range(5)}
+    assert r["sd_between_populations"] == pytest.approx(np.std([np.mean(v) for v in at_low.values()], ddof=1), abs=6e-6)
+    assert r["sd_between_batch_seeds"] == pytest.approx(
+        math.sqrt(np.mean([np.var(v, ddof=1) for v in at_low.values()])), abs=6e-6)
+    assert r["sd_between_batch_seeds"] == pytest.approx(0.004 / math.sqrt(2), abs=6e-6)
+    best = r["best_checkpoint"]  # pass@1 peaks at the last evaluation here: the best checkpoint is the final one
+    assert best["pass256"] == r["pass256"] and best["observed_lowest_N"] == 4
+    assert best["first_minus_lowest"] == r["first_minus_lowest"] and best["verdict"] == r["verdict"]
+
+
+def test_setting_reports_fgrpo_and_curves_by_hand(hand_reports):
+    from fgrpo_sim.theory import lr_multiplier
+
+    _, _, reports = hand_reports
+    r = reports[0]
+    [entry] = r["fgrpo_at_lowest"]
+    assert entry["gamma"] == 0.5 and entry["variant"] == "F-GRPO gamma=0.5"
+    unit = lambda v, n: np.array([np.mean([_p256(v, n, p, s) for s in (0, 1)]) for p in range(5)])
+    f, g, c = unit("F-GRPO gamma=0.5", 4), unit("GRPO", 4), unit("GRPO low-LR (x m_0.5)", 4)
+    _close(entry["minus_grpo"], f - g + np.arange(5) * 1e-9)  # a constant 0.02 apart: the interval is the point
+    assert entry["minus_grpo"][0] == pytest.approx(0.02, abs=5e-6) and entry["minus_control"][0] == pytest.approx(0.01, abs=5e-6)
+    assert entry["pass1_minus_grpo"][0] == pytest.approx(-0.02, abs=5e-6)
+    # equal pass@1: per population the level is the lowest final pass@1 (the control's, 0.25 + 0.01 p + 0.0005);
+    # each arm's pass@1 rises linearly from 0.1 at step 0, so its pass@256 is read a fraction of the way from 0.9
+    eq = {}
+    for arm in ARMS:
+        vals = []
+        for p in range(5):
+            level = _p1("GRPO low-LR (x m_0.5)", p) + 0.0005
+            frac = (level - 0.1) / (_p1(arm, p) + 0.0005 - 0.1)
+            vals.append(0.9 + frac * (np.mean([_p256(arm, 4, p, s) for s in (0, 1)]) - 0.9))
+        eq[arm] = np.array(vals)
+    _close(entry["equal_pass1_minus_grpo"], eq["F-GRPO gamma=0.5"] - eq["GRPO"])
+    _close(entry["equal_pass1_minus_control"], eq["F-GRPO gamma=0.5"] - eq["GRPO low-LR (x m_0.5)"])
+    curves = {cv["variant"]: cv for cv in r["curves"]}
+    assert list(curves) == sorted(ARMS)
+    assert curves["GRPO low-LR (x m_0.5)"]["gamma"] == 0.0 and curves["GRPO low-LR (x m_0.5)"]["lr"] == pytest.approx(0.007)
+    assert (curves["F-GRPO gamma=0.5"]["gamma"], curves["F-GRPO gamma=0.5"]["lr"]) == (0.5, 0.01)
+    for arm, cv in curves.items():
+        assert len(cv["pass256"]) == 3
+        for j, n in enumerate((2, 4, 8)):
+            _close(cv["pass256"][j], unit(arm, n))
+        assert cv["pass1"] == [round(float(np.mean([_p1(arm, p) + 0.0005 for p in range(5)])), 4)] * 3
+        assert cv["dnll_rare"] == [round(0.1 * n + 0.02, 4) for n in (2, 4, 8)]
+    assert reports[1]["curves"][0]["lr"] == pytest.approx(0.03) and float(lr_multiplier(0.5)) < 1
+
+
+def test_setting_reports_without_control_or_units(hand_reports):
+    """Without the control: no minus_control; one population: batch seeds are the unit, no between-population sd;
+    one batch seed: no within-population sd."""
+    from dataclasses import replace
+
+    from fgrpo_sim.sim.group_size_report import setting_reports
+    from fgrpo_sim.sim.group_size_study import DEFAULT_POPULATION
+
+    pop = replace(DEFAULT_POPULATION, num_prompts=8, heldout_prompts=8)
+    table = _study_table(populations=1, seeds=3)
+    r = setting_reports(table[table["variant"] != "GRPO low-LR (x m_0.5)"], pop)[0]
+    assert r["unit"] == "seed" and r["few_units"] is True and r["argmin_share"] is None and r["lowest_share"] is None
+    assert (r["populations"], r["batch_seeds"]) == (1, 3) and r["sd_between_populations"] is None
+    assert r["sd_between_batch_seeds"] == pytest.approx(0.004, abs=6e-6)  # seeds 0, 1, 2 at 0.004 steps: sd 0.004
+    assert r["interval"].startswith("95% Student t over seeds (paired: over per-seed differences)")
+    [entry] = r["fgrpo_at_lowest"]
+    assert "minus_control" not in entry and "equal_pass1_minus_control" not in entry
+    diffs = []
+    for seed in range(3):  # F-GRPO's final pass@1 (0.28 + 0.001 s) is the level; GRPO reaches it on the way up
+        frac = (_p1("F-GRPO gamma=0.5", 0) + 0.001 * seed - 0.1) / (_p1("GRPO", 0) + 0.001 * seed - 0.1)
+        diffs.append(_p256("F-GRPO gamma=0.5", 4, 0, seed) - (0.9 + frac * (_p256("GRPO", 4, 0, seed) - 0.9)))
+    _close(entry["equal_pass1_minus_grpo"], diffs)
+    r = setting_reports(_study_table(populations=5, seeds=1), pop)[0]
+    assert r["sd_between_batch_seeds"] is None and r["sd_between_populations"] is not None
+
