@@ -1346,3 +1346,83 @@ def test_setting_reports_without_control_or_units(hand_reports):
     r = setting_reports(_study_table(populations=5, seeds=1), pop)[0]
     assert r["sd_between_batch_seeds"] is None and r["sd_between_populations"] is not None
 
+
+
+# --- population_claims.report: every line recomputed from the generating formula (runs differ: real intervals) ------
+
+def _path(i, r, d=0.0):
+    """(steps, pass@1, pass@256, rare mass kept, rare-only pass@256) of variant i, run r, split offset d."""
+    steps = (0, 10, 20)
+    p1 = [0.2 + d, 0.3 + 0.1 * i + 0.01 * r + d, 0.5 + 0.1 * i + 0.02 * r + d]
+    p256 = [x + 0.3 + 0.03 * i + 0.004 * r * s / 20 for x, s in zip(p1, steps)]
+    kept = [1 - x - 0.02 * i + 0.005 * r for x in p1]
+    rare = [0.005, 0.01, 0.02 + 0.01 * i + 0.001 * r]
+    return steps, p1, p256, kept, rare
+
+
+def _report_frame(variants, runs=3, splits=(("heldout", 0.0), ("train", 0.05))):
+    rows = []
+    for split, d in splits:
+        for i, variant in enumerate(variants):
+            for r in range(runs):
+                for s, a, b, k, q in zip(*_path(i, r, d)):
+                    common = dict(N=8, split=split, variant=variant, run=r, step=s)
+                    rows.append(dict(common, bucket="all", **{"pass@1": a, "pass@256": b, "rare_mass_retained": k}))
+                    rows.append(dict(common, bucket="rare-only", **{"pass@1": 0.9, "pass@256": q,
+                                                                     "rare_mass_retained": 0.0}))
+    return pd.DataFrame(rows)
+
+
+def _at_level(level, xs, ys):
+    """y where the x path first reaches `level`, linearly between evaluations (written out again, on purpose)."""
+    for j, x in enumerate(xs):
+        if x >= level:
+            if j == 0 or xs[j] == xs[j - 1]:
+                return ys[j]
+            return ys[j - 1] + (level - xs[j - 1]) / (x - xs[j - 1]) * (ys[j] - ys[j - 1])
+    return math.nan
+
+
+def test_claims_report_every_line_by_hand():
+    from fgrpo_sim.metrics.bootstrap import bootstrap_mean_ci as mean_ci
+    from fgrpo_sim.metrics.bootstrap import bootstrap_paired_difference_ci as diff_ci
+    from fgrpo_sim.sim.population_claims import report
+
+    def line(name, ci):
+        return f"  {name}: {ci}" + ("  (interval includes 0)" if ci.includes_zero else "")
+
+    pp_variants = ("GRPO", "F-GRPO gamma=1", "GRPO low-LR (x m_1)")
+    per_prompt = _report_frame(pp_variants, splits=(("heldout", 0.0),)).drop(columns="split")
+    shared = _report_frame(SHARED_VARIANTS)
+    got = report(per_prompt, shared).splitlines()
+    runs = range(3)
+    col = lambda i, k: np.array([_path(i, r)[k][-1] for r in runs])  # final value per run
+    want = ["Per-prompt population, N = 8, 3 runs (mean [95% bootstrap interval over runs]):"]
+    want += [line(f"{v} final rare mass kept", mean_ci(col(i, 3))) for i, v in enumerate(pp_variants)]
+    want += [line("F-GRPO - GRPO final pass@1", diff_ci(col(1, 1), col(0, 1))),
+             line("F-GRPO - GRPO final pass@256", diff_ci(col(1, 2), col(0, 2)))]
+    level = min(_path(i, r)[1][-1] for i in range(3) for r in runs)
+    eq = {i: np.array([_at_level(level, _path(i, r)[1], _path(i, r)[3]) for r in runs]) for i in range(3)}
+    want += [f" at equal pass@1 = {level:.4f} (rare mass kept):"]
+    want += [line(v, mean_ci(eq[i])) for i, v in enumerate(pp_variants)]
+    want += [line("F-GRPO - GRPO", diff_ci(eq[1], eq[0])), line("F-GRPO - low-LR", diff_ci(eq[1], eq[2]))]
+    start256 = np.mean([_path(i, 0)[2][0] for i in range(5)])  # 0.5 + 0.03 i at step 0, over the variants
+    want += ["Shared-strategy population, N = 8, 3 runs, held-out prompts:",
+             f"  initial pass@1 0.2000, pass@256 {start256:.4f}"]
+    index = {v: i for i, v in enumerate(SHARED_VARIANTS)}
+    for v in sorted(SHARED_VARIANTS):
+        want += [line(f"{v} final pass@1", mean_ci(col(index[v], 1))), line(f"{v} final pass@256", mean_ci(col(index[v], 2)))]
+    for v in sorted(set(SHARED_VARIANTS) - {"GRPO"}):
+        want.append(line(f"{v} - GRPO final pass@256", diff_ci(col(index[v], 2), col(0, 2))))
+    want.append("  rare-only prompts: initial pass@256 0.0050; final "
+                + "; ".join(f"{v} {mean_ci(col(index[v], 4))}" for v in sorted(SHARED_VARIANTS)))
+    level = min(_path(i, r)[1][-1] for i in range(5) for r in runs)
+    eq = {v: np.array([_at_level(level, _path(index[v], r)[1], _path(index[v], r)[2]) for r in runs])
+          for v in SHARED_VARIANTS}
+    want.append(f" at equal held-out pass@1 = {level:.4f} (held-out pass@256):")
+    want += [line(v, mean_ci(eq[v])) for v in sorted(SHARED_VARIANTS)]
+    want += [line(f"{v} - GRPO", diff_ci(eq[v], eq["GRPO"])) for v in sorted(set(SHARED_VARIANTS) - {"GRPO"})]
+    want += [line(f"{f} - {c}", diff_ci(eq[f], eq[c])) for f, c in (("F-GRPO gamma=0.5", "GRPO low-LR (x m_0.5)"),
+                                                                    ("F-GRPO gamma=1", "GRPO low-LR (x m_1)"))]
+    assert got == want
+    assert len(set(want)) == len(want)  # every line distinct: a line read from the wrong arm would show
