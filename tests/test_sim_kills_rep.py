@@ -1360,16 +1360,19 @@ def _path(i, r, d=0.0):
     return steps, p1, p256, kept, rare
 
 
-def _report_frame(variants, runs=3, splits=(("heldout", 0.0), ("train", 0.05))):
+def _report_frame(variants, runs=3, splits=(("heldout", 0.0), ("train", 0.05)), ns=(8,)):
+    """N = n adds 0.001 n to the split offset (so each N reads its own rows)."""
     rows = []
-    for split, d in splits:
-        for i, variant in enumerate(variants):
-            for r in range(runs):
-                for s, a, b, k, q in zip(*_path(i, r, d)):
-                    common = dict(N=8, split=split, variant=variant, run=r, step=s)
-                    rows.append(dict(common, bucket="all", **{"pass@1": a, "pass@256": b, "rare_mass_retained": k}))
-                    rows.append(dict(common, bucket="rare-only", **{"pass@1": 0.9, "pass@256": q,
-                                                                     "rare_mass_retained": 0.0}))
+    for n in ns:
+        for split, d in splits:
+            for i, variant in enumerate(variants):
+                for r in range(runs):
+                    for s, a, b, k, q in zip(*_path(i, r, d + (0.001 * n if ns != (8,) else 0.0))):
+                        common = dict(N=n, split=split, variant=variant, run=r, step=s)
+                        rows.append(dict(common, bucket="all", **{"pass@1": a, "pass@256": b,
+                                                                   "rare_mass_retained": k}))
+                        rows.append(dict(common, bucket="rare-only", **{"pass@1": 0.9, "pass@256": q,
+                                                                         "rare_mass_retained": 0.0}))
     return pd.DataFrame(rows)
 
 
@@ -1426,3 +1429,34 @@ def test_claims_report_every_line_by_hand():
                                                                     ("F-GRPO gamma=1", "GRPO low-LR (x m_1)"))]
     assert got == want
     assert len(set(want)) == len(want)  # every line distinct: a line read from the wrong arm would show
+
+
+def test_claims_group_size_and_frontier_every_line_by_hand(every_sweep):
+    from fgrpo_sim.metrics.bootstrap import bootstrap_mean_ci as mean_ci
+    from fgrpo_sim.metrics.bootstrap import bootstrap_paired_difference_ci as diff_ci
+    from fgrpo_sim.sim.population_claims import frontier_claims, group_size_claims
+
+    def line(name, ci):
+        return f"  {name}: {ci}" + ("  (interval includes 0)" if ci.includes_zero else "")
+
+    ns = (2, 4)
+    col = lambda i, k, n: np.array([_path(i, r, 0.001 * n)[k][-1] for r in range(3)])
+    every_sweep["frame"] = _report_frame(("GRPO", "F-GRPO gamma=1"), ns=ns)
+    want = ["Shared population, equal steps, held-out, 3 runs (mean [95% bootstrap interval]):"]
+    for n in ns:
+        want.append(f"  N={n}: GRPO pass@1 {mean_ci(col(0, 1, n))}, pass@256 {mean_ci(col(0, 2, n))}; "
+                    f"F-GRPO gamma=1 pass@1 {mean_ci(col(1, 1, n))}, pass@256 {mean_ci(col(1, 2, n))}")
+        want.append(line(f"N={n} F-GRPO - GRPO pass@256", diff_ci(col(1, 2, n), col(0, 2, n))))
+    assert group_size_claims(runs=3).splitlines() == want
+
+    variants = ("GRPO", "F-GRPO gamma=1", "GRPO low-LR (x m_1)", "F-GRPO gamma=0.5")
+    every_sweep["frame"] = _report_frame(variants, ns=ns, splits=(("x", 0.0),))
+    index = {v: i for i, v in enumerate(variants)}
+    want = ["Per-prompt population, Beta(0.5, 1), 150 steps, 3 runs (mean [95% bootstrap interval]):"]
+    for n in ns:
+        for v in sorted(variants):
+            i = index[v]
+            want.append(f"  N={n} {v}: pass@1 {mean_ci(col(i, 1, n))}, pass@256 {mean_ci(col(i, 2, n))}, "
+                        f"rare kept {mean_ci(col(i, 3, n))}")
+        want.append(line(f"N={n} F-GRPO gamma=1 - low-LR (x m_1), rare kept", diff_ci(col(1, 3, n), col(2, 3, n))))
+    assert frontier_claims(runs=3).splitlines() == want
