@@ -1460,3 +1460,48 @@ def test_claims_group_size_and_frontier_every_line_by_hand(every_sweep):
                         f"rare kept {mean_ci(col(i, 3, n))}")
         want.append(line(f"N={n} F-GRPO gamma=1 - low-LR (x m_1), rare kept", diff_ci(col(1, 3, n), col(2, 3, n))))
     assert frontier_claims(runs=3).splitlines() == want
+
+
+# --- more edges: the record reader's file messages, the coverage estimate's Wilson interval, read-only actions ----------
+
+def test_depth_record_read_names_the_record(tmp_path):
+    from fgrpo_sim.sim.table2_depth_record import read_record
+
+    with pytest.raises(ValueError) as err:
+        read_record(tmp_path / "missing.json")
+    assert str(err.value) == f"table2-depth record not found: {tmp_path / 'missing.json'}"
+    (tmp_path / "r.json").write_text('{"schema": "table2-depth-v2"}')
+    with pytest.raises(ValueError) as err:
+        read_record(tmp_path / "r.json")
+    assert str(err.value) == f"{tmp_path / 'r.json'} is not a table2-depth record (no 'fit_targets')"
+
+
+def test_report_coverage_estimate_wilson_by_hand():
+    from fgrpo_sim.sim.group_size_report import coverage_estimate, interval_coverage
+
+    share, low, high = coverage_estimate(3, reps=500)
+    assert (share, low, high) == coverage_estimate(3, "normal", 500, 0)
+    assert share == interval_coverage(3, "normal", 500, 0)
+    k, n, z = round(share * 500), 500, 1.959963984540054
+    center = (k + z * z / 2) / (n + z * z)
+    half = z / (n + z * z) * math.sqrt(k * (n - k) / n + z * z / 4)
+    assert low == pytest.approx(center - half, rel=1e-9) and high == pytest.approx(center + half, rel=1e-9)
+    share, low, high = coverage_estimate(4, "gamma(4)", 300, 5)
+    assert share == interval_coverage(4, "gamma(4)", 300, 5) and low < share < high
+
+
+def test_result_table_action_and_rules_reach_both_readers(tmp_path):
+    csv_path = tmp_path / "t.csv"
+    csv_path.write_text("variant,step,lr,share\nGRPO,0,0.5,2\n")
+    with pytest.raises(ValueError, match=r"^cannot read .*t\.csv line 2: share = 2 is not in \[0, 1\]; "):
+        _read(csv_path, action="read")
+    parquet = tmp_path / "t.parquet"
+    pd.DataFrame({"variant": ["A", "B"], "step": [0, 7], "lr": [0.5, 0.5], "share": [0.1, 0.2]}).to_parquet(parquet)
+    with pytest.raises(ValueError) as err:
+        _read(parquet, action="read", rules=lambda t: [(t["step"] > 5, lambda i: "step past the end")])
+    assert str(err.value) == (f"cannot read {parquet} row 2: step past the end; fix or delete that row, or start "
+                              "afresh")
+    pd.DataFrame({"variant": ["A"], "step": [0], "share": [0.1]}).to_parquet(parquet)
+    with pytest.raises(ValueError) as err:
+        _read(parquet, label="--from")
+    assert str(err.value) == f"--from {parquet} exists but is not a test table (no column 'lr'); start afresh"
