@@ -42,6 +42,7 @@ def test_depth_record_reads_back_converted(depth_record):
     depth_record["simulated_rows"][0]["N"] = 2.0
     depth_record["grpo_dip_points"]["left"]["N"] = 2.0
     checked = check_record(copy.deepcopy(depth_record), "rec.json")
+    assert set(checked) == set(depth_record)  # the record's own keys, none added
     assert checked["populations"] == 40 and type(checked["populations"]) is int
     assert checked["simulated_rows"][0]["N"] == 2 and type(checked["simulated_rows"][0]["N"]) is int
     assert checked["grpo_dip_points"]["left"]["N"] == 2 and type(checked["grpo_dip_points"]["left"]["N"]) is int
