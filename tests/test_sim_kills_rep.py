@@ -1506,3 +1506,32 @@ def test_result_table_action_and_rules_reach_both_readers(tmp_path):
     with pytest.raises(ValueError) as err:
         _read(parquet, label="--from")
     assert str(err.value) == f"--from {parquet} exists but is not a test table (no column 'lr'); start afresh"
+
+
+def test_depth_run_setting_hands_its_spec_to_the_study(monkeypatch):
+    """run_setting trains one chunk (Adam, orthogonal) of study_spec's spec on the resolved device, and names each
+    row's method first; a stand-in trainer returns the final rows it was asked for."""
+    import torch
+
+    import fgrpo_sim.sim.group_size_study as study
+    from fgrpo_sim.sim import table2_depth as t2
+
+    seen = {}
+
+    def train_chunk(spec, optimizer, kind, device, progress=False):
+        seen.update(spec=spec, optimizer=optimizer, kind=kind, device=device, progress=progress)
+        variants = ["GRPO", "F-GRPO gamma=0.5", "GRPO low-LR (x m_0.5)", "GRPO KL=0.01"]
+        return pd.DataFrame({"variant": variants, "step": [3, 3, 3, 2], "steps": [3, 3, 3, 3], "N": [2] * 4})
+
+    monkeypatch.setattr(study, "train_chunk", train_chunk)
+    setting = t2.DepthSetting(steps=3, prompt_batch=4, rare_mass=0.05)
+    rows = t2.run_setting(setting, 3, (2, 16), device="cpu", progress=True, seed=9, controls=False)
+    assert seen["spec"] == t2.study_spec(setting, 3, (2, 16), 9, False)
+    assert (seen["optimizer"], seen["kind"], seen["progress"]) == ("adam", "orthogonal", True)
+    assert seen["device"] == torch.device("cpu")
+    assert list(rows.columns) == ["method", "variant", "step", "steps", "N"]
+    assert rows["method"].tolist() == ["GRPO", "F-GRPO", "low-LR"]  # the unfinished KL row is not a final row
+    t2.run_setting(setting, 2)
+    assert seen["spec"] == t2.study_spec(setting, 2) and seen["progress"] is False and seen["spec"].low_lr
+    with pytest.raises(ValueError, match="^device must be one of auto, cpu, cuda, got 'gpu'$"):
+        t2.run_setting(setting, 2, device="gpu")
