@@ -886,6 +886,13 @@ def test_report_text_lines_by_hand():
     assert lines[4].split()[1:12] == ["sgd", "orthogonal", "equal-steps", "0.02", "2", "16", "8", "(", "n/a)", "no",
                                       "+0.013"]
     assert lines[4].split()[-3:] == ["-", "+0.001", "[-]"] and len(lines) == 5
+    # the columns line up under their heads (each cell right-aligned to its head's width)
+    assert lines[2] == ("rare p  opt      param           view   rare     lr  pred  lowest (share)  dip          first "
+                        "minus lowest           last minus lowest            F 0.5 minus GRPO         F 0.5 minus control")
+    assert lines[3] == ("     1 adam orthogonal    equal-steps   0.02   0.01    16        8 (0.87)  yes     +0.013 "
+                        "[+0.009, +0.018]     +0.055 [+0.044, +0.066]     +0.013 [+0.010, +0.016]     -0.001 [-0.004, "
+                        "+0.003]")
+    assert len(lines[4]) == len(lines[3]) == len(lines[2]) and lines[4].index("( n/a)") == lines[3].index("(0.87)")
     assert format_report([_report()]).splitlines()[1].startswith("rare p  opt")  # no warning line
 
 
