@@ -1542,3 +1542,39 @@ def test_depth_run_setting_hands_its_spec_to_the_study(monkeypatch):
     assert seen["spec"] == t2.study_spec(setting, 2) and seen["progress"] is False and seen["spec"].low_lr
     with pytest.raises(ValueError, match="^device must be one of auto, cpu, cuda, got 'gpu'$"):
         t2.run_setting(setting, 2, device="gpu")
+
+
+def test_depth_contrast_strict_rule_includes_both_ends():
+    """v2's contrast hit: the paper's contrast inside the paired interval, both ends included (paper_grpo 0, so the
+    paper's contrast is the paper value itself, exactly)."""
+    from fgrpo_sim.sim import table2_depth as t2
+
+    frame = _depth_frame({("GRPO", 8): [(0.30, 0.60, 0.5), (0.34, 0.66, 0.6), (0.32, 0.62, 0.4)],
+                          ("F-GRPO", 8): [(0.31, 0.66, 0.5), (0.36, 0.70, 0.6), (0.33, 0.69, 0.4)]})
+    c = t2._contrast(frame, "F-GRPO", "pass@256", 5.0, 0.0)
+    assert c["predicted"] == pytest.approx(100 * np.mean([0.06, 0.04, 0.07])) and c["ci_low"] < c["ci_high"]
+    for paper, hit in ((c["ci_low"], True), (c["ci_high"], True), (np.nextafter(c["ci_high"], 99), False),
+                       (np.nextafter(c["ci_low"], -99), False)):
+        assert t2._contrast(frame, "F-GRPO", "pass@256", float(paper), 0.0)["hit"] is hit, paper
+    assert t2._contrast(frame, "F-GRPO", "pass@256", 70.0, 64.0)["paper"] == pytest.approx(6.0)
+
+
+def test_depth_build_record_seed_defaults_to_0():
+    from fgrpo_sim.sim import table2_depth as t2
+
+    frame = _depth_frame({("GRPO", 8): [(0.3, 0.6, 0.5), (0.32, 0.64, 0.4)], ("GRPO", 2): [(0.3, 0.7, 0.5),
+                                                                                          (0.33, 0.71, 0.4)]})
+    record = t2.build_record(t2.DepthSetting(), frame, 2, "fgrpo simulate table2-depth")
+    assert record["fitted"]["seed"] == 0 and record["populations"] == 2 and record["predictions"] == []
+    assert record["grpo_dip_points"]["dip_N"] == 8
+
+
+def test_claims_settings_table_level_per_split(every_sweep):
+    from fgrpo_sim.sim.population_claims import settings_table
+
+    every_sweep["frame"] = _claims_frame(SHARED_VARIANTS, runs=3)
+    lines = settings_table(runs=3).splitlines()
+    heldout = [c.strip() for c in lines[0].strip("|").split("|")]
+    train = [c.strip() for c in lines[1].strip("|").split("|")]
+    assert heldout[8] == "0.500" and train[8] == "0.550"  # each split's own lowest final pass@1
+    assert train[9:] == ["0.8500 [0.8500, 0.8500]"] * 5  # pass@256 = pass@1 + 0.3 at that level, every arm
