@@ -362,7 +362,7 @@ def format_report(reports: list[dict]) -> str:
         share = "n/a" if r["lowest_share"] is None else f"{r['lowest_share']:.2f}"
         lines.append(f"{r['rare_correct_prob']:>6g} {r['optimizer']:>4} {r['parametrisation']:>10} {r['view']:>14} "
                      f"{r['rare_mass']:>6g} {r['lr']:>6g} {str(r['predicted_N']):>5} "
-                     f"{r['observed_lowest_N']:>6} ({share:>4}) {'yes' if r['dip'] else 'no':>4}  "
+                     f"{r['observed_lowest_N']:>8} ({share:>4}) {'yes' if r['dip'] else 'no':>4}  "
                      f"{format_interval(r['first_minus_lowest']):>26}  {format_interval(r['last_minus_lowest']):>26}  "
                      f"{format_interval(f05.get('minus_grpo')):>26}  {format_interval(f05.get('minus_control')):>26}")
     return "\n".join(lines)

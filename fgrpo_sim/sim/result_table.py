@@ -91,6 +91,11 @@ def read_result_table(path: str | Path, schema: TableSchema, hint: str, label: s
     raise ValueError(f"{label} must end in .parquet or .csv, got {path.name!r}")
 
 
+def _plain(value) -> str:
+    """repr of a cell as Python's own value: True, 0.5, 'abc' (never numpy's np.True_ or np.float64(0.5))."""
+    return repr(value.item() if hasattr(value, "item") else value)
+
+
 def _shown(value) -> str:
     """A cell as its reader wrote it: 0.5, 'abc' (a CSV field that reads as a number unquoted; never numpy's
     np.float64(0.5))."""
@@ -100,7 +105,7 @@ def _shown(value) -> str:
         except ValueError:
             return repr(value)
         return value.strip()
-    return repr(value.item() if hasattr(value, "item") else value)
+    return _plain(value)
 
 
 def _numbers(values: pd.Series) -> tuple[pd.Series, pd.Series]:
@@ -139,7 +144,7 @@ def validate_rows(schema: TableSchema, table: pd.DataFrame, source, hint: str,
         fixed[col] = values.astype(str)
     for col in (*schema.integers, *schema.numbers, *schema.metrics):
         if lines is None and table[col].dtype.kind not in "iuf":  # parquet keeps types: text is not a number
-            first(np.ones(len(table), dtype=bool), lambda i, c=col: f"{c} = {table[c].iloc[i]!r} is stored "
+            first(np.ones(len(table), dtype=bool), lambda i, c=col: f"{c} = {_plain(table[c].iloc[i])} is stored "
                   f"as {table[c].dtype.name if table[c].dtype.kind != 'O' else 'text'}, not as numbers")
             fixed[col] = pd.Series(np.nan, index=table.index)
             continue
