@@ -365,3 +365,282 @@ def test_sim_package_names_load_lazily_and_unknown_names_are_refused():
         sim.no_such_name
     assert str(info.value) == "module 'fgrpo_sim.sim' has no attribute 'no_such_name'"
     assert not hasattr(sim, "also_missing")
+
+
+# --- montecarlo.py ------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(n=0), r"^n must be in \[1, 2\^31 - 1\], got 0$"),
+    (dict(n=2**31), r"^n must be in \[1, 2\^31 - 1\], got 2147483648$"),
+    (dict(mu=-0.1, tau=0.0), r"^mu must be in \[0, 1\], got -0\.1$"),
+    (dict(mu=1.1), r"^mu must be in \[0, 1\], got 1\.1$"),
+    (dict(tau=-0.01), r"^tau must be in \[0, 0\.5\], got -0\.01$"),
+    (dict(tau=0.51), r"^tau must be in \[0, 0\.5\], got 0\.51$"),
+    (dict(trials=0), r"^trials must be in \[1, 1000000000000\], got 0$"),
+    (dict(seed=-1), r"^seed must be in \[0, 2\^62\], got -1$"),
+    (dict(seed=2**62 + 1), r"^seed must be in \[0, 2\^62\], got 4611686018427387905$"),
+])
+def test_tail_miss_bounds_name_their_parameter(kwargs, message):
+    from fgrpo_sim.sim.montecarlo import estimate_tail_miss
+
+    args = dict(n=4, mu=0.5, tau=0.1, trials=10, seed=0) | kwargs
+    with pytest.raises(ValueError, match=message):
+        estimate_tail_miss(**args)
+
+
+def test_tail_miss_bounds_are_inclusive_and_defaults_are_a_million_trials_at_seed_0():
+    from fgrpo_sim.sim.montecarlo import estimate_tail_miss
+
+    assert estimate_tail_miss(1, 0.5, 0.5, 1, 2**62) == (0.0, 0.0)  # n = 1: never active
+    assert estimate_tail_miss(2**31 - 1, 1.0, 1.0, 3) == (0.0, 0.0)  # tau = mu = 1: every draw lands in E
+    assert estimate_tail_miss(5, 0.0, 0.0, 3) == (0.0, 0.0)  # mu = 0: no correct draw, never active
+    assert estimate_tail_miss(5, 1.0, 0.0, 3) == (0.0, 0.0)  # mu = 1, E empty: always all correct
+
+
+class _Drawn(Exception):
+    pass
+
+
+def _defaults_drawn(monkeypatch, call) -> dict:
+    """The seed and the group count an estimator hands numpy's generator when called with its defaults (the
+    generator stops at its first draw, so no million-trial run is paid)."""
+    seen = {}
+
+    class Rng:
+        def __init__(self, seed):
+            seen["seed"] = seed
+
+        def _draw(self, *args, size=None):
+            seen["trials"] = size if size is not None else args[-1]
+            raise _Drawn
+
+        integers = binomial = random = _draw
+
+    monkeypatch.setattr(np.random, "default_rng", Rng)
+    with pytest.raises(_Drawn):
+        call()
+    return seen
+
+
+def test_estimators_default_to_a_million_trials_at_seed_0(monkeypatch):
+    from fgrpo_sim.sim import montecarlo
+
+    million = {"seed": 0, "trials": 1_000_000}
+    assert _defaults_drawn(monkeypatch, lambda: montecarlo.estimate_tail_miss(3, 0.6, 0.2)) == million
+    assert _defaults_drawn(monkeypatch, lambda: montecarlo.estimate_lr_multiplier(0.5)) == million
+    assert _defaults_drawn(monkeypatch, lambda: montecarlo.estimate_smoothed_focal_weight(2, 0.3, 1.0, 0.5)) == million
+    assert _defaults_drawn(monkeypatch, lambda: montecarlo.estimate_smoothed_lr_multiplier(2, 1.0, 0.5)) == million
+
+
+def _tail_miss_exact(n, mu, tau):
+    return (1 - tau) ** n - (mu - tau) ** n - (1 - mu) ** n
+
+
+@pytest.mark.parametrize("path", ["numpy", "torch"])
+def test_tail_miss_hits_on_both_samplers_fit_lemma_3_1(path, monkeypatch):
+    """Both samplers (numpy's on the CPU, torch's for a GPU, run here on the CPU) over more than one chunk: the
+    share of groups in B fits (1 - tau)^N - (mu - tau)^N - (1 - mu)^N, and a seed repeats its hits."""
+    from fgrpo_sim.sim import montecarlo
+
+    hits_of = getattr(montecarlo, f"_tail_miss_hits_{path}")
+    cpu = torch.device("cpu")
+    monkeypatch.setattr(montecarlo, "TAIL_MISS_CHUNK", 5000)  # small chunks: a fast test over several of them
+    trials = 3 * 5000 + 1237  # four chunks, the last short
+    for n, mu, tau in ((2, 0.5, 0.0), (4, 0.6, 0.3)):
+        q_rest = (mu - tau) / (1 - tau)
+        hits = hits_of(n, tau, q_rest, trials, 5, cpu)
+        p = _tail_miss_exact(n, mu, tau)
+        assert abs(hits / trials - p) < 6 * math.sqrt(p * (1 - p) / trials)
+        if n == 2:  # chunked draws count every group: a repeat gives the same hits, another seed other hits
+            assert hits == hits_of(n, tau, q_rest, trials, 5, cpu) != hits_of(n, tau, q_rest, trials, 6, cpu)
+    assert hits_of(1, 0.2, 0.5, 1000, 0, cpu) == 0  # one draw is never a mixed group
+    assert hits_of(3, 1.0, 0.0, 1000, 0, cpu) == 0  # every group hits E
+    assert hits_of(3, 0.0, 1.0, 1000, 0, cpu) == 0  # every group all correct
+    assert hits_of(3, 0.0, 0.0, 1000, 0, cpu) == 0  # every group all wrong
+    # one small chunk, E never hit, half the rest correct: 0 < X_C < 3 with probability 3/4
+    assert abs(hits_of(3, 0.0, 0.5, 4000, 1, cpu) / 4000 - 0.75) < 6 * math.sqrt(0.75 * 0.25 / 4000)
+
+
+def test_tail_miss_estimate_takes_the_torch_sampler_off_the_cpu(monkeypatch):
+    from fgrpo_sim.sim import montecarlo
+
+    seen = []
+    monkeypatch.setattr(montecarlo, "_device", lambda device: types.SimpleNamespace(type="cuda"))
+    monkeypatch.setattr(montecarlo, "_tail_miss_hits_torch", lambda *args: seen.append(args) or 16)
+    est, se = montecarlo.estimate_tail_miss(4, 0.6, 0.2, 64, 9, device="cuda")
+    assert seen[0][:5] == (4, 0.2, pytest.approx(0.5, rel=1e-12), 64, 9)
+    assert est == 0.25 and se == pytest.approx(math.sqrt(0.25 * 0.75 / 64), rel=1e-12)
+    montecarlo.estimate_tail_miss(4, 1.0, 1.0, 64, 9)
+    assert seen[-1][:3] == (4, 1.0, 0.0)  # tau = 1: the rest of the correct set is empty
+
+
+def test_sample_counts_bounds_and_the_torch_sampler_without_the_native_one(monkeypatch):
+    from fgrpo_sim.sim import montecarlo
+    from fgrpo_sim.sim.categorical import sampling
+
+    p = torch.tensor([0.5, 0.0, 0.25, 0.25])
+    for kwargs, message in ((dict(seed=-1), r"^seed must be in \[0, 2\^62\], got -1$"),
+                            (dict(n=0), r"^n must be in \[1, 2\^31 - 1\], got 0$"),
+                            (dict(n=2**31), r"^n must be in \[1, 2\^31 - 1\], got 2147483648$"),
+                            (dict(groups=0), r"^groups must be in \[1, 1000000000000\], got 0$")):
+        with pytest.raises(ValueError, match=message):
+            montecarlo.sample_counts(p, **(dict(n=4, groups=2, seed=0) | kwargs))
+    native = montecarlo.sample_counts(p, 8, 3, 2**62)
+    monkeypatch.setattr(sampling, "native_available", lambda: False)
+    for counts in (native, montecarlo.sample_counts(p, 8, 3, 2**62)):
+        assert counts.dtype == torch.int64 and counts.shape == (3, 4)
+        assert counts.sum(1).tolist() == [8, 8, 8] and counts[:, 1].tolist() == [0, 0, 0]
+    big = montecarlo.sample_counts(p, 100, 4000, 1).to(torch.float64)  # each row ~ Multinomial(100, p)
+    assert torch.allclose(big.mean(0), 100 * p.double(), atol=0.3)
+
+
+def test_mean_and_se_by_hand():
+    from fgrpo_sim.sim.montecarlo import mean_and_se
+
+    mean, se = mean_and_se(torch.tensor([1, 2, 3, 6]))  # integers read as float64
+    assert mean == 3.0 and se == pytest.approx(math.sqrt(14 / 3) / 2, rel=1e-12)
+    assert mean_and_se(torch.tensor([0.25])) == (0.25, math.inf)
+    assert mean_and_se(torch.tensor([0.5, 0.5])) == (0.5, 0.0)
+
+
+def test_sampled_masses_of_single_action_sets_are_exact():
+    """One correct action (mass 0.3) and one incorrect (0.7): any draw from a set samples its whole mass."""
+    from fgrpo_sim.sim.montecarlo import estimate_sampled_masses
+
+    out = estimate_sampled_masses([0.3, 0.7], [1, 0], n=3, k=1, trials=50)
+    assert out == {"P_pos": pytest.approx((0.3, 0.0), rel=1e-12, abs=1e-15),
+                   "P_neg": pytest.approx((0.7, 0.0), rel=1e-12, abs=1e-15)}
+    # two correct actions (0.1, 0.2), one draw from q_pos = p / mu: P_pos = 0.1 w.p. 1/3, 0.2 w.p. 2/3
+    out = estimate_sampled_masses([0.1, 0.2, 0.7], [True, True, False], n=2, k=1, trials=6000, seed=4)
+    mean, se = out["P_pos"]
+    assert abs(mean - 0.5 / 3) < 6 * se and se == pytest.approx(math.sqrt(2 / 9) * 0.1 / math.sqrt(6000), rel=0.05)
+    assert out == estimate_sampled_masses([0.1, 0.2, 0.7], [True, True, False], 2, 1, 6000, 4)
+    assert out["P_pos"] != estimate_sampled_masses([0.1, 0.2, 0.7], [True, True, False], 2, 1, 6000, 5)["P_pos"]
+    assert estimate_sampled_masses([0.1, 0.2, 0.7], [True, True, False], 2, 1, 500) == \
+        estimate_sampled_masses([0.1, 0.2, 0.7], [True, True, False], 2, 1, 500, 0)
+
+
+def test_masses_given_x_by_hand():
+    """p = (1/2 correct, 1/2 incorrect), N = 2: X = 0 samples only the incorrect half, X = 2 only the correct
+    half, X = 1 both; S_R = R_c P_pos + R_w P_neg; the groups count X ~ Binomial(2, 1/2)."""
+    from fgrpo_sim.sim.montecarlo import estimate_masses_given_x
+
+    out = estimate_masses_given_x([0.5, 0.5], [True, False], 2, 4000, 3, "cpu", 2.0, -1.0)
+    assert out["groups"].sum() == 4000 and out["groups"].shape == (3,)
+    assert np.all(np.abs(out["groups"] / 4000 - [0.25, 0.5, 0.25]) < 0.04)
+    np.testing.assert_allclose(out["P_pos"], [0.0, 0.5, 0.5], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(out["P_neg"], [0.5, 0.5, 0.0], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(out["S_R"], [-0.5, 0.5, 1.0], rtol=1e-12)
+    for key in ("P_pos_se", "P_neg_se", "S_R_se"):
+        np.testing.assert_allclose(out[key], 0.0, atol=1e-9)
+    again = estimate_masses_given_x([0.5, 0.5], [True, False], 2, 4000, 3, "cpu", 2.0, -1.0)
+    assert np.array_equal(out["groups"], again["groups"])
+    other = estimate_masses_given_x([0.5, 0.5], [True, False], 2, 4000, 4, "cpu", 2.0, -1.0)
+    assert not np.array_equal(out["groups"], other["groups"])
+    default = estimate_masses_given_x([0.5, 0.5], [True, False], 2, 4000)  # seed 0, R_c = 1, R_w = 0
+    assert np.array_equal(default["groups"],
+                          estimate_masses_given_x([0.5, 0.5], [True, False], 2, 4000, 0)["groups"])
+    np.testing.assert_allclose(default["S_R"], [0.0, 0.5, 0.5], atol=1e-15)
+
+
+def test_masses_given_x_needs_two_groups_at_a_k():
+    from fgrpo_sim.sim.montecarlo import estimate_masses_given_x
+
+    one = estimate_masses_given_x([1.0, 0.0], [True, False], 2, 1)  # one group, X = 2
+    assert one["groups"].tolist() == [0.0, 0.0, 1.0]
+    for key in ("P_pos", "P_neg", "S_R", "P_pos_se", "P_neg_se", "S_R_se"):
+        assert np.isnan(one[key]).all()
+    two = estimate_masses_given_x([1.0, 0.0], [True, False], 2, 2)
+    assert two["groups"].tolist() == [0.0, 0.0, 2.0]
+    assert two["P_pos"][2] == 1.0 and two["P_neg"][2] == 0.0 and two["S_R_se"][2] == 0.0
+    assert np.isnan(two["P_pos"][:2]).all() and np.isnan(two["S_R_se"][:2]).all()
+
+
+def test_masses_given_x_se_is_the_standard_error_of_each_bins_mean():
+    """Two correct actions (0.1, 0.3) and one incorrect: given X = 1, P_pos is 0.1 or 0.3 (one correct draw,
+    each with probability proportional to its mass), so its SE is the bin's sample std / sqrt(groups)."""
+    from fgrpo_sim.sim.montecarlo import estimate_masses_given_x
+
+    out = estimate_masses_given_x([0.1, 0.3, 0.6], [True, True, False], 1, 8000, 2)
+    g = out["groups"][1]
+    share = (out["P_pos"][1] - 0.1) / 0.2  # the share of X = 1 groups that drew the 0.3 action
+    assert abs(share - 0.75) < 0.05 and out["P_neg"][1] == 0.0
+    assert out["P_pos_se"][1] == pytest.approx(0.2 * math.sqrt(share * (1 - share) * g / (g - 1)) / math.sqrt(g),
+                                               rel=1e-6)
+
+
+def test_unsampled_square_mass_by_hand():
+    from fgrpo_sim.sim.montecarlo import estimate_unsampled_square_mass
+
+    # one draw of two equal actions always misses exactly one: U2 = 1/4
+    assert estimate_unsampled_square_mass([0.5, 0.5], 1, 30) == (0.25, 0.0)
+    assert estimate_unsampled_square_mass([1.0, 0.0], 3, 30) == (0.0, 0.0)
+    mean, se = estimate_unsampled_square_mass([0.5, 0.3, 0.2], 2, 20_000, 1)
+    exact = sum(q * q * (1 - q) ** 2 for q in (0.5, 0.3, 0.2))
+    assert abs(mean - exact) < 6 * se and 0 < se < 0.002
+    assert estimate_unsampled_square_mass([0.5, 0.3, 0.2], 2, 500) == \
+        estimate_unsampled_square_mass([0.5, 0.3, 0.2], 2, 500, 0)
+
+
+def test_lr_multiplier_estimate_bounds_and_values():
+    from fgrpo_sim.sim.montecarlo import estimate_lr_multiplier
+    from fgrpo_sim.theory import lr_multiplier
+
+    for kwargs, message in ((dict(gamma=-0.5), r"^gamma must be in \[0, inf\], got -0\.5$"),
+                            (dict(trials=1), r"^trials must be in \[2, 1000000000\], got 1$"),
+                            (dict(seed=2**62 + 1), r"^seed must be in \[0, 2\^62\], got 4611686018427387905$")):
+        with pytest.raises(ValueError, match=message):
+            estimate_lr_multiplier(**(dict(gamma=1.0, trials=10) | kwargs))
+    assert estimate_lr_multiplier(0.0, 2, 2**62) == (1.0, 0.0)  # no focusing: every weight 1
+    est, se = estimate_lr_multiplier(1.0, 20_000, 3)
+    assert abs(est - float(lr_multiplier(1.0))) < 6 * se and 0 < se < 0.01
+    # the SE is calibrated: the spread of independent estimates matches it
+    spread = np.std([estimate_lr_multiplier(2.0, 500, s)[0] for s in range(20)], ddof=1)
+    assert 0.5 < spread / estimate_lr_multiplier(2.0, 500, 0)[1] < 1.6
+
+
+def test_smoothed_focal_weight_estimate_by_hand():
+    from fgrpo_sim.sim.montecarlo import estimate_smoothed_focal_weight
+
+    for kwargs, message in ((dict(n=0), r"^n must be in \[1, 4096\], got 0$"),
+                            (dict(n=4097), r"^n must be in \[1, 4096\], got 4097$"),
+                            (dict(trials=1), r"^trials must be in \[2, 1000000000\], got 1$"),
+                            (dict(seed=-1), r"^seed must be in \[0, 2\^62\], got -1$"),
+                            (dict(mu=-0.5), r"^mu must be in \[0, 1\], got -0\.5$")):
+        with pytest.raises(ValueError, match=message):
+            estimate_smoothed_focal_weight(**(dict(n=2, mu=0.5, gamma=1.0, focal_smoothing=0.5, trials=10) | kwargs))
+    # mu = 1: every group all correct, weight (1 - 2.5 / 3)^1 = 1/6; mu = 0: (1 - 0.5 / 3)^2 = 25/36
+    assert estimate_smoothed_focal_weight(2, 1.0, 1.0, 0.5, 2) == (pytest.approx(1 / 6, rel=1e-12), 0.0)
+    assert estimate_smoothed_focal_weight(2, 0.0, 2.0, 0.5, 5, 2**62) == (pytest.approx(25 / 36, rel=1e-12), 0.0)
+    assert estimate_smoothed_focal_weight(1, 1.0, 1.0, 0.0, 4) == (0.0, 0.0)  # raw estimate 1: weight 0
+    assert estimate_smoothed_focal_weight(4096, 0.0, 1.0, 0.0, 2) == (1.0, 0.0)
+    # N = 1, mu = 1/2: weight (1 - 1.5/2) = 1/4 or (1 - 0.5/2) = 3/4, equally likely
+    mean, se = estimate_smoothed_focal_weight(1, 0.5, 1.0, 0.5, 4000, 7)
+    assert abs(mean - 0.5) < 6 * 0.25 / math.sqrt(4000) and se == pytest.approx(0.25 / math.sqrt(4000), rel=0.02)
+
+
+def test_smoothed_lr_multiplier_estimate_bounds_and_values():
+    from fgrpo_sim.sim.montecarlo import estimate_smoothed_lr_multiplier
+    from fgrpo_sim.theory import smoothed_lr_multiplier
+
+    for kwargs, message in ((dict(n=1), r"^n must be in \[2, 4096\], got 1$"),
+                            (dict(n=4097), r"^n must be in \[2, 4096\], got 4097$"),
+                            (dict(trials=10**9 + 1), r"^trials must be in \[2, 1000000000\], got 1000000001$"),
+                            (dict(seed=-1), r"^seed must be in \[0, 2\^62\], got -1$")):
+        with pytest.raises(ValueError, match=message):
+            estimate_smoothed_lr_multiplier(**(dict(n=2, gamma=1.0, focal_smoothing=0.5, trials=10) | kwargs))
+    assert estimate_smoothed_lr_multiplier(2, 0.0, 0.5, 2, 2**62) == (pytest.approx(1.0, rel=1e-12), 0.0)
+    est, se = estimate_smoothed_lr_multiplier(4, 2.0, 0.5, 20_000, 1)
+    assert abs(est - float(smoothed_lr_multiplier(4, 2.0, 0.5))) < 6 * se and 0 < se < 0.01
+    spread = np.std([estimate_smoothed_lr_multiplier(4, 2.0, 0.5, 400, s)[0] for s in range(20)], ddof=1)
+    assert 0.5 < spread / estimate_smoothed_lr_multiplier(4, 2.0, 0.5, 400, 0)[1] < 1.6
+    # N = 2: only X = 1 groups are active, mu_hat = 1/2: every active weight (1 - 1.5/3)^1 = 1/2
+    assert estimate_smoothed_lr_multiplier(2, 1.0, 0.5, 50, 3) == (pytest.approx(0.5, rel=1e-12), 0.0)
+    assert estimate_smoothed_lr_multiplier(4096, 0.0, 0.5, 2)[0] == pytest.approx(1.0, rel=1e-12)
+
+
+def test_binary_groups_put_the_correct_rollouts_first():
+    from fgrpo_sim.sim.montecarlo import _binary_groups
+
+    rows = _binary_groups(np.array([0, 2, 3]), 3)
+    assert rows.dtype == torch.float64 and rows.tolist() == [[0, 0, 0], [1, 1, 0], [1, 1, 1]]
