@@ -644,3 +644,290 @@ def test_binary_groups_put_the_correct_rollouts_first():
 
     rows = _binary_groups(np.array([0, 2, 3]), 3)
     assert rows.dtype == torch.float64 and rows.tolist() == [[0, 0, 0], [1, 1, 0], [1, 1, 1]]
+
+
+def test_every_estimator_reads_p_as_real_numbers():
+    """p given as exact rationals (Fractions) is read as floats by every estimator, like a list of floats."""
+    from fractions import Fraction
+
+    from fgrpo_sim.sim import montecarlo
+
+    exact, floats = [Fraction(1, 2), Fraction(1, 2)], [0.5, 0.5]
+    got = montecarlo.estimate_masses_given_x(exact, [True, False], 2, 40, 1)
+    want = montecarlo.estimate_masses_given_x(floats, [True, False], 2, 40, 1)
+    assert all(np.array_equal(got[key], want[key], equal_nan=True) for key in want)
+    assert montecarlo.estimate_sampled_masses(exact, [1, 0], 2, 1, 20) == \
+        montecarlo.estimate_sampled_masses(floats, [1, 0], 2, 1, 20)
+    assert montecarlo.estimate_unsampled_square_mass(exact, 1, 20) == (0.25, 0.0)
+
+
+def test_masses_given_x_when_no_group_reaches_all_correct():
+    """Every group all wrong (the correct action has mass 0): only X = 0 has groups; the arrays still span k = 0..N."""
+    from fgrpo_sim.sim.montecarlo import estimate_masses_given_x
+
+    out = estimate_masses_given_x([0.0, 1.0], [True, False], 3, 10, 0, "cpu", 1.0, -0.5)
+    assert out["groups"].tolist() == [10.0, 0.0, 0.0, 0.0]
+    assert out["P_pos"][0] == 0.0 and out["P_neg"][0] == 1.0 and out["S_R"][0] == -0.5
+    assert all(out[key].shape == (4,) and np.isnan(out[key][1:]).all() for key in ("P_pos", "S_R_se"))
+
+
+# --- checks.py ----------------------------------------------------------------------------------------------------------
+
+#: Lemma 3.1's fixed grids: the full run's N per (mu, tau) (N tau <= 8), Fig 5's start, the far-mu points
+_FULL_GRID_N = {(0.1, 0.001): (2, 8, 32, 128, 512, 2048), (0.1, 0.01): (2, 8, 32, 128, 512),
+                (0.2, 0.002): (2, 8, 32, 128, 512, 2048), (0.2, 0.02): (2, 8, 32, 128),
+                (0.5, 0.005): (2, 8, 32, 128, 512), (0.5, 0.05): (2, 8, 32, 128),
+                (0.8, 0.008): (2, 8, 32, 128, 512), (0.8, 0.08): (2, 8, 32),
+                (0.9, 0.009): (2, 8, 32, 128, 512), (0.9, 0.09): (2, 8, 32)}
+_FIG5 = (0.630075138122221, 6.296728366145108e-05)  # CategoricalConfig().initial_masses(): q_pos, tau
+_FAR = [(0.8, 0.008, 4), (0.85, 0.02, 16)]
+
+
+def _rounded(grid):
+    return [(round(mu, 12), round(tau, 15), n) for mu, tau, n in grid]
+
+
+def test_tail_miss_grids_are_the_fixed_documented_points():
+    """`fgrpo check` runs one fixed set of points (a check's name keeps its meaning from run to run)."""
+    from fgrpo_sim.sim.checks import tail_miss_points
+
+    grid, trials = tail_miss_points(True)
+    assert trials == 200_000
+    assert _rounded(grid) == _rounded([(0.5, 0.05, 4), (0.5, 0.05, 16), (0.5, 0.05, 64), (0.3, 0.003, 1024),
+                                       (*_FIG5, 4096), (0.2, 0.002, 64), (0.9, 0.09, 8), (0.1, 0.01, 8), *_FAR])
+    grid, trials = tail_miss_points(False)
+    assert trials == 1_000_000
+    full = [(mu, tau, n) for (mu, tau), ns in _FULL_GRID_N.items() for n in ns]
+    assert _rounded(grid) == _rounded(full + [(*_FIG5, n) for n in (1024, 4096, 16384, 65536)] + _FAR)
+
+
+def _recording(monkeypatch, name, value):
+    """Replace montecarlo.NAME by a stub returning `value`, recording its positional arguments."""
+    from fgrpo_sim.sim import montecarlo
+
+    calls = []
+    monkeypatch.setattr(montecarlo, name, lambda *args: calls.append(args) or value)
+    return calls
+
+
+def test_tail_miss_checks_seed_each_point_and_read_back_its_hits(monkeypatch):
+    from scipy.stats import binomtest
+
+    from fgrpo_sim.sim.checks import finalise, tail_miss_checks
+    from fgrpo_sim.theory import tail_miss_probability
+
+    calls = _recording(monkeypatch, "estimate_tail_miss", (0.25 + 0.4e-6, 0.001))  # 50,000.08 hits: 50,000
+    out = finalise(tail_miss_checks(True, 3, "cpu"))
+    assert [c[3:] for c in calls] == [(200_000, 3 * 7919 + i, "cpu") for i in range(10)]
+    assert [c[:3] for c in calls][:2] == [(4, 0.5, 0.05), (16, 0.5, 0.05)]
+    first = out[0]
+    assert first["name"] == "lemma3.1 Pr(B) N=4 mu=0.5 tau=0.05" and first["trials"] == 200_000
+    assert first["closed_form"] == pytest.approx(float(tail_miss_probability(4, 0.5, 0.05)), rel=1e-12)
+    assert first["estimate"] == 0.25 + 0.4e-6 and first["kind"] == "interval" and first["level"] == 1e-4
+    ci = binomtest(50_000, 200_000).proportion_ci(confidence_level=1 - 1e-4, method="wilson")
+    assert first["interval"] == pytest.approx([ci.low, ci.high], rel=1e-12)
+    assert out[4]["name"] == "lemma3.1 Pr(B) N=4096 mu=0.630075 tau=6.29673e-05"
+
+
+def test_lemma_h1_checks_name_k_and_seed_each_group_size(monkeypatch):
+    from fgrpo_sim.sim.checks import lemma_h1_checks
+    from fgrpo_sim.sim.checks_exact import toy_policy
+    from fgrpo_sim.theory import expected_sampled_correct_mass, expected_sampled_incorrect_mass
+
+    calls = _recording(monkeypatch, "estimate_sampled_masses", {"P_pos": (0.4, 0.01), "P_neg": (0.2, 0.02)})
+    out = lemma_h1_checks(True, 5, "cpu")
+    assert [c[2:] for c in calls] == [(8, 3, 20_000, 13, "cpu"), (32, 20, 20_000, 37, "cpu")]
+    p, correct = toy_policy(60, 15, 0)
+    assert np.array_equal(calls[0][0], p) and np.array_equal(calls[0][1], correct)
+    assert [r["name"] for r in out] == ["lemmaH.1 E[P_pos|X=k] N=8 k=3", "lemmaH.1 E[P_neg|X=k] N=8 k=3",
+                                        "lemmaH.1 E[P_pos|X=k] N=32 k=20", "lemmaH.1 E[P_neg|X=k] N=32 k=20"]
+    assert out[2]["closed_form"] == pytest.approx(float(expected_sampled_correct_mass(p, correct, 32, 20)), rel=1e-12)
+    assert out[3]["closed_form"] == pytest.approx(float(expected_sampled_incorrect_mass(p, correct, 32, 20)), rel=1e-12)
+    assert (out[0]["estimate"], out[1]["estimate"], out[0]["trials"]) == (0.4, 0.2, 20_000)
+    calls.clear()
+    assert len(lemma_h1_checks(False, 0, "cpu")) == 6
+    assert [c[2:5] for c in calls] == [(8, 3, 200_000), (32, 20, 200_000), (256, 100, 200_000)]
+
+
+def test_normal_intervals_by_hand_and_the_bonferroni_level():
+    from fgrpo_sim.sim.checks import FAMILY_FALSE_FAILURE, _normal_check, _result, _z, finalise
+
+    assert _z(0.05) == pytest.approx(1.959963984540054, rel=1e-12)
+    assert _z(1e-3) == pytest.approx(3.2905267314918945, rel=1e-12)
+    fixed = _result("fixed", 2.0, 1.9, (1.8, 2.2))
+    results = finalise([_normal_check("a", 0.52, 0.5, 0.01, trials=7), fixed,
+                        _normal_check("b", 0.5, 0.5, 0.01, also=False), _normal_check("c", 0.0, 0.0, 0.0),
+                        _normal_check("d", 1.0 + 5e-13, 1.0, 0.0), _normal_check("e", 1.0 + 2e-12, 1.0, 0.0)])
+    level = FAMILY_FALSE_FAILURE / 5
+    half = _z(level) * 0.01 + 0.52e-12
+    a = results[0]
+    assert a["level"] == level == 2e-4 and a["trials"] == 7 and a["kind"] == "interval"
+    assert a["interval"] == pytest.approx([0.5 - half, 0.5 + half], rel=1e-12) and a["passed"] is True
+    assert set(a) == {"name", "closed_form", "estimate", "interval", "kind", "passed", "level", "trials"}
+    assert results[1] is fixed and "level" not in fixed and fixed["passed"] is True
+    assert [r["passed"] for r in results[2:]] == [False, True, True, False]  # b inside but `also` false
+    assert finalise([fixed]) == [fixed]
+    one = finalise([_normal_check("z", 0.5, 0.5, 0.1)])[0]
+    assert one["level"] == FAMILY_FALSE_FAILURE and one["interval"][1] == pytest.approx(0.5 + 0.1 * _z(1e-3))
+
+
+def test_tolerance_results_include_their_bounds():
+    from fgrpo_sim.sim.checks import _pending, _result
+
+    assert _result("lo", 1.8, 0, (1.8, 2.2))["passed"] and _result("hi", 2.2, 0, [1.8, 2.2])["passed"]
+    r = _result("out", 2.2000001, 5, (1.8, 2.2), etas=[1])
+    assert r == {"name": "out", "closed_form": 2.2000001, "estimate": 5.0, "interval": [1.8, 2.2],
+                 "kind": "tolerance", "passed": False, "etas": [1]}
+    assert type(r["closed_form"]) is float and type(r["interval"][0]) is float
+    pending = _pending("p", 1, 2, None, also=0, groups=3)
+    assert pending == {"name": "p", "closed_form": 1.0, "estimate": 2.0, "interval": None, "kind": "interval",
+                       "passed": None, "_bounds": None, "_also": False, "groups": 3}
+    assert _pending("q", 1, 2, None)["_also"] is True
+
+
+def test_conditional_ks_keep_the_k_with_enough_expected_groups():
+    from fgrpo_sim.sim.checks import MIN_EXPECTED_GROUPS_PER_K, conditional_ks
+
+    p, correct = np.array([0.25, 0.25, 0.5]), np.array([True, True, False])  # mu = 1/2
+    assert MIN_EXPECTED_GROUPS_PER_K == 2000
+    # expected 2000 - 2e-13 (pmf rounding), 4000 and exactly 2000 groups: the bound is inclusive
+    assert conditional_ks(p, correct, 2, 8000) == [1, 2]
+    assert conditional_ks(p, correct, 2, 8001) == [0, 1, 2] and conditional_ks(p, correct, 2, 7999) == [1]
+    assert conditional_ks(p, correct, 1, 3999) == []
+
+
+def test_increment_checks_need_a_rising_closed_form():
+    from fgrpo_sim.sim.checks import _increment_check, finalise
+
+    est = {"S_R": np.array([0.1, 0.3, 0.6]), "S_R_se": np.array([0.03, 0.04, 0.0]), "groups": np.array([5.0, 9.0, 2.0])}
+    up = _increment_check("up", 0.2, 0.4, est, "S_R", 0)
+    down = _increment_check("down", 0.4, 0.2, est, "S_R", 0)
+    assert up["closed_form"] == pytest.approx(0.2) and up["estimate"] == pytest.approx(0.2) and up["groups"] == [5, 9]
+    up, down = finalise([up, down])
+    assert up["passed"] and not down["passed"]
+    from fgrpo_sim.sim.checks import _z
+
+    assert up["interval"][1] - up["estimate"] == pytest.approx(0.05 * _z(5e-4) + 0.2e-12, rel=1e-9)
+    second = _increment_check("k=1", 0.3, 0.3, est, "S_R", 1)
+    assert second["estimate"] == pytest.approx(0.3) and second["groups"] == [9, 2]
+    assert finalise([second])[0]["passed"] is False  # 0.3 rise vs a closed form of 0 with SE 0.04
+
+
+def test_conditional_checks_call_the_estimator_with_the_runs_settings(monkeypatch):
+    from fgrpo_sim.sim import checks
+
+    n = 8
+    flat = np.linspace(0.1, 0.9, n + 1)
+    stub = {"P_pos": flat, "P_neg": flat, "S_R": flat, "P_pos_se": flat * 0 + 0.01, "P_neg_se": flat * 0 + 0.01,
+            "S_R_se": flat * 0 + 0.01, "groups": np.arange(n + 1) * 100.0}
+    calls = _recording(monkeypatch, "estimate_masses_given_x", stub)
+    out = checks.conditional_on_x_checks(True, 4, "cpu", reward_wrong=-0.5)
+    assert [c[2:] for c in calls] == [(8, 200_000, 21, "cpu", 1.0, -0.5)]
+    p, correct = checks.toy_policy(40, 12, 5)
+    ks = checks.conditional_ks(p, correct, 8, 200_000)
+    names = [r["name"] for r in out]
+    assert [nm for nm in names if nm.startswith("corH.2 E[S_R|X=k] ")] == \
+        [f"corH.2 E[S_R|X=k] N=8 k={k} R_w=-0.5" for k in ks]
+    assert sum(nm.startswith("corH.2 E[S_R|X=k+1]") for nm in names) == len(ks) - 1
+    unconditioned = [r for r in out if "unconditioned" in r["name"]]
+    assert [r["name"] for r in unconditioned][:2] == [f"lemmaH.1 E[P_pos|X=k] unconditioned N=8 k={ks[0]}",
+                                                      f"lemmaH.1 E[P_neg|X=k] unconditioned N=8 k={ks[0]}"]
+    step = max(1, len(ks) // 3)
+    assert len(unconditioned) == 2 * len(ks[::step]) and unconditioned[0]["groups"] == ks[0] * 100
+    calls.clear()
+    monkeypatch.setattr(checks.montecarlo, "estimate_masses_given_x",
+                        lambda *args: calls.append(args) or {k: np.resize(v, 17) for k, v in stub.items()})
+    checks.conditional_on_x_checks(False, 0, "cpu")
+    assert [c[2:] for c in calls] == [(16, 2_000_000, 17, "cpu", 1.0, -1.0)]
+
+
+def test_unsampled_square_checks_cases_and_seeds(monkeypatch):
+    from fgrpo_sim.sim import checks
+
+    calls = _recording(monkeypatch, "estimate_unsampled_square_mass", (0.01, 0.001))
+    out = checks.unsampled_square_checks(True, 2, "cpu")
+    assert [c[1:] for c in calls] == [(16, 20_000, 18, "cpu"), (4096, 100, 4098, "cpu")]
+    assert len(calls[0][0]) == 60 and len(calls[1][0]) == 128_000
+    assert calls[1][0].sum() == pytest.approx(1.0, rel=1e-9)
+    assert [r["name"] for r in out] == ["brorl.EU2 toy K=60 N=16", "brorl.EU2 paper start K=128000 N=4096"]
+    assert out[1]["trials"] == 100
+    calls.clear()
+    checks.unsampled_square_checks(False, 0, "cpu")
+    assert [c[1:3] for c in calls] == [(16, 200_000), (4096, 400), (65536, 400)]
+
+
+def test_monte_carlo_families_seed_and_size_their_draws(monkeypatch):
+    from fgrpo_sim.sim import checks
+
+    lr = _recording(monkeypatch, "estimate_lr_multiplier", (0.5, 0.01))
+    weight = _recording(monkeypatch, "estimate_smoothed_focal_weight", (0.5, 0.01))
+    smoothed = _recording(monkeypatch, "estimate_smoothed_lr_multiplier", (0.5, 0.01))
+    monkeypatch.setattr(checks, "_simulator_one_step", lambda *args, **kwargs: (0.0, 0.0))
+    monkeypatch.setattr("fgrpo_sim.theory.exact_mass_change", lambda *args: (0.0, 0.0))
+    focal = checks.focal_checks(True, 2, "cpu")
+    assert lr == [(0.5, 400_000, 62), (1.0, 400_000, 63), (2.0, 400_000, 64)]
+    assert [r["name"] for r in focal[3:]] == ["focal m_gamma gamma=0.5", "focal m_gamma gamma=1",
+                                              "focal m_gamma gamma=2"]
+    out = checks.smoothing_checks(True, 2, "cpu")
+    assert weight == [(n, mu, g, a, 200_000, 89 + i) for i, (n, mu, g, a) in enumerate(checks.SMOOTHED_WEIGHT_POINTS)]
+    assert smoothed == [(n, g, a, 200_000, 97 + i) for i, (n, g, a) in enumerate(checks.SMOOTHED_LR_POINTS)]
+    assert [r["name"] for r in out] == ["smoothed E[g] N=2 mu=0.8 gamma=1 alpha=0.5",
+                                        "smoothed E[g] N=4 mu=0.9 gamma=0.5 alpha=0.5",
+                                        "smoothed E[g] N=8 mu=0.3 gamma=2 alpha=1",
+                                        "smoothed E[g] N=16 mu=0.8 gamma=0.5 alpha=0",
+                                        "smoothed m_gamma N=4 gamma=2 alpha=0.5",
+                                        "smoothed m_gamma N=8 gamma=0.5 alpha=0.5",
+                                        "smoothed m_gamma N=16 gamma=2 alpha=0"]
+    lr.clear(), weight.clear(), smoothed.clear()
+    checks.focal_checks(False, 0, "cpu"), checks.smoothing_checks(False, 0, "cpu")
+    assert {c[1] for c in lr} == {4_000_000} and {c[4] for c in weight} == {2_000_000}
+    assert {c[3] for c in smoothed} == {2_000_000}
+
+
+def test_run_checks_runs_every_family_in_order_and_finalises(monkeypatch):
+    import fgrpo_sim.progress
+    from fgrpo_sim.sim import checks
+
+    seen, bars = [], []
+
+    def family(tag):
+        def run(quick, seed, device):
+            seen.append((tag, quick, seed, device))
+            return [checks._normal_check(tag, 0.5, 0.5, 0.1)]
+        return run
+
+    def bar(iterable, **kwargs):
+        bars.append(kwargs)
+        return iterable
+
+    monkeypatch.setattr(checks, "FAMILIES", (family("a"), family("b")))
+    monkeypatch.setattr(fgrpo_sim.progress, "bar", bar)
+    out = checks.run_checks(True, 9, "cpu", progress=True)
+    assert seen == [("a", True, 9, "cpu"), ("b", True, 9, "cpu")]
+    assert [r["level"] for r in out] == [5e-4, 5e-4] and all("_bounds" not in r for r in out)
+    assert bars == [dict(progress=True, desc="checks", leave=False)]
+    seen.clear()
+    checks.run_checks()
+    assert seen == [("a", False, 0, "cpu"), ("b", False, 0, "cpu")] and bars[-1]["progress"] is False
+    with pytest.raises(ValueError, match="device"):
+        checks.run_checks(True, 0, "tpu")
+    assert len(seen) == 2
+
+
+def test_format_results_table_by_hand():
+    from fgrpo_sim.sim.checks import _normal_check, _result, finalise, format_results
+
+    results = finalise([_normal_check("long check name", 0.5, 0.5, 0.0), _result("b", 2.3, 2.5, (1.8, 2.2))])
+    lines = format_results(results).splitlines()
+    # columns: the widest name, then 12, 12, 27 (right-aligned) and 10 (left) characters, two blanks apart
+    assert lines[0] == ("check             closed form      estimate                       bounds  bounds are  "
+                        "verdict")
+    assert lines[1] == ("long check name           0.5           0.5  [        0.5,         0.5]  interval    "
+                        "pass")
+    assert lines[2] == ("b                         2.3           2.5  [        1.8,         2.2]  tolerance   "
+                        "FAIL")
+    assert lines[3] == "1/2 checks passed"
+    assert lines[4] == ("1 sampling intervals, each at false-failure level 0.001 (Bonferroni: a correct build "
+                        "fails a run with probability <= 0.1%)")
+    assert format_results([_result("t", 1.0, 1.0, (0.0, 2.0))]).splitlines()[1:] == [
+        "t             1             1  [          0,           2]  tolerance   pass", "1/1 checks passed"]
