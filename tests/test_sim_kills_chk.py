@@ -78,7 +78,12 @@ def ray_stub(monkeypatch):
     ray.init_error = None
     ray.remote = Task
     ray.put = lambda value: value
-    ray.wait = lambda refs, num_returns: (refs[:num_returns], refs[num_returns:])
+    def wait(refs, num_returns):
+        if num_returns > len(refs):  # Ray's own rule: never more returns than refs
+            raise ValueError("num_returns cannot be greater than the number of ObjectRefs")
+        return refs[:num_returns], refs[num_returns:]
+
+    ray.wait = wait
     ray.get = get
     ray.cancel = lambda ref, force: ray.cancelled.append((ref.index, force))
     ray.init = init
@@ -931,3 +936,45 @@ def test_format_results_table_by_hand():
                         "fails a run with probability <= 0.1%)")
     assert format_results([_result("t", 1.0, 1.0, (0.0, 2.0))]).splitlines()[1:] == [
         "t             1             1  [          0,           2]  tolerance   pass", "1/1 checks passed"]
+
+
+def test_the_reachability_probe_waits_ten_seconds_at_most(monkeypatch):
+    from fgrpo_sim.sim import executor
+
+    probes = []
+
+    class Connection:
+        def close(self):
+            probes.append("closed")
+
+    monkeypatch.setattr(executor.socket, "create_connection",
+                        lambda address, timeout: probes.append((address, timeout)) or Connection())
+    executor._check_reachable("ray://head.example:10001", "--ray-address")
+    assert probes == [(("head.example", 10001), 10.0), "closed"] and executor.CONNECT_TIMEOUT_S == 10.0
+
+
+# --- smoothing_study.py -------------------------------------------------------------------------------------------------
+
+def test_smoothing_study_trains_the_headline_setting_at_both_alphas(monkeypatch, tmp_path):
+    from fgrpo_sim.sim import smoothing_study
+    from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec
+
+    trained = []
+    monkeypatch.setattr(smoothing_study, "run_study",
+                        lambda spec, progress, device: trained.append((spec, progress, device)) or spec.focal_smoothing)
+    monkeypatch.setattr(smoothing_study, "compare", lambda frames: {"frames": frames})
+    record = tmp_path / "record.jsonl"
+    assert smoothing_study.run(record, device="cuda:1", progress=True) == {"frames": {0.0: 0.0, 0.5: 0.5}}
+    assert record.read_text() == '{"frames": {"0.0": 0.0, "0.5": 0.5}}\n'
+    assert [(s.focal_smoothing, p, d) for s, p, d in trained] == [(0.0, True, "cuda:1"), (0.5, True, "cuda:1")]
+    spec = trained[1][0]
+    assert (spec.optimizers, spec.parametrisations, spec.rare_masses, spec.adam_lrs) == (("adam",), ("orthogonal",),
+                                                                                        (0.02,), (0.01,))
+    assert spec.gammas == GroupSizeStudySpec().gammas and spec.group_sizes == GroupSizeStudySpec().group_sizes
+    trained.clear()
+    smoothing_study.run(str(record))
+    assert [(p, d) for _, p, d in trained] == [(False, "cpu"), (False, "cpu")]
+    assert smoothing_study.ALPHAS == (0.0, 0.5)
+    assert type(smoothing_study.headline_spec(1).focal_smoothing) is float
+    assert smoothing_study._fgrpo_name(0.5, 0.0) == "F-GRPO gamma=0.5"
+    assert smoothing_study._fgrpo_name(1.0, 0.5) == "F-GRPO gamma=1 alpha=0.5"
