@@ -978,3 +978,171 @@ def test_smoothing_study_trains_the_headline_setting_at_both_alphas(monkeypatch,
     assert type(smoothing_study.headline_spec(1).focal_smoothing) is float
     assert smoothing_study._fgrpo_name(0.5, 0.0) == "F-GRPO gamma=0.5"
     assert smoothing_study._fgrpo_name(1.0, 0.5) == "F-GRPO gamma=1 alpha=0.5"
+
+
+# --- checks_exact.py ----------------------------------------------------------------------------------------------------
+
+def test_toy_policy_is_the_fixed_log_normal_policy():
+    from fgrpo_sim.sim.checks_exact import POLICY_SEEDS, toy_policy
+
+    p, correct = toy_policy(6, 2, 7)
+    w = np.exp(np.random.default_rng(7).normal(0.0, 1.5, 6))  # log-normal weights, sigma 1.5
+    w[0] = 20 * w[0]  # one dominant correct action
+    np.testing.assert_allclose(p, w / w.sum(), rtol=1e-12)
+    assert correct.tolist() == [True, True, False, False, False, False]
+    assert POLICY_SEEDS == {"lemmaH.1": 0, "brorl": 1, "prop3.2": 2, "counts": 3, "conditional": 5}
+
+
+def test_exact_tolerance_bounds_are_inclusive():
+    from fgrpo_sim.sim.checks_exact import _tolerance
+
+    assert _tolerance("a", 0.0, 1e-9)["passed"] and _tolerance("a", 1e-9, 1e-9)["passed"]
+    assert not _tolerance("a", -1e-20, 1e-9)["passed"] and not _tolerance("a", 1.1e-9, 1e-9)["passed"]
+    assert _tolerance("n", 2, 3, closed_form=4, extra=1) == {"name": "n", "closed_form": 4.0, "estimate": 2.0,
+                                                             "interval": [0.0, 3.0], "kind": "tolerance",
+                                                             "passed": True, "extra": 1}
+
+
+def test_peak_checks_find_the_argmax_and_fail_on_an_off_by_one_peak(monkeypatch):
+    """N* at each point equals the argmax of Pr(B) found here with plain numpy; a peak one off fails every check."""
+    import fgrpo_sim.theory as theory
+    from fgrpo_sim.sim.checks_exact import PEAK_POINTS, peak_checks
+
+    points = PEAK_POINTS + (_FIG5,)
+    n = np.arange(1, 5000, dtype=float)  # every peak here lies below 30
+    want = [int(n[np.argmax(_tail_miss_exact(n, mu, tau))]) for mu, tau in points]
+    assert want[0] == 14  # the issue's example, N*(0.3, 0.003)
+    honest = peak_checks(True, 0, "cpu")
+    assert [(r["closed_form"], r["estimate"], r["interval"], r["passed"]) for r in honest] == \
+        [(w, w, [w, w], True) for w in want]
+    assert [r["name"] for r in honest][0] == "N* peak_group_size mu=0.3 tau=0.003 = argmax of Pr(B) over N"
+    assert honest[4]["name"] == "N* peak_group_size mu=0.630075 tau=6.29673e-05 = argmax of Pr(B) over N"
+    real = theory.peak_group_size
+    monkeypatch.setattr(theory, "peak_group_size",
+                        lambda mu, tau: types.SimpleNamespace(n_star=real(mu, tau).n_star + 1))
+    assert not any(r["passed"] for r in peak_checks(True, 0, "cpu"))
+
+
+def test_subset_pass_at_k_by_hand():
+    from fgrpo_sim.sim.checks_exact import _subset_pass_at_k
+
+    assert _subset_pass_at_k(4, 1, 2) == 0.5  # 3 of the 6 pairs hold sample 0
+    assert _subset_pass_at_k(4, 2, 2) == 5 / 6  # only the pair {2, 3} misses
+    assert _subset_pass_at_k(3, 0, 1) == 0.0 and _subset_pass_at_k(3, 3, 3) == 1.0 and _subset_pass_at_k(5, 1, 5) == 1.0
+
+
+def test_pass_at_k_checks_fail_on_an_estimate_off_by_a_part_in_a_billion(monkeypatch):
+    import fgrpo_sim.metrics as metrics
+    from fgrpo_sim.sim.checks_exact import pass_at_k_checks
+
+    honest = pass_at_k_checks(True, 0, "cpu")
+    assert [r["name"] for r in honest] == [
+        "pass@k n=5 = share of k-subsets with a correct sample (every c, k)",
+        "pass@k n=8 = share of k-subsets with a correct sample (every c, k)",
+        "pass@k n=12 unbiased: mean over c ~ Bin(n, p) = 1 - (1 - p)^k"]
+    assert all(r["passed"] and r["interval"] == [0.0, 1e-12] for r in honest)
+    real = metrics.pass_at_k
+    monkeypatch.setattr(metrics, "pass_at_k", lambda n, c, k: real(n, c, k) * (1 + 1e-9))
+    assert [r["passed"] for r in pass_at_k_checks(True, 0, "cpu")] == [False, False, False]
+
+
+def test_variance_checks_fail_on_a_biased_variance(monkeypatch):
+    import fgrpo_sim.metrics as metrics
+    from fgrpo_sim.sim.checks_exact import variance_checks
+
+    honest = variance_checks(True, 0, "cpu")
+    assert [r["name"] for r in honest] == [
+        f"pass@k variance n={n} unbiased: mean over c ~ Bin(n, p) = exact variance" for n in (8, 21)]
+    assert all(r["passed"] for r in honest)
+    real = metrics.pass_at_k_variance
+    # the plug-in variance (divide by n, not n - 1 style): biased, so the check must see it
+    monkeypatch.setattr(metrics, "pass_at_k_variance", lambda n, c, k: real(n, c, k) * (1 + 1e-6))
+    assert [r["passed"] for r in variance_checks(True, 0, "cpu")] == [False, False]
+    # only k = n // 2 wrong (the last k checked): still caught at both n
+    monkeypatch.setattr(metrics, "pass_at_k_variance", lambda n, c, k: real(n, c, k) + (1e-6 if k == n // 2 else 0))
+    assert [r["passed"] for r in variance_checks(True, 0, "cpu")] == [False, False]
+
+
+def test_binary_groups_and_closed_form_advantages_by_hand():
+    from fgrpo_sim.sim.checks_exact import _binary_groups, _closed_form_advantages, _relative_gap
+
+    rows = _binary_groups(2, 1.0, -1.0)
+    assert rows.dtype == torch.float64 and rows.tolist() == [[-1, -1], [1, -1], [1, 1]]
+    assert _binary_groups(1).tolist() == [[0.0], [1.0]]
+    # N = 4: X = 1 has mu 1/4, A+ = sqrt(3), A- = -sqrt(1/3); the focal weight (1 - 1/4)^2 = 9/16
+    a = _closed_form_advantages(4, gamma=2.0)
+    assert a.shape == (5, 4) and a[0].tolist() == [0, 0, 0, 0] and a[4].tolist() == [0, 0, 0, 0]
+    np.testing.assert_allclose(a[1], np.array([3 ** 0.5, -(1 / 3) ** 0.5, -(1 / 3) ** 0.5, -(1 / 3) ** 0.5]) * 9 / 16,
+                               rtol=1e-12)
+    np.testing.assert_allclose(_closed_form_advantages(4)[3], [(1 / 3) ** 0.5] * 3 + [-(3 ** 0.5)], rtol=1e-12)
+    np.testing.assert_allclose(_closed_form_advantages(2)[1], [1.0, -1.0], rtol=1e-12)
+    got, want = torch.tensor([1.0, 2.2, 0.0], dtype=torch.float64), torch.tensor([1.0, 2.0, 0.0], dtype=torch.float64)
+    assert _relative_gap(got, want) == pytest.approx(0.1, rel=1e-12)
+    assert _relative_gap(torch.tensor([1.5, 9.0]), torch.tensor([1.0, 0.0]), torch.tensor([True, False])) == 0.5
+    f64 = torch.float64
+    assert _relative_gap(torch.tensor([1e-13], dtype=f64), torch.tensor([0.0], dtype=f64)) == pytest.approx(0.1, rel=1e-9)
+
+
+def test_advantage_checks_catch_a_wrong_scale_and_a_live_inactive_group(monkeypatch):
+    import fgrpo_sim.core as core
+    from fgrpo_sim.sim.checks_exact import ADVANTAGE_TOLERANCE, advantage_checks
+
+    (honest,) = advantage_checks(True, 0, "cpu")
+    assert honest["passed"] and 0 < honest["estimate"] < ADVANTAGE_TOLERANCE == 1e-5  # the eps in std + eps
+    assert honest["name"] == "core.grpo_advantages N=8: A+ = sqrt((1-mu)/mu), A- = -sqrt(mu/(1-mu)) (max relative gap)"
+    real = core.grpo_advantages
+    monkeypatch.setattr(core, "grpo_advantages", lambda rewards: real(rewards) * 1.0001)
+    assert not advantage_checks(True, 0, "cpu")[0]["passed"]
+    # unbiased std (n - 1): every active advantage off by sqrt(7/8)
+    monkeypatch.setattr(core, "grpo_advantages", lambda rewards: real(rewards, unbiased_std=True))
+    assert not advantage_checks(True, 0, "cpu")[0]["passed"]
+    # all-correct and all-wrong groups given a nonzero advantage
+    monkeypatch.setattr(core, "grpo_advantages", lambda rewards: real(rewards) + 1e-3 * (rewards.std(1) == 0)[:, None])
+    (planted,) = advantage_checks(True, 0, "cpu")
+    assert not planted["passed"] and planted["estimate"] == pytest.approx(1e-3, rel=1e-6)
+    # only the R_w = -1 scale wrong
+    monkeypatch.setattr(core, "grpo_advantages", lambda rewards: real(rewards) * (1.001 if rewards.min() < 0 else 1))
+    assert not advantage_checks(True, 0, "cpu")[0]["passed"]
+
+
+def test_focal_sign_checks_each_catch_their_own_sign(monkeypatch):
+    import fgrpo_sim.sim.group_size_study as study
+    import fgrpo_sim.sim.population as population
+    from fgrpo_sim.sim.checks_exact import focal_sign_checks
+
+    honest = focal_sign_checks(True, 0, "cpu")
+    assert [r["passed"] for r in honest] == [True, True, True]
+    assert [r["name"] for r in honest] == [
+        "focal weight on A > 0: simulators' focal advantage = (1-mu_hat)^gamma A, gamma=1 N=8",
+        "focal weight on A < 0: simulators' focal advantage = (1-mu_hat)^gamma A, gamma=1 N=8",
+        "focal weight, both signs: group-size study's advantage tables, gamma=1 N=8"]
+    objective = population.core_objective
+
+    def negative_unweighted(logp, rewards, train, old, runs):  # the weight left off A < 0
+        loss, stats, focal = objective(logp, rewards, train, old, runs)
+        plain = objective(logp, rewards, type(train)(gamma=0.0), old, runs)[2]
+        return loss, stats, torch.where(focal < 0, plain, focal)
+
+    monkeypatch.setattr(population, "core_objective", negative_unweighted)
+    assert [r["passed"] for r in focal_sign_checks(True, 0, "cpu")] == [True, False, True]
+    monkeypatch.setattr(population, "core_objective", objective)
+    tables = study.advantage_tables
+    monkeypatch.setattr(study, "advantage_tables", lambda pairs, n: (tables(pairs, n)[0] * 1.001, tables(pairs, n)[1]))
+    assert [r["passed"] for r in focal_sign_checks(True, 0, "cpu")] == [True, True, False]
+    monkeypatch.setattr(study, "advantage_tables", lambda pairs, n: (tables(pairs, n)[0], tables(pairs, n)[1] * 1.001))
+    assert [r["passed"] for r in focal_sign_checks(True, 0, "cpu")] == [True, True, False]
+
+
+def test_start_check_catches_a_start_off_by_a_part_in_a_million(monkeypatch):
+    from fgrpo_sim.sim.categorical.config import CategoricalConfig
+    from fgrpo_sim.sim.checks_exact import start_checks
+
+    (honest,) = start_checks(True, 0, "cpu")
+    assert honest["passed"] and honest["estimate"] < 1e-9 and honest["interval"] == [0.0, 1e-9]
+    assert honest["name"] == "categorical start: Q_pos=0.630075, anchor=0.0004653, tau=6.297e-05 (max relative gap)"
+    masses = CategoricalConfig.initial_masses
+    for key in ("q_pos", "p_anchor", "tau"):
+        monkeypatch.setattr(CategoricalConfig, "initial_masses",
+                            lambda self, key=key: {k: v * (1 + 1e-6 * (k == key)) for k, v in masses(self).items()})
+        (planted,) = start_checks(True, 0, "cpu")
+        assert not planted["passed"] and planted["estimate"] == pytest.approx(1e-6, rel=1e-3)
