@@ -1146,3 +1146,70 @@ def test_start_check_catches_a_start_off_by_a_part_in_a_million(monkeypatch):
                             lambda self, key=key: {k: v * (1 + 1e-6 * (k == key)) for k, v in masses(self).items()})
         (planted,) = start_checks(True, 0, "cpu")
         assert not planted["passed"] and planted["estimate"] == pytest.approx(1e-6, rel=1e-3)
+
+
+def test_sampled_masses_draw_the_two_sets_independently():
+    """Mirror-image correct and incorrect sets with k = N - k: the two masses have one law, but each set draws
+    its own numbers (a shared stream would make the two estimates equal draw for draw)."""
+    from fgrpo_sim.sim.montecarlo import estimate_sampled_masses
+
+    out = estimate_sampled_masses([0.1, 0.4, 0.1, 0.4], [True, True, False, False], n=4, k=2, trials=400, seed=3)
+    (pos, pos_se), (neg, neg_se) = out["P_pos"], out["P_neg"]
+    assert pos != neg and abs(pos - neg) < 6 * math.hypot(pos_se, neg_se)
+
+
+def test_smoothing_compare_reads_each_arm_at_the_raw_runs_lowest_n(monkeypatch):
+    """compare's wiring with the report's functions stood in for (their own tests cover them): per-unit matrices
+    [2 populations, N = 2, 4, 8] whose entries name their variant, a paired interval that is the mean difference."""
+    from fgrpo_sim.sim import smoothing_study
+
+    ns = [2, 4, 8]
+    base = {"GRPO": 0.0, "F-GRPO gamma=0.5": 1.0, "F-GRPO gamma=1": 2.0, "GRPO low-LR (x m_0.5)": 3.0,
+            "GRPO low-LR (x m_1)": 4.0}
+
+    def frame(alpha, lowest):
+        names = {(f"{v} alpha={alpha:g}" if v.startswith("F-GRPO") and alpha else v): x for v, x in base.items()}
+        values = {v: np.array([[x, 2 * x, 3 * x], [x + 10, 2 * x + 10, 3 * x + 10]]) + 100 * alpha
+                  for v, x in names.items()}
+        report = {"unit": "population", "N": ns, "observed_lowest_N": lowest, "verdict": f"v{alpha}",
+                  "first_minus_lowest": [alpha, 1], "last_minus_lowest": [alpha, 2], "fgrpo_at_lowest": [alpha],
+                  **{k: f"{k}-{alpha}" for k in ("rare_correct_prob", "optimizer", "parametrisation", "view",
+                                                  "rare_mass", "lr", "populations", "batch_seeds", "steps",
+                                                  "interval")}}
+        return {"values": values, "report": report}
+
+    calls = []
+    monkeypatch.setattr(smoothing_study, "final_rows", lambda f: f)
+    monkeypatch.setattr(smoothing_study, "setting_reports", lambda f: [f["report"]])
+    monkeypatch.setattr(smoothing_study, "unit_matrix",
+                        lambda f, variant, metric, unit: calls.append((variant, metric, unit)) or
+                        (f["values"][variant], ns))
+    monkeypatch.setattr(smoothing_study, "_flanks", lambda values, arm_ns: {
+        "observed_lowest_N": arm_ns[int(values[0, 0]) % 3], "verdict": f"arm {values[0, 0]:g}",
+        "first_minus_lowest": [values[0, 0]], "last_minus_lowest": [values[1, 2]], "ignored": 1})
+    monkeypatch.setattr(smoothing_study, "paired_interval", lambda a, b: round(float(np.mean(a - b)), 9))
+    result = smoothing_study.compare({0.0: frame(0.0, 4), 0.5: frame(0.5, 8)})
+    assert {metric for _, metric, _ in calls} == {"heldout_pass@256"} and {u for _, _, u in calls} == {"population"}
+    assert result["alphas"] == [0.0, 0.5]
+    assert result["setting"] == {k: f"{k}-0.0" for k in ("rare_correct_prob", "optimizer", "parametrisation", "view",
+                                                          "rare_mass", "lr", "populations", "batch_seeds", "steps",
+                                                          "unit", "interval")} | {"unit": "population"}
+    raw, smoothed = result["runs"]
+    assert raw == {"focal_smoothing": 0.0, "grpo_observed_lowest_N": 4, "grpo_verdict": "v0.0",
+                   "grpo_first_minus_lowest": [0.0, 1], "grpo_last_minus_lowest": [0.0, 2], "fgrpo_at_lowest": [0.0],
+                   "fgrpo_arms": [{"gamma": 0.5, "observed_lowest_N": 4, "verdict": "arm 1",
+                                   "first_minus_lowest": [1.0], "last_minus_lowest": [13.0]},
+                                  {"gamma": 1.0, "observed_lowest_N": 8, "verdict": "arm 2",
+                                   "first_minus_lowest": [2.0], "last_minus_lowest": [16.0]}]}
+    assert smoothed["focal_smoothing"] == 0.5 and smoothed["grpo_observed_lowest_N"] == 8
+    assert [a["verdict"] for a in smoothed["fgrpo_arms"]] == ["arm 51", "arm 52"]
+    # the edge: every run's arms at the RAW run's lowest N (4: column 1, where entries are doubled), minus GRPO (0)
+    # and minus the arm's own control (3 for gamma 0.5, 4 for gamma 1)
+    assert result["edge_at_raw_lowest"] == [
+        {"focal_smoothing": 0.0, "gamma": 0.5, "N": 4, "minus_grpo": 2.0, "minus_control": -4.0},
+        {"focal_smoothing": 0.0, "gamma": 1.0, "N": 4, "minus_grpo": 4.0, "minus_control": -4.0},
+        {"focal_smoothing": 0.5, "gamma": 0.5, "N": 4, "minus_grpo": 2.0, "minus_control": -4.0},
+        {"focal_smoothing": 0.5, "gamma": 1.0, "N": 4, "minus_grpo": 4.0, "minus_control": -4.0}]
+    # smoothed minus raw, per gamma and N: the 100 x alpha offset of the stand-in matrices
+    assert result["smoothed_minus_raw"] == [{"focal_smoothing": 0.5, "gamma": g, "N": ns, "pass256": [50.0] * 3}
+                                            for g in (0.5, 1.0)]
