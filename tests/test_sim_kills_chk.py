@@ -1213,3 +1213,43 @@ def test_smoothing_compare_reads_each_arm_at_the_raw_runs_lowest_n(monkeypatch):
     # smoothed minus raw, per gamma and N: the 100 x alpha offset of the stand-in matrices
     assert result["smoothed_minus_raw"] == [{"focal_smoothing": 0.5, "gamma": g, "N": ns, "pass256": [50.0] * 3}
                                             for g in (0.5, 1.0)]
+
+
+def test_first_order_checks_fit_the_error_slope_by_hand(monkeypatch):
+    """Stand-ins whose first-order error is exactly 0.01 eta^2 (dQ_pos) and 0.02 eta^3 (dQ_upos): the fitted
+    log-log slopes are 2 and 3, so the first passes and the second fails; the simulator equals the exact step."""
+    import fgrpo_sim.theory as theory
+    from fgrpo_sim.sim import checks
+
+    seen = []
+
+    def step(eta):
+        return 0.5 * eta + 0.01 * eta**2, 0.2 * eta + 0.02 * eta**3
+
+    def sim(p, num_correct, counts, eta, r_c, r_w):
+        seen.append((len(p), num_correct, int(counts.sum()), eta, r_c, r_w))
+        return step(eta)
+
+    monkeypatch.setattr(checks, "_simulator_one_step", sim)
+    monkeypatch.setattr(theory, "first_order_mass_change", lambda p, c, counts, rc, rw, eta: (0.5 * eta, 0.2 * eta))
+    monkeypatch.setattr(theory, "exact_mass_change", lambda p, c, counts, rc, rw, eta: step(eta))
+    out = checks.first_order_checks(True, 0, "cpu")
+    etas = [4.0, 2.0, 1.0, 0.5, 0.25]
+    assert seen == [(200, 40, 16, eta, 1.0, -1.0) for eta in etas] * 2
+    assert [r["name"] for r in out] == [
+        "prop3.2 dQ_pos first-order error ~ eta^2 (log-log slope)",
+        "prop3.2 dQ_pos simulator step = exact softmax step (max relative gap)",
+        "prop3.2 dQ_upos first-order error ~ eta^2 (log-log slope)",
+        "prop3.2 dQ_upos simulator step = exact softmax step (max relative gap)"]
+    slope_pos, exact_pos, slope_upos, exact_upos = out
+    assert slope_pos["estimate"] == pytest.approx(2.0, rel=1e-9) and slope_pos["passed"]
+    assert slope_pos["closed_form"] == 2.0 and slope_pos["interval"] == [1.8, 2.2] and slope_pos["etas"] == etas
+    assert slope_pos["errors"] == pytest.approx([0.01 * e**2 for e in etas], rel=1e-9)
+    assert slope_upos["estimate"] == pytest.approx(3.0, rel=1e-9) and not slope_upos["passed"]
+    assert exact_pos["estimate"] == 0.0 and exact_pos["passed"] and exact_pos["interval"] == [0.0, 1e-9]
+    assert exact_upos["passed"]
+    # the exact step off by 2e-9 relative at the smallest eta only: the gap is the largest over eta
+    monkeypatch.setattr(theory, "exact_mass_change", lambda p, c, counts, rc, rw, eta: tuple(
+        v * (1 + 2e-9 * (eta == 0.25)) for v in step(eta)))
+    out = checks.first_order_checks(True, 0, "cpu")
+    assert out[1]["estimate"] == pytest.approx(2e-9, rel=1e-3) and not out[1]["passed"] and not out[3]["passed"]
