@@ -867,9 +867,17 @@ def test_monte_carlo_families_seed_and_size_their_draws(monkeypatch):
     lr = _recording(monkeypatch, "estimate_lr_multiplier", (0.5, 0.01))
     weight = _recording(monkeypatch, "estimate_smoothed_focal_weight", (0.5, 0.01))
     smoothed = _recording(monkeypatch, "estimate_smoothed_lr_multiplier", (0.5, 0.01))
-    monkeypatch.setattr(checks, "_simulator_one_step", lambda *args, **kwargs: (0.0, 0.0))
-    monkeypatch.setattr("fgrpo_sim.theory.exact_mass_change", lambda *args: (0.0, 0.0))
+    steps, etas = [], []
+    monkeypatch.setattr(checks, "_simulator_one_step", lambda *args, **kwargs: steps.append((args, kwargs)) or (1.0, 2.0))
+    monkeypatch.setattr("fgrpo_sim.theory.exact_mass_change", lambda *args: etas.append(args[-1]) or (1.0, 2.0 + 3e-9))
     focal = checks.focal_checks(True, 2, "cpu")
+    # the fixed group has X = 2 of N = 16 correct: mu_hat 1/8; the exact step at eta = 2 times (7/8)^gamma
+    assert [args[3:] + (kwargs,) for args, kwargs in steps] == [(2.0, 1.0, -1.0, {"gamma": g}) for g in (0.5, 1.0, 2.0)]
+    assert etas == pytest.approx([2.0 * (7 / 8) ** g for g in (0.5, 1.0, 2.0)], rel=1e-12)
+    assert [r["name"] for r in focal[:3]] == [f"focal step gamma={g} mu_hat=0.125: simulator = exact step at eta g"
+                                              for g in ("0.5", "1", "2")]
+    assert [(r["passed"], r["interval"]) for r in focal[:3]] == [(False, [0.0, 1e-9])] * 3  # 1.5e-9 relative gap
+    assert focal[0]["estimate"] == pytest.approx(1.5e-9, rel=1e-6)
     assert lr == [(0.5, 400_000, 62), (1.0, 400_000, 63), (2.0, 400_000, 64)]
     assert [r["name"] for r in focal[3:]] == ["focal m_gamma gamma=0.5", "focal m_gamma gamma=1",
                                               "focal m_gamma gamma=2"]
@@ -1253,3 +1261,30 @@ def test_first_order_checks_fit_the_error_slope_by_hand(monkeypatch):
         v * (1 + 2e-9 * (eta == 0.25)) for v in step(eta)))
     out = checks.first_order_checks(True, 0, "cpu")
     assert out[1]["estimate"] == pytest.approx(2e-9, rel=1e-3) and not out[1]["passed"] and not out[3]["passed"]
+
+
+def test_path_checks_name_every_path_and_fail_on_a_wrong_reference(monkeypatch):
+    from fgrpo_sim.sim import checks_exact
+
+    honest = checks_exact.path_checks(True, 0, "cpu")
+    assert [r["name"] for r in honest] == [
+        "path logprob + adamw wd=0 (Fig 2): simulator = autograd, 3 steps (gap / step size)",
+        "path logprob + sgd wd=0: simulator = autograd, 3 steps (gap / step size)",
+        "path distinct + adamw wd=0.1: simulator = autograd, 3 steps (gap / step size)",
+        "path distinct + sgd wd=0: simulator = autograd, 3 steps (gap / step size)"]
+    assert all(r["passed"] and r["interval"] == [0.0, 1e-9] for r in honest)
+    real = checks_exact._reference_steps
+    seen = []
+
+    def off_by_a_little(p0, num_correct, counts, config, gamma):  # 1e-6 of the step size on one logit
+        seen.append((config.surrogate, config.optimizer, config.weight_decay, config.lr, config.steps, gamma,
+                     num_correct, len(counts)))
+        want = real(p0, num_correct, counts, config, gamma)
+        moved = float((want - torch.as_tensor(np.log(p0))).abs().max())
+        return want + torch.nn.functional.one_hot(torch.tensor(3), len(p0)) * 1e-6 * moved
+
+    monkeypatch.setattr(checks_exact, "_reference_steps", off_by_a_little)
+    planted = checks_exact.path_checks(True, 0, "cpu")
+    assert [r["passed"] for r in planted] == [False] * 4
+    assert [r["estimate"] for r in planted] == pytest.approx([1e-6] * 4, rel=1e-3)
+    assert seen == [(s, o, wd, lr, 3, 1.0, 15, 3) for s, o, wd, lr in checks_exact.PATHS]
