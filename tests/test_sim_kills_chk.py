@@ -839,6 +839,17 @@ def test_conditional_checks_call_the_estimator_with_the_runs_settings(monkeypatc
                                                       f"lemmaH.1 E[P_neg|X=k] unconditioned N=8 k={ks[0]}"]
     step = max(1, len(ks) // 3)
     assert len(unconditioned) == 2 * len(ks[::step]) and unconditioned[0]["groups"] == ks[0] * 100
+    from fgrpo_sim.theory import expected_sampled_correct_mass, expected_sampled_incorrect_mass
+
+    k = ks[1]
+    pos, neg = (float(f(p, correct, 8, k)) for f in (expected_sampled_correct_mass, expected_sampled_incorrect_mass))
+    (s_r,) = [r for r in out if r["name"] == f"corH.2 E[S_R|X=k] N=8 k={k} R_w=-0.5"]
+    assert s_r["closed_form"] == pytest.approx(pos - 0.5 * neg, rel=1e-12)
+    assert s_r["estimate"] == flat[k] and s_r["groups"] == 100 * k
+    (rise,) = [r for r in out if r["name"] == f"corH.2 E[S_R|X=k+1] - E[S_R|X=k] >= 0 N=8 k={k}"]
+    assert rise["estimate"] == pytest.approx(0.1, rel=1e-9) and rise["groups"] == [100 * k, 100 * k + 100]
+    assert unconditioned[1]["closed_form"] == pytest.approx(
+        float(expected_sampled_incorrect_mass(p, correct, 8, ks[0])), rel=1e-12)
     calls.clear()
     monkeypatch.setattr(checks.montecarlo, "estimate_masses_given_x",
                         lambda *args: calls.append(args) or {k: np.resize(v, 17) for k, v in stub.items()})
@@ -1288,3 +1299,26 @@ def test_path_checks_name_every_path_and_fail_on_a_wrong_reference(monkeypatch):
     assert [r["passed"] for r in planted] == [False] * 4
     assert [r["estimate"] for r in planted] == pytest.approx([1e-6] * 4, rel=1e-3)
     assert seen == [(s, o, wd, lr, 3, 1.0, 15, 3) for s, o, wd, lr in checks_exact.PATHS]
+
+
+def test_ratio_estimators_have_a_finite_se_from_two_prompts():
+    """trials = 2, the smallest allowed: the delta-method SE uses the sample std (ddof 1), finite and positive."""
+    from fgrpo_sim.sim.montecarlo import estimate_lr_multiplier, estimate_smoothed_lr_multiplier
+
+    est, se = estimate_lr_multiplier(1.0, 2, 5)
+    assert 0 < est < 1 and math.isfinite(se) and se > 0
+    for seed in range(3):
+        est, se = estimate_smoothed_lr_multiplier(8, 1.0, 0.5, 2, seed)
+        assert 0 < est <= 1 and math.isfinite(se) and se >= 0
+
+
+def test_pass_at_k_checks_see_an_error_only_at_c_equal_n(monkeypatch):
+    import fgrpo_sim.metrics as metrics
+    from fgrpo_sim.sim.checks_exact import pass_at_k_checks
+
+    real = metrics.pass_at_k
+    monkeypatch.setattr(metrics, "pass_at_k", lambda n, c, k: np.where(np.asarray(c) == n, 0.5, real(n, c, k)))
+    assert [r["passed"] for r in pass_at_k_checks(True, 0, "cpu")] == [False, False, False]
+    # wrong only at k = 1 (the smallest k every check starts from)
+    monkeypatch.setattr(metrics, "pass_at_k", lambda n, c, k: real(n, c, k) * (1.5 if k == 1 else 1.0))
+    assert [r["passed"] for r in pass_at_k_checks(True, 0, "cpu")] == [False, False, False]
