@@ -1322,3 +1322,43 @@ def test_pass_at_k_checks_see_an_error_only_at_c_equal_n(monkeypatch):
     # wrong only at k = 1 (the smallest k every check starts from)
     monkeypatch.setattr(metrics, "pass_at_k", lambda n, c, k: real(n, c, k) * (1.5 if k == 1 else 1.0))
     assert [r["passed"] for r in pass_at_k_checks(True, 0, "cpu")] == [False, False, False]
+
+
+# --- written after the fresh sample (seed 202): its survivors ---------------------------------------------------------
+
+def test_simulator_one_step_takes_the_rewards_it_is_given():
+    """One SGD step of the categorical simulator with R_w = 0 (not the config's default -1) equals the theory's
+    exact softmax step at those rewards."""
+    from fgrpo_sim.sim.checks import _one_step_setting, _simulator_one_step
+    from fgrpo_sim.theory import exact_mass_change
+
+    p, correct, counts = _one_step_setting()
+    for r_c, r_w in ((1.0, 0.0), (2.0, 0.5)):
+        sim = _simulator_one_step(p, int(correct.sum()), counts, 0.5, r_c, r_w)
+        exact = exact_mass_change(p, correct, counts, r_c, r_w, 0.5)
+        assert sim == pytest.approx(tuple(float(v) for v in exact), rel=1e-9)
+
+
+def test_only_the_first_scheme_of_a_cluster_address_is_stripped(monkeypatch):
+    """`ray://ray://HOST:PORT` (a doubled scheme) probes host `ray://HOST`, which no resolver knows: unreachable."""
+    from fgrpo_sim.sim import executor
+
+    probes = []
+
+    def refuse(address, timeout):
+        probes.append(address)
+        raise OSError(-2, "Name or service not known")
+
+    monkeypatch.setattr(executor.socket, "create_connection", refuse)
+    with pytest.raises(ValueError, match=r"^RAY_ADDRESS ray://ray://127\.0\.0\.1:6379: unreachable \(Name or service"):
+        executor._check_reachable("ray://ray://127.0.0.1:6379", "RAY_ADDRESS")
+    assert probes == [("ray://127.0.0.1", 6379)]
+
+
+def test_smoothing_checks_record_their_trials(monkeypatch):
+    from fgrpo_sim.sim import checks
+
+    _recording(monkeypatch, "estimate_smoothed_focal_weight", (0.5, 0.01))
+    _recording(monkeypatch, "estimate_smoothed_lr_multiplier", (0.5, 0.01))
+    assert [r["trials"] for r in checks.smoothing_checks(True, 0, "cpu")] == [200_000] * 7
+    assert [r["trials"] for r in checks.smoothing_checks(False, 0, "cpu")] == [2_000_000] * 7
