@@ -1,0 +1,190 @@
+"""The population simulators (sim/population.py, population_shared.py, population_resume.py) against an
+independent computation: issue 44's sim/ stratum "pop".
+
+Each simulator's tiny run is replayed here in numpy from the batches it drew (captured by wrapping its loss
+function): the one-token GRPO gradient in closed form, -(1/(B N)) sum_j g A_j (e_{a_j} - p) per prompt (A the
+group's standardised rewards, g its focal weight), an SGD step, then every metric of every evaluation row from
+its definition (docstrings of simulate_population / simulate_shared_population). Beside it, every ValueError of
+the specs with its exact message and the bounds at their edges, and the resume sidecar's refusals.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from fgrpo_sim.sim import population as pop
+from fgrpo_sim.sim import population_shared as shared
+
+
+def _softmax(z):
+    z = z - z.max(-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(-1, keepdims=True)
+
+
+def _capture(monkeypatch, module, name):
+    """Wrap module.name (a loss function the simulator looks up at call time) to record each call's batch."""
+    seen = []
+    original = getattr(module, name)
+
+    def wrapped(*args, **kwargs):
+        seen.append(args[1])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapped)
+    return seen
+
+
+def _group_terms(rewards, train, n):
+    """GRPO advantages (population std, eps 1e-6), mu_hat and the focal weight of reward rows [G, N]."""
+    centred = rewards - rewards.mean(-1, keepdims=True)
+    std = rewards.std(-1, keepdims=True)
+    adv = np.where(std > 0, centred / (std + 1e-6), 0.0)
+    mu_hat = (rewards.mean(-1) - train.reward_wrong) / (train.reward_correct - train.reward_wrong)
+    alpha = train.focal_smoothing
+    mu = (n * mu_hat + alpha) / (n + 2 * alpha)
+    weight = (1 - mu) ** train.gamma if train.gamma > 0 else np.ones_like(mu)
+    return adv, mu_hat, weight
+
+
+def _grad_rows(p, actions, adv, weight, batch, n):
+    """d loss / d logits of each group: -(1/(B N)) sum_j g A_j (e_{a_j} - p), rows [G, A]."""
+    onehot = np.eye(p.shape[-1])[actions]  # [G, N, A]
+    return -(weight[:, None, None] * adv[..., None] * (onehot - p[:, None, :])).sum(1) / (batch * n)
+
+
+def _lemma31(n, mu, tau):
+    return np.maximum((1 - tau) ** n - np.maximum(mu - tau, 0) ** n - (1 - mu) ** n, 0)
+
+
+# --- the per-prompt simulator -------------------------------------------------------------------------------------
+
+TINY_POP = pop.PopulationSpec(num_prompts=5, beta_a=2.0, beta_b=2.0, rho=0.3, common_actions=1, rare_actions=2,
+                              wrong_actions=2, bucket_edges=(0.0, 0.001, 0.5, 1.0), seed=7)
+
+
+def _reference_per_prompt(population, train, batches):
+    """Rows of simulate_population, computed from their definitions on the batches the run drew."""
+    spec = population.spec
+    runs, n, steps = train.runs, train.group_size, train.steps
+    correct, rare = population.is_correct, population.is_rare
+    theta = np.repeat(population.initial_logits[None], runs, 0).astype(np.float64)
+    p0 = _softmax(population.initial_logits)
+    q_pos0, q_rare0 = p0[:, correct].sum(-1), p0[:, rare].sum(-1)
+    nb = len(population.bucket_labels)
+    labels = list(population.bucket_labels) + ["all"]
+    members = [population.bucket == b for b in range(nb)] + [np.ones(spec.num_prompts, bool)]
+    groups: list = []  # (run, bucket, metrics dict) of the groups trained since the last evaluation
+    rows = []
+
+    def evaluate(step):
+        p = _softmax(theta)
+        q_pos, q_rare = p[..., correct].sum(-1), p[..., rare].sum(-1)
+        lost = np.maximum(p0[None][..., correct] - p[..., correct], 0).sum(-1)
+        per = {"correct_mass": q_pos, "rare_mass": q_rare, "retained_correct_mass": 1 - lost / q_pos0[None]}
+        for k in train.pass_k:
+            per[f"pass@{k}"] = 1 - (1 - q_pos) ** k
+        for r in range(runs):
+            for b, label in enumerate(labels):
+                if not members[b].any():
+                    continue
+                row = dict(method=train.method, N=n, gamma=float(train.gamma), optimizer=train.optimizer,
+                           parametrisation=train.parametrisation, lr=float(train.lr),
+                           variant=train.variant or pop._default_variant(train), run=r, step=step, bucket=label)
+                for name, v in per.items():
+                    row[name] = float(v[r, members[b]].mean())
+                row["rare_mass_retained"] = row["rare_mass"] / float(q_rare0[members[b]].mean())
+                mine = [g for rr, bb, g in groups if rr == r and (b == nb or bb == b)]
+                for name in pop.TRAINING_METRICS:
+                    if name in ("focal_weight_active_mean", "shrink_while_grow_fraction"):
+                        vals = [g[name] for g in mine if g["active_fraction"]]
+                    else:
+                        vals = [g[name] for g in mine]
+                    row[name] = float(np.mean(vals)) if vals else math.nan
+                row["groups"] = len(mine)
+                rows.append(row)
+        groups.clear()
+
+    evaluate(0)
+    for step, batch in enumerate(batches, 1):
+        prompts, actions = batch.prompts.numpy(), batch.actions.numpy()
+        before = _softmax(theta[np.arange(runs)[:, None], prompts])  # [R, B, A]
+        g = runs * train.prompt_batch
+        rewards = np.where(correct[actions], train.reward_correct, train.reward_wrong).reshape(g, n)
+        adv, mu_hat, weight = _group_terms(rewards, train, n)
+        grad = _grad_rows(before.reshape(g, -1), actions.reshape(g, n), adv, weight, train.prompt_batch, n)
+        for i, (r, b) in enumerate(np.ndindex(runs, train.prompt_batch)):
+            theta[r, prompts[r, b]] -= train.lr * grad[i]
+        after = _softmax(theta[np.arange(runs)[:, None], prompts])
+        for i, (r, b) in enumerate(np.ndindex(runs, train.prompt_batch)):
+            sampled = np.bincount(actions[r, b], minlength=correct.size) > 0
+            unsampled = correct & ~sampled
+            q_pos, q_rare = before[r, b, correct].sum(), before[r, b, rare].sum()
+            d_upos = after[r, b, unsampled].sum() - before[r, b, unsampled].sum()
+            d_pos = after[r, b, correct].sum() - q_pos
+            active = float(0 < mu_hat[i] < 1)
+            groups.append((r, population.bucket[prompts[r, b]], {
+                "active_fraction": active,
+                "tail_miss_observed": float(active and not sampled[rare].any()),
+                "tail_miss_predicted": float(_lemma31(n, q_pos, q_rare)),
+                "focal_weight_mean": weight[i], "focal_weight_active_mean": weight[i],
+                "unsampled_correct_mass": before[r, b, unsampled].sum(),
+                "unsampled_correct_change": d_upos, "correct_mass_change": d_pos,
+                "shrink_while_grow_fraction": float(d_pos > 0 and d_upos < 0),
+            }))
+        if step % train.eval_every == 0 or step == steps:
+            evaluate(step)
+    return pd.DataFrame(rows)
+
+
+PER_PROMPT_CASES = {
+    # name: TrainSpec; three steps evaluated at 0, 2 and 3 (the last step is always evaluated)
+    "grpo gamma 1": pop.TrainSpec(group_size=3, gamma=1.0, optimizer="sgd", lr=40.0, steps=3, prompt_batch=3, runs=2,
+                                  eval_every=2, pass_k=(1, 4), seed=11),
+    "smoothed, rewards 2/-1": pop.TrainSpec(group_size=4, gamma=0.5, focal_smoothing=0.5, optimizer="sgd", lr=25.0,
+                                            steps=3, prompt_batch=2, runs=2, eval_every=2, pass_k=(2,),
+                                            reward_correct=2.0, reward_wrong=-1.0, seed=3, variant="mine"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PER_PROMPT_CASES))
+def test_per_prompt_rows_equal_an_independent_replay(monkeypatch, case):
+    train = PER_PROMPT_CASES[case]
+    population = pop.make_population(TINY_POP)
+    assert population.bucket_labels == ("mu0 0-0.001", "mu0 0.001-0.5", "mu0 0.5-1")
+    assert not (population.bucket == 0).any()  # an empty bucket: it gets no row
+    batches = _capture(monkeypatch, pop, "population_loss")
+    frame = pop.simulate_population(population, train, device="cpu", dtype=torch.float64)
+    assert len(batches) == train.steps
+    for batch in batches:  # B distinct prompts per run, N actions each
+        assert tuple(batch.actions.shape) == (train.runs, train.prompt_batch, train.group_size)
+        assert all(len(set(row.tolist())) == train.prompt_batch for row in batch.prompts)
+    expected = _reference_per_prompt(population, train, batches)
+    assert list(frame.columns) == list(expected.columns)
+    assert sorted(set(frame["step"])) == [0, 2, 3]
+    for col in expected.columns:
+        if not pd.api.types.is_numeric_dtype(expected[col]):
+            assert frame[col].tolist() == expected[col].tolist(), col
+        else:
+            np.testing.assert_allclose(frame[col].to_numpy(float), expected[col].to_numpy(float), rtol=1e-9,
+                                       atol=1e-12, err_msg=col)
+    assert frame["groups"].dtype.kind == "i"
+
+
+def test_per_prompt_run_is_its_seeds_whatever_the_global_generator():
+    population = pop.make_population(TINY_POP)
+    train = PER_PROMPT_CASES["grpo gamma 1"]
+    torch.manual_seed(1)
+    first = pop.simulate_population(population, train, device="cpu")
+    torch.manual_seed(2)
+    again = pop.simulate_population(population, train, device="cpu")
+    pd.testing.assert_frame_equal(first, again)
+    other = pop.simulate_population(population, replace(train, seed=12), device="cpu")
+    assert not np.array_equal(first["correct_mass"].to_numpy(), other["correct_mass"].to_numpy())
