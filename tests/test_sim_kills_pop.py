@@ -188,3 +188,114 @@ def test_per_prompt_run_is_its_seeds_whatever_the_global_generator():
     pd.testing.assert_frame_equal(first, again)
     other = pop.simulate_population(population, replace(train, seed=12), device="cpu")
     assert not np.array_equal(first["correct_mass"].to_numpy(), other["correct_mass"].to_numpy())
+
+
+# --- the shared-strategy simulator ----------------------------------------------------------------------------------
+
+TINY_SHARED = shared.SharedPopulationSpec(num_prompts=4, heldout_prompts=3, common_strategies=2, rare_strategies=3,
+                                          wrong_strategies=2, common_mass=0.5, rare_mass=0.2, common_correct_prob=0.5,
+                                          rare_correct_prob=0.5, rare_only_share=0.3, offset_scale=0.7, seed=5)
+
+
+def _reference_shared(population, train, batches):
+    """Rows of simulate_shared_population, computed from their definitions on the batches the run drew."""
+    spec = population.spec
+    runs, n, steps, size = train.runs, train.group_size, train.steps, train.prompt_batch
+    kind = population.kind
+    s = np.repeat(population.shared_init[None], runs, 0).astype(np.float64)  # [R, K]
+    d = np.zeros((runs, spec.num_prompts, kind.size))  # trainable offsets (stay 0 unless trained)
+    labels = list(shared.PROMPT_TYPES) + ["all"]
+    initial_rare: dict = {}
+    groups: list = []  # (run, prompt type, active, miss, weight) since the last evaluation
+    rows = []
+
+    def logits(split):
+        z = s[:, None, :] + population.offsets[split][None]
+        return z + d if split == "train" and spec.trainable_offsets else z
+
+    def evaluate(step):
+        for split in shared.SPLITS:
+            correct, ptype = population.correct[split], population.prompt_type[split]
+            if correct.shape[0] == 0:
+                continue
+            p = _softmax(logits(split))
+            q_pos = (p * correct).sum(-1)
+            per = {"correct_mass": q_pos, "rare_correct_mass": (p * (correct & (kind == 1))).sum(-1),
+                   "common_strategy_mass": p[..., kind == 0].sum(-1)}
+            for k in train.pass_k:
+                per[f"pass@{k}"] = 1 - (1 - q_pos) ** k
+            members = [ptype == t for t in range(len(shared.PROMPT_TYPES))] + [np.ones(ptype.size, bool)]
+            means = {name: np.array([[v[r, m].mean() if m.any() else math.nan for m in members]
+                                     for r in range(runs)]) for name, v in per.items()}
+            initial_rare.setdefault(split, means["rare_correct_mass"].mean(0))
+            for r in range(runs):
+                for b, label in enumerate(labels):
+                    row = dict(method=train.method, N=n, gamma=float(train.gamma), optimizer=train.optimizer,
+                               parametrisation=train.parametrisation, lr=float(train.lr),
+                               variant=train.variant or pop._default_variant(train),
+                               trainable_offsets=spec.trainable_offsets, run=r, step=step, split=split, bucket=label)
+                    for name, m in means.items():
+                        row[name] = float(m[r, b])
+                    rare0 = initial_rare[split][b]
+                    row["rare_mass_retained"] = float(means["rare_correct_mass"][r, b] / rare0) if rare0 > 0 else math.nan
+                    mine = [g for g in groups if g[0] == r and (b == 2 or g[1] == b)]
+                    for i, name in enumerate(("active_fraction", "tail_miss_observed", "focal_weight_mean"), 2):
+                        if split == "heldout":
+                            row[name] = math.nan
+                        else:
+                            row[name] = float(np.mean([g[i] for g in mine])) if mine else math.nan
+                    row["groups"] = len(mine) if split == "train" else 0
+                    rows.append(row)
+        groups.clear()
+
+    evaluate(0)
+    correct = population.correct["train"]
+    rare_correct = correct & (kind == 1)
+    for step, batch in enumerate(batches, 1):
+        prompts, actions = batch.prompts.numpy(), batch.actions.numpy()
+        before = _softmax(logits("train")[np.arange(runs)[:, None], prompts])  # [R, B, K]
+        g = runs * size
+        hit = correct[prompts[..., None], actions]
+        rewards = np.where(hit, train.reward_correct, train.reward_wrong).reshape(g, n)
+        adv, mu_hat, weight = _group_terms(rewards, train, n)
+        grad = _grad_rows(before.reshape(g, -1), actions.reshape(g, n), adv, weight, size, n).reshape(runs, size, -1)
+        s -= train.lr * grad.sum(1)  # the shared logits get every group's gradient
+        if spec.trainable_offsets:
+            for r, b in np.ndindex(runs, size):
+                d[r, prompts[r, b]] -= train.lr * grad[r, b]
+        for i, (r, b) in enumerate(np.ndindex(runs, size)):
+            p = prompts[r, b]
+            active = float(0 < mu_hat[i] < 1)
+            miss = active * float(rare_correct[p].any() and not rare_correct[p, actions[r, b]].any())
+            groups.append((r, population.prompt_type["train"][p], active, miss, weight[i]))
+        if step % train.eval_every == 0 or step == steps:
+            evaluate(step)
+    return pd.DataFrame(rows)
+
+
+SHARED_CASES = {
+    "shared logits": (TINY_SHARED, pop.TrainSpec(group_size=4, gamma=1.0, optimizer="sgd", lr=30.0, steps=3,
+                                                 prompt_batch=2, runs=2, eval_every=2, pass_k=(1, 8), seed=4)),
+    "trainable offsets, no held-out": (
+        replace(TINY_SHARED, trainable_offsets=True, heldout_prompts=0, rare_only_share=0.0),
+        pop.TrainSpec(group_size=3, gamma=2.0, focal_smoothing=1.0, optimizer="sgd", lr=20.0, steps=2, prompt_batch=3,
+                      runs=1, eval_every=1, pass_k=(3,), reward_correct=0.5, reward_wrong=-0.5, seed=9)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHARED_CASES))
+def test_shared_rows_equal_an_independent_replay(monkeypatch, case):
+    spec, train = SHARED_CASES[case]
+    population = shared.make_shared_population(spec)
+    batches = _capture(monkeypatch, shared, "shared_population_loss")
+    frame = shared.simulate_shared_population(population, train, device="cpu", dtype=torch.float64)
+    assert len(batches) == train.steps
+    expected = _reference_shared(population, train, batches)
+    assert list(frame.columns) == list(expected.columns)
+    assert set(frame["split"]) == ({"train", "heldout"} if spec.heldout_prompts else {"train"})
+    for col in expected.columns:
+        if not pd.api.types.is_numeric_dtype(expected[col]) or expected[col].dtype == bool:
+            assert frame[col].tolist() == expected[col].tolist(), col
+        else:
+            np.testing.assert_allclose(frame[col].to_numpy(float), expected[col].to_numpy(float), rtol=1e-9,
+                                       atol=1e-12, err_msg=col)
