@@ -299,3 +299,136 @@ def test_shared_rows_equal_an_independent_replay(monkeypatch, case):
         else:
             np.testing.assert_allclose(frame[col].to_numpy(float), expected[col].to_numpy(float), rtol=1e-9,
                                        atol=1e-12, err_msg=col)
+
+
+# --- every refusal of the three specs, word for word, and each bound accepted at its edge ---------------------------
+
+def _validate(kind, kwargs):
+    if kind == "population":
+        return pop.PopulationSpec(**kwargs).validate()
+    if kind == "train":
+        return pop.TrainSpec(**kwargs).validate(64)  # 64 prompts: prompt_batch's upper bound
+    return shared.SharedPopulationSpec(**kwargs).validate()
+
+
+REFUSED = [
+    ("population", {"num_prompts": 0}, "num_prompts must be in [1, 10000000], got 0"),
+    ("population", {"num_prompts": 10_000_001}, "num_prompts must be in [1, 10000000], got 10000001"),
+    ("population", {"beta_a": 0.0}, "beta A must be in (0, 1e+15], got 0"),
+    ("population", {"beta_b": -1.0}, "beta B must be in (0, 1e+15], got -1"),
+    ("population", {"rho": 0.0}, "rho must be in (0, 1), got 0"),
+    ("population", {"rho": 1.0}, "rho must be in (0, 1), got 1"),
+    ("population", {"rho": 0.2, "rho_max": 0.2}, "rho_max must be in (0.2, 1), got 0.2"),
+    ("population", {"rho": 0.2, "rho_max": 1.0}, "rho_max must be in (0.2, 1), got 1"),
+    ("population", {"common_actions": 0}, "common_actions must be in [1, 10000], got 0"),
+    ("population", {"common_actions": 10_001}, "common_actions must be in [1, 10000], got 10001"),
+    ("population", {"rare_actions": 10_001}, "rare_actions must be in [1, 10000], got 10001"),
+    ("population", {"rare_actions": 0}, "rare_actions must be in [1, 10000], got 0"),
+    ("population", {"wrong_actions": 0}, "wrong_actions must be in [1, 10000], got 0"),
+    ("population", {"wrong_actions": 10_001}, "wrong_actions must be in [1, 10000], got 10001"),
+    ("population", {"mu_clip": 0.0}, "mu_clip must be in (0, 0.5), got 0"),
+    ("population", {"mu_clip": 0.5}, "mu_clip must be in (0, 0.5), got 0.5"),
+    ("population", {"seed": -1}, "seed must be in [0, 2^63 - 1], got -1"),
+    ("population", {"seed": 2**63}, "seed must be in [0, 2^63 - 1], got 9223372036854775808"),
+    ("population", {"bucket_edges": (0.0,)}, "bucket_edges must increase from 0 to 1, got (0.0,)"),
+    ("population", {"bucket_edges": (0.0, 0.9)}, "bucket_edges must increase from 0 to 1, got (0.0, 0.9)"),
+    ("population", {"bucket_edges": (0.1, 1.0)}, "bucket_edges must increase from 0 to 1, got (0.1, 1.0)"),
+    ("population", {"bucket_edges": (0.0, 0.5, 0.5, 1.0)},
+     "bucket_edges must increase from 0 to 1, got (0.0, 0.5, 0.5, 1.0)"),
+    ("train", {"method": "ppo"}, "method must be one of grpo, dapo, cispo, got 'ppo'"),
+    ("train", {"optimizer": "rmsprop"}, "optimizer must be one of sgd, adam, got 'rmsprop'"),
+    ("train", {"parametrisation": "sparse"}, "parametrisation must be one of axis, orthogonal, dense, got 'sparse'"),
+    ("train", {"group_size": 0}, "group_size must be in [1, 1000000], got 0"),
+    ("train", {"group_size": 1_000_001}, "group_size must be in [1, 1000000], got 1000001"),
+    ("train", {"gamma": -0.5}, "gamma must be in [0, inf], got -0.5"),
+    ("train", {"focal_smoothing": -1.0}, "focal_smoothing must be in [0, inf), got -1"),
+    ("train", {"focal_smoothing": math.inf}, "focal_smoothing must be in [0, inf), got inf"),
+    ("train", {"lr": 0.0}, "lr must be in (0, 1e+06], got 0"),
+    ("train", {"lr": 2e6}, "lr must be in (0, 1e+06], got 2e+06"),
+    ("train", {"steps": -1}, "steps must be in [0, 10000000], got -1"),
+    ("train", {"steps": 10_000_001}, "steps must be in [0, 10000000], got 10000001"),
+    ("train", {"prompt_batch": 0}, "prompt_batch must be in [1, 64], got 0"),
+    ("train", {"prompt_batch": 65}, "prompt_batch must be in [1, 64], got 65"),
+    ("train", {"updates_per_step": 0}, "updates_per_step must be in [1, 1000], got 0"),
+    ("train", {"updates_per_step": 1001}, "updates_per_step must be in [1, 1000], got 1001"),
+    ("train", {"runs": 0}, "runs must be in [1, 100000], got 0"),
+    ("train", {"runs": 100_001}, "runs must be in [1, 100000], got 100001"),
+    ("train", {"eval_every": 0}, "eval_every must be in [1, inf], got 0"),
+    ("train", {"pass_k": ()}, "pass_k must list at least one k, got none"),
+    ("train", {"pass_k": (1, 0)}, "pass_k must be in [1, inf], got 0"),
+    ("train", {"seed": -1}, "seed must be in [0, 2^63 - 1], got -1"),
+    ("train", {"seed": 2**63}, "seed must be in [0, 2^63 - 1], got 9223372036854775808"),
+    ("train", {"reward_correct": 2e12}, "reward_correct must be in [-1e+12, 1e+12], got 2e+12"),
+    ("train", {"reward_correct": -2e12, "reward_wrong": -3e12}, "reward_correct must be in [-1e+12, 1e+12], got -2e+12"),
+    ("train", {"reward_wrong": 1.0}, "reward_wrong must be in [-1e+12, 1), got 1"),
+    ("train", {"reward_correct": 0.5, "reward_wrong": 0.5}, "reward_wrong must be in [-1e+12, 0.5), got 0.5"),
+    ("shared", {"num_prompts": 0}, "num_prompts must be in [1, 10000000], got 0"),
+    ("shared", {"num_prompts": 10_000_001}, "num_prompts must be in [1, 10000000], got 10000001"),
+    ("shared", {"heldout_prompts": -1}, "heldout_prompts must be in [0, 10000000], got -1"),
+    ("shared", {"heldout_prompts": 10_000_001}, "heldout_prompts must be in [0, 10000000], got 10000001"),
+    ("shared", {"common_strategies": 0}, "common_strategies must be in [1, 10000], got 0"),
+    ("shared", {"common_strategies": 10_001}, "common_strategies must be in [1, 10000], got 10001"),
+    ("shared", {"rare_strategies": 0}, "rare_strategies must be in [1, 10000], got 0"),
+    ("shared", {"rare_strategies": 10_001}, "rare_strategies must be in [1, 10000], got 10001"),
+    ("shared", {"wrong_strategies": 0}, "wrong_strategies must be in [1, 10000], got 0"),
+    ("shared", {"wrong_strategies": 10_001}, "wrong_strategies must be in [1, 10000], got 10001"),
+    ("shared", {"common_mass": 0.0}, "common_mass must be in (0, 1), got 0"),
+    ("shared", {"common_mass": 1.0}, "common_mass must be in (0, 1), got 1"),
+    ("shared", {"rare_mass": 0.0}, "rare_mass must be in (0, 0.4), got 0"),
+    ("shared", {"common_mass": 0.6, "rare_mass": 0.4}, "rare_mass must be in (0, 0.4), got 0.4"),
+    ("shared", {"common_correct_prob": 1.5}, "common_correct_prob must be in [0, 1], got 1.5"),
+    ("shared", {"common_correct_prob": -0.5}, "common_correct_prob must be in [0, 1], got -0.5"),
+    ("shared", {"rare_correct_prob": -0.1}, "rare_correct_prob must be in [0, 1], got -0.1"),
+    ("shared", {"rare_correct_prob": 1.1}, "rare_correct_prob must be in [0, 1], got 1.1"),
+    ("shared", {"rare_only_share": -0.1}, "rare_only_share must be in [0, 1], got -0.1"),
+    ("shared", {"rare_only_share": 1.1}, "rare_only_share must be in [0, 1], got 1.1"),
+    ("shared", {"rare_only_strategies": 0}, "rare_only_strategies must be in [1, 12], got 0"),
+    ("shared", {"rare_only_strategies": 13}, "rare_only_strategies must be in [1, 12], got 13"),
+    ("shared", {"offset_scale": -0.1}, "offset_scale must be in [0, 20], got -0.1"),
+    ("shared", {"offset_scale": 20.5}, "offset_scale must be in [0, 20], got 20.5"),
+    ("shared", {"seed": -1}, "seed must be in [0, 2^63 - 1], got -1"),
+    ("shared", {"seed": 2**63}, "seed must be in [0, 2^63 - 1], got 9223372036854775808"),
+]
+
+
+@pytest.mark.parametrize("kind, kwargs, message", REFUSED, ids=[f"{k}-{'-'.join(a)}" for k, a, _ in REFUSED])
+def test_each_bad_setting_is_refused_naming_its_range(kind, kwargs, message):
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        _validate(kind, kwargs)
+
+
+ACCEPTED = [  # each bound at its edge (an inclusive bound moved by one, or an open bound closed, refuses one)
+    ("population", {"num_prompts": 1, "seed": 0, "common_actions": 1, "rare_actions": 1, "wrong_actions": 1,
+                    "bucket_edges": (0.0, 1.0), "rho": 1e-9, "rho_max": 0.999999, "mu_clip": 1e-12}),
+    ("population", {"num_prompts": 10_000_000, "seed": 2**63 - 1, "common_actions": 10_000, "rare_actions": 10_000,
+                    "wrong_actions": 10_000, "rho": 0.999, "mu_clip": 0.499999}),
+    ("population", {"rho": 0.2, "rho_max": 0.2000001}),
+    ("train", {"group_size": 1, "gamma": 0.0, "focal_smoothing": 0.0, "lr": 1e-300, "steps": 0, "prompt_batch": 1,
+               "updates_per_step": 1, "runs": 1, "eval_every": 1, "pass_k": (1,), "seed": 0}),
+    ("train", {"group_size": 1_000_000, "gamma": 1e6, "focal_smoothing": 1e300, "lr": 1e6, "steps": 10_000_000,
+               "prompt_batch": 64, "updates_per_step": 1000, "runs": 100_000, "seed": 2**63 - 1}),
+    ("train", {"reward_correct": 1e12, "reward_wrong": -1e12}),
+    ("train", {"reward_correct": -1e12 + 2, "reward_wrong": -1e12}),
+    ("shared", {"num_prompts": 1, "heldout_prompts": 0, "common_strategies": 1, "rare_strategies": 1,
+                "wrong_strategies": 1, "common_mass": 1e-9, "rare_mass": 1e-9, "common_correct_prob": 0.0,
+                "rare_correct_prob": 0.0, "rare_only_share": 0.0, "rare_only_strategies": 1, "offset_scale": 0.0,
+                "seed": 0}),
+    ("shared", {"num_prompts": 10_000_000, "heldout_prompts": 10_000_000, "common_strategies": 10_000,
+                "rare_strategies": 10_000, "wrong_strategies": 10_000, "common_mass": 0.999, "rare_mass": 0.000999,
+                "common_correct_prob": 1.0, "rare_correct_prob": 1.0, "rare_only_share": 1.0,
+                "rare_only_strategies": 10_000, "offset_scale": 20.0, "seed": 2**63 - 1}),
+    ("shared", {"common_mass": 0.5, "rare_mass": 0.4999999}),
+]
+
+
+@pytest.mark.parametrize("kind, kwargs", ACCEPTED)
+def test_each_bound_is_accepted_at_its_edge(kind, kwargs):
+    spec = _validate(kind, kwargs)
+    assert spec is not None and all(getattr(spec, name) == value for name, value in kwargs.items())
+
+
+def test_validate_returns_the_spec_itself():
+    for spec in (pop.PopulationSpec(), shared.SharedPopulationSpec()):
+        assert spec.validate() is spec
+    train = pop.TrainSpec()
+    assert train.validate(64) is train
