@@ -432,3 +432,98 @@ def test_validate_returns_the_spec_itself():
         assert spec.validate() is spec
     train = pop.TrainSpec()
     assert train.validate(64) is train
+
+
+# --- drawing the populations ----------------------------------------------------------------------------------------
+
+def test_per_prompt_population_masses_layout_and_buckets_by_hand():
+    # Beta(0.01, 0.01) puts nearly every mu at 0 or 1: clipped to exactly mu_clip or 1 - mu_clip, which are also
+    # bucket edges (an edge belongs to the bucket above it)
+    spec = pop.PopulationSpec(num_prompts=40, beta_a=0.01, beta_b=0.01, rho=0.1, rho_max=0.4, common_actions=2,
+                              rare_actions=3, wrong_actions=4, mu_clip=0.25, bucket_edges=(0.0, 0.25, 0.75, 1.0),
+                              seed=2)
+    population = pop.make_population(spec)
+    mu, rho = population.mu_pos, population.rho
+    assert mu.shape == rho.shape == (40,) and population.spec is spec
+    assert mu.min() == 0.25 and mu.max() == 0.75 and np.all((mu >= 0.25) & (mu <= 0.75))
+    assert population.is_correct.tolist() == [True] * 5 + [False] * 4
+    assert population.is_rare.tolist() == [False] * 2 + [True] * 3 + [False] * 4
+    masses = np.exp(population.initial_logits)
+    expected = np.concatenate([np.repeat((mu * (1 - rho) / 2)[:, None], 2, 1), np.repeat((mu * rho / 3)[:, None], 3, 1),
+                               np.repeat(((1 - mu) / 4)[:, None], 4, 1)], 1)
+    np.testing.assert_allclose(masses, expected, rtol=1e-12)
+    # rho log-uniform on [0.1, 0.4]: spread (not the constant 0.1), inside the range, its log mean near the middle
+    assert 0.1 <= rho.min() < rho.max() <= 0.4 and len(set(rho.tolist())) == 40
+    assert abs(np.log(rho).mean() - np.log(0.2)) < 0.15
+    assert population.bucket_labels == ("mu0 0-0.25", "mu0 0.25-0.75", "mu0 0.75-1")
+    assert population.bucket.tolist() == [1 if m < 0.75 else 2 for m in mu]
+    again = pop.make_population(spec)
+    assert np.array_equal(again.initial_logits, population.initial_logits)  # seeded
+    assert not np.array_equal(pop.make_population(replace(spec, seed=3)).mu_pos, mu)
+
+
+def test_per_prompt_population_defaults():
+    population = pop.make_population()
+    assert population.spec == pop.PopulationSpec() and population.mu_pos.shape == (512,)
+    np.testing.assert_allclose(population.rho, 0.1)  # no rho_max: every prompt has rho
+    assert population.bucket_labels == ("mu0 0-0.2", "mu0 0.2-0.5", "mu0 0.5-0.8", "mu0 0.8-1")
+    edges = np.array([0.0, 0.2, 0.5, 0.8, 1.0])
+    assert population.bucket.tolist() == [int(np.sum(m >= edges[1:-1])) for m in population.mu_pos]
+
+
+def test_shared_population_draw_by_hand():
+    spec = shared.SharedPopulationSpec(num_prompts=30, heldout_prompts=20, common_strategies=3, rare_strategies=4,
+                                       wrong_strategies=2, common_mass=0.5, rare_mass=0.3, common_correct_prob=0.0,
+                                       rare_correct_prob=1.0, rare_only_share=0.5, rare_only_strategies=2,
+                                       offset_scale=0.0, seed=1)
+    population = shared.make_shared_population(spec)
+    assert spec.num_strategies == 9 and population.spec is spec
+    np.testing.assert_allclose(np.exp(population.shared_init), [0.5 / 3] * 3 + [0.3 / 4] * 4 + [0.2 / 2] * 2,
+                               rtol=1e-12)
+    assert population.kind.tolist() == [0, 0, 0, 1, 1, 1, 1, 2, 2]
+    for split, count in (("train", 30), ("heldout", 20)):
+        correct, types = population.correct[split], population.prompt_type[split]
+        assert correct.shape == (count, 9) and types.shape == (count,) and population.offsets[split].shape == (count, 9)
+        assert np.all(population.offsets[split] == 0.0)  # offset_scale 0
+        assert 0 < types.sum() < count  # both kinds drawn at share 0.5
+        for row, kind in zip(correct, types):
+            assert not row[7:].any()  # wrong strategies are never correct
+            if kind == 1:  # rare-only: exactly 2 rare strategies, nothing common
+                assert not row[:3].any() and row[3:7].sum() == 2
+            else:  # common_correct_prob 0: the one forced common solution; rare_correct_prob 1: every rare one
+                assert row[:3].sum() == 1 and row[3:7].all()
+        np.testing.assert_allclose(population.initial_probs(split), np.exp(population.shared_init)[None].repeat(count, 0),
+                                   rtol=1e-12)
+
+
+def test_shared_population_offsets_and_probabilities():
+    spec = shared.SharedPopulationSpec(num_prompts=200, heldout_prompts=3, common_correct_prob=1.0,
+                                       rare_correct_prob=0.0, rare_only_share=0.0, offset_scale=2.0, seed=4)
+    population = shared.make_shared_population(spec)
+    offsets = population.offsets["train"]
+    assert abs(offsets.std() - 2.0) < 0.1 and abs(offsets.mean()) < 0.1
+    correct = population.correct["train"]
+    assert correct[:, :4].all() and not correct[:, 4:].any() and not population.prompt_type["train"].any()
+    z = population.shared_init[None] + population.offsets["heldout"]
+    np.testing.assert_allclose(population.initial_probs("heldout"), np.exp(z) / np.exp(z).sum(1, keepdims=True),
+                               rtol=1e-12)
+    assert shared.make_shared_population().spec == shared.SharedPopulationSpec()
+
+
+def test_shared_policy_logits_of_a_batch_are_rows_of_the_whole_split():
+    spec = replace(TINY_SHARED, trainable_offsets=True)
+    population = shared.make_shared_population(spec)
+    policy = shared.SharedPolicy(population, 2, "cpu", torch.float64)
+    with torch.no_grad():
+        policy.local_map.theta.copy_(torch.randn(policy.local_map.theta.shape, generator=torch.Generator().manual_seed(0),
+                                                 dtype=torch.float64))
+    prompts = torch.tensor([[3, 0], [1, 1]])
+    whole = policy.logits(split="train")
+    assert whole.shape == (2, 4, 7)
+    torch.testing.assert_close(policy.logits(prompts), whole[torch.arange(2)[:, None], prompts])
+    shared_part = policy.shared[:, None, :]
+    torch.testing.assert_close(whole, shared_part + policy.offsets["train"][None] + policy.local)
+    torch.testing.assert_close(policy.logits(split="heldout"), shared_part + policy.offsets["heldout"][None])
+    plain = shared.SharedPolicy(shared.make_shared_population(TINY_SHARED), 1, "cpu", torch.float64)
+    assert plain.local is None and len(list(plain.parameters())) == 1
+    torch.testing.assert_close(plain.shared[0], torch.as_tensor(population.shared_init))
