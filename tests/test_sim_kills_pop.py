@@ -527,3 +527,161 @@ def test_shared_policy_logits_of_a_batch_are_rows_of_the_whole_split():
     plain = shared.SharedPolicy(shared.make_shared_population(TINY_SHARED), 1, "cpu", torch.float64)
     assert plain.local is None and len(list(plain.parameters())) == 1
     torch.testing.assert_close(plain.shared[0], torch.as_tensor(population.shared_init))
+
+
+# --- the sweep and the tables read from a run ---------------------------------------------------------------------
+
+def test_sweep_variants_order_names_and_control_lrs():
+    from fgrpo_sim import theory
+
+    base = pop.TrainSpec(lr=0.2, variant="ignored", method="grpo")
+    specs = pop.sweep_variants(base, [4, 8], [0.0, 0.5], methods=["grpo", "cispo"])
+    m = float(theory.lr_multiplier(0.5))
+    expected = []
+    for method in ("grpo", "cispo"):
+        for n in (4, 8):
+            expected += [(method, n, 0.0, 0.2, ""), (method, n, 0.5, 0.2, ""),
+                         (method, n, 0.0, 0.2 * m, f"{method.upper()} low-LR (x m_0.5)")]
+    assert [(s.method, s.group_size, s.gamma, s.variant) for s in specs] == [(a, b, c, e) for a, b, c, _, e in expected]
+    assert [s.lr for s in specs] == pytest.approx([d for _, _, _, d, _ in expected], rel=1e-12)
+    assert all(type(s.group_size) is int and type(s.gamma) is float for s in specs)
+    assert pop.lr_for_control(0.2, 0.5) == pytest.approx(0.2 * m, rel=1e-12) and 0 < m < 1
+    assert pop.lr_for_control(0.3, 0.0) == pytest.approx(0.3, rel=1e-12)
+    no_control = pop.sweep_variants(base, [2], [0.0, 1.0], low_lr_control=False)
+    assert [(s.method, s.gamma, s.lr) for s in no_control] == [("grpo", 0.0, 0.2), ("grpo", 1.0, 0.2)]
+    assert [s.method for s in pop.sweep_variants(replace(base, method="dapo"), [2], [0.0])] == ["dapo"]
+
+
+def test_low_lr_control_refuses_a_gamma_whose_multiplier_underflows():
+    from fgrpo_sim import theory
+
+    control = 1e-300 * float(theory.lr_multiplier(1000.0))
+    assert 0 < control < 1e-300  # a denormal-range lr: refused, blaming gamma
+    with pytest.raises(ValueError, match="^" + re.escape(
+            "gamma must be small enough that the low-LR control's lr x m_gamma is positive "
+            f"(lr 1e-300 x m_gamma = {control:g} at gamma = 1000.0); lower --gamma or pass --no-low-lr") + "$"):
+        pop.sweep_variants(pop.TrainSpec(lr=1e-300), [2], [1000.0])
+    assert len(pop.sweep_variants(pop.TrainSpec(lr=1e-300), [2], [1000.0], low_lr_control=False)) == 1
+
+
+def test_default_variant_names_and_settings_columns():
+    assert pop._default_variant(pop.TrainSpec(method="dapo")) == "DAPO"
+    assert pop._default_variant(pop.TrainSpec(gamma=0.5)) == "F-GRPO gamma=0.5"
+    assert pop._default_variant(pop.TrainSpec(gamma=0.0, focal_smoothing=0.5)) == "GRPO"  # nothing to smooth
+    assert pop._default_variant(pop.TrainSpec(method="cispo", gamma=2, focal_smoothing=0.25)) == \
+        "F-CISPO gamma=2 alpha=0.25"
+    cols = pop.variant_columns(pop.TrainSpec(method="dapo", group_size=16, gamma=1, optimizer="sgd", lr=3,
+                                             parametrisation="dense"))
+    assert cols == {"method": "dapo", "N": 16, "gamma": 1.0, "optimizer": "sgd", "parametrisation": "dense",
+                    "lr": 3.0, "variant": "F-DAPO gamma=1"}
+    assert type(cols["gamma"]) is float and type(cols["lr"]) is float
+    assert pop.variant_columns(pop.TrainSpec(variant="mine"))["variant"] == "mine"
+
+
+def test_sweep_hands_each_variant_over_in_order_with_its_progress_label(monkeypatch):
+    import fgrpo_sim.progress as progress
+
+    bars = []
+    original_bar = progress.bar
+
+    def bar(iterable, progress=False, desc="", **kwargs):
+        bars.append((desc, progress))
+        return original_bar(iterable, progress=False, desc=desc, **kwargs)
+
+    monkeypatch.setattr(progress, "bar", bar)
+    population = pop.make_population(pop.PopulationSpec(num_prompts=4, seed=1))
+    specs = pop.sweep_variants(pop.TrainSpec(steps=1, runs=1, prompt_batch=2, group_size=2, eval_every=1), [2, 4],
+                               [0.0])
+    seen = []
+    frame = pop.run_sweep(population, specs, device="cpu", progress=True,
+                          on_variant=lambda index, part: seen.append((index, set(part["N"]))))
+    assert seen == [(0, {2}), (1, {4})]
+    assert frame["N"].tolist() == [2] * (len(frame) // 2) + [4] * (len(frame) // 2)
+    assert frame.index.tolist() == list(range(len(frame)))  # one index over the concatenation
+    assert bars[0] == ("variants", True)
+    assert [d for d, _ in bars[1:]] == ["N=2 GRPO", "N=4 GRPO"]
+    frame2 = shared.run_shared_sweep(shared.make_shared_population(TINY_SHARED), specs, device="cpu")
+    assert set(frame2["N"]) == {2, 4} and set(frame2["split"]) == {"train", "heldout"}
+
+
+def _curves():
+    """Two variants, two runs, steps 0/10/20 in bucket 'all' (and a decoy bucket), by hand."""
+    rows = []
+    pass1 = {"A": [[0.1, 0.5, 0.9], [0.3, 0.5, 0.7]], "B": [[0.2, 0.3, 0.6], [0.2, 0.5, 0.6]]}
+    kept = {"A": [[1.0, 0.8, 0.4], [1.0, 0.6, 0.2]], "B": [[1.0, 0.9, 0.7], [1.0, 0.7, 0.5]]}
+    for variant in ("A", "B"):
+        for run in (0, 1):
+            for i, step in enumerate((0, 10, 20)):
+                for bucket, shift in (("all", 0.0), ("other", 0.05)):
+                    rows.append({"method": "grpo", "variant": variant, "N": 8, "gamma": 0.0, "lr": 0.1, "run": run,
+                                 "step": step, "bucket": bucket, "split": "heldout",
+                                 "pass@1": pass1[variant][run][i] + shift,
+                                 "rare_mass_retained": kept[variant][run][i], "pass@256": kept[variant][run][i] / 2})
+    return pd.DataFrame(rows)
+
+
+def test_final_summary_is_the_run_mean_of_the_last_evaluation():
+    frame = _curves()
+    frame = pd.concat([frame, frame[(frame["variant"] == "A") & (frame["step"] == 20)].assign(N=4, step=10)])
+    summary = pop.final_summary(frame)
+    assert list(summary.columns) == ["method", "variant", "N", "gamma", "lr", "pass@1", "rare_mass_retained",
+                                     "pass@256"]
+    got = {(r.variant, r.N): [r._6, r.rare_mass_retained] for r in summary.itertuples()}
+    assert list(got) == [("A", 8), ("B", 8), ("A", 4)]  # in the frame's order (sort=False)
+    for key, value in {("A", 8): [0.8, 0.3], ("B", 8): [0.6, 0.6], ("A", 4): [0.8, 0.3]}.items():
+        assert got[key] == pytest.approx(value), key
+    other = pop.final_summary(frame, bucket="other").set_index(["variant", "N"])
+    assert other.loc[("B", 8), "pass@1"] == pytest.approx(0.65)
+    assert shared.shared_summary(frame, "heldout", "other").set_index(["variant", "N"]).loc[("B", 8), "pass@1"] == \
+        pytest.approx(0.65)
+    assert shared.shared_summary(frame).set_index(["variant", "N"]).loc[("A", 8), "pass@1"] == pytest.approx(0.8)
+    assert shared.shared_summary(frame, split="train").empty
+
+
+def test_rare_mass_at_equal_pass1_interpolates_to_the_lowest_final_pass1():
+    level, kept = pop.rare_mass_at_equal_pass1(_curves())
+    # mean curves: A pass@1 (0.2, 0.5, 0.8), kept (1.0, 0.7, 0.3); B (0.2, 0.4, 0.6), kept (1.0, 0.8, 0.6)
+    assert level == pytest.approx(0.6)
+    assert kept == pytest.approx({"A": 0.7 + (0.1 / 0.3) * (0.3 - 0.7), "B": 0.6})
+    level, kept = pop.rare_mass_at_equal_pass1(_curves(), bucket="other")
+    assert level == pytest.approx(0.65) and kept["B"] == pytest.approx(0.6)
+
+
+def test_at_equal_pass1_first_crossing_and_its_edges():
+    frame = _curves()
+    level, values = shared.at_equal_pass1(frame, metric="pass@256")
+    assert level == pytest.approx(0.6)
+    assert values == pytest.approx({"A": 0.35 + (0.1 / 0.3) * (0.15 - 0.35), "B": 0.3})
+    level, values = shared.at_equal_pass1(frame, metric="pass@256", level=0.2)  # reached at the first evaluation
+    assert level == 0.2 and values == pytest.approx({"A": 0.5, "B": 0.5})
+    level, values = shared.at_equal_pass1(frame, metric="pass@256", level=0.7)  # B never reaches it
+    assert values["A"] == pytest.approx(0.35 + (0.2 / 0.3) * (0.15 - 0.35)) and math.isnan(values["B"])
+    flat = frame.copy()
+    flat.loc[(flat["variant"] == "B") & (flat["step"] == 10), "pass@1"] = 0.2  # a flat start: no division by zero
+    _, values = shared.at_equal_pass1(flat, metric="pass@256", level=0.2)
+    assert values["B"] == pytest.approx(0.5)
+    assert shared.at_equal_pass1(frame, metric="pass@256", split="train", level=0.5) == (0.5, {})  # no such rows
+    _, values = shared.at_equal_pass1(frame, metric="pass@256", bucket="other", level=0.6)
+    assert values["B"] == pytest.approx(0.4 + 0.75 * (0.3 - 0.4))  # B's pass@1 there: 0.45 -> 0.65
+
+
+def test_equal_pass1_by_run_and_best_checkpoint_by_hand():
+    level, table = shared.equal_pass1_by_run(_curves(), metric="pass@256")
+    assert level == pytest.approx(0.6)  # the lowest final pass@1 of any run
+    # A run 0: (0.5 -> 0.9 at 0.4 -> 0.2), 0.6 is 1/4 on: 0.35; run 1: (0.5 -> 0.7, 0.3 -> 0.1): 0.2
+    # B run 0: 0.6 at step 20: 0.35; run 1: 0.5 -> 0.6 reaches 0.6 at step 20: 0.25
+    table = table.set_index("variant")
+    assert table.loc["A", "mean"] == pytest.approx(0.275) and table.loc["B", "mean"] == pytest.approx(0.3)
+    assert table.loc["A", "se"] == pytest.approx(np.std([0.35, 0.2], ddof=1) / math.sqrt(2))
+    assert table.loc["A", "runs"] == 2 and list(table.columns) == ["mean", "se", "runs"]
+    one = _curves()
+    _, single = shared.equal_pass1_by_run(one[one["run"] == 0], metric="pass@256")
+    assert single["runs"].tolist() == [1, 1] and single["se"].isna().all()
+    best = shared.best_checkpoint(_curves(), metric="pass@256")
+    assert best.to_dict("records") == [
+        {"variant": "A", "N": 8, "step": 20, "pass@1": pytest.approx(0.8), "pass@256": pytest.approx(0.15)},
+        {"variant": "B", "N": 8, "step": 20, "pass@1": pytest.approx(0.6), "pass@256": pytest.approx(0.3)}]
+    peaked = _curves()
+    peaked.loc[(peaked["variant"] == "B") & (peaked["step"] == 10), "pass@1"] = 0.95
+    best = shared.best_checkpoint(peaked, bucket="all", split="heldout").set_index("variant")
+    assert best.loc["B", "step"] == 10 and best.loc["B", "pass@256"] == pytest.approx(0.4)
