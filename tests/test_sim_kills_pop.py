@@ -685,3 +685,122 @@ def test_equal_pass1_by_run_and_best_checkpoint_by_hand():
     peaked.loc[(peaked["variant"] == "B") & (peaked["step"] == 10), "pass@1"] = 0.95
     best = shared.best_checkpoint(peaked, bucket="all", split="heldout").set_index("variant")
     assert best.loc["B", "step"] == 10 and best.loc["B", "pass@256"] == pytest.approx(0.4)
+
+
+# --- devices, optimizers, divergence and the step's pieces --------------------------------------------------------
+
+def test_resolve_device_and_one_thread_on_the_cpu(monkeypatch):
+    assert pop.resolve_device("cpu") == torch.device("cpu")
+    with pytest.raises(ValueError, match=r"^device must be one of auto, cpu, cuda, got 'tpu'$"):
+        pop.resolve_device("tpu")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert pop.resolve_device() == torch.device("cpu")  # auto, no CUDA
+    with pytest.raises(ValueError, match=r"^device must be cpu or auto on this machine: CUDA is not available$"):
+        pop.resolve_device("cuda")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert pop.resolve_device("auto") == torch.device("cuda")
+    seen = []
+    before = torch.get_num_threads()
+    result = pop.run_on_device(lambda a, b, dev, c: seen.append((a, b, dev, c, torch.get_num_threads())) or "done",
+                               "cpu", 1, 2, 3)
+    assert result == "done" and seen == [(1, 2, torch.device("cpu"), 3, 1)] and torch.get_num_threads() == before
+
+    def boom(*args):
+        raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError):
+        pop.run_on_device(boom, "cpu", 1, 2)
+    assert torch.get_num_threads() == before  # restored however the simulation ends
+
+
+def test_make_optimizer_kind_and_lr():
+    params = [torch.nn.Parameter(torch.zeros(2))]
+    sgd = pop.make_optimizer(iter(params), pop.TrainSpec(optimizer="sgd", lr=3.0))
+    adam = pop.make_optimizer(params, pop.TrainSpec(optimizer="adam", lr=0.25))
+    assert type(sgd) is torch.optim.SGD and sgd.param_groups[0]["lr"] == 3.0
+    assert sgd.param_groups[0]["params"] == params  # a generator is read once, whole
+    assert type(adam) is torch.optim.Adam and adam.param_groups[0]["lr"] == 0.25
+
+
+def test_a_diverged_step_is_named_at_the_next_evaluation():
+    p = torch.nn.Parameter(torch.zeros(3))
+    q = torch.nn.Parameter(torch.zeros(2))
+    opt = torch.optim.SGD([{"params": [p]}, {"params": [q]}], lr=1.0)
+    first_bad = torch.zeros((), dtype=torch.long)
+    pop.mark_non_finite(opt, 1, first_bad)
+    assert int(first_bad) == 0
+    with torch.no_grad():
+        q[1] = math.inf  # in the second parameter group
+    pop.mark_non_finite(opt, 4, first_bad)
+    pop.mark_non_finite(opt, 5, first_bad)  # the first bad step is kept
+    assert int(first_bad) == 4
+    pop.check_finite_logits(torch.zeros((), dtype=torch.long), pop.TrainSpec())
+    with pytest.raises(ValueError, match=r"^lr = 2\.5 made the logits non-finite at step 4 \(F-GRPO gamma=1, N = 16\); "
+                                         r"use a smaller --lr$"):
+        pop.check_finite_logits(first_bad, pop.TrainSpec(lr=2.5, gamma=1.0, group_size=16))
+    with pytest.raises(ValueError, match=r"\(mine, N = 8\)"):
+        pop.check_finite_logits(first_bad, pop.TrainSpec(variant="mine"))
+
+
+def test_bucket_means_and_the_accumulator_by_hand():
+    values = torch.tensor([[1.0, 2.0, 3.0, 6.0], [0.0, 0.0, 4.0, 8.0]])
+    bucket = torch.tensor([0, 0, 2, 2])
+    out = pop.bucket_means(values, bucket, 3)
+    assert out.dtype == torch.float64 and out.shape == (2, 4)
+    assert out[:, [0, 2, 3]].tolist() == [[1.5, 4.5, 3.0], [0.0, 6.0, 3.0]] and torch.isnan(out[:, 1]).all()
+    acc = pop._Accumulator(2, 3, "cpu")
+    acc.add("x", torch.tensor([[1.0, 3.0], [5.0, 7.0]]), torch.tensor([[0, 2], [2, 2]]))
+    acc.add("x", torch.tensor([[2.0, 4.0], [1.0, 1.0]]), torch.tensor([[0, 0], [1, 1]]),
+            where=torch.tensor([[True, False], [True, True]]))
+    assert acc.sums["x"].tolist() == [[3.0, 0.0, 3.0], [0.0, 2.0, 12.0]]
+    assert acc.counts["x"].tolist() == [[2.0, 0.0, 1.0], [0.0, 2.0, 2.0]]
+    assert acc.sums["x"].dtype == torch.float64
+    acc.reset()
+    assert acc.sums == {} and acc.counts == {}
+
+
+def test_lemma31_tail_miss_in_torch_by_hand():
+    mu = torch.tensor([0.5, 0.3, 0.9], dtype=torch.float64)
+    tau = torch.tensor([0.2, 0.3, 0.0], dtype=torch.float64)
+    got = pop.lemma31_tail_miss(3, mu, tau)
+    expected = [0.8**3 - 0.3**3 - 0.5**3, 0.7**3 - 0.0 - 0.7**3, max(1 - 0.9**3 - 0.1**3, 0.0)]
+    assert got.tolist() == pytest.approx(expected, abs=1e-15)
+    assert got[1] == 0  # tau = mu: every correct action is rare, no miss is possible
+    # rounding may leave mu - tau slightly negative: clamped, never a NaN from a negative base
+    assert pop.lemma31_tail_miss(2, torch.tensor([0.3]), torch.tensor([0.3000001])).item() >= 0
+
+
+def test_later_updates_of_a_step_use_the_rollout_log_probs(monkeypatch):
+    population = pop.make_population(pop.PopulationSpec(num_prompts=4, seed=1))
+    calls = []
+    original = pop.population_loss
+
+    def spy(logits, batch, is_correct, train, old_logp=None):
+        calls.append((logits.detach().clone(), batch, old_logp))
+        return original(logits, batch, is_correct, train, old_logp)
+
+    monkeypatch.setattr(pop, "population_loss", spy)
+    pop.simulate_population(population, pop.TrainSpec(updates_per_step=3, steps=1, runs=1, prompt_batch=2,
+                                                       group_size=4, lr=0.5), device="cpu", dtype=torch.float64)
+    assert len(calls) == 3 and calls[0][2] is None
+    logits, batch, _ = calls[0]
+    z = logits[torch.arange(1)[:, None], batch.prompts]
+    rollout = torch.log_softmax(z, -1).gather(-1, batch.actions).reshape(-1, 1)
+    for later_logits, later_batch, old in calls[1:]:
+        assert later_batch is batch and torch.equal(old, rollout)
+    assert not torch.equal(calls[1][0], logits) and not torch.equal(calls[2][0], calls[1][0])  # each update moved
+
+
+def test_population_loss_is_the_sum_of_each_runs_token_mean():
+    population = pop.make_population(pop.PopulationSpec(num_prompts=3, seed=2))
+    batch = pop.StepBatch(torch.tensor([[0, 2], [1, 0]]), torch.tensor([[[0, 5, 7], [1, 2, 6]], [[3, 3, 7], [0, 6, 6]]]))
+    logits = torch.as_tensor(population.initial_logits, dtype=torch.float64)[None].repeat(2, 1, 1)
+    train = pop.TrainSpec(group_size=3, prompt_batch=2)
+    loss, stats, focal, rewards = pop.population_loss(logits, batch, torch.as_tensor(population.is_correct), train)
+    correct = population.is_correct[batch.actions.numpy()].reshape(4, 3)
+    assert rewards.tolist() == correct.astype(float).tolist() and rewards.dtype == torch.float64
+    adv, _, _ = _group_terms(correct.astype(float), train, 3)
+    np.testing.assert_allclose(focal.numpy(), adv, rtol=1e-12)
+    # the loss's value at ratio 1: -(sum of advantages) / (B N) per run, summed over runs = -sum(A) / 6
+    assert float(loss) == pytest.approx(-adv.sum() / 6, abs=1e-12)
+    assert isinstance(stats, dict)
