@@ -804,3 +804,176 @@ def test_population_loss_is_the_sum_of_each_runs_token_mean():
     # the loss's value at ratio 1: -(sum of advantages) / (B N) per run, summed over runs = -sum(A) / 6
     assert float(loss) == pytest.approx(-adv.sum() / 6, abs=1e-12)
     assert isinstance(stats, dict)
+
+
+# --- population_resume: what a second run keeps --------------------------------------------------------------------
+
+from fgrpo_sim.sim import population_resume as resume  # noqa: E402
+
+RESUME_POP = pop.PopulationSpec(num_prompts=4, seed=3)
+RESUME_BASE = pop.TrainSpec(steps=4, eval_every=3, runs=2, prompt_batch=2, group_size=2, pass_k=(1, 2))
+
+
+def _write_csv(frame, path):
+    frame.to_csv(path, index=False)
+
+
+def _saved(tmp_path, specs=None, name="t.csv"):
+    """A sweep's table and sidecar, written by resume.save as the command writes them."""
+    specs = specs or pop.sweep_variants(RESUME_BASE, [2], [0.0, 1.0])  # GRPO, F-GRPO, low-LR control
+    population = pop.make_population(RESUME_POP)
+    frames = {i: pop.simulate_population(population, s, device="cpu") for i, s in enumerate(specs)}
+    out = tmp_path / name
+    resume.save(out, frames, RESUME_POP, specs, "per-prompt", _write_csv)
+    return out, specs, frames
+
+
+def test_names_keys_and_fingerprints():
+    from pathlib import Path
+
+    assert resume.sidecar_path(Path("runs/t.csv")) == Path("runs/.t.csv.fgrpo-population.json")
+    spec = pop.TrainSpec(gamma=1.0, group_size=8)
+    assert resume.variant_key(spec) == "grpo|F-GRPO gamma=1|N=8"
+    assert resume.variant_key(replace(spec, method="dapo", variant="ctl", group_size=4)) == "dapo|ctl|N=4"
+    assert resume.fingerprint(RESUME_POP, spec, "shared") == repr(("shared", RESUME_POP, spec))
+    assert resume._evaluation_steps(replace(spec, steps=7, eval_every=3)) == {0, 3, 6, 7}
+    assert resume._evaluation_steps(replace(spec, steps=6, eval_every=3)) == {0, 3, 6}
+    assert resume._evaluation_steps(replace(spec, steps=0, eval_every=5)) == {0}
+
+
+def test_table_schemas_of_both_modes():
+    per = resume.table_schema("per-prompt", (1, 8))
+    assert per.name == "population table"
+    assert per.text == ("method", "optimizer", "parametrisation", "variant", "bucket")
+    assert per.integers == ("N", "run", "step", "groups") and per.numbers == ("gamma", "lr")
+    assert per.metrics == ("correct_mass", "rare_mass", "retained_correct_mass", "rare_mass_retained", "pass@1",
+                           "pass@8", *pop.TRAINING_METRICS)
+    assert per.nan_metrics == pop.TRAINING_METRICS
+    assert per.key == ("method", "variant", "N", "gamma", "lr", "run", "step", "bucket")
+    assert per.bounds == (("N", 1, None), ("run", 0, None), ("step", 0, None), ("groups", 0, None), ("lr", 0, None))
+    sh = resume.table_schema("shared", (256,))
+    assert sh.text == ("method", "optimizer", "parametrisation", "variant", "split", "bucket")
+    assert sh.metrics == ("correct_mass", "rare_correct_mass", "common_strategy_mass", "rare_mass_retained", "pass@256",
+                          "active_fraction", "tail_miss_observed", "focal_weight_mean")
+    assert sh.nan_metrics == ("active_fraction", "tail_miss_observed", "focal_weight_mean")
+    assert sh.key == ("method", "variant", "N", "gamma", "lr", "run", "step", "split", "bucket")
+
+
+def test_save_then_keep_every_variant_to_the_last_bit(tmp_path):
+    out, specs, frames = _saved(tmp_path)
+    record = resume.jsonl.read_json_file(resume.sidecar_path(out), "sidecar")
+    (sha, variants), = record["tables"].items()
+    assert sha == resume._sha256(out)
+    assert variants == {resume.variant_key(s): resume.fingerprint(RESUME_POP, s, "per-prompt") for s in specs}
+    kept = resume.kept_variants(out, RESUME_POP, specs, "per-prompt")
+    assert sorted(kept) == [0, 1, 2]
+    for i, frame in frames.items():
+        pd.testing.assert_frame_equal(kept[i], frame, check_dtype=False)
+    # another run's settings keep only the variants whose fingerprints match
+    changed = [specs[0], replace(specs[1], steps=5), specs[2]]
+    assert sorted(resume.kept_variants(out, RESUME_POP, changed, "per-prompt")) == [0, 2]
+    assert resume.kept_variants(out, replace(RESUME_POP, seed=4), specs, "per-prompt") == {}
+    assert resume.kept_variants(out, RESUME_POP, specs, "shared") == {}
+
+
+def test_save_writes_in_the_sweeps_order_and_keeps_the_previous_record(tmp_path):
+    specs = pop.sweep_variants(RESUME_BASE, [2, 4], [0.0])
+    population = pop.make_population(RESUME_POP)
+    frames = {i: pop.simulate_population(population, s, device="cpu") for i, s in enumerate(specs)}
+    out = tmp_path / "t.csv"
+    first = resume.save(out, {1: frames[1]}, RESUME_POP, specs, "per-prompt", _write_csv)
+    first_sha = resume._sha256(out)
+    whole = resume.save(out, {1: frames[1], 0: frames[0]}, RESUME_POP, specs, "per-prompt", _write_csv)
+    assert list(first["N"].unique()) == [4] and list(whole["N"].unique()) == [2, 4]
+    assert whole.index.tolist() == list(range(len(whole)))
+    tables = resume.jsonl.read_json_file(resume.sidecar_path(out), "sidecar")["tables"]
+    assert set(tables) == {first_sha, resume._sha256(out)}  # the sidecar names the table before and after
+    assert list(tables[resume._sha256(out)]) == ["grpo|GRPO|N=2", "grpo|GRPO|N=4"]
+
+
+def test_variants_sharing_a_label_are_retrained_not_kept(tmp_path):
+    specs = [replace(RESUME_BASE, gamma=1.0000001), replace(RESUME_BASE, gamma=1.0000002)]  # both "gamma=1"
+    out, specs, _ = _saved(tmp_path, specs)
+    assert resume.jsonl.read_json_file(resume.sidecar_path(out), "sidecar")["tables"][resume._sha256(out)] == {}
+    assert resume.kept_variants(out, RESUME_POP, specs, "per-prompt") == {}
+
+
+def test_nothing_to_resume_from(tmp_path):
+    out, specs, _ = _saved(tmp_path)
+    sidecar = resume.sidecar_path(out)
+    for text in ("not json", '{"tables": 3}', '{"other": {}}', "[1, 2]"):  # a damaged sidecar vouches for nothing
+        sidecar.write_text(text)
+        assert resume._recorded(out) == {} and resume.kept_variants(out, RESUME_POP, specs, "per-prompt") == {}
+    sidecar.write_text('{"tables": {"%s": "not a dict"}}' % resume._sha256(out))
+    assert resume._recorded(out) == {}
+    sidecar.unlink()
+    assert resume.kept_variants(out, RESUME_POP, specs, "per-prompt") == {}
+    assert resume.kept_variants(tmp_path / "absent.csv", RESUME_POP, specs, "per-prompt") == {}
+
+
+def test_a_linked_sidecar_is_refused(tmp_path):
+    out, specs, _ = _saved(tmp_path)
+    sidecar = resume.sidecar_path(out)
+    target = tmp_path / "elsewhere.json"
+    sidecar.rename(target)
+    sidecar.symlink_to(target)
+    with pytest.raises(ValueError, match="^" + re.escape(f"--out {out}: its sidecar {sidecar} is a symbolic link; "
+                                                         "remove it") + "$"):
+        resume.kept_variants(out, RESUME_POP, specs, "per-prompt")
+
+
+def _vouch(out, specs, sharing="per-prompt"):
+    """Make the sidecar vouch for the table as it is now (as if we had written it)."""
+    record = {resume.variant_key(s): resume.fingerprint(RESUME_POP, s, sharing) for s in specs}
+    resume.sidecar_path(out).write_text(resume.jsonl.dumps({"tables": {resume._sha256(out): record}}) + "\n")
+
+
+def test_rows_a_sidecar_vouches_for_must_be_whole(tmp_path):
+    out, specs, frames = _saved(tmp_path)
+    where = f"cannot resume from {out}: variant"
+    hint = "delete it (and its sidecar) or choose another --out"
+    header_only = frames[0].iloc[:0]
+    header_only.to_csv(out, index=False)
+    _vouch(out, specs)
+    with pytest.raises(ValueError, match="^" + re.escape(f"cannot resume from {out}: its sidecar records variants "
+                                                         f"but it has no rows; {hint}") + "$"):
+        resume.kept_variants(out, RESUME_POP, specs, "per-prompt")
+    frames[0].to_csv(out, index=False)  # only the first variant's rows
+    _vouch(out, specs)
+    with pytest.raises(ValueError, match="^" + re.escape(f"{where} 'grpo|F-GRPO gamma=1|N=2' is recorded in its sidecar "
+                                                         f"but has no rows; {hint}") + "$"):
+        resume.kept_variants(out, RESUME_POP, specs, "per-prompt")
+    part = frames[0][frames[0]["step"] != 3]  # an interior evaluation missing
+    part.to_csv(out, index=False)
+    _vouch(out, specs[:1])
+    with pytest.raises(ValueError, match="^" + re.escape(f"{where} 'grpo|GRPO|N=2', bucket ") + r".*" + re.escape(
+            ": its runs and evaluation steps are not the 2 runs x 3 evaluations its settings make; " + hint) + "$"):
+        resume.kept_variants(out, RESUME_POP, specs[:1], "per-prompt")
+    one_run = frames[0][frames[0]["run"] == 0]
+    one_run.to_csv(out, index=False)
+    _vouch(out, specs[:1])
+    with pytest.raises(ValueError, match=r"its runs and evaluation steps are not the 2 runs x 3 evaluations"):
+        resume.kept_variants(out, RESUME_POP, specs[:1], "per-prompt")
+    for col, value, shown in (("gamma", 0.5, "0.5"), ("lr", 0.5, "0.5"), ("optimizer", "sgd", "sgd"),
+                              ("parametrisation", "dense", "dense")):
+        other = frames[0].copy()
+        other.loc[other.index[-1], col] = value  # one row only
+        other.to_csv(out, index=False)
+        _vouch(out, specs[:1])
+        setting = getattr(specs[0], col)
+        with pytest.raises(ValueError, match="^" + re.escape(f"{where} 'grpo|GRPO|N=2' has {col} {shown}, its settings "
+                                                             f"{setting}; {hint}") + "$"):
+            resume.kept_variants(out, RESUME_POP, specs[:1], "per-prompt")
+
+
+def test_kept_values_are_read_to_the_last_bit(tmp_path):
+    out = tmp_path / "t.csv"
+    frame = pd.DataFrame({"a": [0.005000000000000003, 1.0], "b": ["x", "y"], "c": [1, 2], "d": [float("nan"), 2.5]})
+    frame.to_csv(out, index=False)
+    values = resume._exact_values(out)
+    assert values["a"].tolist()[0] == 0.005000000000000003 and values["a"].dtype == np.float64
+    assert values["b"].tolist() == ["x", "y"] and values["c"].tolist() == [1, 2]
+    assert math.isnan(values["d"][0]) and values["d"][1] == 2.5
+    parquet = tmp_path / "t.PARQUET"
+    frame.to_parquet(parquet, index=False)
+    pd.testing.assert_frame_equal(resume._exact_values(parquet), frame)
