@@ -60,6 +60,14 @@ def _grad_rows(p, actions, adv, weight, batch, n):
     return -(weight[:, None, None] * adv[..., None] * (onehot - p[:, None, :])).sum(1) / (batch * n)
 
 
+def _logit_step(train, k):
+    """logits = theta @ M^T: an SGD step -lr g on theta's gradient g M moves the logits by -lr g M M^T."""
+    from fgrpo_sim.sim.parametrisation import logit_map
+
+    m = logit_map(train.parametrisation, k, train.seed)
+    return m @ m.T
+
+
 def _lemma31(n, mu, tau):
     return np.maximum((1 - tau) ** n - np.maximum(mu - tau, 0) ** n - (1 - mu) ** n, 0)
 
@@ -76,6 +84,7 @@ def _reference_per_prompt(population, train, batches):
     runs, n, steps = train.runs, train.group_size, train.steps
     correct, rare = population.is_correct, population.is_rare
     theta = np.repeat(population.initial_logits[None], runs, 0).astype(np.float64)
+    mmt = _logit_step(train, correct.size)
     p0 = _softmax(population.initial_logits)
     q_pos0, q_rare0 = p0[:, correct].sum(-1), p0[:, rare].sum(-1)
     nb = len(population.bucket_labels)
@@ -121,7 +130,7 @@ def _reference_per_prompt(population, train, batches):
         adv, mu_hat, weight = _group_terms(rewards, train, n)
         grad = _grad_rows(before.reshape(g, -1), actions.reshape(g, n), adv, weight, train.prompt_batch, n)
         for i, (r, b) in enumerate(np.ndindex(runs, train.prompt_batch)):
-            theta[r, prompts[r, b]] -= train.lr * grad[i]
+            theta[r, prompts[r, b]] -= train.lr * grad[i] @ mmt
         after = _softmax(theta[np.arange(runs)[:, None], prompts])
         for i, (r, b) in enumerate(np.ndindex(runs, train.prompt_batch)):
             sampled = np.bincount(actions[r, b], minlength=correct.size) > 0
@@ -146,11 +155,13 @@ def _reference_per_prompt(population, train, batches):
 
 PER_PROMPT_CASES = {
     # name: TrainSpec; three steps evaluated at 0, 2 and 3 (the last step is always evaluated)
-    "grpo gamma 1": pop.TrainSpec(group_size=3, gamma=1.0, optimizer="sgd", lr=40.0, steps=3, prompt_batch=3, runs=2,
+    "grpo gamma 1": pop.TrainSpec(group_size=6, gamma=1.0, optimizer="sgd", lr=40.0, steps=3, prompt_batch=3, runs=2,
                                   eval_every=2, pass_k=(1, 4), seed=11),
     "smoothed, rewards 2/-1": pop.TrainSpec(group_size=4, gamma=0.5, focal_smoothing=0.5, optimizer="sgd", lr=25.0,
                                             steps=3, prompt_batch=2, runs=2, eval_every=2, pass_k=(2,),
                                             reward_correct=2.0, reward_wrong=-1.0, seed=3, variant="mine"),
+    "dense parametrisation": pop.TrainSpec(group_size=3, gamma=0.0, optimizer="sgd", lr=30.0, steps=3, prompt_batch=4,
+                                           runs=1, eval_every=2, pass_k=(1,), parametrisation="dense", seed=5),
 }
 
 
@@ -203,6 +214,7 @@ def _reference_shared(population, train, batches):
     runs, n, steps, size = train.runs, train.group_size, train.steps, train.prompt_batch
     kind = population.kind
     s = np.repeat(population.shared_init[None], runs, 0).astype(np.float64)  # [R, K]
+    mmt = _logit_step(train, kind.size)
     d = np.zeros((runs, spec.num_prompts, kind.size))  # trainable offsets (stay 0 unless trained)
     labels = list(shared.PROMPT_TYPES) + ["all"]
     initial_rare: dict = {}
@@ -259,10 +271,10 @@ def _reference_shared(population, train, batches):
         rewards = np.where(hit, train.reward_correct, train.reward_wrong).reshape(g, n)
         adv, mu_hat, weight = _group_terms(rewards, train, n)
         grad = _grad_rows(before.reshape(g, -1), actions.reshape(g, n), adv, weight, size, n).reshape(runs, size, -1)
-        s -= train.lr * grad.sum(1)  # the shared logits get every group's gradient
+        s -= train.lr * grad.sum(1) @ mmt  # the shared logits get every group's gradient
         if spec.trainable_offsets:
             for r, b in np.ndindex(runs, size):
-                d[r, prompts[r, b]] -= train.lr * grad[r, b]
+                d[r, prompts[r, b]] -= train.lr * grad[r, b] @ mmt
         for i, (r, b) in enumerate(np.ndindex(runs, size)):
             p = prompts[r, b]
             active = float(0 < mu_hat[i] < 1)
@@ -276,6 +288,9 @@ def _reference_shared(population, train, batches):
 SHARED_CASES = {
     "shared logits": (TINY_SHARED, pop.TrainSpec(group_size=4, gamma=1.0, optimizer="sgd", lr=30.0, steps=3,
                                                  prompt_batch=2, runs=2, eval_every=2, pass_k=(1, 8), seed=4)),
+    "dense, shared logits": (TINY_SHARED, pop.TrainSpec(group_size=3, optimizer="sgd", lr=10.0, steps=3,
+                                                        prompt_batch=3, runs=1, eval_every=3, pass_k=(1,),
+                                                        parametrisation="dense", seed=2)),
     "trainable offsets, no held-out": (
         replace(TINY_SHARED, trainable_offsets=True, heldout_prompts=0, rare_only_share=0.0),
         pop.TrainSpec(group_size=3, gamma=2.0, focal_smoothing=1.0, optimizer="sgd", lr=20.0, steps=2, prompt_batch=3,
@@ -977,3 +992,70 @@ def test_kept_values_are_read_to_the_last_bit(tmp_path):
     parquet = tmp_path / "t.PARQUET"
     frame.to_parquet(parquet, index=False)
     pd.testing.assert_frame_equal(resume._exact_values(parquet), frame)
+
+
+# --- what a step draws ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("module, loss_name, make, spec", [
+    (pop, "population_loss", pop.make_population, pop.PopulationSpec(num_prompts=6, common_actions=1, rare_actions=1,
+                                                                      wrong_actions=1, seed=8)),
+    (shared, "shared_population_loss", shared.make_shared_population,
+     shared.SharedPopulationSpec(num_prompts=6, heldout_prompts=0, common_strategies=1, rare_strategies=1,
+                                 wrong_strategies=1, seed=8)),
+], ids=["per-prompt", "shared"])
+def test_a_step_draws_distinct_prompts_and_actions_from_their_policy(monkeypatch, module, loss_name, make, spec):
+    """One step of 2 runs x 3 prompts x 3000 rollouts: each prompt's action counts fit its start policy (within 5
+    standard errors), the prompts of a run are distinct, and over the steps every prompt is drawn."""
+    population = make(spec)
+    calls = []
+    original = getattr(module, loss_name)
+
+    def spy(*args, **kwargs):
+        calls.append((args[0], args[1]))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, loss_name, spy)
+    simulate = pop.simulate_population if module is pop else shared.simulate_shared_population
+    train = pop.TrainSpec(group_size=3000, prompt_batch=3, runs=2, steps=4, eval_every=4, lr=1e-9, seed=1)
+    simulate(population, train, device="cpu", dtype=torch.float64)
+    chosen = torch.cat([batch.prompts.reshape(-1) for _, batch in calls])
+    assert set(chosen.tolist()) == set(range(6))
+    _, batch = calls[0]
+    if module is pop:
+        start = _softmax(population.initial_logits)
+    else:
+        start = population.initial_probs("train")
+    for r in range(2):
+        assert len(set(batch.prompts[r].tolist())) == 3
+        for b in range(3):
+            p = start[batch.prompts[r, b].item()]
+            freq = np.bincount(batch.actions[r, b].numpy(), minlength=3) / 3000
+            assert np.all(np.abs(freq - p) <= 5 * np.sqrt(p * (1 - p) / 3000) + 1e-12), (freq, p)
+    assert calls[0][0] is not None
+
+
+def test_default_dtype_is_float32_and_the_progress_label_is_the_variant(monkeypatch):
+    import fgrpo_sim.progress as progress
+
+    bars = []
+    original_bar = progress.bar
+    monkeypatch.setattr(progress, "bar", lambda it, progress=False, desc="", **kw: bars.append((desc, progress)) or
+                        original_bar(it, progress=False, desc=desc, **kw))
+    dtypes = []
+    original = pop.population_loss
+    monkeypatch.setattr(pop, "population_loss", lambda logits, *a: dtypes.append(logits.dtype) or original(logits, *a))
+    population = pop.make_population(pop.PopulationSpec(num_prompts=3, seed=0))
+    train = pop.TrainSpec(steps=1, runs=1, prompt_batch=2, group_size=2, gamma=0.5)
+    pop.simulate_population(population, train, device="cpu", progress=True)
+    assert dtypes == [torch.float32] and bars == [("F-GRPO gamma=0.5", True)]
+    pop.simulate_population(population, train, device="cpu", progress_desc="label")
+    assert bars[-1] == ("label", False)
+    sdtypes = []
+    original_shared = shared.shared_population_loss
+    monkeypatch.setattr(shared, "shared_population_loss",
+                        lambda policy, *a: sdtypes.append(policy.shared.dtype) or original_shared(policy, *a))
+    shared.simulate_shared_population(shared.make_shared_population(TINY_SHARED), train, device="cpu", progress=True)
+    assert sdtypes == [torch.float32] and bars[-1] == ("F-GRPO gamma=0.5", True)
+    shared.simulate_shared_population(shared.make_shared_population(TINY_SHARED), train, device="cpu",
+                                      progress_desc="mine")
+    assert bars[-1] == ("mine", False)
