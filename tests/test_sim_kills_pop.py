@@ -615,8 +615,12 @@ def test_sweep_hands_each_variant_over_in_order_with_its_progress_label(monkeypa
     assert frame.index.tolist() == list(range(len(frame)))  # one index over the concatenation
     assert bars[0] == ("variants", True)
     assert [d for d, _ in bars[1:]] == ["N=2 GRPO", "N=4 GRPO"]
-    frame2 = shared.run_shared_sweep(shared.make_shared_population(TINY_SHARED), specs, device="cpu")
-    assert set(frame2["N"]) == {2, 4} and set(frame2["split"]) == {"train", "heldout"}
+    bars.clear()
+    seen.clear()
+    frame2 = shared.run_shared_sweep(shared.make_shared_population(TINY_SHARED), specs, device="cpu", progress=True,
+                                     on_variant=lambda index, part: seen.append((index, set(part["N"]))))
+    assert set(frame2["split"]) == {"train", "heldout"} and seen == [(0, {2}), (1, {4})]
+    assert bars == [("variants", True), ("N=2 GRPO", True), ("N=4 GRPO", True)]
 
 
 def _curves():
@@ -1059,3 +1063,42 @@ def test_default_dtype_is_float32_and_the_progress_label_is_the_variant(monkeypa
     shared.simulate_shared_population(shared.make_shared_population(TINY_SHARED), train, device="cpu",
                                       progress_desc="mine")
     assert bars[-1] == ("mine", False)
+
+
+@pytest.mark.parametrize("sweep, simulate", [(pop.run_sweep, "simulate_population"),
+                                             (shared.run_shared_sweep, "simulate_shared_population")])
+def test_a_sweep_on_ray_keeps_the_specs_order_whatever_order_tasks_finish_in(monkeypatch, sweep, simulate):
+    import contextlib
+
+    import fgrpo_sim.sim.executor as executor_module
+
+    class RayExecutor:
+        is_ray = True
+
+    executor, seen, handed = RayExecutor(), {}, []
+
+    @contextlib.contextmanager
+    def session(ex, device):
+        seen["session"] = (ex, device)
+        yield "dev:0", 0.5
+
+    def run_on_ray(fn, chunk_args, on_result, *, executor, gpus=0.0, progress=False, desc="chunks"):
+        seen["run"] = (fn, chunk_args, executor, gpus, progress, desc)
+        for i in reversed(range(len(chunk_args))):  # the tasks finish last first
+            on_result(i, pd.DataFrame({"variant": [chunk_args[i][1].variant]}))
+
+    monkeypatch.setattr(executor_module, "ray_session", session)
+    monkeypatch.setattr(executor_module, "run_on_ray", run_on_ray)
+    specs = [pop.TrainSpec(variant=v) for v in ("a", "b", "c")]
+    frame = sweep("POPULATION", specs, device="cuda", progress=True, executor=executor,
+                  on_variant=lambda i, part: handed.append((i, part["variant"].tolist())))
+    assert frame["variant"].tolist() == ["a", "b", "c"] and frame.index.tolist() == [0, 1, 2]
+    assert handed == [(2, ["c"]), (1, ["b"]), (0, ["a"])]
+    assert seen["session"] == (executor, "cuda")
+    fn, chunk_args, ex, gpus, progress, desc = seen["run"]
+    module = pop if sweep is pop.run_sweep else shared
+    assert fn is getattr(module, simulate) and chunk_args == [("POPULATION", s, "dev:0") for s in specs]
+    assert (ex, gpus, progress, desc) == (executor, 0.5, True, "variants")
+    seen.clear()
+    assert sweep("POPULATION", specs[:1], device="cpu", executor=executor)["variant"].tolist() == ["a"]
+    assert seen["run"][4] is False  # progress off by default
