@@ -294,7 +294,8 @@ SHARED_CASES = {
     "trainable offsets, no held-out": (
         replace(TINY_SHARED, trainable_offsets=True, heldout_prompts=0, rare_only_share=0.0),
         pop.TrainSpec(group_size=3, gamma=2.0, focal_smoothing=1.0, optimizer="sgd", lr=20.0, steps=2, prompt_batch=3,
-                      runs=1, eval_every=1, pass_k=(3,), reward_correct=0.5, reward_wrong=-0.5, seed=9)),
+                      runs=1, eval_every=1, pass_k=(3,), reward_correct=0.5, reward_wrong=-0.5, seed=9,
+                      parametrisation="dense")),
 }
 
 
@@ -761,6 +762,11 @@ def test_a_diverged_step_is_named_at_the_next_evaluation():
         pop.check_finite_logits(first_bad, pop.TrainSpec(variant="mine"))
 
 
+def test_rewards_default_to_torchs_default_dtype():
+    rewards = pop.group_rewards(torch.tensor([[[1, 0], [0, 0]]]), torch.tensor([True, False]), 2.0, -1.0)
+    assert rewards.dtype == torch.get_default_dtype() and rewards.tolist() == [[-1.0, 2.0], [2.0, 2.0]]
+
+
 def test_bucket_means_and_the_accumulator_by_hand():
     values = torch.tensor([[1.0, 2.0, 3.0, 6.0], [0.0, 0.0, 4.0, 8.0]])
     bucket = torch.tensor([0, 0, 2, 2])
@@ -1043,21 +1049,36 @@ def test_default_dtype_is_float32_and_the_progress_label_is_the_variant(monkeypa
 
     bars = []
     original_bar = progress.bar
-    monkeypatch.setattr(progress, "bar", lambda it, progress=False, desc="", **kw: bars.append((desc, progress)) or
-                        original_bar(it, progress=False, desc=desc, **kw))
+    closed = []
+
+    class Bar:  # what the step loop's bar is asked for: its label, on or off, whether it stays, closed at the end
+        def __init__(self, it, progress=False, desc="", **kw):
+            bars.append((desc, progress))
+            self.bar = original_bar(it, progress=False, desc=desc, **kw)
+            if desc != "variants":
+                assert kw == {"leave": False}, kw
+
+        def __iter__(self):
+            return iter(self.bar)
+
+        def close(self):
+            closed.append(True)
+            self.bar.close()
+
+    monkeypatch.setattr(progress, "bar", Bar)
     dtypes = []
     original = pop.population_loss
     monkeypatch.setattr(pop, "population_loss", lambda logits, *a: dtypes.append(logits.dtype) or original(logits, *a))
     population = pop.make_population(pop.PopulationSpec(num_prompts=3, seed=0))
     train = pop.TrainSpec(steps=1, runs=1, prompt_batch=2, group_size=2, gamma=0.5)
     pop.simulate_population(population, train, device="cpu", progress=True)
-    assert dtypes == [torch.float32] and bars == [("F-GRPO gamma=0.5", True)]
+    assert dtypes == [torch.float32] and bars == [("F-GRPO gamma=0.5", True)] and closed == [True]
     pop.simulate_population(population, train, device="cpu", progress_desc="label")
     assert bars[-1] == ("label", False)
     sdtypes = []
     original_shared = shared.shared_population_loss
     monkeypatch.setattr(shared, "shared_population_loss",
-                        lambda policy, *a: sdtypes.append(policy.shared.dtype) or original_shared(policy, *a))
+                        lambda policy, *a: sdtypes.append(policy.logits(split="train").dtype) or original_shared(policy, *a))
     shared.simulate_shared_population(shared.make_shared_population(TINY_SHARED), train, device="cpu", progress=True)
     assert sdtypes == [torch.float32] and bars[-1] == ("F-GRPO gamma=0.5", True)
     shared.simulate_shared_population(shared.make_shared_population(TINY_SHARED), train, device="cpu",
