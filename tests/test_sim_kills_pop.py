@@ -351,6 +351,9 @@ REFUSED = [
     ("population", {"bucket_edges": (0.1, 1.0)}, "bucket_edges must increase from 0 to 1, got (0.1, 1.0)"),
     ("population", {"bucket_edges": (0.0, 0.5, 0.5, 1.0)},
      "bucket_edges must increase from 0 to 1, got (0.0, 0.5, 0.5, 1.0)"),
+    # a NaN edge was accepted (labels "mu0 0-nan", every prompt in the first bucket): refused since the discovery
+    # sample's survivor validate__mutmut_113 led to it
+    ("population", {"bucket_edges": (0.0, math.nan, 1.0)}, "bucket_edges must increase from 0 to 1, got (0.0, nan, 1.0)"),
     ("train", {"method": "ppo"}, "method must be one of grpo, dapo, cispo, got 'ppo'"),
     ("train", {"optimizer": "rmsprop"}, "optimizer must be one of sgd, adam, got 'rmsprop'"),
     ("train", {"parametrisation": "sparse"}, "parametrisation must be one of axis, orthogonal, dense, got 'sparse'"),
