@@ -68,6 +68,17 @@ def _logit_step(train, k):
     return m @ m.T
 
 
+def _first_draw(train, num_prompts, logits_of):
+    """The first step's batch as documented: prompts by the argsort of uniforms, then N actions per prompt from its
+    float32 policy, both from one torch generator seeded with the training seed."""
+    gen = torch.Generator().manual_seed(train.seed)
+    chosen = torch.rand(train.runs, num_prompts, generator=gen).argsort(dim=1)[:, :train.prompt_batch]
+    probs = torch.softmax(torch.as_tensor(logits_of(chosen.numpy()), dtype=torch.float64), dim=-1)
+    actions = torch.multinomial(probs.reshape(-1, probs.shape[-1]).to(torch.float32), train.group_size,
+                                replacement=True, generator=gen)
+    return chosen, actions.reshape(train.runs, train.prompt_batch, train.group_size)
+
+
 def _lemma31(n, mu, tau):
     return np.maximum((1 - tau) ** n - np.maximum(mu - tau, 0) ** n - (1 - mu) ** n, 0)
 
@@ -177,6 +188,9 @@ def test_per_prompt_rows_equal_an_independent_replay(monkeypatch, case):
     for batch in batches:  # B distinct prompts per run, N actions each
         assert tuple(batch.actions.shape) == (train.runs, train.prompt_batch, train.group_size)
         assert all(len(set(row.tolist())) == train.prompt_batch for row in batch.prompts)
+    if train.parametrisation == "axis":  # the dense map's logits equal the start only to rounding
+        chosen, actions = _first_draw(train, population.spec.num_prompts, lambda c: population.initial_logits[c])
+        assert torch.equal(batches[0].prompts, chosen) and torch.equal(batches[0].actions, actions)
     expected = _reference_per_prompt(population, train, batches)
     assert list(frame.columns) == list(expected.columns)
     assert sorted(set(frame["step"])) == [0, 2, 3]
@@ -306,6 +320,10 @@ def test_shared_rows_equal_an_independent_replay(monkeypatch, case):
     batches = _capture(monkeypatch, shared, "shared_population_loss")
     frame = shared.simulate_shared_population(population, train, device="cpu", dtype=torch.float64)
     assert len(batches) == train.steps
+    if train.parametrisation == "axis":
+        chosen, actions = _first_draw(train, spec.num_prompts,
+                                      lambda c: population.shared_init + population.offsets["train"][c])
+        assert torch.equal(batches[0].prompts, chosen) and torch.equal(batches[0].actions, actions)
     expected = _reference_shared(population, train, batches)
     assert list(frame.columns) == list(expected.columns)
     assert set(frame["split"]) == ({"train", "heldout"} if spec.heldout_prompts else {"train"})
