@@ -742,6 +742,13 @@ def test_resolve_device_and_one_thread_on_the_cpu(monkeypatch):
     assert pop.resolve_device("auto") == torch.device("cuda")
     seen = []
     before = torch.get_num_threads()
+    torch.set_num_threads(2)  # not 1 already (OMP_NUM_THREADS=1 would hide a run that kept every thread)
+    try:
+        pop.run_on_device(lambda a, b, dev: seen.append(torch.get_num_threads()), "cpu", 1, 2)
+        assert seen == [1] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    seen = []
     result = pop.run_on_device(lambda a, b, dev, c: seen.append((a, b, dev, c, torch.get_num_threads())) or "done",
                                "cpu", 1, 2, 3)
     assert result == "done" and seen == [(1, 2, torch.device("cpu"), 3, 1)] and torch.get_num_threads() == before
@@ -781,6 +788,21 @@ def test_a_diverged_step_is_named_at_the_next_evaluation():
         pop.check_finite_logits(first_bad, pop.TrainSpec(lr=2.5, gamma=1.0, group_size=16))
     with pytest.raises(ValueError, match=r"\(mine, N = 8\)"):
         pop.check_finite_logits(first_bad, pop.TrainSpec(variant="mine"))
+
+
+def test_a_float32_step_is_recorded_from_float64_probabilities():
+    """The policy after the update is read in float64 (as the rollout's probabilities are): with no update at all,
+    the recorded mass changes are 0 to float64 rounding, not float32's."""
+    logits = torch.tensor([[[0.3, -1.2, 2.0, 0.7]]], dtype=torch.float32)
+    probs = torch.softmax(logits.to(torch.float64), dim=-1)
+    batch = pop.StepBatch(prompts=torch.tensor([[0]]), actions=torch.tensor([[[0, 2, 2]]]))
+    is_correct, is_rare = torch.tensor([True, True, False, True]), torch.tensor([False, True, False, False])
+    rewards = torch.tensor([[1.0, 0.0, 0.0]])
+    acc = pop._Accumulator(1, 1, "cpu")
+    pop._record_step(acc, batch, probs, logits, rewards, pop.TrainSpec(), is_correct, is_rare, torch.tensor([[0]]))
+    for name in ("correct_mass_change", "unsampled_correct_change"):
+        assert abs(float(acc.sums[name][0, 0])) < 1e-15, name
+    assert float(acc.sums["unsampled_correct_mass"][0, 0]) == pytest.approx(float(probs[0, 0, [1, 3]].sum()), rel=1e-15)
 
 
 def test_rewards_default_to_torchs_default_dtype():
