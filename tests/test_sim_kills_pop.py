@@ -827,6 +827,18 @@ def test_bucket_means_and_the_accumulator_by_hand():
     assert acc.sums == {} and acc.counts == {}
 
 
+def test_the_accumulator_keeps_its_sums_on_the_runs_device():
+    """On a device that is not the default one (meta here, as CUDA would be on a GPU run), every buffer the
+    accumulator adds into is made there: one made on the default device (the CPU) fails the index_add_."""
+    acc = pop._Accumulator(2, 3, "meta")
+    values = torch.ones(2, 4, device="meta")
+    bucket = torch.zeros(2, 4, dtype=torch.long, device="meta")
+    acc.add("x", values, bucket)
+    acc.add("x", values, bucket, where=torch.ones(2, 4, dtype=torch.bool, device="meta"))
+    assert acc.sums["x"].device.type == acc.counts["x"].device.type == "meta"
+    assert acc.sums["x"].shape == acc.counts["x"].shape == (2, 3)
+
+
 def test_lemma31_tail_miss_in_torch_by_hand():
     mu = torch.tensor([0.5, 0.3, 0.9], dtype=torch.float64)
     tau = torch.tensor([0.2, 0.3, 0.0], dtype=torch.float64)
