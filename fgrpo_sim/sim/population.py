@@ -70,7 +70,8 @@ class PopulationSpec:
         check_range("mu_clip", self.mu_clip, 0.0, 0.5, low_open=True, high_open=True)
         check_integer("seed", self.seed, 0, 2**63 - 1)
         edges = np.asarray(self.bucket_edges, dtype=float)
-        if edges.size < 2 or edges[0] != 0.0 or edges[-1] != 1.0 or np.any(np.diff(edges) <= 0):
+        # `not all(> 0)`, not `any(<= 0)`: a NaN edge compares False both ways and must be refused too
+        if edges.size < 2 or edges[0] != 0.0 or edges[-1] != 1.0 or not np.all(np.diff(edges) > 0):
             raise ValueError(f"bucket_edges must increase from 0 to 1, got {tuple(self.bucket_edges)}")
         return self
 
