@@ -30,9 +30,10 @@ import time
 from dataclasses import replace
 
 #: lr grids (factor-2 ladders): Adam's around the committed 0.01 (the v1 search's grid started there and chose it);
-#: SGD's around the group-size study's 2.0 (DEFAULT_LRS), fixed before any run
-ADAM_LRS = (0.0025, 0.005, 0.01, 0.02, 0.04)
-SGD_LRS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+#: SGD's from the group-size study's 2.0 (DEFAULT_LRS) down: a first run's grid 0.5-32 chose its lowest, 0.5
+#: (losses rising with the lr), so the grid was moved down before the recorded run
+ADAM_LRS = (0.00125, 0.0025, 0.005, 0.01, 0.02, 0.04)
+SGD_LRS = (0.03125, 0.0625, 0.125, 0.25, 0.5, 1.0, 2.0)
 #: name -> (the DepthSetting fields it changes; multipliers of the fit's steps as "steps_x"), whether lr is refitted
 ALTERNATIVES = {
     "seeds 40-79": ({"seed_offset": "populations"}, False),
@@ -72,7 +73,9 @@ def refit_lr(setting, populations: int, group_sizes, progress: bool) -> dict:
         grpo = frame[(frame["base_lr"] == lr) & (frame["method"] == "GRPO")]
         losses.append(t2.fit_loss(t2.summarise(grpo), targets))
     chosen = lrs[min(range(len(lrs)), key=lambda i: losses[i])]
-    return {"lrs": list(lrs), "losses": losses, "chosen": chosen, "populations": populations}
+    # at an edge the grid may not hold the loss's minimum: the record says so
+    return {"lrs": list(lrs), "losses": losses, "chosen": chosen, "at_grid_edge": chosen in (lrs[0], lrs[-1]),
+            "populations": populations}
 
 
 def entry(name: str, changes: dict, record: dict, refit: dict | None = None) -> dict:

@@ -148,7 +148,8 @@ def test_script_writes_a_record_its_reader_accepts(tiny_robustness):
     seeds, sgd = record["alternatives"]
     assert seeds["record"]["fitted"]["seed_offset"] == 2 and "refit" not in seeds  # fresh draws, nothing refitted
     assert sgd["record"]["fitted"]["optimizer"] == "sgd"
-    assert sgd["refit"]["lrs"] == [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0]
+    assert sgd["refit"]["lrs"] == [0.03125, 0.0625, 0.125, 0.25, 0.5, 1.0, 2.0]
+    assert sgd["refit"]["at_grid_edge"] == (sgd["refit"]["chosen"] in (0.03125, 2.0))
     assert sgd["record"]["fitted"]["lr"] == sgd["refit"]["chosen"]
     for entry in (record["baseline"], *record["alternatives"]):
         s = entry["summary"]
@@ -180,6 +181,7 @@ def test_summary_by_hand():
 @pytest.mark.parametrize("breakage, message", [
     (lambda r: r["alternatives"][0]["summary"].update(hits_v2=99), "summary must be its record's"),
     (lambda r: r["alternatives"][1]["refit"].update(chosen=123.0), "refit.chosen must be the lr of the lowest loss"),
+    (lambda r: r["alternatives"][1]["refit"].update(at_grid_edge="maybe"), "at_grid_edge must say whether"),
     (lambda r: r.update(populations=3), "record.populations must be 3"),
     (lambda r: r.update(schema="other"), "field 'schema' must be table2-depth-robustness-v1"),
     (lambda r: r["alternatives"][0]["record"]["fit_targets"][0].update(method="F-GRPO"), "must be GRPO"),
@@ -193,3 +195,18 @@ def test_reader_refuses_a_broken_record(tiny_robustness, breakage, message):
     with pytest.raises(ValueError, match=message):
         check_robustness(broken, "r.json")
     check_robustness(record, "r.json")  # the unbroken one passes
+
+
+def test_committed_robustness_record():
+    """The committed record passes its reader, its baseline is the committed table2-depth record as it stands, every
+    alternative ran 40 populations and changed one choice of the fit (the rest: table2_depth.FITTED)."""
+    results = REPO / "fgrpo_sim" / "results"
+    record = read_robustness(results / "table2-depth-robustness.json")
+    assert record["baseline"]["record"] == json.loads((results / "table2-depth.json").read_text())
+    assert record["populations"] == t2.FITTED_POPULATIONS and record["grid_populations"] < record["populations"]
+    fitted = {k: v for k, v in vars(t2.FITTED).items() if k != "seed_offset"}
+    for a in record["alternatives"]:
+        f = a["record"]["fitted"]
+        changed = {k for k in fitted if f[k] != fitted[k]} | ({"seed_offset"} if f.get("seed_offset") else set())
+        assert changed - {"lr"} and len(changed - {"lr"}) == 1, (a["name"], changed)  # one choice (and its lr)
+        assert ("refit" in a) == (a["name"] != "seeds 40-79")  # fresh draws refit nothing

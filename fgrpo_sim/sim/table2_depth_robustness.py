@@ -71,6 +71,9 @@ def _entry(value: Any, where: str, name: str) -> dict:
         if not (refit.get("chosen") == best == record["fitted"].get("lr")):
             raise ValueError(f"{where}: field {name}.refit.chosen must be the lr of the lowest loss ({best:g}), "
                              f"the one its record ran, got {shorten(refit.get('chosen'))}")
+        if refit.get("at_grid_edge") != (best in (refit["lrs"][0], refit["lrs"][-1])):
+            raise ValueError(f"{where}: field {name}.refit.at_grid_edge must say whether the chosen lr is the "
+                             f"grid's first or last, got {shorten(refit.get('at_grid_edge'))}")
     return {**value, "record": record}
 
 
