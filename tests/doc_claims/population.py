@@ -523,14 +523,6 @@ def _depth2_line(label: str, method: str, metrics: tuple) -> str:
     return f"{label}: " + "; ".join(parts)
 
 
-def _depth2_controls_gain() -> str:
-    preds = [p["contrast"] for p in _depth()["predictions"]
-             if p["cell"]["method"] != "F-GRPO" and p["cell"]["metric"] == "pass@256"]
-    most = max(c["predicted"] for c in preds)
-    return (f"controls gain at most {most:.1f} points of pass@256 (paper {math.floor(min(c['paper'] for c in preds))}-"
-            f"{math.ceil(max(c['paper'] for c in preds))})")
-
-
 ROBUSTNESS = RESULTS / "table2-depth-robustness.json"
 
 
@@ -645,7 +637,6 @@ CLAIMS = [
           source="sim.table2_depth.CONTROL_N and CONFIDENCE"),
     *[Claim(lambda line=line: _depth2_line(*line), source=f"{DEPTH.name} (predictions[].contrast), bounds rounded outward")
       for line in _DEPTH2_LINES],
-    Claim(_depth2_controls_gain, source=f"{DEPTH.name} (predictions[].contrast, pass@256 of the Table 3 controls)"),
     Claim(_robust_header, source=f"{ROBUSTNESS.name} (grid_populations, populations)"),
     Claim(_robust_units, source="sim.table2_depth.GROUP_SIZES and CONFIDENCE"),
     Claim(_robust_table_head, source=f"{ROBUSTNESS.name} (baseline's F-GRPO pass@256 contrast: the paper's)"),
