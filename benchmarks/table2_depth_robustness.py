@@ -61,6 +61,28 @@ def alternative_setting(base, changes: dict, populations: int):
     return replace(base, **fields)
 
 
+def cli_command(setting, populations: int, group_sizes, out: str) -> str:
+    """The `fgrpo simulate table2-depth` command that rewrites this alternative's record byte for byte: every
+    option whose value differs from the command's default, in the order and form the command records them."""
+    from fgrpo_sim.commands.simulate_table2_depth import RECORDED
+    from fgrpo_sim.sim import table2_depth as t2
+
+    values = {**vars(setting), "populations": populations, "group_sizes": tuple(group_sizes)}
+    defaults = {**vars(t2.FITTED), "populations": t2.FITTED_POPULATIONS, "group_sizes": t2.GROUP_SIZES}
+    parts = ["fgrpo simulate table2-depth", f"--out {out}"]
+    for name, flag in RECORDED:
+        value = values[name]
+        if value != defaults[name]:
+            text = ",".join(map(str, value)) if isinstance(value, tuple) else f"{value:g}" if isinstance(
+                value, float) else str(value)
+            parts.append(f"{flag} {text}")
+    return " ".join(parts)
+
+
+def slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")
+
+
 def refit_lr(setting, populations: int, group_sizes, progress: bool) -> dict:
     """The lr grid's losses (GRPO rows only, the committed fit's loss) and the lowest one's lr."""
     from fgrpo_sim.sim import table2_depth as t2
@@ -137,7 +159,7 @@ def main() -> None:
             print(f"{name}: lr grid {grid['lrs']} losses {[round(x) for x in grid['losses']]} -> lr "
                   f"{grid['chosen']:g} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
         frame = t2.run_setting(setting, args.populations, group_sizes, progress=args.progress)
-        command = f"fgrpo simulate table2-depth ({name}: {changes}, lr {setting.lr:g})"
+        command = cli_command(setting, args.populations, group_sizes, f"table2-depth-{slug(name)}.json")
         alternatives.append(entry(name, changes, t2.build_record(setting, frame, args.populations, command), grid))
         s = alternatives[-1]["summary"]
         print(f"{name}: dip at N = {s['dip_N']}, flanks {s['flanks'][0]['points']:+.1f} "

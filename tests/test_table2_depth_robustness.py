@@ -159,6 +159,23 @@ def test_script_writes_a_record_its_reader_accepts(tiny_robustness):
     assert record["command"].startswith("python benchmarks/table2_depth_robustness.py --tiny")
 
 
+@pytest.mark.parametrize("which", [0, 1])
+def test_each_alternative_is_its_recorded_command(tiny_robustness, run_cli, tmp_path, monkeypatch, which):
+    """An alternative's record names the `fgrpo simulate table2-depth` command that writes it: run here, that
+    command writes the same record, byte for byte as JSON (fresh seeds: --seed-offset; SGD: --optimizer, --lr)."""
+    import shlex
+
+    entry = json.loads(tiny_robustness.read_text())["alternatives"][which]
+    command = shlex.split(entry["record"]["command"])
+    assert command[:3] == ["fgrpo", "simulate", "table2-depth"]
+    assert ("--seed-offset" in command) == (which == 0) and ("--optimizer" in command) == (which == 1)
+    monkeypatch.chdir(tmp_path)
+    result = run_cli(*command[1:], "--device", "cpu", "--no-progress")
+    assert result.exit_code == 0, result.stderr
+    out = tmp_path / command[command.index("--out") + 1]
+    assert json.loads(out.read_text()) == entry["record"]
+
+
 def test_summary_by_hand():
     """summarise_record on a hand-made record: signs, same_sign against the paper's side, hits counted."""
     def pred(method, metric, paper, mean, low, high):
