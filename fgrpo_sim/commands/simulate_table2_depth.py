@@ -66,8 +66,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the record instead of the predictions table."),
     ) -> None:
         """Train the fitted population (sim/table2_depth.py: the group-size study's engine; Adam and the
-        orthogonal map unless --optimizer, --parametrisation say otherwise) for GRPO at every N, F-GRPO gamma 0.5, the low-LR control (lr x m_0.5) and the entropy and KL
-        controls on the paper's coefficient grids; write the record (fit targets: Table 2's GRPO row only;
+        orthogonal map unless --optimizer, --parametrisation say otherwise) for GRPO at every N, F-GRPO gamma 0.5,
+        the low-LR control (lr x m_0.5) and the entropy and KL controls on the paper's coefficient grids; write the record (fit targets: Table 2's GRPO row only;
         predictions of the unfitted cells under v1's hit rule and, as contrasts to GRPO at N = 8, v2's; the GRPO
         dip's flanks). docs/population.md, "Table 2's depth: a prediction"."""
         from dataclasses import replace

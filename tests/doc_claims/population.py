@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import math
 import re
-from dataclasses import asdict
 from functools import cache
 
 import numpy as np
