@@ -174,7 +174,8 @@ ofat["larger flank"] = [max(r["dip"]["left"]["points"], r["dip"]["right"]["point
 spread = ofat.groupby("property")["larger flank"].agg(lambda d: d.max() - d.min())
 name = spread.idxmax()
 values = sorted(ofat.loc[ofat["property"] == name, "value"])
-fitted = t2.DepthSetting(**{f.name: record["fitted"][f.name] for f in fields(t2.DepthSetting)})
+# (a record drawn from seeds 0.. leaves seed_offset out: the field's default, 0)
+fitted = t2.DepthSetting(**{f.name: record["fitted"][f.name] for f in fields(t2.DepthSetting) if f.name in record["fitted"]})
 fig, (ax_pass, ax_nll) = new_figure(1, 2, width=4.4, height=3.0)
 for value, ls in ((values[0], "-"), (values[-1], "--")):
     live = t2.run_setting(replace(fitted, **{name: value}), 3, controls=False)

@@ -14,7 +14,11 @@ from fgrpo_sim.commands.options import given, list_option
 RECORDED = (("populations", "--populations"), ("group_sizes", "--n"), ("rare_mass", "--rare-mass"),
             ("rare_only_share", "--rare-only-share"), ("rare_strategies", "--rare-strategies"),
             ("offset_scale", "--offset-scale"), ("lr", "--lr"), ("steps", "--steps"), ("prompt_batch", "--prompt-batch"),
-            ("common_correct_prob", "--common-correct-prob"))
+            ("common_correct_prob", "--common-correct-prob"), ("optimizer", "--optimizer"),
+            ("parametrisation", "--parametrisation"), ("seed_offset", "--seed-offset"))
+#: why --optimizer and --parametrisation take one value here (they are lists where the group-size study sweeps them)
+ONE_CHOICE = "one fitted setting per call; benchmarks/table2_depth_robustness.py runs the alternatives"
+
 
 
 def register(app: typer.Typer) -> None:
@@ -28,7 +32,8 @@ def register(app: typer.Typer) -> None:
                                  "fgrpo_sim/results/table2-depth.json; an earlier record is replaced, another "
                                  "file only with --force."),
         populations: int = typer.Option(FITTED_POPULATIONS, "--populations", help="Population draws (seeds "
-                                        "0..P-1), in [2, 10^4]; every interval is a 95% t interval over them."),
+                                        "S..S+P-1, S the --seed-offset), in [2, 10^4]; every interval is a 95% t "
+                                        "interval over them."),
         group_sizes: Sequence[int] = list_option(",".join(map(str, GROUP_SIZES)), "--n", int,
                                                  help="Group sizes N, comma-separated (Table 2's by default)."),
         rare_mass: Sequence[float] = list_option(f"{FITTED.rare_mass:g}", "--rare-mass", float,
@@ -40,22 +45,29 @@ def register(app: typer.Typer) -> None:
                                             help="Number of rare strategies, in [1, 1000]."),
         offset_scale: float = typer.Option(FITTED.offset_scale, "--offset-scale", help="Spread of per-prompt "
                                            "success at the start (std of the per-prompt offsets), in [0, 20]."),
-        lr: float = typer.Option(FITTED.lr, "--lr", help="Adam learning rate, in (0, 10]; the low-LR control "
-                                 "runs at lr x m_0.5."),
+        lr: float = typer.Option(FITTED.lr, "--lr", help="Learning rate of --optimizer, in (0, 10] for adam, "
+                                 "(0, 1000] for sgd; the low-LR control runs at lr x m_0.5."),
         steps: int = typer.Option(FITTED.steps, "--steps", help="Training steps for every N (Table 2's equal "
                                   "steps), in [1, 10^6]."),
         prompt_batch: int = typer.Option(FITTED.prompt_batch, "--prompt-batch", help="Prompts per step B, in [1, 256]."),
         common_correct_prob: float = typer.Option(FITTED.common_correct_prob, "--common-correct-prob",
                                                   help="Chance that a common strategy solves a common-solvable "
                                                   "prompt (the start's success level), in (0, 1]."),
+        optimizer: Sequence[str] = list_option(FITTED.optimizer, "--optimizer", str, one=ONE_CHOICE,
+                                               help="adam or sgd (the group-size study's optimizers)."),
+        parametrisation: Sequence[str] = list_option(FITTED.parametrisation, "--parametrisation", str,
+                                                     one=ONE_CHOICE, help="Logits = M theta: axis, orthogonal or "
+                                                     "dense (sim/parametrisation.py)."),
+        seed_offset: int = typer.Option(FITTED.seed_offset, "--seed-offset", help="The first population seed S: "
+                                        "draws S..S+P-1, in [0, 10^9] (40 with 40 populations: a fresh set)."),
         device: str = typer.Option("auto", "--device", help="auto (CUDA when present), cpu or cuda."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a tqdm progress bar on stderr."),
         force: bool = typer.Option(False, "--force", help="Replace an existing --out that is not such a record."),
         as_json: bool = typer.Option(False, "--json", help="Print the record instead of the predictions table."),
     ) -> None:
-        """Train the fitted population (sim/table2_depth.py: the group-size study's engine, Adam, orthogonal
-        map) for GRPO at every N, F-GRPO gamma 0.5, the low-LR control (lr x m_0.5) and the entropy and KL
-        controls on the paper's coefficient grids; write the record (fit targets: Table 2's GRPO row only;
+        """Train the fitted population (sim/table2_depth.py: the group-size study's engine; Adam and the
+        orthogonal map unless --optimizer, --parametrisation say otherwise) for GRPO at every N, F-GRPO gamma 0.5,
+        the low-LR control (lr x m_0.5) and the entropy and KL controls on the paper's coefficient grids; write the record (fit targets: Table 2's GRPO row only;
         predictions of the unfitted cells under v1's hit rule and, as contrasts to GRPO at N = 8, v2's; the GRPO
         dip's flanks). docs/population.md, "Table 2's depth: a prediction"."""
         from dataclasses import replace
@@ -73,11 +85,14 @@ def register(app: typer.Typer) -> None:
         with options_named(rare_mass="--rare-mass", rare_only_share="--rare-only-share",
                            rare_strategies="--rare-strategies", offset_scale="--offset-scale", lr="--lr",
                            steps="--steps", prompt_batch="--prompt-batch", populations="--populations",
-                           common_correct_prob="--common-correct-prob",
+                           common_correct_prob="--common-correct-prob", optimizer="--optimizer",
+                           parametrisation="--parametrisation", seed_offset="--seed-offset",
                            group_sizes="--n"):
             setting = replace(FITTED, rare_mass=rare_mass[0], rare_only_share=rare_only_share,
                               rare_strategies=rare_strategies, offset_scale=offset_scale, lr=lr, steps=steps,
-                              prompt_batch=prompt_batch, common_correct_prob=common_correct_prob).validate()
+                              prompt_batch=prompt_batch, common_correct_prob=common_correct_prob,
+                              optimizer=optimizer[0], parametrisation=parametrisation[0],
+                              seed_offset=seed_offset).validate()
             study_spec(setting, populations, tuple(group_sizes))  # every range checked before any work
         resolve_device(device)
         check_replaceable(out, "--out", is_record, force=force)

@@ -83,6 +83,9 @@ class GroupSizeStudySpec:
     ds_coefs: tuple[tuple[float, float], ...] = ()
     views: tuple[str, ...] = ("equal-steps",)
     populations: int = 10  # population draws (population seeds 0 .. populations - 1; each draws its own map M)
+    # the first population seed: draws offset .. offset + populations - 1 (a row is keyed by its seed, so population
+    # 40 of offset 40 is population 40 of offset 0; issue 48's robustness check draws fresh populations this way)
+    population_offset: int = 0
     seeds: int = 2  # batch seeds per population (the prompt batches and rollouts)
     steps: int = 200
     reference_n: int = 8
@@ -124,6 +127,7 @@ class GroupSizeStudySpec:
                 raise ValueError(f"{name} must list at least one value, each once, got {tuple(values)}")
         # the verdicts are paired bootstrap intervals over population draws: one draw has none (issue 31)
         check_integer("populations", self.populations, 2, 10_000)
+        check_integer("population_offset", self.population_offset, 0, 10**9)
         check_integer("seeds", self.seeds, 1, 10_000)
         check_integer("steps", self.steps, 1, 1_000_000)
         check_integer("reference_n", self.reference_n, 1, 1_000_000)
@@ -178,6 +182,8 @@ def chunk_id(spec: GroupSizeStudySpec, optimizer: str, parametrisation: str) -> 
                               adam_lrs=spec.adam_lrs if optimizer == "adam" else (),
                               sgd_lrs=spec.sgd_lrs if optimizer == "sgd" else ()))
     settings["seeding"] = SEEDING
+    if settings["population_offset"] == 0:  # likewise: seeds from 0 keep the fingerprints recorded before the offset
+        del settings["population_offset"]
     if settings["focal_smoothing"] == 0.0:  # the paper's estimate keeps the fingerprints recorded before alpha existed
         del settings["focal_smoothing"]
     for name in ("entropy_coefs", "kl_coefs", "ds_coefs"):  # likewise the fingerprints recorded before the controls existed
@@ -203,7 +209,7 @@ def study_rows(spec: GroupSizeStudySpec, optimizer: str | None = None, parametri
             continue
         for view in spec.views:
             for rare_index, rare in enumerate(spec.rare_masses):
-                for population in range(spec.populations):
+                for population in population_seeds(spec):
                     for n in spec.group_sizes:
                         steps = spec.steps if view == "equal-steps" else max(1, round(spec.steps * spec.reference_n / n))
                         for lr in spec.lrs(opt):
@@ -212,7 +218,7 @@ def study_rows(spec: GroupSizeStudySpec, optimizer: str | None = None, parametri
                                     rows.append(dict(
                                         rare_correct_prob=float(spec.population.rare_correct_prob), optimizer=opt,
                                         parametrisation=kind, view=view, rare_mass=float(rare), population=population,
-                                        pop=rare_index * spec.populations + population, N=int(n), base_lr=float(lr),
+                                        pop=rare_index * spec.populations + population - spec.population_offset, N=int(n), base_lr=float(lr),
                                         variant=name, gamma=gamma, lr=float(row_lr), seed=seed, steps=int(steps)))
     return pd.DataFrame(rows)
 
@@ -238,6 +244,11 @@ def row_keys(spec: GroupSizeStudySpec, table) -> torch.Tensor:
 
 def _hash64(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") & 0x7FFF_FFFF_FFFF_FFFF
+
+
+def population_seeds(spec: GroupSizeStudySpec) -> range:
+    """The population draws' seeds: population_offset .. population_offset + populations - 1."""
+    return range(spec.population_offset, spec.population_offset + spec.populations)
 
 
 def population_spec(spec: GroupSizeStudySpec, rare_mass: float, population: int) -> SharedPopulationSpec:
@@ -357,7 +368,7 @@ def predicted_dips(spec: GroupSizeStudySpec) -> dict[float, int]:
     out = {}
     for rare in spec.rare_masses:
         pairs = [initial_mu_rho(make_shared_population(population_spec(spec, rare, p)))
-                 for p in range(spec.populations)]
+                 for p in population_seeds(spec)]
         mu, rho = np.concatenate([m for m, _ in pairs]), np.concatenate([r for _, r in pairs])
         keep = rho > 0  # prompts without a correct rare strategy cannot miss one
         out[float(rare)] = predict_dip(empirical_difficulty(mu[keep], "training prompts"), rho[keep],
@@ -413,8 +424,8 @@ def train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, device, pro
 def _population_tensors(spec: GroupSizeStudySpec, kind: str, dev):
     """Per (rare mass, population) draw: offsets, correct sets, rare-only flags, initial logits, map, theta0."""
     pops = [make_shared_population(population_spec(spec, rare, p))
-            for rare in spec.rare_masses for p in range(spec.populations)]
-    seeds = [p for _ in spec.rare_masses for p in range(spec.populations)]
+            for rare in spec.rare_masses for p in population_seeds(spec)]
+    seeds = [p for _ in spec.rare_masses for p in population_seeds(spec)]
     k = pops[0].kind.size
     maps = [logit_map(kind, k, s) for s in seeds]
     theta0 = np.stack([initial_parameters(m, pop.shared_init) for m, pop in zip(maps, pops)])
@@ -551,4 +562,4 @@ def final_rows(frame):
 
 __all__ = ["GroupSizeStudySpec", "run_study", "final_rows", "study_rows", "variants", "predicted_dips",
            "initial_mu_rho", "advantage_tables", "regularised", "RowCounts", "row_keys", "logit_gradient", "RowAdam", "chunks", "chunk_id",
-           "chunk_key", "population_spec", "stream_seed", "STREAM_FIELDS", "SEEDING", "VIEWS", "METRICS", "DEFAULT_POPULATION", "DEFAULT_LRS"]
+           "chunk_key", "population_spec", "population_seeds", "stream_seed", "STREAM_FIELDS", "SEEDING", "VIEWS", "METRICS", "DEFAULT_POPULATION", "DEFAULT_LRS"]

@@ -4,8 +4,9 @@ A `DepthSetting` names the population and training properties a user can estimat
 mass, the share of prompts whose only correct strategies are rare, the number of rare strategies, the spread of
 per-prompt success, the start's success level, the learning rate, steps and batch). `run_setting` trains GRPO,
 F-GRPO (gamma 0.5), the low-LR control (lr x m_0.5) and the entropy and KL controls at every N on `populations` population draws through `group_size_study.train_chunk`
-(Adam, orthogonal map: the study's setting that dips), so the policy step is the study's and every row is seeded
-from its own key (`group_size_study.SEEDING`). `summarise` turns the rows into the paper's units: held-out pass@k
+(Adam, orthogonal map by default: the study's setting that dips; the setting's `optimizer`, `parametrisation` and
+`seed_offset` vary our own choices), so the policy step is the study's and every row is seeded from its own key
+(`group_size_study.SEEDING`). `summarise` turns the rows into the paper's units: held-out pass@k
 in percent, dNLL_rare (train split, App. M.2's base-model weighting) in nats, each a 95% Student t interval over
 populations.
 
@@ -35,7 +36,10 @@ CONTROL_N = 8  # Table 3's controls and Table 2's F-GRPO row
 METRICS = ("pass@1", "pass@256", "dnll_rare")
 #: the pre-registered loss: pass@k in points, dNLL_rare in tenths of a nat (so 0.1 nat weighs as 1 point)
 LOSS_SCALE = {"pass@1": 1.0, "pass@256": 1.0, "dnll_rare": 10.0}
-OPTIMIZER, PARAMETRISATION = "adam", "orthogonal"
+OPTIMIZER, PARAMETRISATION = "adam", "orthogonal"  # the committed fit's (the study's setting that dips)
+OPTIMIZERS = ("adam", "sgd")  # what the group-size engine trains (sim.group_size_study)
+#: each optimizer's lr range (the engine's: SGD's token-mean gradient is small, so its lr is larger)
+LR_RANGES = {"adam": 10.0, "sgd": 1000.0}
 CONFIDENCE = 0.95
 SCHEMA = "table2-depth-v2"
 #: Table 3's entropy and KL coefficient grids (the paper's, unscaled: one token per rollout, the same token-mean
@@ -58,18 +62,29 @@ class DepthSetting:
     rare_only_share: float = 0.25  # prompts solvable only by a rare strategy
     rare_strategies: int = 4
     offset_scale: float = 1.0  # spread of per-prompt success at the start (std of the fixed per-prompt offsets)
-    lr: float = 0.01  # Adam
+    lr: float = 0.01  # the optimizer's
     steps: int = 200
     prompt_batch: int = 32
     # the start's success level (v2): a common strategy's chance to solve a common-solvable prompt
     common_correct_prob: float = 0.5
+    # our own choices (issue 48's robustness check): the optimizer, the map logits = M theta, the first population
+    # seed (draws seed_offset .. seed_offset + P - 1)
+    optimizer: str = OPTIMIZER
+    parametrisation: str = PARAMETRISATION
+    seed_offset: int = 0
 
     def validate(self) -> "DepthSetting":
+        from fgrpo_sim.sim.parametrisation import PARAMETRISATIONS
+        from fgrpo_sim.validation import check_choice
+
+        check_choice("optimizer", self.optimizer, OPTIMIZERS)
+        check_choice("parametrisation", self.parametrisation, PARAMETRISATIONS)
+        check_integer("seed_offset", self.seed_offset, 0, 10**9)
         check_range("rare_mass", self.rare_mass, 0.0, 0.4, low_open=True, high_open=True)
         check_range("rare_only_share", self.rare_only_share, 0.0, 1.0)
         check_integer("rare_strategies", self.rare_strategies, 1, 1000)
         check_range("offset_scale", self.offset_scale, 0.0, 20.0)
-        check_range("lr", self.lr, 0.0, 10.0, low_open=True)
+        check_range("lr", self.lr, 0.0, LR_RANGES[self.optimizer], low_open=True)
         check_integer("steps", self.steps, 1, 1_000_000)
         check_integer("prompt_batch", self.prompt_batch, 1, 256)
         check_range("common_correct_prob", self.common_correct_prob, 0.0, 1.0, low_open=True)
@@ -85,7 +100,7 @@ FITTED_POPULATIONS = 40
 
 def study_spec(setting: DepthSetting, populations: int, group_sizes=GROUP_SIZES, seed: int = 0,
                controls: bool = True):
-    """The group-size study's spec for one setting: one chunk (Adam, orthogonal), one batch seed per population,
+    """The group-size study's spec for one setting: one chunk (its optimizer and map), one batch seed per population,
     evaluated at the last step only; `controls` False drops the low-LR, entropy and KL rows (the search needs GRPO
     only; F-GRPO stays, the study always trains one gamma). A row's numbers do not depend on which other rows run
     (SEEDING)."""
@@ -97,21 +112,27 @@ def study_spec(setting: DepthSetting, populations: int, group_sizes=GROUP_SIZES,
                          common_correct_prob=setting.common_correct_prob)
     return GroupSizeStudySpec(group_sizes=tuple(group_sizes), rare_masses=(setting.rare_mass,), gammas=(GAMMA,),
                               low_lr=controls, entropy_coefs=CONTROL_GRIDS["entropy"] if controls else (),
-                              kl_coefs=CONTROL_GRIDS["KL"] if controls else (), optimizers=(OPTIMIZER,),
-                              parametrisations=(PARAMETRISATION,),
-                              populations=populations, seeds=1, steps=setting.steps, prompt_batch=setting.prompt_batch,
-                              adam_lrs=(setting.lr,), eval_every=setting.steps, seed=seed,
-                              population=population).validate()
+                              kl_coefs=CONTROL_GRIDS["KL"] if controls else (), optimizers=(setting.optimizer,),
+                              parametrisations=(setting.parametrisation,), populations=populations,
+                              population_offset=setting.seed_offset, seeds=1, steps=setting.steps,
+                              prompt_batch=setting.prompt_batch, eval_every=setting.steps, seed=seed,
+                              **{f"{setting.optimizer}_lrs": (setting.lr,)}, population=population).validate()
 
 
 def run_setting(setting: DepthSetting, populations: int, group_sizes=GROUP_SIZES, device: str = "cpu",
-                progress: bool = False, seed: int = 0, controls: bool = True):
-    """Each trained row's last evaluation (group_size_study.final_rows) with `method` added: GRPO, F-GRPO, low-LR."""
+                progress: bool = False, seed: int = 0, controls: bool = True, lrs=None):
+    """Each trained row's last evaluation (group_size_study.final_rows) with `method` added: GRPO, F-GRPO, low-LR.
+    `lrs`: train every one of these learning rates instead of the setting's, in one batched run (an lr grid; the
+    `base_lr` column tells them apart, and each row is its own key, so a row equals the one-lr run's)."""
     from fgrpo_sim.sim.group_size_study import final_rows, train_chunk
     from fgrpo_sim.sim.population import resolve_device
 
     spec = study_spec(setting, populations, group_sizes, seed, controls)
-    rows = final_rows(train_chunk(spec, OPTIMIZER, PARAMETRISATION, resolve_device(device), progress))
+    if lrs is not None:
+        for lr in lrs:  # each lr in the optimizer's range, named as the setting's field
+            replace(setting, lr=float(lr)).validate()
+        spec = replace(spec, **{f"{setting.optimizer}_lrs": tuple(float(lr) for lr in lrs)}).validate()
+    rows = final_rows(train_chunk(spec, setting.optimizer, setting.parametrisation, resolve_device(device), progress))
     rows.insert(0, "method", rows["variant"].map(_method))
     return rows
 
@@ -277,9 +298,12 @@ def build_record(setting: DepthSetting, frame, populations: int, command: str, s
 
     rows = summarise(frame)
     targets = fit_targets(sorted(int(n) for n in frame["N"].unique()))
+    fitted = asdict(setting)
+    if not fitted["seed_offset"]:  # seeds from 0: the record as written before the offset existed, byte for byte
+        del fitted["seed_offset"]
     return {"schema": SCHEMA, "fit_targets": targets,
-            "fitted": {**asdict(setting), "optimizer": OPTIMIZER, "parametrisation": PARAMETRISATION,
-                       "gamma": GAMMA, "seed": seed, "loss": fit_loss(rows, targets), "rms": fit_rms(rows, targets)},
+            "fitted": {**fitted, "gamma": GAMMA, "seed": seed, "loss": fit_loss(rows, targets),
+                       "rms": fit_rms(rows, targets)},
             "simulated_rows": rows, "predictions": predictions(rows, targets, frame), "controls": chosen_controls(rows),
             "rules": RULES,
             "grpo_dip_points": dip_points(frame),
@@ -290,4 +314,4 @@ def build_record(setting: DepthSetting, frame, populations: int, command: str, s
 
 __all__ = ["DepthSetting", "study_spec", "run_setting", "summarise", "paper_cells", "fit_targets", "fit_errors",
            "fit_loss", "fit_rms", "predictions", "chosen_controls", "dip_points", "build_record", "GROUP_SIZES",
-           "GAMMA", "METRICS", "SCHEMA", "MODEL", "FITTED", "FITTED_POPULATIONS", "CONTROL_GRIDS", "PAPER_NAMES"]
+           "GAMMA", "METRICS", "SCHEMA", "MODEL", "OPTIMIZERS", "FITTED", "FITTED_POPULATIONS", "CONTROL_GRIDS", "PAPER_NAMES"]

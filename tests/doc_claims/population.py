@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import math
 import re
-from dataclasses import asdict
 from functools import cache
 
 import numpy as np
@@ -455,21 +454,17 @@ def _depth_at_8() -> str:
 
 
 def _depth_properties() -> str:
-    """Which grid values the deep dips and the dips at N = 8 come with (the search's per-property summary)."""
+    """Which grid values the deep dips come with (the search's per-property summary): the offset scale's count, and
+    the deep counts rising with the lr and the steps (the page says "a larger lr and longer training")."""
     summary = _depth_search()["summary"]
 
-    def counts(prop, key):
-        return [(row["value"], row[key], row["settings"]) for row in summary[prop]]
+    def deep(prop):
+        return [row["deep"] for row in sorted(summary[prop], key=lambda row: row["value"])]
 
-    spread = counts("offset_scale", "deep")
-    lr = counts("lr", "deep")
-    steps = counts("steps", "deep")
-    at8 = counts("offset_scale", "lowest_at_8")
-    return (f"Deep dips come with less spread in per-prompt success (offset scale {spread[0][0]:g}: {spread[0][1]} of "
-            f"{sum(c for _, c, _ in spread)}), a larger lr ({', '.join(str(c) for _, c, _ in lr)} of {lr[0][2]} at lr "
-            f"{lr[0][0]:g} to {lr[-1][0]:g}) and longer training ({steps[-1][1]} at {steps[-1][0]:g} steps, "
-            f"{steps[0][1]} at {steps[0][0]:g}); less spread also puts the lowest N at 8 more often "
-            f"({at8[0][1]} of {at8[0][2]}, against {at8[-1][1]})")
+    spread = summary["offset_scale"]
+    assert deep("lr") == sorted(deep("lr")) and deep("steps") == sorted(deep("steps")), "larger lr, longer training"
+    return (f"Deep dips come with less spread in per-prompt success (offset scale {spread[0]['value']:g}: "
+            f"{spread[0]['deep']} of {sum(row['deep'] for row in spread)}), a larger lr and longer training")
 
 
 DEPTH_SEARCH_V2 = RESULTS / "table2-depth-search-v2.json"
@@ -490,18 +485,14 @@ def _confidence() -> int:
 def _depth2_fit() -> str:
     """v2's grid: the fit stays v1's setting; the refined setting nearest the paper's pass@1 and its price."""
     from fgrpo_sim.jsonl import read_json_file
-    from fgrpo_sim.sim.table2_depth import FITTED
+    from fgrpo_sim.sim.table2_depth import FITTED, DepthSetting
 
     s = read_json_file(DEPTH_SEARCH_V2, "search")
-    assert s["fit"]["setting"] == asdict(FITTED) and FITTED.common_correct_prob == 0.5, "the page says the fit stays v1's"
+    # the search predates the optimizer, map and seed-offset fields: it ran their defaults, FITTED's
+    assert DepthSetting(**s["fit"]["setting"]) == FITTED and FITTED.common_correct_prob == 0.5, "the fit stays v1's"
     alt = min((r for r in s["refined"] if r["setting"]["common_correct_prob"] != 0.5), key=lambda r: r["rms"]["pass@1"])
     return (f"at {alt['setting']['common_correct_prob']:g} pass@1's RMS falls to {alt['rms']['pass@1']:.1f} points, "
             f"dNLL_rare's rises to {alt['rms']['dnll_rare']:.2f} nats: loss {alt['loss']:.0f} against {s['fit']['loss']:.0f}")
-
-
-def _depth2_dip() -> str:
-    d = _depth()["grpo_dip_points"]
-    return f"still lowest at N = {d['dip_N']} (flanks {d['left']['points']:+.1f}, {d['right']['points']:+.1f})"
 
 
 def _depth2_chosen() -> str:
@@ -531,25 +522,128 @@ def _depth2_line(label: str, method: str, metrics: tuple) -> str:
     return f"{label}: " + "; ".join(parts)
 
 
-def _depth2_controls_gain() -> str:
-    preds = [p["contrast"] for p in _depth()["predictions"]
-             if p["cell"]["method"] != "F-GRPO" and p["cell"]["metric"] == "pass@256"]
-    most = max(c["predicted"] for c in preds)
-    return (f"controls gain at most {most:.1f} points of pass@256 (paper {math.floor(min(c['paper'] for c in preds))}-"
-            f"{math.ceil(max(c['paper'] for c in preds))})")
+ROBUSTNESS = RESULTS / "table2-depth-robustness.json"
+
+
+@cache
+def _robustness() -> dict:
+    """benchmarks/table2_depth_robustness.py's record (issue 48's follow-up), through its checked reader."""
+    from fgrpo_sim.sim.table2_depth_robustness import read_robustness
+
+    return read_robustness(ROBUSTNESS)
+
+
+def _outward(mean: float, low: float, high: float) -> str:
+    """'+m [+l, +h]' to one decimal, the bounds rounded outward (as the contrast lines above)."""
+    return f"{mean:+.1f} [{math.floor(10 * low) / 10:+.1f}, {math.ceil(10 * high) / 10:+.1f}]"
+
+
+def _fgrpo_256(entry: dict) -> dict:
+    return next(c for c in entry["summary"]["contrasts"] if c["method"] == "F-GRPO" and c["metric"] == "pass@256")
+
+
+def _robust_label(entry: dict) -> str:
+    """The run's name with the values it ran: the seeds it drew, the steps, the map or optimizer."""
+    f, populations = entry["record"]["fitted"], entry["record"]["populations"]
+    offset = f.get("seed_offset", 0)
+    if entry["name"].startswith("baseline"):
+        return (f"committed: {f['optimizer'].capitalize()}, {f['parametrisation']}, seeds {offset}-"
+                f"{offset + populations - 1}, {f['steps']} steps")
+    return f"{entry['name']} ({f['steps']} steps)" if entry["name"].startswith("steps") else entry["name"]
+
+
+def _robust_row(entry: dict) -> str:
+    """One row of the page's table: run | lr | lowest N | flanks (points) | pass@1 RMS | v2 hits | F-GRPO pass@256."""
+    s, f, refit = entry["summary"], entry["record"]["fitted"], entry.get("refit") or {}
+    flanks = ", ".join(f"{x['points']:+.1f}" for x in s["flanks"])
+    c = _fgrpo_256(entry)
+    lr = f"{f['lr']:g}" + (" (grid edge)" if refit.get("at_grid_edge") else "")
+    return (f"| {_robust_label(entry)} | {lr} | {s['dip_N']} | {flanks} | {s['pass@1_rms']:.1f} | "
+            f"{s['hits_v2']}/{s['predictions']} | {_outward(c['predicted'], c['ci_low'], c['ci_high'])} |")
+
+
+def _robust_entries() -> list[dict]:
+    r = _robustness()
+    return [r["baseline"], *r["alternatives"]]
+
+
+def _robust_header() -> str:
+    r = _robustness()
+    return (f"refits only the lr (a grid at {r['grid_populations']} populations, v1's loss) and predicts the nine "
+            f"cells unchanged at {r['populations']} populations")
+
+
+def _robust_units() -> str:
+    from fgrpo_sim.sim.table2_depth import GROUP_SIZES
+
+    assert all(e["summary"]["flanks"][0]["N"] == GROUP_SIZES[0] and e["summary"]["flanks"][1]["N"] == GROUP_SIZES[-1]
+               for e in _robust_entries())
+    return f"Points; flanks at N = {GROUP_SIZES[0]} and {GROUP_SIZES[-1]}; paired {_confidence()}% t"
+
+
+def _robust_table_head() -> str:
+    paper = _fgrpo_256(_robustness()["baseline"])["paper"]
+    return f"| run | lr | lowest N | flanks | pass@1 RMS | v2 hits | F-GRPO pass@256 (paper {paper:+.1f}) |"
+
+
+def _is_dip(summary: dict) -> bool:
+    """The page's dip: both flanks' intervals above 0 (the lowest N is then inside the grid)."""
+    return all(f["ci_low"] > 0 for f in summary["flanks"])
+
+
+def _robust_fgrpo() -> str:
+    """F-GRPO's pass@256 contrast in every run: its sign (interval above 0 everywhere) and its size per choice."""
+    entries = _robust_entries()
+    assert all(_fgrpo_256(e)["same_sign"] for e in entries), "the page says the sign holds in every run"
+    by = {e["name"]: _fgrpo_256(e)["predicted"] for e in entries}
+    adam = [v for k, v in by.items() if k not in ("SGD", "axis map")]
+    seeds = _fgrpo_256(next(e for e in entries if e["name"] == "seeds 40-79"))
+    assert _fgrpo_256(entries[0])["hit"] and not seeds["hit"], "the page says fresh seeds turn the hit into a miss"
+    return (f"keeps its sign in all {len(entries)} runs (interval above 0), not its size: {min(adam):.1f}-"
+            f"{max(adam):.1f} points under Adam on the orthogonal and dense maps, {by['SGD']:.1f} under SGD, "
+            f"{by['axis map']:.1f} on the axis map; fresh seeds alone turn its hit into a miss")
+
+
+def _robust_controls() -> str:
+    """The Table 3 controls' pass@256 contrasts over every run (bounds rounded outward), beside the paper's."""
+    cs = [c for e in _robust_entries() for c in e["summary"]["contrasts"]
+          if c["method"] != "F-GRPO" and c["metric"] == "pass@256"]
+    low, high = min(c["predicted"] for c in cs), max(c["predicted"] for c in cs)
+    return (f"stay small in every run ({math.floor(10 * low) / 10:+.1f} to {math.ceil(10 * high) / 10:+.1f}; "
+            f"paper {min(c['paper'] for c in cs):+.1f} to {max(c['paper'] for c in cs):+.1f})")
+
+
+def _robust_dip() -> str:
+    """Where GRPO is lowest across the runs, how many dip (both flanks above 0) and at which N, the deepest flank."""
+    entries = _robust_entries()
+    at4 = sum(e["summary"]["dip_N"] == 4 for e in entries)
+    dips = sorted({e["summary"]["dip_N"] for e in entries if _is_dip(e["summary"])})
+    deepest = max(f["points"] for e in entries for f in e["summary"]["flanks"])
+    hits = [e["summary"]["hits_v2"] for e in entries]
+    paper = table2_flanks()
+    return (f"lowest at N = 4 in {at4} of {len(entries)} runs, a dip (both flanks above 0) in "
+            f"{sum(_is_dip(e['summary']) for e in entries)} (at N = {', '.join(map(str, dips[:-1]))} or {dips[-1]}), "
+            f"no flank above {math.ceil(10 * deepest) / 10:.1f} points (paper {paper[0]:.1f}, {paper[1]:.1f}); v2's "
+            f"hits: {min(hits)} to {max(hits)} of {entries[0]['summary']['predictions']}")
 
 
 CLAIMS = [
     Claim(lambda: f"v2's outcome (`fgrpo simulate table2-depth`, {_depth()['populations']} populations)",
           source=f"{DEPTH.name} (populations)"),
     Claim(_depth2_fit, source=f"{DEPTH_SEARCH_V2.name} (fit, refined) and table2_depth.FITTED"),
-    Claim(_depth2_dip, source=f"{DEPTH.name} (grpo_dip_points)"),
     Claim(_depth2_chosen, source=f"{DEPTH.name} (controls)"),
     Claim(lambda: f"Contrasts to GRPO at N = {_control_n()}, paper vs ours [paired {_confidence()}% t]",
           source="sim.table2_depth.CONTROL_N and CONFIDENCE"),
     *[Claim(lambda line=line: _depth2_line(*line), source=f"{DEPTH.name} (predictions[].contrast), bounds rounded outward")
       for line in _DEPTH2_LINES],
-    Claim(_depth2_controls_gain, source=f"{DEPTH.name} (predictions[].contrast, pass@256 of the Table 3 controls)"),
+    Claim(_robust_header, source=f"{ROBUSTNESS.name} (grid_populations, populations)"),
+    Claim(_robust_units, source="sim.table2_depth.GROUP_SIZES and CONFIDENCE"),
+    Claim(_robust_table_head, source=f"{ROBUSTNESS.name} (baseline's F-GRPO pass@256 contrast: the paper's)"),
+    Claim(_robust_fgrpo, source=f"{ROBUSTNESS.name} (summary.contrasts, F-GRPO pass@256, every run)"),
+    Claim(_robust_controls, source=f"{ROBUSTNESS.name} (summary.contrasts, the controls' pass@256), rounded outward"),
+    Claim(_robust_dip, source=f"{ROBUSTNESS.name} (summary: dip_N, flanks, hits_v2) and paper_tables.table2()"),
+    *[Claim(lambda i=i: _robust_row(_robust_entries()[i]), source=f"{ROBUSTNESS.name} (baseline, alternatives[]: "
+            "record.fitted, summary), bounds rounded outward") for i in range(7)],
     Claim(_depth_search_phrase, source=f"{DEPTH_SEARCH.name} (grid, deep_points) and {DEPTH.name} (fit_targets)"),
     Claim(_depth_at_8, source=f"{DEPTH_SEARCH.name} (grid)"),
     Claim(_depth_properties, source=f"{DEPTH_SEARCH.name} (summary: deep and lowest_at_8 counts per grid value)"),
