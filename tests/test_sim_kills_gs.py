@@ -167,3 +167,193 @@ def test_optional_fields_take_null_and_optional_curve_fields_may_be_absent(repor
     # the edges of each range are inside it
     report.update(rare_mass=1, rare_correct_prob=0, base_lr=0, steps=0, predicted_N=1, lowest_share=1.0)
     assert _check(report)["predicted_N"] == 1
+
+
+# --- group_size_resume.py: what a resumed run keeps, and each refusal -------------------------------------------------
+
+def _tiny_spec(**changes):
+    from fgrpo_sim.sim.group_size_study import DEFAULT_POPULATION, GroupSizeStudySpec
+
+    base = dict(group_sizes=(2, 4), rare_masses=(0.02,), gammas=(1.0,), low_lr=False, populations=2, seeds=1,
+                steps=5, eval_every=2, prompt_batch=2, optimizers=("sgd",), parametrisations=("axis",),
+                sgd_lrs=(2.0,), population=replace(DEFAULT_POPULATION, num_prompts=8, heldout_prompts=8))
+    return GroupSizeStudySpec(**{**base, **changes})
+
+
+def _written_table(spec) -> pd.DataFrame:
+    """The rows `run_study(spec)` writes (chunk, settings, every evaluation step), metrics a constant: what resume
+    checks is the layout, not the numbers, so nothing is trained."""
+    from fgrpo_sim.sim.group_size_resume import TABLE_SCHEMA, evaluation_steps
+    from fgrpo_sim.sim.group_size_study import chunk_id, chunks, study_rows
+
+    frames = []
+    for opt, kind in chunks(spec):
+        rows = study_rows(spec, opt, kind).drop(columns=["pop"])
+        for _, row in rows.iterrows():
+            steps = evaluation_steps(int(row["steps"]), spec.eval_every)
+            frames.append(pd.DataFrame([{**row.to_dict(), "chunk": chunk_id(spec, opt, kind), "step": s,
+                                         "rollouts": s * spec.prompt_batch * int(row["N"])} for s in steps]))
+    table = pd.concat(frames, ignore_index=True)
+    for name in TABLE_SCHEMA.metrics:
+        table[name] = 0.5
+    return table
+
+
+def test_evaluation_steps_are_zero_every_eval_every_and_the_last():
+    from fgrpo_sim.sim.group_size_resume import evaluation_steps
+
+    assert evaluation_steps(10, 4) == [0, 4, 8, 10]
+    assert evaluation_steps(8, 4) == [0, 4, 8]
+    assert evaluation_steps(3, 5) == [0, 3]
+    assert evaluation_steps(1, 1) == [0, 1]
+
+
+def test_expected_keys_are_every_row_at_every_evaluation():
+    from fgrpo_sim.sim.group_size_resume import expected_keys
+    from fgrpo_sim.sim.group_size_study import chunk_id
+
+    spec = _tiny_spec()
+    keys = expected_keys(spec, "sgd", "axis")
+    ident = chunk_id(spec, "sgd", "axis")
+    # 2 N x 2 variants (GRPO, F-GRPO gamma=1) x 2 populations x 1 seed, each at steps 0, 2, 4, 5
+    assert len(keys) == 8 * 4
+    assert (ident, "equal-steps", 0.02, 1, 4, 2.0, "F-GRPO gamma=1", 0, 5) in keys
+    assert {k[-1] for k in keys} == {0, 2, 4, 5}
+
+
+def test_a_sound_table_is_kept_whole(tmp_path):
+    from fgrpo_sim.sim.group_size_resume import read_kept_chunks
+
+    spec = _tiny_spec()
+    table = _written_table(spec)
+    out = tmp_path / "g.parquet"
+    table.to_parquet(out)
+    kept = read_kept_chunks(out, spec)
+    assert len(kept) == len(table) == 32
+    assert list(kept["chunk"].unique()) == list(table["chunk"].unique())
+
+
+def test_a_header_only_table_keeps_nothing_but_has_the_columns(tmp_path):
+    from fgrpo_sim.sim.group_size_resume import TABLE_SCHEMA, read_kept_chunks
+
+    out = tmp_path / "g.csv"
+    out.write_text(",".join(TABLE_SCHEMA.columns) + "\n")
+    kept = read_kept_chunks(out, _tiny_spec())
+    assert kept.empty and list(kept.columns) == list(TABLE_SCHEMA.columns)
+
+
+def test_a_planned_chunk_missing_a_row_is_refused_naming_one(tmp_path):
+    from fgrpo_sim.sim.group_size_resume import read_kept_chunks
+
+    spec = _tiny_spec()
+    table = _written_table(spec)
+    ident = table["chunk"].iloc[0]
+    drop = (table["N"] == 4) & (table["variant"] == "GRPO") & (table["population"] == 1) & (table["step"] == 2)
+    out = tmp_path / "g.parquet"
+    table[~drop].to_parquet(out)
+    with pytest.raises(ValueError) as err:
+        read_kept_chunks(out, spec, hint="HINT")
+    assert str(err.value) == (
+        f"cannot resume from {out}: chunk {ident!r} lacks 1 of its 32 rows (e.g. view equal-steps, rare_mass 0.02, "
+        "population 1, N 4, base_lr 2.0, variant GRPO, seed 0, step 2); delete that chunk's rows, or HINT")
+
+
+def test_a_planned_chunk_with_a_row_the_study_never_writes_is_refused(tmp_path):
+    from fgrpo_sim.sim.group_size_resume import HINT, read_kept_chunks
+
+    spec = _tiny_spec()
+    table = _written_table(spec)
+    ident = table["chunk"].iloc[0]
+    extra = table[(table["step"] == 2)].iloc[[0]].assign(step=3)  # step 3: not an evaluation step
+    out = tmp_path / "g.parquet"
+    pd.concat([table, extra]).to_parquet(out)
+    with pytest.raises(ValueError) as err:
+        read_kept_chunks(out, spec)
+    row = extra.iloc[0]
+    assert str(err.value) == (
+        f"cannot resume from {out}: chunk {ident!r} holds rows the study never writes (e.g. view equal-steps, "
+        f"rare_mass 0.02, population {row['population']}, N {row['N']}, base_lr 2.0, variant {row['variant']}, "
+        f"seed 0, step 3); delete that chunk's rows, or {HINT}")
+
+
+def test_another_settings_chunk_is_kept_when_whole_and_refused_when_rows_are_missing(tmp_path):
+    from fgrpo_sim.sim.group_size_resume import read_kept_chunks
+
+    spec = _tiny_spec()
+    other = _written_table(_tiny_spec(optimizers=("adam",), adam_lrs=(0.01,)))  # a chunk this run does not plan
+    mine = _written_table(spec)
+    out = tmp_path / "g.parquet"
+    pd.concat([other, mine]).to_parquet(out)
+    assert len(read_kept_chunks(out, spec)) == 64  # both kept whole
+
+    ident = other["chunk"].iloc[0]
+    whole_row = (other["N"] == 4) & (other["variant"] == "GRPO") & (other["population"] == 1)
+    pd.concat([other[~whole_row], mine]).to_parquet(out)
+    with pytest.raises(ValueError) as err:
+        read_kept_chunks(out, spec, hint="HINT")
+    assert str(err.value) == (f"cannot resume from {out}: chunk {ident!r} holds 7 trained rows where its settings "
+                              "make 8 (whole rows are missing); delete that chunk's rows, or HINT")
+
+    interior = whole_row & (other["step"] == 2)
+    pd.concat([other[~interior], mine]).to_parquet(out)
+    with pytest.raises(ValueError) as err:
+        read_kept_chunks(out, spec, hint="HINT")
+    assert str(err.value) == (f"cannot resume from {out}: chunk {ident!r} records rows trained 5 steps at different "
+                              "steps (rows are missing); delete that chunk's rows, or HINT")
+
+
+def test_a_planned_settings_chunk_with_other_settings_is_dropped_not_checked(tmp_path):
+    """The same (rare_correct_prob, optimizer, parametrisation) with other settings: trained afresh, so its rows go
+    (even a damaged chunk), and the planned chunk's rows stay."""
+    from fgrpo_sim.sim.group_size_resume import read_kept_chunks
+
+    spec = _tiny_spec()
+    stale = _written_table(_tiny_spec(steps=3))
+    stale = stale[stale["step"] > 0]  # damaged too: no first evaluation
+    assert stale["chunk"].iloc[0] != _written_table(spec)["chunk"].iloc[0]
+    out = tmp_path / "g.parquet"
+    pd.concat([stale, _written_table(spec)]).to_parquet(out)
+    kept = read_kept_chunks(out, spec)
+    assert len(kept) == 32 and kept["steps"].unique().tolist() == [5]
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(step=6), "step 6 is beyond its row's 5 steps"),
+    (dict(optimizer="adam"), "rare_correct_prob, optimizer and parametrisation (rare_correct_prob=1/adam/axis) "
+                             "contradict its chunk {chunk!r}"),
+    (dict(rare_correct_prob=0.5), "rare_correct_prob, optimizer and parametrisation (rare_correct_prob=0.5/sgd/axis) "
+                                  "contradict its chunk {chunk!r}"),
+    (dict(lr=2.5), "lr = 2.5 contradicts its chunk {chunk!r}, where this row has lr = 2"),
+    (dict(gamma=0.5), "gamma = 0.5 contradicts its chunk {chunk!r}, where this row has gamma = 1"),
+    (dict(steps=7), "steps = 7 contradicts its chunk {chunk!r}, where this row has steps = 5"),
+])
+def test_a_row_that_contradicts_its_run_is_refused_by_line(tmp_path, change, message):
+    from fgrpo_sim.sim.group_size_resume import read_kept_chunks
+
+    spec = _tiny_spec()
+    table = _written_table(spec)
+    at = int(np.flatnonzero((table["variant"] != "GRPO") & (table["step"] == 4))[0])
+    for name, value in change.items():
+        table.loc[at, name] = value
+    out = tmp_path / "g.parquet"
+    table.to_parquet(out)
+    with pytest.raises(ValueError) as err:
+        read_kept_chunks(out, spec, hint="HINT")
+    assert str(err.value) == (f"cannot resume from {out} row {at + 1}: {message.format(chunk=table['chunk'].iloc[0])}; "
+                              "fix or delete that row, or HINT")
+
+
+def test_a_lr_within_a_relative_1e_12_is_the_planned_one(tmp_path):
+    """A CSV's decimal lr parsed to a last bit another library reads differently is still the run's lr."""
+    from fgrpo_sim.sim.group_size_resume import read_kept_chunks
+
+    spec = _tiny_spec()
+    table = _written_table(spec)
+    table["lr"] = table["lr"] * (1 + 1e-14)
+    out = tmp_path / "g.parquet"
+    table.to_parquet(out)
+    assert len(read_kept_chunks(out, spec)) == 32
+    table["lr"] = table["lr"] * (1 + 1e-10)
+    table.to_parquet(out)
+    with pytest.raises(ValueError, match="lr = 2 contradicts"):
+        read_kept_chunks(out, spec)
