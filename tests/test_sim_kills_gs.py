@@ -357,3 +357,142 @@ def test_a_lr_within_a_relative_1e_12_is_the_planned_one(tmp_path):
     table.to_parquet(out)
     with pytest.raises(ValueError, match="lr = 2 contradicts"):
         read_kept_chunks(out, spec)
+
+
+# --- regularisers.py: the controls' exact logit gradients against autograd --------------------------------------------
+
+def _rows_batch(seed=0, rows=3, batch=2, k=4):
+    g = torch.Generator().manual_seed(seed)
+    s = torch.randn(rows, k, generator=g, dtype=torch.float64)
+    offsets = torch.randn(rows, batch, k, generator=g, dtype=torch.float64)
+    start = torch.randn(rows, batch, k, generator=g, dtype=torch.float64)
+    return s, offsets, torch.log_softmax(start, -1)
+
+
+def test_entropy_kl_gradient_is_the_autograd_gradient_of_the_mean_penalties():
+    """Per row: d/ds of -c_H mean_b H(pi_b) + c_KL mean_b KL(pi_b || pi0_b), pi_b = softmax(s + offset_b); each row its
+    own coefficients (row 0 neither, row 1 entropy only, row 2 both)."""
+    from fgrpo_sim.sim.regularisers import entropy_kl_gradient
+
+    s, offsets, logp0 = _rows_batch()
+    c_h = torch.tensor([0.0, 0.3, 0.7], dtype=torch.float64)
+    c_kl = torch.tensor([0.0, 0.0, 1.5], dtype=torch.float64)
+    s_var = s.clone().requires_grad_(True)
+    logp = torch.log_softmax(s_var[:, None, :] + offsets, -1)
+    p = logp.exp()
+    entropy = -(p * logp).sum(-1).mean(1)
+    kl = (p * (logp - logp0)).sum(-1).mean(1)
+    (-c_h * entropy + c_kl * kl).sum().backward()
+    got = entropy_kl_gradient(torch.log_softmax(s[:, None, :] + offsets, -1), logp0, c_h, c_kl)
+    assert got.shape == (3, 4)
+    torch.testing.assert_close(got, s_var.grad, rtol=1e-10, atol=1e-13)
+    assert float(got[0].abs().max()) == 0.0 and float(got[1].abs().max()) > 1e-3
+
+
+def test_ds_gradient_is_the_autograd_gradient_of_eq6s_shift_detached():
+    """DS-GRPO's extra term: d/ds of -(1/(B N)) sum_b sum_k c_k shift_k log p_k, shift = -gamma_p log p_k on a correct
+    strategy and +gamma_n log p_k on a wrong one, detached; each row its own N and coefficients."""
+    from fgrpo_sim.sim.regularisers import ds_gradient
+
+    s, offsets, _ = _rows_batch(seed=1)
+    g = torch.Generator().manual_seed(2)
+    counts = torch.randint(0, 4, (3, 2, 4), generator=g).to(torch.float64)
+    correct = torch.tensor([True, False, True, False]).expand(3, 2, 4)
+    gamma_p = torch.tensor([0.0, 0.2, 0.5], dtype=torch.float64)
+    gamma_n = torch.tensor([0.3, 0.0, 0.1], dtype=torch.float64)
+    group_size = torch.tensor([2, 4, 8])
+    s_var = s.clone().requires_grad_(True)
+    logp = torch.log_softmax(s_var[:, None, :] + offsets, -1)
+    shift = torch.where(correct, -gamma_p[:, None, None] * logp, gamma_n[:, None, None] * logp).detach()
+    loss = -(counts * shift * logp).sum((1, 2)) / (2 * group_size.to(torch.float64))
+    loss.sum().backward()
+    logp_now = torch.log_softmax(s[:, None, :] + offsets, -1)
+    got = ds_gradient(logp_now.exp(), counts, logp_now, correct, gamma_p, gamma_n, group_size)
+    assert got.shape == (3, 4)
+    torch.testing.assert_close(got, s_var.grad, rtol=1e-10, atol=1e-13)
+    assert float(got.abs().min(1).values.max()) > 0  # every row moves
+
+
+# --- step_audit.py: what counts as a sync and an op --------------------------------------------------------------------
+
+def _line_after() -> int:
+    import inspect
+
+    return inspect.currentframe().f_back.f_lineno + 1
+
+
+def test_count_syncs_names_each_host_read_and_copy_at_its_line():
+    from fgrpo_sim.sim.step_audit import count_syncs
+
+    x, s0 = torch.ones(3), torch.tensor(2.0)
+    with count_syncs() as sites:
+        line = _line_after()
+        x.tolist(), s0.item(), int(s0), float(s0), bool(s0), x.numpy(), x.cpu()
+        torch.tensor([s0, s0])  # reads each element (__float__) inside: one sync, not three
+        torch.as_tensor([1.0, 2.0])
+        torch.as_tensor(x), torch.tensor(np.ones(2))  # a tensor in is no host data; numpy data is
+        x[x > 0], x[torch.arange(2)], torch.nonzero(x)  # a boolean mask waits on the values; integer indices do not
+    here = "test_sim_kills_gs.py"
+    assert dict(sites) == {
+        **{f"Tensor.{name} at {here}:{line}": 1 for name in ("tolist", "item", "__int__", "__float__", "__bool__",
+                                                                 "numpy", "cpu")},
+        f"torch.tensor at {here}:{line + 1}": 1, f"torch.as_tensor at {here}:{line + 2}": 1,
+        f"torch.tensor at {here}:{line + 3}": 1,
+        f"aten::index at {here}:{line + 4}": 1, f"aten::nonzero at {here}:{line + 4}": 1}
+
+
+def test_count_syncs_puts_every_method_back_even_when_the_block_raises():
+    from fgrpo_sim.sim.step_audit import HOST_COPIES, HOST_READS, count_syncs
+
+    before = {name: getattr(torch.Tensor, name) for name in HOST_READS}
+    factories = {name: getattr(torch, name) for name in HOST_COPIES}
+    with pytest.raises(RuntimeError, match="inside"):
+        with count_syncs():
+            assert torch.Tensor.item is not before["item"]
+            raise RuntimeError("inside")
+    assert {name: getattr(torch.Tensor, name) for name in HOST_READS} == before
+    assert {name: getattr(torch, name) for name in HOST_COPIES} == factories
+
+
+def test_caller_is_a_question_mark_when_every_frame_is_torchs(monkeypatch):
+    import traceback
+
+    from fgrpo_sim.sim import step_audit
+
+    frames = [traceback.FrameSummary("/site/torch/a.py", 3, "f"), traceback.FrameSummary("/x/step_audit.py", 4, "g"),
+              traceback.FrameSummary("/site/torch/b.py", 5, "h"), traceback.FrameSummary("/site/torch/c.py", 6, "i")]
+    monkeypatch.setattr(step_audit.traceback, "extract_stack", lambda: list(frames))
+    assert step_audit._caller() == "?"
+    frames[0] = traceback.FrameSummary("/home/me/run.py", 7, "main")  # the outermost frame outside torch
+    frames.insert(1, traceback.FrameSummary("/home/me/lib.py", 8, "step"))  # the innermost one: named
+    assert step_audit._caller() == "lib.py:8"
+
+
+def test_top_level_ops_count_what_a_wrapper_holds_but_not_what_an_op_runs_inside():
+    from fgrpo_sim.sim.step_audit import audit, count_top_level_ops
+
+    x, row, w = torch.ones(3), torch.ones(1, 3), torch.ones(2, 3)
+
+    def step():
+        with torch.autograd.profiler.record_function("wrapper"):  # not an op: the ops inside it count
+            y = (x * 2).sum()
+        return torch.nn.functional.linear(row, w) + y  # linear runs a matmul inside: one op
+
+    ops, names = count_top_level_ops(step)
+    assert (ops, dict(names)) == (4, {"aten::mul": 1, "aten::sum": 1, "aten::linear": 1, "aten::add": 1})
+    report = audit(lambda: (x + 1).sum().item())
+    assert report["ops"] == 3 and report["op_names"] == {"aten::add": 1, "aten::sum": 1, "aten::item": 1}
+    assert report["syncs"] == 1 and list(report["sync_sites"]) == [next(iter(report["sync_sites"]))]
+    assert next(iter(report["sync_sites"])).startswith("Tensor.item at test_sim_kills_gs.py:")
+
+
+def test_replay_signature_lists_ops_with_tensor_shapes_and_constants():
+    from fgrpo_sim.sim.step_audit import replay_signature
+
+    x = torch.ones(3)
+    calls = replay_signature(lambda: torch.cat([x, x * 2]).clamp(min=0.5))
+    assert calls == [
+        ("aten.mul.Tensor", (("tensor", (3,), "torch.float32"), 2), ()),
+        ("aten.cat.default", ((("tensor", (3,), "torch.float32"), ("tensor", (3,), "torch.float32")),), ()),
+        ("aten.clamp.default", (("tensor", (6,), "torch.float32"), 0.5), ()),
+    ]
