@@ -496,3 +496,184 @@ def test_replay_signature_lists_ops_with_tensor_shapes_and_constants():
         ("aten.cat.default", ((("tensor", (3,), "torch.float32"), ("tensor", (3,), "torch.float32")),), ()),
         ("aten.clamp.default", (("tensor", (6,), "torch.float32"), 0.5), ()),
     ]
+
+
+# --- group_size_study.py: the spec's every refusal, and its edges accepted ---------------------------------------------
+
+@pytest.mark.parametrize("change, message", [
+    (dict(group_sizes=(0,)), "group_sizes must be in [1, 1000000], got 0"),
+    (dict(group_sizes=(2, 1_000_001)), "group_sizes must be in [1, 1000000], got 1000001"),
+    (dict(group_sizes=()), "group_sizes must list at least one value, each once, got ()"),
+    (dict(group_sizes=(2, 2)), "group_sizes must list at least one value, each once, got (2, 2)"),
+    (dict(rare_masses=(0.0,)), "rare_masses must be in (0, 0.4), got 0"),
+    (dict(rare_masses=(0.02, 0.4)), "rare_masses must be in (0, 0.4), got 0.4"),
+    (dict(rare_masses=()), "rare_masses must list at least one value, each once, got ()"),
+    (dict(gammas=(0.0,)), "gammas must be in (0, 20], got 0"),
+    (dict(gammas=(20.5,)), "gammas must be in (0, 20], got 20.5"),
+    (dict(gammas=()), "gammas must list at least one value, each once, got ()"),
+    (dict(gammas=(1.0, 1.0)), "gammas must list at least one value, each once, got (1.0, 1.0)"),
+    (dict(focal_smoothing=-0.1), "focal_smoothing must be in [0, inf), got -0.1"),
+    (dict(focal_smoothing=float("inf")), "focal_smoothing must be in [0, inf), got inf"),
+    (dict(entropy_coefs=(0.0,)), "entropy_coefs must be in (0, 10], got 0"),
+    (dict(entropy_coefs=(10.5,)), "entropy_coefs must be in (0, 10], got 10.5"),
+    (dict(entropy_coefs=(0.1, 0.1)), "entropy_coefs must list each value once, got (0.1, 0.1)"),
+    (dict(kl_coefs=(0.0,)), "kl_coefs must be in (0, 10], got 0"),
+    (dict(kl_coefs=(10.5,)), "kl_coefs must be in (0, 10], got 10.5"),
+    (dict(kl_coefs=(0.2, 0.2)), "kl_coefs must list each value once, got (0.2, 0.2)"),
+    (dict(ds_coefs=((0.1,),)), "ds_coefs must list (gamma_p, gamma_n) pairs, got ((0.1,),)"),
+    (dict(ds_coefs=((0.1, 0.2, 0.3),)), "ds_coefs must list (gamma_p, gamma_n) pairs, got ((0.1, 0.2, 0.3),)"),
+    (dict(ds_coefs=((0.1, 0.0), (0.0, 0.0))), "ds_coefs must hold a positive gamma_p or gamma_n in each pair, "
+                                              "got ((0.1, 0.0), (0.0, 0.0))"),
+    (dict(ds_coefs=((-0.1, 0.2),)), "ds_coefs must be in [0, 10], got -0.1"),
+    (dict(ds_coefs=((0.1, 10.5),)), "ds_coefs must be in [0, 10], got 10.5"),
+    (dict(ds_coefs=((0.1, 0.2), (0.1, 0.2))), "ds_coefs must list each value once, got ((0.1, 0.2), (0.1, 0.2))"),
+    (dict(views=("equal-flops",)), "views must be one of equal-steps, equal-rollouts, got 'equal-flops'"),
+    (dict(views=()), "views must list at least one value, each once, got ()"),
+    (dict(views=("equal-steps", "equal-steps")), "views must list at least one value, each once, "
+                                                 "got ('equal-steps', 'equal-steps')"),
+    (dict(optimizers=("sgdm",)), "optimizers must be one of adam, sgd, got 'sgdm'"),
+    (dict(optimizers=()), "optimizers must list at least one value, each once, got ()"),
+    (dict(parametrisations=("spherical",)), "parametrisations must be one of axis, orthogonal, dense, got 'spherical'"),
+    (dict(parametrisations=("axis", "axis")), "parametrisations must list at least one value, each once, "
+                                              "got ('axis', 'axis')"),
+    (dict(adam_lrs=()), "adam_lrs must list at least one value, each once, got ()"),
+    (dict(adam_lrs=(0.01, 0.01)), "adam_lrs must list at least one value, each once, got (0.01, 0.01)"),
+    (dict(sgd_lrs=()), "sgd_lrs must list at least one value, each once, got ()"),
+    (dict(sgd_lrs=(2.0, 2.0)), "sgd_lrs must list at least one value, each once, got (2.0, 2.0)"),
+    (dict(populations=1), "populations must be in [2, 10000], got 1"),
+    (dict(populations=10_001), "populations must be in [2, 10000], got 10001"),
+    (dict(seeds=0), "seeds must be in [1, 10000], got 0"),
+    (dict(seeds=10_001), "seeds must be in [1, 10000], got 10001"),
+    (dict(steps=0), "steps must be in [1, 1000000], got 0"),
+    (dict(steps=1_000_001), "steps must be in [1, 1000000], got 1000001"),
+    (dict(reference_n=0), "reference_n must be in [1, 1000000], got 0"),
+    (dict(reference_n=1_000_001), "reference_n must be in [1, 1000000], got 1000001"),
+    (dict(prompt_batch=0), "prompt_batch must be in [1, 256], got 0"),
+    (dict(prompt_batch=257), "prompt_batch must be in [1, 256], got 257"),
+    (dict(adam_lrs=(0.0,)), "adam_lrs must be in (0, 10], got 0"),
+    (dict(adam_lrs=(10.5,)), "adam_lrs must be in (0, 10], got 10.5"),
+    (dict(sgd_lrs=(0.0,)), "sgd_lrs must be in (0, 1000], got 0"),
+    (dict(sgd_lrs=(1000.5,)), "sgd_lrs must be in (0, 1000], got 1000.5"),
+    (dict(eval_every=0), "eval_every must be in [1, inf], got 0"),
+    (dict(seed=-1), "seed must be in [0, 2^62], got -1"),
+    (dict(seed=2**62 + 1), "seed must be in [0, 2^62], got 4611686018427387905"),
+    (dict(population="offset_scale"), "offset_scale must be in [0, 20], got 21"),  # the population's own check
+    (dict(population="common_mass"), "rare_masses must be in (0, 0.09999999999999998), got 0.1"),
+])
+def test_the_spec_refuses_each_bad_field_by_name_and_range(change, message):
+    from fgrpo_sim.sim.group_size_study import DEFAULT_POPULATION, GroupSizeStudySpec
+
+    if change.get("population") == "offset_scale":
+        change = dict(population=replace(DEFAULT_POPULATION, offset_scale=21.0))
+    elif change.get("population") == "common_mass":  # rare masses up to 1 - common mass
+        change = dict(rare_masses=(0.1,), population=replace(DEFAULT_POPULATION, common_mass=0.9))
+    with pytest.raises(ValueError) as err:
+        GroupSizeStudySpec(**change).validate()
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize("change", [
+    dict(group_sizes=(1, 1_000_000), rare_masses=(0.399,), gammas=(20.0,), focal_smoothing=0.0, entropy_coefs=(10.0,),
+         kl_coefs=(1e-9, 10.0), ds_coefs=((0.0, 10.0), (10.0, 0.0)), populations=2, seeds=1, steps=1, reference_n=1,
+         prompt_batch=1, adam_lrs=(10.0,), sgd_lrs=(1000.0,), eval_every=1, seed=0),
+    dict(populations=10_000, seeds=10_000, steps=1_000_000, reference_n=1_000_000, prompt_batch=256,
+         eval_every=10**9, seed=2**62, focal_smoothing=1e6, views=("equal-rollouts", "equal-steps"),
+         optimizers=("sgd",), parametrisations=("dense",)),
+])
+def test_the_spec_accepts_every_bound_it_states(change):
+    from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec
+
+    spec = GroupSizeStudySpec(**change)
+    assert spec.validate() is spec
+
+
+def test_lrs_are_the_optimizers_own():
+    from fgrpo_sim.sim.group_size_study import DEFAULT_LRS, GroupSizeStudySpec
+
+    spec = GroupSizeStudySpec()
+    assert spec.lrs("adam") == DEFAULT_LRS["adam"] == (0.01, 0.03)
+    assert spec.lrs("sgd") == DEFAULT_LRS["sgd"] == (2.0, 6.0)
+
+
+# --- parametrisation.py: the maps, their bounds and the module --------------------------------------------------------
+
+@pytest.mark.parametrize("args, message", [
+    (("orbit", 3, 0), "parametrisation must be one of axis, orthogonal, dense, got 'orbit'"),
+    (("dense", 0, 0), "num_logits must be in [1, 100000], got 0"),
+    (("dense", 100_001, 0), "num_logits must be in [1, 100000], got 100001"),
+    (("dense", 3, -1), "seed must be in [0, 2^63 - 1], got -1"),
+    (("dense", 3, 2**63), "seed must be in [0, 2^63 - 1], got 9223372036854775808"),
+    (("dense", 3, 0, 1), "width must be in [2, 1000], got 1"),
+    (("dense", 3, 0, 1001), "width must be in [2, 1000], got 1001"),
+])
+def test_logit_map_refuses_each_bad_argument(args, message):
+    from fgrpo_sim.sim.parametrisation import logit_map
+
+    with pytest.raises(ValueError) as err:
+        logit_map(*args)
+    assert str(err.value) == message
+
+
+def test_logit_maps_at_their_edges_and_shapes():
+    from fgrpo_sim.sim.parametrisation import DENSE_WIDTH, logit_map
+
+    assert DENSE_WIDTH == 4
+    assert np.array_equal(logit_map("axis", 3, 2**63 - 1), np.eye(3))
+    assert logit_map("dense", 1, 0, 1000).shape == (1, 1000)
+    assert logit_map("dense", 3, 5, 2).shape == (3, 6) and logit_map("dense", 3, 5).shape == (3, 12)
+    assert logit_map("orthogonal", 2, 2**63 - 1).shape == (2, 2)
+
+
+def test_the_orthogonal_map_is_the_sign_fixed_q_of_its_seeds_draw():
+    """Haar: M = Q with R's diagonal made positive (Mezzadri 2007), i.e. M^T A is upper triangular with a positive
+    diagonal for the Gaussian A drawn from the map's own stream (the seed and a salt, apart from the population's)."""
+    from fgrpo_sim.sim.parametrisation import logit_map
+
+    m = logit_map("orthogonal", 5, 7)
+    a = np.random.default_rng([7, 28]).standard_normal((5, 5))
+    r = m.T @ a
+    np.testing.assert_allclose(m @ m.T, np.eye(5), atol=1e-12)
+    np.testing.assert_allclose(np.tril(r, -1), 0.0, atol=1e-12)
+    assert (np.diag(r) > 0).all()
+    assert not np.allclose(logit_map("orthogonal", 5, 7), logit_map("orthogonal", 5, 8))
+    assert not np.allclose(m, np.linalg.qr(np.random.default_rng(7).standard_normal((5, 5)))[0])
+
+
+def test_the_dense_map_has_unit_variance_rows_over_its_width():
+    from fgrpo_sim.sim.parametrisation import logit_map
+
+    m = logit_map("dense", 3, 1, width=1000)  # 3000 columns, entries N(0, 1/3000): M M^T ~ I
+    np.testing.assert_allclose(m @ m.T, np.eye(3), atol=0.08)
+    np.testing.assert_allclose(m, np.random.default_rng([1, 28]).standard_normal((3, 3000)) / np.sqrt(3000))
+
+
+@pytest.mark.parametrize("kind", ["orthogonal", "dense"])
+def test_initial_parameters_are_the_least_norm_solution(kind):
+    from fgrpo_sim.sim.parametrisation import initial_parameters, logit_map
+
+    m = logit_map(kind, 4, 3)
+    logits = np.array([[0.5, -1.0, 2.0, 0.0], [1.0, 1.0, -3.0, 0.25]])
+    theta = initial_parameters(m, logits)
+    np.testing.assert_allclose(theta @ m.T, logits, atol=1e-12)
+    y = np.linalg.lstsq(m.T, theta.T, rcond=None)[0]  # in M's row space: theta = M^T y, so no shorter solution
+    np.testing.assert_allclose(m.T @ y, theta.T, atol=1e-12)
+    assert initial_parameters(m, [[1, 0, 0, 0]]).dtype == np.float64  # integer logits read as floats
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_linear_logits_keep_the_initial_logits_dtype_and_start(dtype):
+    from fgrpo_sim.sim.parametrisation import LinearLogits
+
+    start = torch.tensor([[0.5, -1.0, 2.0], [0.0, 1.0, 0.25]], dtype=dtype)
+    axis = LinearLogits(start, "axis", seed=3)
+    assert axis.kind == "axis" and axis.m is None and axis.logits() is axis.theta
+    assert axis.theta.dtype == dtype and torch.equal(axis.logits().detach(), start)
+    start_copy = start.clone()
+    start.add_(1.0)  # theta is a copy, not a view of the caller's tensor
+    assert torch.equal(axis.theta.detach(), start_copy)
+    for kind, d in (("orthogonal", 3), ("dense", 6)):
+        model = LinearLogits(start_copy, kind, seed=3, width=2)
+        assert model.kind == kind and model.theta.shape == (2, d) and model.m.shape == (3, d)
+        assert model.theta.dtype == model.m.dtype == dtype and model.theta.requires_grad
+        assert "m" in dict(model.named_buffers()) and [n for n, _ in model.named_parameters()] == ["theta"]
+        torch.testing.assert_close(model.logits().detach(), start_copy)
