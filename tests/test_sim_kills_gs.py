@@ -433,12 +433,30 @@ def test_count_syncs_names_each_host_read_and_copy_at_its_line():
         torch.as_tensor(x), torch.tensor(np.ones(2))  # a tensor in is no host data; numpy data is
         x[x > 0], x[torch.arange(2)], torch.nonzero(x)  # a boolean mask waits on the values; integer indices do not
     here = "test_sim_kills_gs.py"
-    assert dict(sites) == {
+    expected = {
         **{f"Tensor.{name} at {here}:{line}": 1 for name in ("tolist", "item", "__int__", "__float__", "__bool__",
                                                                  "numpy", "cpu")},
         f"torch.tensor at {here}:{line + 1}": 1, f"torch.as_tensor at {here}:{line + 2}": 1,
         f"torch.tensor at {here}:{line + 3}": 1,
         f"aten::index at {here}:{line + 4}": 1, f"aten::nonzero at {here}:{line + 4}": 1}
+    lines = not _under_mutmut(sites)
+    assert _comparable(sites, lines) == _comparable(expected, lines)
+
+
+def _under_mutmut(sites) -> bool:
+    """Under benchmarks/mutation.py mutmut wraps `_caller` in a trampoline, whose frame `_caller` then names
+    ("... at trampoline.py:N"): there (and only there) sites are compared without their line."""
+    return any(" at trampoline.py:" in key for key in sites)
+
+
+def _comparable(sites, lines: bool) -> dict:
+    """`sites` as counted, or with `lines` False by what was called and how often."""
+    if lines:
+        return dict(sites)
+    out: dict = {}
+    for key, calls in sites.items():
+        out[key.split(" at ")[0]] = out.get(key.split(" at ")[0], 0) + calls
+    return out
 
 
 def test_count_syncs_puts_every_method_back_even_when_the_block_raises():
@@ -483,7 +501,8 @@ def test_top_level_ops_count_what_a_wrapper_holds_but_not_what_an_op_runs_inside
     report = audit(lambda: (x + 1).sum().item())
     assert report["ops"] == 3 and report["op_names"] == {"aten::add": 1, "aten::sum": 1, "aten::item": 1}
     assert report["syncs"] == 1 and list(report["sync_sites"]) == [next(iter(report["sync_sites"]))]
-    assert next(iter(report["sync_sites"])).startswith("Tensor.item at test_sim_kills_gs.py:")
+    site = next(iter(report["sync_sites"]))
+    assert site.startswith("Tensor.item at " + ("trampoline.py:" if _under_mutmut([site]) else "test_sim_kills_gs.py:"))
 
 
 def test_replay_signature_lists_ops_with_tensor_shapes_and_constants():
