@@ -696,3 +696,195 @@ def test_linear_logits_keep_the_initial_logits_dtype_and_start(dtype):
         assert model.theta.dtype == model.m.dtype == dtype and model.theta.requires_grad
         assert "m" in dict(model.named_buffers()) and [n for n, _ in model.named_parameters()] == ["theta"]
         torch.testing.assert_close(model.logits().detach(), start_copy)
+
+
+# --- group_size_study.py: the engine's tables, ids, slices, controls and refusals -------------------------------------
+
+def test_advantage_tables_hold_the_focal_grpo_advantages_by_hand():
+    """N = 4: a group with X correct has mean X/4 and population std s = sqrt(X/4 (1 - X/4)); GRPO's advantage is
+    (r - X/4) / (s + 1e-6), F-GRPO's times (1 - X/4)^gamma; zero where the group has no such rollout."""
+    from fgrpo_sim.sim.group_size_study import advantage_tables
+
+    a_correct, a_wrong = advantage_tables([(4, 0.0), (4, 1.0), (2, 0.5)], 5)
+    assert a_correct.shape == a_wrong.shape == (3, 6) and a_correct.dtype == torch.float64
+    for x in range(5):
+        mu = x / 4
+        s = np.sqrt(mu * (1 - mu)) + 1e-6
+        correct = (1 - mu) / s if 0 < x else 0.0
+        wrong = -mu / s if x < 4 else 0.0
+        assert float(a_correct[0, x]) == pytest.approx(correct, rel=1e-12, abs=1e-300)
+        assert float(a_wrong[0, x]) == pytest.approx(wrong, rel=1e-12, abs=1e-300)
+        assert float(a_correct[1, x]) == pytest.approx(correct * (1 - mu), rel=1e-12, abs=1e-300)
+        assert float(a_wrong[1, x]) == pytest.approx(wrong * (1 - mu), rel=1e-12, abs=1e-300)
+    assert float(a_correct[2, 1]) == pytest.approx(0.5 / (0.5 + 1e-6) * 0.5 ** 0.5, rel=1e-12)
+    assert float(a_correct[0, 5].abs() + a_wrong[0, 5].abs() + a_correct[2, 3:].abs().sum()) == 0.0
+    # smoothed weight (X + alpha) / (N + 2 alpha), alpha = 1: X = 1 of 4 -> 2/6
+    smooth_c, _ = advantage_tables([(4, 1.0)], 4, focal_smoothing=1.0)
+    s = np.sqrt(0.25 * 0.75) + 1e-6
+    assert float(smooth_c[0, 1]) == pytest.approx(0.75 / s * (1 - 2 / 6), rel=1e-12)
+
+
+def test_chunk_ids_fingerprint_only_their_own_optimizers_lrs():
+    from fgrpo_sim.sim.group_size_study import SEEDING, chunk_id
+
+    spec = _tiny_spec(optimizers=("adam", "sgd"), adam_lrs=(0.01,))
+    assert SEEDING == "per-row-stream-v2"
+    adam, sgd = chunk_id(spec, "adam", "axis"), chunk_id(spec, "sgd", "axis")
+    assert adam.startswith("rare_correct_prob=1/adam/axis#") and sgd.startswith("rare_correct_prob=1/sgd/axis#")
+    assert len(adam.split("#")[1]) == 12
+    assert chunk_id(replace(spec, adam_lrs=(0.03,)), "adam", "axis") != adam  # its own lr: a new chunk
+    assert chunk_id(replace(spec, adam_lrs=(0.03,)), "sgd", "axis") == sgd  # the other optimizer's lr: the same
+    assert chunk_id(replace(spec, sgd_lrs=(6.0,)), "adam", "axis") == adam
+    assert chunk_id(replace(spec, sgd_lrs=(6.0,)), "sgd", "axis") != sgd
+    assert chunk_id(replace(spec, focal_smoothing=0.5), "sgd", "axis") != sgd
+    assert chunk_id(replace(spec, kl_coefs=(0.1,)), "sgd", "axis") != sgd
+
+
+def test_row_counts_slices_cover_the_active_rows_once_in_bounded_slices():
+    """The torch sampler's plan: per N, the active rows of that N split into slices of at most SLICE_DRAWS draws
+    (N x batch per row), disjoint and in order, each index tensor made on the device once per prefix."""
+    from fgrpo_sim.sim.group_size_study import RowCounts
+
+    n_host = np.array([8, 8, 8, 2, 2, 8, 2])
+    keys = torch.arange(7 * 2, dtype=torch.int64).reshape(7, 2)
+    counts = RowCounts(n_host, keys, torch.device("cpu"), sampler="torch")
+    counts.SLICE_DRAWS = 40  # 8 x 2 draws a row at N = 8: 2 rows a slice; N = 2: 10 rows a slice
+    plan = counts._slices(6, torch.device("meta"))
+    assert [(n, idx.tolist() if idx.device.type != "meta" else idx.shape[0]) for n, idx in plan] == [(2, 2), (8, 2),
+                                                                                                    (8, 2)]
+    assert all(idx.device.type == "meta" for _, idx in plan)
+    plan = counts._slices(7, torch.device("cpu"))
+    assert [(n, idx.tolist()) for n, idx in plan] == [(2, [3, 4, 6]), (8, [0, 1]), (8, [2, 5])]
+    assert counts._slices(7, torch.device("cpu")) is plan  # built once per prefix
+    counts.SLICE_DRAWS = 1  # fewer draws than one row: still a row a slice
+    assert [(n, idx.tolist()) for n, idx in counts._slices(3, torch.device("cpu"))] == [(8, [0]), (8, [1]), (8, [2])]
+
+
+def test_population_tensors_carry_no_map_on_the_axis_path():
+    """axis: s = theta, no product per step (the map is None); otherwise one map per (rare mass, population) draw."""
+    from fgrpo_sim.sim.group_size_study import _population_tensors
+    from fgrpo_sim.sim.parametrisation import logit_map
+
+    spec = _tiny_spec(rare_masses=(0.02, 0.1))
+    axis = _population_tensors(spec, "axis", torch.device("cpu"))
+    assert axis["maps"] is None
+    torch.testing.assert_close(axis["theta0"], axis["shared0"])
+    dense = _population_tensors(spec, "dense", torch.device("cpu"))
+    k = axis["shared0"].shape[1]
+    assert dense["maps"].shape == (4, k, 4 * k)
+    for draw, population in enumerate((0, 1, 0, 1)):  # (rare mass, population) draws; the map from the population
+        np.testing.assert_array_equal(dense["maps"][draw].numpy(), logit_map("dense", k, population))
+    torch.testing.assert_close(torch.einsum("pkd,pd->pk", dense["maps"], dense["theta0"]), dense["shared0"])
+
+
+def test_the_chunks_progress_bar_names_its_optimizer_and_map(monkeypatch):
+    import fgrpo_sim.progress
+    from fgrpo_sim.sim.group_size_study import _train_chunk
+
+    seen = []
+
+    def spy(iterable=None, **kwargs):
+        seen.append(kwargs)
+        return iterable
+
+    monkeypatch.setattr(fgrpo_sim.progress, "bar", spy)
+    _train_chunk(_tiny_spec(steps=1, populations=2, group_sizes=(2,)), "sgd", "axis", torch.device("cpu"), True)
+    assert seen == [dict(progress=True, desc="sgd axis", leave=False)]
+
+
+def test_run_study_on_ray_hands_every_chunk_to_run_on_ray_and_keeps_their_order(monkeypatch):
+    """The Ray path with stand-ins (what Ray would run is train_chunk per chunk): chunks that finish out of order are
+    saved as they come and returned in the run's order; a skipped chunk is not handed over."""
+    import contextlib
+    import types
+
+    from fgrpo_sim.sim import executor
+    from fgrpo_sim.sim.group_size_study import chunk_id, run_study, train_chunk
+
+    calls = {}
+
+    @contextlib.contextmanager
+    def session(ex, device):
+        calls["session"] = (ex, device)
+        yield "cpu", 0.5
+
+    def on_ray(fn, chunk_args, on_result, **kwargs):
+        calls["run"] = (fn, [a[1:] for a in chunk_args], kwargs)
+        for index in reversed(range(len(chunk_args))):
+            on_result(index, pd.DataFrame({"chunk": [f"{chunk_args[index][1]}/{chunk_args[index][2]}"]}))
+
+    monkeypatch.setattr(executor, "ray_session", session)
+    monkeypatch.setattr(executor, "run_on_ray", on_ray)
+    ex = types.SimpleNamespace(is_ray=True)
+    spec = _tiny_spec(optimizers=("adam", "sgd"), adam_lrs=(0.01,), parametrisations=("axis", "dense"))
+    saved = []
+    table = run_study(spec, device="auto", executor=ex, on_chunk=lambda f: saved.append(f["chunk"].iloc[0]),
+                      skip={chunk_id(spec, "adam", "dense")}, progress=True)
+    assert calls["session"] == (ex, "auto")
+    fn, args, kwargs = calls["run"]
+    assert fn is train_chunk and args == [("adam", "axis", "cpu"), ("sgd", "axis", "cpu"), ("sgd", "dense", "cpu")]
+    assert kwargs == dict(executor=ex, gpus=0.5, progress=True, desc="group-size chunks")
+    assert saved == ["sgd/dense", "sgd/axis", "adam/axis"]
+    assert table["chunk"].tolist() == ["adam/axis", "sgd/axis", "sgd/dense"]
+
+
+def test_run_study_with_every_chunk_skipped_trains_nothing():
+    from fgrpo_sim.sim.group_size_study import chunk_id, run_study
+
+    spec = _tiny_spec()
+    assert run_study(spec, skip={chunk_id(spec, "sgd", "axis")}).empty
+
+
+def test_a_diverged_row_is_named_by_its_own_lr_and_n():
+    """The finiteness check at an evaluation names a row that diverged, not merely the first of its block (reached
+    here with an lr validate would refuse: with validated lrs the float64 logits stay finite)."""
+    from fgrpo_sim.sim.group_size_study import _train_chunk
+
+    spec = _tiny_spec(sgd_lrs=(2.0, float("inf")), steps=2, eval_every=1, group_sizes=(2, 4))
+    with pytest.raises(ValueError) as err:
+        _train_chunk(spec, "sgd", "axis", torch.device("cpu"), False)
+    assert str(err.value) == ("lr must be small enough to keep the logits finite: sgd lr inf diverged by step 1 "
+                              "(axis, N = 2)")
+
+
+def test_the_controls_gradients_are_taken_at_the_rollout_policy_and_added(monkeypatch):
+    """Every step: the entropy/KL term at the log-probs of the policy the counts were drawn from (its start's at
+    step 1 the same), the DS term with the same counts and correct sets, each row's own coefficients and N, and the
+    update's gradient the sum of the three."""
+    from fgrpo_sim.sim import group_size_study as study
+    from fgrpo_sim.sim import regularisers
+
+    seen = {"lg": [], "ek": [], "ds": [], "sgd": []}
+
+    def spy(name, real):
+        def call(*args):
+            out = real(*args)
+            seen[name].append((args, out))
+            return out
+        return call
+
+    monkeypatch.setattr(study, "logit_gradient", spy("lg", study.logit_gradient))
+    monkeypatch.setattr(regularisers, "entropy_kl_gradient", spy("ek", regularisers.entropy_kl_gradient))
+    monkeypatch.setattr(regularisers, "ds_gradient", spy("ds", regularisers.ds_gradient))
+    monkeypatch.setattr(study, "sgd_step", spy("sgd", study.sgd_step))
+    spec = _tiny_spec(steps=2, entropy_coefs=(0.3,), kl_coefs=(0.5,), ds_coefs=((0.2, 0.1),))
+    study._train_chunk(spec, "sgd", "axis", torch.device("cpu"), False)
+    rows = study.study_rows(spec, "sgd", "axis")
+    want = {"GRPO entropy=0.3": (0.3, 0, 0, 0), "GRPO KL=0.5": (0, 0.5, 0, 0), "GRPO DS=0.2,0.1": (0, 0, 0.2, 0.1)}
+    coef = torch.tensor([want.get(v, (0, 0, 0, 0)) for v in rows["variant"]], dtype=torch.float64)
+    n = torch.as_tensor(rows["N"].to_numpy().copy())
+    assert len(seen["lg"]) == len(seen["ek"]) == len(seen["ds"]) == len(seen["sgd"]) == 2
+    for step in range(2):
+        (probs, counts, _, _, corr, n_lg), g_pg = seen["lg"][step]
+        (logp, logp0, c_h, c_kl), g_ek = seen["ek"][step]
+        (probs_ds, counts_ds, logp_ds, corr_ds, g_p, g_n, n_ds), g_ds = seen["ds"][step]
+        torch.testing.assert_close(logp.exp(), probs, rtol=1e-12, atol=1e-15)
+        torch.testing.assert_close(logp0.exp().sum(-1), torch.ones(probs.shape[:2], dtype=torch.float64))
+        if step == 0:  # the policy is still its start
+            torch.testing.assert_close(logp0, logp, rtol=1e-12, atol=1e-12)
+        assert probs_ds is probs and counts_ds is counts and logp_ds is logp and corr_ds is corr
+        for got, column in ((c_h, 0), (c_kl, 1), (g_p, 2), (g_n, 3)):
+            assert torch.equal(got, coef[:, column])
+        assert torch.equal(n_lg, n) and torch.equal(n_ds, n)
+        (theta, grad, lr, active), _ = seen["sgd"][step]
+        torch.testing.assert_close(grad, g_pg + g_ek + g_ds, rtol=1e-12, atol=1e-15)
