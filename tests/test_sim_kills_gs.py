@@ -888,3 +888,147 @@ def test_the_controls_gradients_are_taken_at_the_rollout_policy_and_added(monkey
         assert torch.equal(n_lg, n) and torch.equal(n_ds, n)
         (theta, grad, lr, active), _ = seen["sgd"][step]
         torch.testing.assert_close(grad, g_pg + g_ek + g_ds, rtol=1e-12, atol=1e-15)
+
+
+def test_variants_and_control_rows_are_named_and_priced_as_documented():
+    from fgrpo_sim.sim.group_size_study import chunks, regularised, variants
+    from fgrpo_sim.theory import lr_multiplier
+
+    spec = _tiny_spec(gammas=(0.5, 1.0), low_lr=True, focal_smoothing=0.5, entropy_coefs=(0.1,), kl_coefs=(0.2,),
+                      ds_coefs=((0.1, 0.0), (0.0, 0.3)), optimizers=("adam", "sgd"), adam_lrs=(0.01,),
+                      parametrisations=("axis", "dense"))
+    got = variants(spec, 2.0)
+    assert [name for name, _, _ in got] == [
+        "GRPO", "F-GRPO gamma=0.5 alpha=0.5", "F-GRPO gamma=1 alpha=0.5", "GRPO low-LR (x m_0.5)",
+        "GRPO low-LR (x m_1)", "GRPO entropy=0.1", "GRPO KL=0.2", "GRPO DS=0.1,0", "GRPO DS=0,0.3"]
+    assert [gamma for _, gamma, _ in got] == [0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    lrs = [lr for _, _, lr in got]
+    assert lrs[:3] == [2.0] * 3 and lrs[5:] == [2.0] * 4
+    assert lrs[3] == pytest.approx(2.0 * float(lr_multiplier(0.5)), rel=1e-12)
+    assert lrs[4] == pytest.approx(1.0, rel=1e-12)  # m_1 = 1/2
+    assert regularised(spec) == {"GRPO entropy=0.1": (0.1, 0.0, 0.0, 0.0), "GRPO KL=0.2": (0.0, 0.2, 0.0, 0.0),
+                                 "GRPO DS=0.1,0": (0.0, 0.0, 0.1, 0.0), "GRPO DS=0,0.3": (0.0, 0.0, 0.0, 0.3)}
+    plain = variants(_tiny_spec(gammas=(1.0,), low_lr=False), 0.5)
+    assert plain == [("GRPO", 0.0, 0.5), ("F-GRPO gamma=1", 1.0, 0.5)]
+    assert chunks(spec) == [("adam", "axis"), ("adam", "dense"), ("sgd", "axis"), ("sgd", "dense")]
+
+
+def test_study_rows_lay_out_each_trained_model_with_its_step_count():
+    from fgrpo_sim.sim.group_size_study import study_rows
+
+    spec = _tiny_spec(group_sizes=(2, 8, 64), rare_masses=(0.02, 0.1), views=("equal-steps", "equal-rollouts"),
+                      steps=10, reference_n=8, populations=2, seeds=2)
+    rows = study_rows(spec)
+    assert list(rows.columns) == ["rare_correct_prob", "optimizer", "parametrisation", "view", "rare_mass",
+                                  "population", "pop", "N", "base_lr", "variant", "gamma", "lr", "seed", "steps"]
+    assert len(rows) == 2 * 2 * 2 * 3 * 2 * 2  # views x rare masses x populations x N x variants x seeds
+    first = rows.iloc[0].to_dict()
+    assert first == dict(rare_correct_prob=1.0, optimizer="sgd", parametrisation="axis", view="equal-steps",
+                         rare_mass=0.02, population=0, pop=0, N=2, base_lr=2.0, variant="GRPO", gamma=0.0, lr=2.0,
+                         seed=0, steps=10)
+    # pop: the (rare mass, population) draw's index
+    assert sorted(set(zip(rows["rare_mass"], rows["population"], rows["pop"]))) == [
+        (0.02, 0, 0), (0.02, 1, 1), (0.1, 0, 2), (0.1, 1, 3)]
+    steps = rows.groupby(["view", "N"])["steps"].unique().to_dict()
+    assert {k: list(v) for k, v in steps.items()} == {
+        ("equal-rollouts", 2): [40], ("equal-rollouts", 8): [10], ("equal-rollouts", 64): [1],  # round(10 x 8 / 64) = 1
+        ("equal-steps", 2): [10], ("equal-steps", 8): [10], ("equal-steps", 64): [10]}
+    assert study_rows(_tiny_spec(group_sizes=(512,), views=("equal-rollouts",), steps=10))["steps"].tolist() == [1] * 4
+    assert study_rows(spec, "sgd", "axis").equals(rows)
+    assert study_rows(spec, "adam", "axis").empty
+
+
+def test_stream_seeds_and_row_keys_are_keyed_by_their_own_fields():
+    from fgrpo_sim.sim.group_size_study import STREAM_FIELDS, row_keys, stream_seed, study_rows
+
+    spec = _tiny_spec(prompt_batch=3)
+    rows = study_rows(spec)
+    base = rows.iloc[0]
+    seed0 = stream_seed(spec, base)
+    assert 0 <= seed0 < 2**63
+    assert stream_seed(spec, base.to_dict()) == seed0
+    changed = {"rare_correct_prob": 0.5, "optimizer": "adam", "view": "equal-rollouts", "rare_mass": 0.1,
+               "base_lr": 6.0, "population": 1, "seed": 1}
+    assert set(changed) == set(STREAM_FIELDS)
+    seeds = {stream_seed(spec, {**base.to_dict(), name: value}) for name, value in changed.items()}
+    assert len(seeds) == 7 and seed0 not in seeds
+    assert stream_seed(replace(spec, seed=1), base) != seed0
+    for name, value in {"N": 1024, "variant": "X", "parametrisation": "dense", "gamma": 2.0, "lr": 9.0}.items():
+        assert stream_seed(spec, {**base.to_dict(), name: value}) == seed0  # not keyed by these
+    keys = row_keys(spec, rows)
+    assert keys.shape == (len(rows), 3) and keys.dtype == torch.int64 and bool((keys >= 0).all())
+    assert len(set(keys.flatten().tolist())) == keys.numel()  # every row and slot its own stream
+    # a row's keys are its own whatever else the table holds
+    assert torch.equal(row_keys(spec, rows.iloc[[5, 0]]), keys[[5, 0]])
+
+
+def test_population_spec_sets_the_draws_rare_mass_and_seed():
+    from fgrpo_sim.sim.group_size_study import population_spec
+
+    spec = _tiny_spec()
+    got = population_spec(spec, 0.1, 3)
+    assert got == replace(spec.population, rare_mass=0.1, seed=3)
+    assert type(got.seed) is int and type(got.rare_mass) is float
+
+
+def test_initial_mu_rho_by_hand():
+    import types
+
+    from fgrpo_sim.sim.group_size_study import initial_mu_rho
+
+    probs = np.array([[0.5, 0.2, 0.3], [0.1, 0.6, 0.3]])
+    population = types.SimpleNamespace(initial_probs=lambda split: probs if split == "train" else None,
+                                       correct={"train": np.array([[True, True, False], [False, True, True]])},
+                                       kind=np.array([0, 1, 2]))
+    mu, rho = initial_mu_rho(population)
+    np.testing.assert_allclose(mu, [0.7, 0.9], rtol=1e-15)
+    np.testing.assert_allclose(rho, [0.2 / 0.7, 0.6 / 0.9], rtol=1e-15)
+
+
+def test_predicted_dips_pool_every_population_draw_per_rare_mass():
+    from fgrpo_sim.planner import empirical_difficulty, predict_dip
+    from fgrpo_sim.sim.group_size_study import initial_mu_rho, population_spec, predicted_dips
+    from fgrpo_sim.sim.population_shared import make_shared_population
+
+    spec = _tiny_spec(rare_masses=(0.005, 0.1), group_sizes=(2, 4, 8, 16, 32, 64), populations=3)
+    spec = replace(spec, population=replace(spec.population, rare_correct_prob=0.1))  # some prompts lack one
+    got = predicted_dips(spec)
+    assert list(got) == [0.005, 0.1]
+    for rare in (0.005, 0.1):
+        mus, rhos = zip(*[initial_mu_rho(make_shared_population(population_spec(spec, rare, p))) for p in range(3)])
+        mu, rho = np.concatenate(mus), np.concatenate(rhos)
+        assert (rho == 0).any()  # prompts without a correct rare strategy are left out
+        want = predict_dip(empirical_difficulty(mu[rho > 0]), rho[rho > 0], (2, 4, 8, 16, 32, 64)).n_star
+        assert got[rare] == want
+
+
+def test_step_zero_metrics_are_the_initial_policys_and_the_schedule_is_kept():
+    """At step 0 every row reports its population draw's initial policy, computed here from the population itself:
+    pass@1 = mean q, pass@256 = mean 1 - (1 - q)^256, the rare-only prompts' pass@256, the rare strategies' mass, and
+    dNLL_rare 0. Rows are evaluated at 0, every eval_every steps and their last; rollouts = step x B x N."""
+    from fgrpo_sim.sim.group_size_study import final_rows, population_spec, run_study
+    from fgrpo_sim.sim.population_shared import make_shared_population
+
+    spec = _tiny_spec(views=("equal-rollouts",), group_sizes=(2, 4), steps=3, reference_n=4, eval_every=4,
+                      prompt_batch=3)
+    frame = run_study(spec)
+    assert sorted(set(zip(frame["N"], frame["step"]))) == [(2, 0), (2, 4), (2, 6), (4, 0), (4, 3)]
+    assert (frame["rollouts"] == frame["step"] * 3 * frame["N"]).all()
+    start = frame[frame["step"] == 0]
+    assert (start["train_dnll_rare"] == 0).all()
+    for population in (0, 1):
+        pop = make_shared_population(population_spec(spec, 0.02, population))
+        rows = start[start["population"] == population]
+        for split in ("train", "heldout"):
+            p = pop.initial_probs(split)
+            q = (p * pop.correct[split]).sum(1)
+            pass256 = 1 - (1 - q) ** 256
+            want = {"pass@1": q.mean(), "pass@256": pass256.mean(),
+                    "rare_only_pass@256": pass256[pop.prompt_type[split] == 1].mean(),
+                    "rare_strategy_mass": p[:, pop.kind == 1].sum(1).mean()}
+            for metric, value in want.items():
+                np.testing.assert_allclose(rows[f"{split}_{metric}"], value, rtol=1e-9, err_msg=f"{split}_{metric}")
+    final = final_rows(frame)
+    assert len(final) == 8 and (final["step"] == final["steps"]).all()
+    assert final.index.tolist() == list(range(8))
+    assert (final["train_pass@1"] != start.set_index(final.index)["train_pass@1"]).all()  # they trained
