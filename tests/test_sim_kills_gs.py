@@ -1032,3 +1032,49 @@ def test_step_zero_metrics_are_the_initial_policys_and_the_schedule_is_kept():
     assert len(final) == 8 and (final["step"] == final["steps"]).all()
     assert final.index.tolist() == list(range(8))
     assert (final["train_pass@1"] != start.set_index(final.index)["train_pass@1"]).all()  # they trained
+
+
+def test_every_data_dependent_op_and_boolean_mask_write_is_a_sync():
+    from fgrpo_sim.sim.step_audit import count_syncs
+
+    x, i, v = torch.tensor([1.0, 0.0, 2.0, 2.0]), torch.tensor([1, 0, 2]), torch.zeros(())
+    mask = x > 0
+    cases = {
+        "nonzero": lambda: torch.nonzero(x), "nonzero_static": lambda: torch.nonzero_static(x, size=2),
+        "masked_select": lambda: torch.masked_select(x, mask), "_unique": lambda: torch._unique(x),
+        "_unique2": lambda: torch.unique(x), "unique_consecutive": lambda: torch.unique_consecutive(x),
+        "unique_dim": lambda: torch.unique(x, dim=0), "repeat_interleave": lambda: torch.repeat_interleave(i),
+        "bincount": lambda: torch.bincount(i), "index": lambda: torch.ops.aten.index(x, [mask]),
+        "index_put_": lambda: x.clone().index_put_((mask,), v), "index_put": lambda: torch.index_put(x, (mask,), v),
+        "_index_put_impl_": lambda: torch.ops.aten._index_put_impl_(x.clone(), (mask,), v),
+    }
+    for name, call in cases.items():
+        with count_syncs() as sites:
+            call()
+        assert [key.split(" at ")[0] for key in sites] == [f"aten::{name}"], name
+    for name, call in {"integer index": lambda: x[i], "integer write": lambda: x.clone().index_put_((i,), v),
+                       "a reduction": lambda: x.sum()}.items():
+        with count_syncs() as sites:
+            call()
+        assert not sites, name
+
+
+# --- group_size_resume.py: the table's schema as `--out` names it -----------------------------------------------------
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda t: t.drop(columns=["rollouts"]), "--out {out} exists but is not a group-size study table (no column "
+                                             "'rollouts'); HINT"),
+    (lambda t: t.assign(N=t["N"].where(t.index != 3, 0)), "cannot resume from {out} row 4: N = 0 is not >= 1; fix or delete that row, or HINT"),
+    (lambda t: t.assign(rare_mass=t["rare_mass"].where(t.index != 2, 1.5)), "cannot resume from {out} row 3: "
+                                                                            "rare_mass = 1.5 is not in [0, 1]; fix or delete "
+                                                                            "that row, or HINT"),
+])
+def test_a_damaged_table_is_refused_naming_the_column_or_row(tmp_path, damage, message):
+    from fgrpo_sim.sim.group_size_resume import read_kept_chunks
+
+    spec = _tiny_spec()
+    out = tmp_path / "g.parquet"
+    damage(_written_table(spec)).to_parquet(out)
+    with pytest.raises(ValueError) as err:
+        read_kept_chunks(out, spec, hint="HINT")
+    assert str(err.value) == message.format(out=out)
