@@ -1078,3 +1078,22 @@ def test_a_damaged_table_is_refused_naming_the_column_or_row(tmp_path, damage, m
     with pytest.raises(ValueError) as err:
         read_kept_chunks(out, spec, hint="HINT")
     assert str(err.value) == message.format(out=out)
+
+
+def test_a_cpu_chunk_steps_on_one_thread_and_gives_the_threads_back(monkeypatch):
+    """Small tensors: the CPU step runs single-threaded; the caller's thread count comes back, after an error too."""
+    from fgrpo_sim.sim import group_size_study as study
+
+    seen = []
+    real = study.logit_gradient
+    monkeypatch.setattr(study, "logit_gradient", lambda *a: seen.append(torch.get_num_threads()) or real(*a))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        study._train_chunk(_tiny_spec(steps=1), "sgd", "axis", torch.device("cpu"), False)
+        assert seen == [1] and torch.get_num_threads() == 2
+        with pytest.raises(ValueError, match="lr must be small enough"):
+            study._train_chunk(_tiny_spec(sgd_lrs=(float("inf"),), steps=1), "sgd", "axis", torch.device("cpu"), False)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
