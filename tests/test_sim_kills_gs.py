@@ -1097,3 +1097,47 @@ def test_a_cpu_chunk_steps_on_one_thread_and_gives_the_threads_back(monkeypatch)
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_metrics_after_one_sgd_step_are_the_updated_policys(monkeypatch):
+    """One SGD step on the axis map: theta_1 = s_0 - lr g (g as the engine computed it, captured); every metric at
+    step 1 recomputed here from theta_1 and the population: pass@1, pass@256, the rare-only prompts' pass@256, the rare
+    strategies' mass per split, and dNLL_rare = sum w (log p_0 - log p_1) / sum w over the training prompts, w the
+    base policy's probability of each rare correct strategy (App. M.2)."""
+    from fgrpo_sim.sim import group_size_study as study
+    from fgrpo_sim.sim.population_shared import make_shared_population
+
+    grads = []
+    real = study.sgd_step
+    monkeypatch.setattr(study, "sgd_step", lambda theta, grad, lr, active: grads.append((grad.clone(), lr.clone()))
+                        or real(theta, grad, lr, active))
+    spec = _tiny_spec(steps=1, prompt_batch=4, sgd_lrs=(6.0,))
+    frame = study._train_chunk(spec, "sgd", "axis", torch.device("cpu"), False)
+    rows = study.study_rows(spec, "sgd", "axis")
+    after = frame[frame["step"] == 1].reset_index(drop=True)
+    assert after[["population", "N", "variant"]].equals(rows[["population", "N", "variant"]])
+    (grad, lr), = grads
+    pops = [make_shared_population(study.population_spec(spec, 0.02, p)) for p in range(2)]
+
+    def log_softmax(z):
+        z = z - z.max(-1, keepdims=True)
+        return z - np.log(np.exp(z).sum(-1, keepdims=True))
+
+    for i, row in rows.iterrows():
+        pop = pops[row["population"]]
+        theta1 = pop.shared_init - float(lr[i]) * grad[i].numpy()
+        for split in ("train", "heldout"):
+            logp = log_softmax(theta1[None] + pop.offsets[split])
+            p = np.exp(logp)
+            q = (p * pop.correct[split]).sum(1)
+            pass256 = 1 - (1 - q) ** 256
+            want = {"pass@1": q.mean(), "pass@256": pass256.mean(),
+                    "rare_only_pass@256": pass256[pop.prompt_type[split] == 1].mean(),
+                    "rare_strategy_mass": p[:, pop.kind == 1].sum(1).mean()}
+            if split == "train":
+                base = log_softmax(pop.shared_init[None] + pop.offsets["train"])
+                w = np.exp(base) * (pop.correct["train"] & (pop.kind == 1)[None])
+                want["dnll_rare"] = ((base - logp) * w).sum() / w.sum()
+            for metric, value in want.items():
+                assert after.loc[i, f"{split}_{metric}"] == pytest.approx(value, rel=1e-9, abs=1e-12), (i, split, metric)
+    assert after["train_dnll_rare"].abs().max() > 1e-4  # the step moved the rare strategies
