@@ -1141,3 +1141,12 @@ def test_the_metrics_after_one_sgd_step_are_the_updated_policys(monkeypatch):
             for metric, value in want.items():
                 assert after.loc[i, f"{split}_{metric}"] == pytest.approx(value, rel=1e-9, abs=1e-12), (i, split, metric)
     assert after["train_dnll_rare"].abs().max() > 1e-4  # the step moved the rare strategies
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the parameter's device differs from the CPU's only on CUDA")
+@pytest.mark.parametrize("kind", ["axis", "dense"])
+def test_linear_logits_live_on_the_initial_logits_device(kind):
+    from fgrpo_sim.sim.parametrisation import LinearLogits
+
+    model = LinearLogits(torch.zeros(2, 3, device="cuda"), kind)
+    assert model.theta.device.type == "cuda" and model.logits().device.type == "cuda"
