@@ -1150,3 +1150,13 @@ def test_linear_logits_live_on_the_initial_logits_device(kind):
 
     model = LinearLogits(torch.zeros(2, 3, device="cuda"), kind)
     assert model.theta.device.type == "cuda" and model.logits().device.type == "cuda"
+
+
+def test_ds_pairs_given_as_lists_are_read_as_pairs():
+    """A spec built from JSON holds lists: each DS-GRPO pair is read as a (gamma_p, gamma_n) pair all the same."""
+    from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec
+
+    assert GroupSizeStudySpec(ds_coefs=([0.1, 0.2], [0.0, 0.3])).validate().ds_coefs == ([0.1, 0.2], [0.0, 0.3])
+    with pytest.raises(ValueError) as err:
+        GroupSizeStudySpec(ds_coefs=([0.1, 0.2], [0.1, 0.2])).validate()
+    assert str(err.value) == "ds_coefs must list each value once, got ((0.1, 0.2), (0.1, 0.2))"
