@@ -74,6 +74,7 @@ MODULES = {
              "tests/test_sim_kills_rep.py",  # stratum simrep (issue 44): report, claims, result table, table2 depth
              "tests/test_sim_kills_chk.py",  # the simchk stratum (checks, checks_exact, montecarlo, executor, ...)
              "tests/test_sim_kills_pop.py",  # stratum simpop: population*.py against an independent numpy replay
+             "tests/test_sim_kills_gs.py",  # the group-size stratum's (issue 44, n-simgs)
              # table2_depth.py and table2_depth_record.py (issue 48): sample C found no selected test calling them
              "tests/test_table2_depth.py"]),
     "graders": (["fgrpo_sim/llm/evaluation/grading.py", "fgrpo_sim/llm/rewards.py"],

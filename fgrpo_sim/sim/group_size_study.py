@@ -495,7 +495,9 @@ def _train_chunk(spec: GroupSizeStudySpec, optimizer: str, kind: str, dev, progr
                     cols.append(((base_logp[p_rows] - logp) * w).sum((1, 2)) / w.sum((1, 2)))
             block = torch.stack(cols, 1)
             if not bool(torch.isfinite(block).all()):  # validation at record time, never inside a step
-                bad = table.iloc[rows_host[start:start + EVAL_ROWS]].iloc[0]
+                # name a row that diverged (the block's first row may be another lr's, still finite)
+                first = int((~torch.isfinite(block).all(1)).to(torch.uint8).argmax())
+                bad = table.iloc[rows_host[start + first]]
                 raise ValueError(f"lr must be small enough to keep the logits finite: {optimizer} "
                                  f"lr {bad['lr']:g} diverged by step {step} ({kind}, N = {bad['N']})")
             records.append(block)
