@@ -1,0 +1,54 @@
+"""The graders' behaviour that the open mutants of samples D-F and the whole-module mutation run (benchmarks/mutation.py,
+module graders) found unchecked: the +-300 bound on a power of ten, \\left. and \\right. around a number, a control
+word read as its whole run of letters, and a request the pool could not send to its worker."""
+
+from __future__ import annotations
+
+import pytest
+from test_graders_mutation_kills import stand_in  # noqa: F401 (a fixture)
+
+from fgrpo_sim.llm import rewards
+from fgrpo_sim.llm.evaluation.grading import _number_value, extract_choice_letter
+
+
+def test_powers_of_ten_are_read_up_to_300_either_way():
+    # the bound is _number_value's documented rule (beyond it floats overflow or all read 0.0), at its edge
+    assert _number_value("10^{300}") == (pytest.approx(1e300, rel=1e-12), "")
+    assert _number_value("-2 \\times 10^{-300} m") == (pytest.approx(-2e-300, rel=1e-12), "m")
+    assert _number_value("10^{301}") is None
+    assert _number_value("10^{-301}") is None
+    assert _number_value("2.5e-301") is None
+    # so a box at 10^{-301} is matched to no option by value (its text differs from every option's)
+    assert extract_choice_letter("\\boxed{1.0 \\times 10^{-301}}", ["10^{-301}", "1 m", "2 m", "3 m"]) is None
+
+
+def test_null_delimiters_leave_no_full_stop_behind():
+    # "\left." and "\right." are LaTeX's invisible delimiters: the number between them is 3 eV, not .3 eV
+    assert _number_value("\\left. 3\\text{ eV} \\right.") == (pytest.approx(3.0), "eV")
+    assert _number_value("\\left.2.5\\right.") == (pytest.approx(2.5), "")
+    choices = ["0.3 eV", "3 eV", "30 eV", "300 eV"]
+    assert extract_choice_letter("The energy is \\boxed{\\left. 3\\text{ eV} \\right.}", choices) == "B"
+    # the brackets of \left( ... \right) stay, and a bracketed number is no number
+    assert _number_value("\\left(5\\right)") is None
+
+
+def test_a_control_word_is_its_whole_run_of_letters():
+    # TeX reads "\leftV" as one (unknown) command, not \left before a unit V; a text holding it is no number
+    assert _number_value("5 \\leftV") is None
+    assert _number_value("5 \\rightV") is None
+    assert _number_value("5 \\left V") == (pytest.approx(5.0), "V")
+
+
+@pytest.mark.parametrize("lost", [BrokenPipeError("the worker closed its stdin"), ValueError("closed file")])
+def test_a_request_that_never_reached_its_worker_is_an_error_not_a_timeout(stand_in, lost):  # noqa: F811
+    def fail(data):
+        raise lost
+
+    pool = rewards._WorkerPool(1.0, 2.0, 3.0, max_workers=1)
+    pool.call({"kind": "verify", "answer": "1", "boxed": "1"})  # starts the one worker, now idle
+    broken = stand_in.made[0]
+    broken.proc.stdin.write = fail  # the worker is alive (poll() is None), but the pipe to it is gone
+    # "timeout" means a check overran hard_timeout; this one never started
+    assert pool.call({"kind": "verify", "answer": "1", "boxed": "1"}) == "error"
+    assert broken.killed and len(stand_in.made) == 2  # replaced at once
+    assert pool.call({"kind": "verify", "answer": "1", "boxed": "1"}) == "correct"  # the replacement serves
