@@ -52,3 +52,28 @@ def test_a_request_that_never_reached_its_worker_is_an_error_not_a_timeout(stand
     assert pool.call({"kind": "verify", "answer": "1", "boxed": "1"}) == "error"
     assert broken.killed and len(stand_in.made) == 2  # replaced at once
     assert pool.call({"kind": "verify", "answer": "1", "boxed": "1"}) == "correct"  # the replacement serves
+
+
+# ---------------------------------------------------------------- survivors of the whole-module run
+
+def test_a_unit_written_with_a_negative_power_after_text_markup():
+    # \text{J}\cdot\text{K}^{-1} is J/K: the markup goes first, so upper-case units divide as lower-case ones do
+    for written in ("5\\,\\text{J}\\cdot\\text{K}^{-1}", "5\\,\\mathrm{J}\\,\\mathrm{K}^{-1}", "5 J K^{-1}"):
+        assert _number_value(written) == (pytest.approx(5.0), "J/K"), written
+    choices = ["5 J/K", "5 J", "50 J/K", "0.5 J/K"]
+    assert extract_choice_letter("\\boxed{5\\,\\text{J}\\cdot\\text{K}^{-1}}", choices) == "A"
+
+
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_values_near_the_largest_float_are_read_and_matched(sign):
+    # 10^8 x 10^300 = 1e308 is finite (the largest float is 1.8e308): read, and equal to 10^9 x 10^299
+    assert _number_value(f"{sign}100000000 \\times 10^{{300}}") == (pytest.approx(float(f"{sign}1e308")), "")
+    choices = [f"{sign}1000000000 \\times 10^{{299}}", "1 m", "2 m", "3 m"]
+    assert extract_choice_letter(f"\\boxed{{{sign}100000000 \\times 10^{{300}}}}", choices) == "A"
+
+
+def test_the_angstrom_sign_and_the_letter_a_ring_are_one_text():
+    # U+212B ANGSTROM SIGN lower-cases to the same letter as U+00C5 (what options write), so the texts match
+    choices = ["1.5 \u00c5", "2.5 \u00c5", "3.5 \u00c5", "4.5 \u00c5"]
+    assert extract_choice_letter("\\boxed{1.5 \u212b}", choices) == "A"
+    assert extract_choice_letter("\\boxed{3.5 \u212b}", choices) == "C"
