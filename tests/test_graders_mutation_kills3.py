@@ -8,7 +8,7 @@ import pytest
 from test_graders_mutation_kills import stand_in  # noqa: F401 (a fixture)
 
 from fgrpo_sim.llm import rewards
-from fgrpo_sim.llm.evaluation.grading import _number_value, extract_choice_letter
+from fgrpo_sim.llm.evaluation.grading import _number_value, extract_choice_letter, grade_gpqa
 
 
 def test_powers_of_ten_are_read_up_to_300_either_way():
@@ -77,3 +77,35 @@ def test_the_angstrom_sign_and_the_letter_a_ring_are_one_text():
     choices = ["1.5 \u00c5", "2.5 \u00c5", "3.5 \u00c5", "4.5 \u00c5"]
     assert extract_choice_letter("\\boxed{1.5 \u212b}", choices) == "A"
     assert extract_choice_letter("\\boxed{3.5 \u212b}", choices) == "C"
+
+
+def test_a_box_is_hedged_only_on_its_own_line():
+    # a hedge on a later line of reasoning is not part of the boxed answer ("Maybe C" below \boxed{B})
+    completion = "\\boxed{B}\nMaybe C would be picked by someone who ignores the spin."
+    assert extract_choice_letter(completion) == "B"
+    assert extract_choice_letter("\\boxed{B} or maybe C") is None  # on the box's line it is a hedge
+
+
+def test_a_blank_option_does_not_hide_a_hedge():
+    # a blank option's text is no text to cut out of the answer's line
+    assert extract_choice_letter("Answer: D (or possibly C)", ["1 eV", "", "3 eV", "4 eV"]) is None
+    assert extract_choice_letter("Answer: D", ["1 eV", "", "3 eV", "4 eV"]) == "D"
+
+
+def test_a_letter_ruled_out_after_a_hedging_word_is_not_offered():
+    assert extract_choice_letter("Answer: D (perhaps C is ruled out too)") == "D"
+    assert extract_choice_letter("Answer: D (perhaps C)") is None
+
+
+def test_an_escaped_ampersand_is_an_ampersand():
+    # "\&" joins two letters as "&" does, and an option written with "\&" is the text written with "&"
+    assert extract_choice_letter("\\boxed{B \\& C}") is None
+    choices = ["salt \\& water", "sand", "oil", "ice"]
+    assert extract_choice_letter("\\boxed{salt & water}", choices) == "A"
+    assert extract_choice_letter("\\boxed{sand \\& oil}", ["salt", "sand & oil", "oil", "ice"]) == "B"
+
+
+def test_no_answer_is_scored_false_not_none():
+    # callers sum and average `correct`: it is a bool on every path
+    score = grade_gpqa({"answer": "A", "choices": ["1", "2", "3", "4"]}, "I cannot decide.")
+    assert score.status == "no_answer" and score.correct is False and score.extracted is None
