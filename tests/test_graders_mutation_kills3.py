@@ -5,10 +5,10 @@ word read as its whole run of letters, and a request the pool could not send to 
 from __future__ import annotations
 
 import pytest
-from test_graders_mutation_kills import stand_in  # noqa: F401 (a fixture)
+from test_graders_mutation_kills import GAME, _checkout, fresh_imports, stand_in  # noqa: F401 (fixtures)
 
 from fgrpo_sim.llm import rewards
-from fgrpo_sim.llm.evaluation.grading import _number_value, extract_choice_letter, grade_gpqa
+from fgrpo_sim.llm.evaluation.grading import SynLogicVerifiers, _number_value, extract_choice_letter, grade_gpqa
 
 
 def test_powers_of_ten_are_read_up_to_300_either_way():
@@ -109,3 +109,47 @@ def test_no_answer_is_scored_false_not_none():
     # callers sum and average `correct`: it is a bool on every path
     score = grade_gpqa({"answer": "A", "choices": ["1", "2", "3", "4"]}, "I cannot decide.")
     assert score.status == "no_answer" and score.correct is False and score.extracted is None
+
+
+@pytest.mark.parametrize("missing", ["task2verifier.py", "base/data.py"])
+def test_a_synlogic_checkout_needs_both_of_its_files(tmp_path, fresh_imports, missing):  # noqa: F811
+    repo = _checkout(tmp_path / "repo", "return True")
+    (repo / missing).unlink()
+    with pytest.raises(ValueError, match="is not a SynLogic checkout"):
+        SynLogicVerifiers(repo)
+
+
+def test_a_synlogic_verifier_that_prints_or_crashes(tmp_path, fresh_imports, capsys):  # noqa: F811
+    # print() and sys.stdout.write() alike: our stdout is swallowed, not taken away (None would break write())
+    printed = "print('checking the parity') or __import__('sys').stdout.write('parity checked') > 0"
+    talks = SynLogicVerifiers(_checkout(tmp_path / "talks", f"return {printed}"))
+    assert talks.score("parity", GAME, "x") == rewards.Score(True, "correct", None)
+    assert capsys.readouterr().out == ""  # a verifier's prints do not reach our output
+    crashes = SynLogicVerifiers(_checkout(tmp_path / "crashes", "raise RuntimeError('odd output')"))
+    score = crashes.score("parity", GAME, "x")
+    assert score.status == "error" and score.correct is False  # a bool, summed by callers
+
+
+def test_an_unknown_synlogic_task_names_eight_known_ones(tmp_path, fresh_imports):  # noqa: F811
+    repo = _checkout(tmp_path / "many", "return True")
+    tasks = [f"task{i}" for i in range(10)]
+    (repo / "task2verifier.py").write_text(
+        "from games.tasks.parity.scripts.parity_verifier import ParityVerifier\n"
+        f"verifier_classes = {{name: ParityVerifier for name in {tasks!r}}}\n")
+    with pytest.raises(ValueError) as info:
+        SynLogicVerifiers(repo).score("zebra", GAME, "x")
+    assert f"(known: {', '.join(tasks[:8])}, ...)" in str(info.value)
+
+
+def test_an_options_text_after_a_box_offers_no_letters():
+    # "either A or B" is option D's own text, not a hedge between A and B
+    choices = ["compound A", "compound B", "neither A nor B", "either A or B"]
+    assert extract_choice_letter("The product is \\boxed{D}, either A or B.", choices) == "D"
+    assert extract_choice_letter("The product is \\boxed{D}, either A or B.") is None  # without the options
+
+
+def test_the_line_below_an_answer_phrase_is_read_only_when_the_phrase_ends_its_line():
+    # "Answer:\nC" is an answer; "The answer is not obvious.\nA) ..." is reasoning about option A, not one
+    assert extract_choice_letter("The answer is not obvious.\nA) ignores the spin, so it cannot be right.") is None
+    assert extract_choice_letter("Answer: B\nA) was my first guess, but it ignores the spin.") == "B"
+    assert extract_choice_letter("Answer:\nA) was my first guess.") == "A"
