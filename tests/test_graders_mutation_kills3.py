@@ -4,6 +4,10 @@ word read as its whole run of letters, and a request the pool could not send to 
 
 from __future__ import annotations
 
+import inspect
+import sys
+from pathlib import Path
+
 import pytest
 from test_graders_mutation_kills import GAME, _checkout, fresh_imports, stand_in  # noqa: F401 (fixtures)
 
@@ -139,6 +143,20 @@ def test_an_unknown_synlogic_task_names_eight_known_ones(tmp_path, fresh_imports
     with pytest.raises(ValueError) as info:
         SynLogicVerifiers(repo).score("zebra", GAME, "x")
     assert f"(known: {', '.join(tasks[:8])}, ...)" in str(info.value)
+    assert f"has no verifier in {repo.resolve()} " in str(info.value)  # which checkout was asked
+
+
+def test_the_checkout_comes_before_the_users_own_folder(tmp_path, fresh_imports):  # noqa: F811
+    # sys.path[0] is the user's script folder (or the working folder), where a package named `base` is common
+    shadow = tmp_path / "project" / "base"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("")
+    (shadow / "data.py").write_text("class Data:\n    pass\n")
+    sys.path.insert(0, str(shadow.parent))
+    repo = _checkout(tmp_path / "repo", "return data.answer == 'even'")
+    verifiers = SynLogicVerifiers(repo)
+    assert Path(inspect.getfile(verifiers.data_class)).resolve() == (repo / "base" / "data.py").resolve()
+    assert verifiers.score("parity", GAME, "x").correct
 
 
 def test_an_options_text_after_a_box_offers_no_letters():
