@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_graders_mutation_kills import GAME, _checkout, fresh_imports, stand_in  # noqa: F401 (fixtures)
+from test_graders_mutation_kills import GAME, _checkout, _in_thread, fresh_imports, stand_in  # noqa: F401 (fixtures)
 
 from fgrpo_sim.llm import rewards
 from fgrpo_sim.llm.evaluation.grading import SynLogicVerifiers, _number_value, extract_choice_letter, grade_gpqa
@@ -171,3 +171,15 @@ def test_the_line_below_an_answer_phrase_is_read_only_when_the_phrase_ends_its_l
     assert extract_choice_letter("The answer is not obvious.\nA) ignores the spin, so it cannot be right.") is None
     assert extract_choice_letter("Answer: B\nA) was my first guess, but it ignores the spin.") == "B"
     assert extract_choice_letter("Answer:\nA) was my first guess.") == "A"
+
+
+def test_a_pool_of_two_counts_both_busy_workers(stand_in):  # noqa: F811
+    pool = rewards._WorkerPool(1.0, 2.0, 3.0, max_workers=2)
+    first, second = pool._take(), pool._take()
+    assert first is not second and len(stand_in.made) == 2
+    third, waited = _in_thread(pool._take)
+    third.join(timeout=0.5)  # both workers busy, the pool full: the third thread waits, no third worker starts
+    assert third.is_alive() and len(stand_in.made) == 2
+    pool._give_back(second)
+    third.join(timeout=30)
+    assert waited.get("value") is second and len(stand_in.made) == 2
