@@ -1,15 +1,27 @@
 """The graders' behaviour that the open mutants of samples D-F and the whole-module mutation run (benchmarks/mutation.py,
-module graders) found unchecked: the +-300 bound on a power of ten, \\left. and \\right. around a number, a control
-word read as its whole run of letters, and a request the pool could not send to its worker."""
+module graders, n-grade3) found unchecked: the +-300 bound on a power of ten, \\left. and \\right. around a number,
+a control word read as its whole run of letters, units after text markup, values near the largest float, the
+angstrom sign, hedges and letters around boxes and answer phrases, an escaped ampersand, Score.correct as a bool,
+a SynLogic checkout's files, prints, message and place on sys.path, and the worker pool's count, lost requests and
+reads near a deadline."""
 
 from __future__ import annotations
 
 import inspect
+import os
 import sys
+import types
 from pathlib import Path
 
 import pytest
-from test_graders_mutation_kills import GAME, _checkout, _in_thread, fresh_imports, stand_in  # noqa: F401 (fixtures)
+from test_graders_mutation_kills import (  # noqa: F401 (fixtures)
+    GAME,
+    _checkout,
+    _in_thread,
+    _reader,
+    fresh_imports,
+    stand_in,
+)
 
 from fgrpo_sim.llm import rewards
 from fgrpo_sim.llm.evaluation.grading import SynLogicVerifiers, _number_value, extract_choice_letter, grade_gpqa
@@ -183,3 +195,12 @@ def test_a_pool_of_two_counts_both_busy_workers(stand_in):  # noqa: F811
     pool._give_back(second)
     third.join(timeout=30)
     assert waited.get("value") is second and len(stand_in.made) == 2
+
+
+def test_read_line_with_half_a_second_left_still_reads(monkeypatch):
+    # a line already waiting is read however little time is left (but some is): a deadline, not a margin
+    worker, write = _reader()
+    os.write(write, b"correct\n")
+    monkeypatch.setattr(rewards, "time", types.SimpleNamespace(monotonic=lambda: 100.0))
+    assert worker.read_line(100.5) == "correct"
+    os.close(write)
