@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import inspect
 import os
+import subprocess
 import sys
+import time
 import types
 from pathlib import Path
 
@@ -204,3 +206,28 @@ def test_read_line_with_half_a_second_left_still_reads(monkeypatch):
     monkeypatch.setattr(rewards, "time", types.SimpleNamespace(monotonic=lambda: 100.0))
     assert worker.read_line(100.5) == "correct"
     os.close(write)
+
+
+def test_the_deadline_timer_is_off_after_the_call():
+    import signal
+
+    # a timer left running would fire SIGALRM later, into whatever handler the caller had (by default: exit)
+    assert rewards._call_with_deadline(lambda: 7, 30.0) == 7
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    with pytest.raises(rewards._Deadline):
+        rewards._call_with_deadline(lambda: time.sleep(5), 0.05)
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_kill_ends_a_worker_that_ignores_its_input():
+    # a worker hung in C code never reads the closed stdin: only SIGKILL ends it
+    worker = rewards._Worker.__new__(rewards._Worker)
+    worker.proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        worker.kill()
+        assert worker.proc.poll() is not None
+    finally:
+        if worker.proc.poll() is None:
+            worker.proc.kill()
+            worker.proc.wait()
