@@ -231,3 +231,15 @@ def test_kill_ends_a_worker_that_ignores_its_input():
         if worker.proc.poll() is None:
             worker.proc.kill()
             worker.proc.wait()
+
+
+def test_math_verifier_limits_name_their_parameter_and_range():
+    for kwargs, message in [
+        ({"timeout": 0}, "timeout must be in (0, inf], got 0"),
+        ({"timeout": 5, "hard_timeout": 5}, "hard_timeout must be in (5, inf], got 5"),
+        ({"max_brace_depth": 0}, "max_brace_depth must be in [1, inf], got 0"),
+    ]:
+        with pytest.raises(ValueError) as info:
+            rewards.MathVerifier(**kwargs)
+        assert str(info.value) == message
+    assert rewards.MathVerifier(max_brace_depth=1).max_brace_depth == 1  # one level of braces is allowed
