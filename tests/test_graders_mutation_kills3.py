@@ -16,6 +16,7 @@ import types
 from pathlib import Path
 
 import pytest
+from extras import require
 from test_graders_mutation_kills import (  # noqa: F401 (fixtures)
     GAME,
     _checkout,
@@ -26,7 +27,13 @@ from test_graders_mutation_kills import (  # noqa: F401 (fixtures)
 )
 
 from fgrpo_sim.llm import rewards
-from fgrpo_sim.llm.evaluation.grading import SynLogicVerifiers, _number_value, extract_choice_letter, grade_gpqa
+from fgrpo_sim.llm.evaluation.grading import (
+    SynLogicVerifiers,
+    _number_value,
+    extract_choice_letter,
+    grade_gpqa,
+    ifeval_instructions,
+)
 
 
 def test_powers_of_ten_are_read_up_to_300_either_way():
@@ -243,3 +250,13 @@ def test_math_verifier_limits_name_their_parameter_and_range():
             rewards.MathVerifier(**kwargs)
         assert str(info.value) == message
     assert rewards.MathVerifier(max_brace_depth=1).max_brace_depth == 1  # one level of braces is allowed
+
+
+def test_ifeval_instructions_keep_the_prompt_and_take_a_none_kwargs_entry():
+    require("if_verifiable")
+    record = {"prompt": "Write a haiku.", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [None]}
+    assert ifeval_instructions(record) == ("Write a haiku.", ["punctuation:no_comma"], [{}])
+    with pytest.raises(ValueError) as info:  # an entry that is no dict, in a one-line message of 300 characters
+        ifeval_instructions({**record, "kwargs": ["x" * 1000]})
+    assert str(info.value).startswith("ifeval record field 'kwargs' must be a list of 1 dicts")
+    assert len(str(info.value)) == 300
