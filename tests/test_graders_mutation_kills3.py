@@ -260,3 +260,13 @@ def test_ifeval_instructions_keep_the_prompt_and_take_a_none_kwargs_entry():
         ifeval_instructions({**record, "kwargs": ["x" * 1000]})
     assert str(info.value).startswith("ifeval record field 'kwargs' must be a list of 1 dicts")
     assert len(str(info.value)) == 300
+
+
+def test_math_verifier_applies_its_own_brace_depth():
+    nested = "\\boxed{{{1}}}"  # three levels of braces
+    assert rewards.MathVerifier(max_brace_depth=2).score(nested, "1").status == "too_deep"
+
+
+def test_the_last_number_fallback_with_no_number_is_no_answer():
+    score = rewards.MathVerifier(fallback_last_number=True).score("I do not know.", "5")
+    assert score == rewards.Score(False, "no_answer")
