@@ -270,3 +270,9 @@ def test_math_verifier_applies_its_own_brace_depth():
 def test_the_last_number_fallback_with_no_number_is_no_answer():
     score = rewards.MathVerifier(fallback_last_number=True).score("I do not know.", "5")
     assert score == rewards.Score(False, "no_answer")
+
+
+def test_boxes_before_an_unbraced_box_are_still_found():
+    assert [content for _, _, content, _ in rewards.iter_boxed("\\boxed{1} and then \\boxed 2")] == ["2", "1"]
+    # an unbraced box of punctuation answers nothing: the box before it is the answer
+    assert rewards.extract_last_boxed("\\boxed{4}, so \\boxed .") == ("4", "ok")
