@@ -79,7 +79,8 @@ MODULES = {
              "tests/test_table2_depth.py"]),
     "graders": (["fgrpo_sim/llm/evaluation/grading.py", "fgrpo_sim/llm/rewards.py"],
                 ["tests/test_llm_grading.py", "tests/test_llm_rewards.py", "tests/test_llm_ifeval_eval.py",
-                 "tests/test_graders_mutation_kills.py", "tests/test_graders_mutation_kills2.py"]),
+                 "tests/test_graders_mutation_kills.py", "tests/test_graders_mutation_kills2.py",
+                 "tests/test_graders_mutation_kills3.py"]),
 }
 MODES = ("unit", "check")
 

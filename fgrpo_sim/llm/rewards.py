@@ -381,8 +381,9 @@ class _WorkerPool:
             worker.proc.stdin.write((json.dumps(request) + "\n").encode())
             worker.proc.stdin.flush()
             status = worker.read_line(time.monotonic() + self.hard_timeout)
-        except (OSError, ValueError):
-            status = None
+        except (OSError, ValueError):  # a closed pipe: the request or its answer was lost, no check overran
+            self._replace(worker)
+            return "error"
         if status in STATUSES:
             self._give_back(worker)
             return status

@@ -209,14 +209,16 @@ def _number_text(text: str) -> str:
     # (before the spaces go)
     text = re.sub(r"\\(?:text|mathrm|rm|mbox)\s*\{([A-Za-z]+)\}", r" \1", text)
     text = re.sub(r"(?:\\[,;: ]|\\cdot|\s|\u00b7)+([A-Za-z]+)\s*(?:\^\s*\{\s*-\s*1\s*\}|\^\s*-\s*1|\u207b\u00b9)", r"/\1", text)
-    text = re.sub(r"\\(?:left|right)(?![A-Za-z])|\\[!,;: ]", "", re.sub(r"\\cdot(?![A-Za-z])", r"\\times", text))
+    # \left. and \right. (the null delimiters) go with their full stop: left behind, "\left. 3 eV \right." read 0.3 eV
+    text = re.sub(r"\\(?:left|right)(?:\.|(?![A-Za-z]))|\\[!,;: ]", "", re.sub(r"\\cdot(?![A-Za-z])", r"\\times", text))
     text = re.sub(r"\s+|\$", "", re.sub(r"\\(?:text|mathrm|rm|mbox)\s*\{([^{}]*)\}", r"\1", text))
     return re.sub(r"(?<=\d)x(?=10\^)", r"\\times", text)  # 3.0 x 10^8
 
 
 def _number_value(text: str) -> tuple[float, str] | None:
     """(value, unit) of an option or box that is a number with an optional unit ("5.2 eV" -> (5.2, "eV"));
-    None for anything else."""
+    None for anything else, and for a power of ten beyond +-300 (10.0 ** 309 overflows, and below 10^-323 every
+    value is 0.0, so such values would all be equal)."""
     import math
 
     match = _NUMBER.fullmatch(_number_text(text))
