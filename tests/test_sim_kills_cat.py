@@ -1,0 +1,230 @@
+"""Tests written for the mutants of fgrpo_sim/sim/categorical/ (issue 44, stratum simcat; benchmarks/RESULTS.md
+"Mutation testing", "sim/ stratum simcat"). Each pins behaviour a user relies on: every bad setting refused with a
+message naming the parameter and its range, each bound at its edge, values against a hand-worked case. Tiny
+hand-made data throughout; the CPU is named where a test assumes it (the native kernel, exact floats)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+import torch
+
+# --- config.py: every setting's range, named in its message, and each edge accepted -----------------------------------
+
+BIG32 = 1e18  # config.REWARD_LIMITS["float32"], written out: a wrong limit must fail here
+
+REFUSED = [
+    (dict(num_actions=1, num_correct=1), "num_actions must be in [2, 2^31 - 1], got 1"),
+    (dict(num_actions=2**31), "num_actions must be in [2, 2^31 - 1], got 2147483648"),
+    (dict(num_actions=4, num_correct=0), "num_correct must be in [1, 3], got 0"),
+    (dict(num_actions=4, num_correct=4), "num_correct must be in [1, 3], got 4"),
+    (dict(anchor_logit=-50.5), "anchor_logit must be in [-50, 50], got -50.5"),
+    (dict(correct_logit=50.5), "correct_logit must be in [-50, 50], got 50.5"),
+    (dict(incorrect_logit=float("nan")), "incorrect_logit must be in [-50, 50], got nan"),
+    (dict(dtype="float16"), "dtype must be one of float32, float64, got 'float16'"),
+    (dict(reward_correct=1.5e18), "reward_correct must be in [-1e+18, 1e+18], got 1.5e+18"),
+    (dict(reward_correct=-2e18), "reward_correct must be in [-1e+18, 1e+18], got -2e+18"),
+    (dict(reward_wrong=1.0), "reward_wrong must be in [-1e+18, 1), got 1"),
+    (dict(reward_wrong=-2e18), "reward_wrong must be in [-1e+18, 1), got -2e+18"),
+    (dict(reward_correct=1e-20, reward_wrong=0.0),
+     "reward_correct - reward_wrong must be >= 1e-18 in float32 (its square underflows below), got 1e-20; "
+     "use --dtype float64"),
+    (dict(reward_correct=1e-160, reward_wrong=0.0, dtype="float64"),
+     "reward_correct - reward_wrong must be >= 1e-152 in float64 (its square underflows below), got 1e-160"),
+    (dict(steps=-1), "steps must be in [0, 10000000], got -1"),
+    (dict(steps=10**7 + 1), "steps must be in [0, 10000000], got 10000001"),
+    (dict(group_sizes=()), "group_sizes, gammas and seeds must each hold at least one value"),
+    (dict(gammas=()), "group_sizes, gammas and seeds must each hold at least one value"),
+    (dict(seeds=()), "group_sizes, gammas and seeds must each hold at least one value"),
+    (dict(group_sizes=(4, 0)), "group_sizes must be in [1, 2^31 - 1], got 0"),
+    (dict(group_sizes=(2**31,)), "group_sizes must be in [1, 2^31 - 1], got 2147483648"),
+    (dict(gammas=(-0.1,)), "gammas must be in [0, 100], got -0.1"),
+    (dict(gammas=(100.5,)), "gammas must be in [0, 100], got 100.5"),
+    (dict(focal_smoothing=-0.1), "focal_smoothing must be in [0, inf), got -0.1"),
+    (dict(focal_smoothing=math.inf), "focal_smoothing must be in [0, inf), got inf"),
+    (dict(seeds=(-1,)), "seeds must be in [0, 2^62], got -1"),
+    (dict(seeds=(2**62 + 1,)), "seeds must be in [0, 2^62], got 4611686018427387905"),
+    (dict(surrogate="linear"), "surrogate must be one of distinct, draws, logprob, got 'linear'"),
+    (dict(optimizer="rmsprop"), "optimizer must be one of sgd, adam, adamw, got 'rmsprop'"),
+    (dict(lr=0.0), "lr must be in (0, 1000], got 0"),
+    (dict(lr=1001.0), "lr must be in (0, 1000], got 1001"),
+    (dict(beta1=1.0), "beta1 must be in [0, 1), got 1"),
+    (dict(beta1=-0.1), "beta1 must be in [0, 1), got -0.1"),
+    (dict(beta2=1.0), "beta2 must be in [0, 1), got 1"),
+    (dict(beta2=-0.1), "beta2 must be in [0, 1), got -0.1"),
+    (dict(eps=-1e-9), "eps must be in [0, 1], got -1e-09"),
+    (dict(eps=1.5), "eps must be in [0, 1], got 1.5"),
+    (dict(weight_decay=-0.5), "weight_decay must be in [0, 100], got -0.5"),
+    (dict(weight_decay=101.0), "weight_decay must be in [0, 100], got 101"),  # 1 / lr at the default lr 1e-2
+    (dict(stride=0), "stride must be in [1, 10000000], got 0"),
+    (dict(stride=10**7 + 1), "stride must be in [1, 10000000], got 10000001"),
+    (dict(sampler="c"), "sampler must be one of auto, native, torch, got 'c'"),
+    (dict(chunk_runs=0), "chunk_runs must be in [1, 1000000], got 0"),
+    (dict(chunk_runs=10**6 + 1), "chunk_runs must be in [1, 1000000], got 1000001"),
+    (dict(optimizer="adam", eps=0.0), "eps must be > 0 with dtype float32 (use dtype float64 for eps = 0)"),
+    (dict(optimizer="adamw", eps=0.0), "eps must be > 0 with dtype float32 (use dtype float64 for eps = 0)"),
+]
+
+
+@pytest.mark.parametrize("kwargs, message", REFUSED)
+def test_config_refuses_each_bad_setting_with_its_whole_message(kwargs, message):
+    from fgrpo_sim.sim.categorical import CategoricalConfig
+
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        CategoricalConfig(**kwargs)
+
+
+ACCEPTED = [
+    dict(num_actions=2, num_correct=1),
+    dict(num_actions=2**31 - 1, num_correct=2**31 - 2),
+    dict(anchor_logit=-50.0, correct_logit=50.0, incorrect_logit=-50.0),
+    dict(reward_correct=BIG32, reward_wrong=-BIG32),
+    dict(reward_correct=1e-18, reward_wrong=0.0),  # the span at its float32 floor
+    dict(reward_correct=1e152, reward_wrong=-1e152, dtype="float64"),
+    dict(steps=0), dict(steps=10**7),
+    dict(group_sizes=(1, 2**31 - 1)),
+    dict(gammas=(0.0, 100.0)),
+    dict(seeds=(0, 2**62)),
+    dict(lr=1e3, weight_decay=1e-3),  # weight decay up to 1 / lr
+    dict(lr=0.5, weight_decay=2.0),
+    dict(beta1=0.0, beta2=0.0),
+    dict(eps=1.0),
+    dict(optimizer="sgd", eps=0.0),  # eps = 0 is refused only where Adam divides by it in float32
+    dict(optimizer="adam", eps=0.0, dtype="float64"),
+    dict(stride=1), dict(stride=10**7),
+    dict(chunk_runs=1), dict(chunk_runs=10**6),
+]
+
+
+@pytest.mark.parametrize("kwargs", ACCEPTED)
+def test_config_accepts_each_bound_at_its_edge(kwargs):
+    from fgrpo_sim.sim.categorical import CategoricalConfig
+
+    config = CategoricalConfig(**kwargs)
+    assert {name: getattr(config, name) for name in kwargs} == {
+        name: (tuple(value) if isinstance(value, tuple) else value) for name, value in kwargs.items()}
+
+
+def test_config_lists_become_tuples_of_python_numbers():
+    from fgrpo_sim.sim.categorical import CategoricalConfig
+
+    config = CategoricalConfig(group_sizes=[np.int64(4), 8.0], gammas=[1, np.float32(0.5)], seeds=[np.int32(2)])
+    assert config.group_sizes == (4, 8) and all(type(n) is int for n in config.group_sizes)
+    assert config.gammas == (1.0, 0.5) and all(type(g) is float for g in config.gammas)
+    assert config.seeds == (2,) and type(config.seeds[0]) is int
+
+
+def test_config_defaults_are_the_papers_and_ours():
+    from fgrpo_sim.sim.categorical import CategoricalConfig
+
+    config = CategoricalConfig()
+    assert (config.num_actions, config.num_correct) == (128_000, 10_000)
+    assert (config.anchor_logit, config.correct_logit, config.incorrect_logit) == (5.0, 3.0, 0.0)
+    assert (config.reward_correct, config.reward_wrong, config.steps) == (1.0, -1.0, 1000)
+    assert config.group_sizes == tuple(2**k for k in range(1, 18)) and config.gammas == (0.0, 1.0)
+    assert config.seeds == (0, 1, 2, 3) and config.focal_smoothing == 0.0
+    assert (config.surrogate, config.optimizer, config.lr) == ("logprob", "adamw", 1e-2)
+    assert (config.beta1, config.beta2, config.eps, config.weight_decay) == (0.9, 0.999, 1e-8, 0.0)
+    assert (config.stride, config.dtype, config.device, config.sampler, config.chunk_runs) == (
+        10, "float32", "auto", "auto", 68)
+    assert config.metadata == {} and CategoricalConfig().metadata is not config.metadata
+
+
+def test_config_runs_are_seed_major_then_gamma_then_n():
+    from fgrpo_sim.sim.categorical import CategoricalConfig
+
+    config = CategoricalConfig(group_sizes=(2, 8), gammas=(0.0, 1.0), seeds=(5, 3))
+    assert config.runs() == [(2, 0.0, 5), (8, 0.0, 5), (2, 1.0, 5), (8, 1.0, 5),
+                             (2, 0.0, 3), (8, 0.0, 3), (2, 1.0, 3), (8, 1.0, 3)]
+
+
+def test_config_setting_leaves_out_the_run_grid_and_execution_and_the_papers_smoothing():
+    from fgrpo_sim.sim.categorical import CategoricalConfig
+
+    config = CategoricalConfig(metadata={"setting": "x"})
+    setting = config.setting()
+    for name in ("group_sizes", "gammas", "seeds", "device", "sampler", "chunk_runs", "metadata", "focal_smoothing"):
+        assert name not in setting
+    assert setting["num_actions"] == 128_000 and setting["lr"] == 1e-2 and setting["dtype"] == "float32"
+    assert len(setting) == 17
+    assert config.with_(focal_smoothing=0.5).setting()["focal_smoothing"] == 0.5
+
+
+def test_config_id_hashes_the_setting_and_the_torch_backend():
+    import hashlib
+    import json
+
+    from fgrpo_sim.sim.categorical import CategoricalConfig
+
+    config = CategoricalConfig(num_actions=8, num_correct=2, device="cpu", sampler="torch")
+    want = dict(config.setting(), backend="torch")
+    assert config.config_id() == hashlib.sha256(json.dumps(want, sort_keys=True).encode()).hexdigest()[:12]
+    # what runs where does not change the id; what changes results does
+    assert config.with_(seeds=(7,), chunk_runs=3).config_id() == config.config_id()
+    assert config.with_(lr=0.02).config_id() != config.config_id()
+    assert config.with_(sampler="native").config_id() != config.config_id()
+
+
+def test_config_with_and_to_dict():
+    from fgrpo_sim.sim.categorical import CategoricalConfig
+
+    config = CategoricalConfig(num_actions=8, num_correct=2)
+    other = config.with_(steps=3)
+    assert other.steps == 3 and config.steps == 1000 and other.num_actions == 8
+    as_dict = config.to_dict()
+    assert as_dict["num_actions"] == 8 and as_dict["group_sizes"] == config.group_sizes and "metadata" in as_dict
+
+
+def test_initial_masses_by_hand():
+    from fgrpo_sim.sim.categorical import CategoricalConfig
+
+    # 4 actions: anchor logit 2, one more correct at 1, two incorrect at 0
+    masses = CategoricalConfig(num_actions=4, num_correct=2, anchor_logit=2.0, correct_logit=1.0,
+                               incorrect_logit=0.0).initial_masses()
+    total = math.e**2 + math.e + 2.0
+    assert masses["q_pos"] == pytest.approx((math.e**2 + math.e) / total, rel=1e-12)
+    assert masses["p_anchor"] == pytest.approx(math.e**2 / total, rel=1e-12)
+    assert masses["tau"] == pytest.approx(math.e / total, rel=1e-12)
+    # the largest logit may be any of the three, and none overflows
+    wide = CategoricalConfig(num_actions=4, num_correct=2, anchor_logit=-50.0, correct_logit=-50.0,
+                             incorrect_logit=50.0).initial_masses()
+    assert wide["q_pos"] == pytest.approx(2 * math.exp(-100.0) / 2, rel=1e-9)
+    wide = CategoricalConfig(num_actions=4, num_correct=2, anchor_logit=-50.0, correct_logit=50.0,
+                             incorrect_logit=-50.0).initial_masses()
+    assert wide["tau"] == pytest.approx(1.0, rel=1e-9) and wide["p_anchor"] == pytest.approx(math.exp(-100.0), rel=1e-6)
+
+
+@pytest.mark.parametrize("device, message", [
+    ("mps", "device must be auto, cpu, cuda or cuda:K, got 'mps'"),
+    ("gpu", "device must be auto, cpu, cuda or cuda:K, got 'gpu'"),
+])
+def test_resolve_device_names_the_devices_it_takes(device, message):
+    from fgrpo_sim.sim.categorical import resolve_device
+
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        resolve_device(device)
+
+
+def test_resolve_device_without_cuda(monkeypatch):
+    from fgrpo_sim.sim.categorical import resolve_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("auto") == torch.device("cpu")
+    assert resolve_device("cpu") == torch.device("cpu")
+    with pytest.raises(ValueError, match=r"^device must be auto or cpu on this machine \(no CUDA\), got 'cuda:0'$"):
+        resolve_device("cuda:0")
+
+
+def test_resolve_device_names_the_cuda_devices_there_are(monkeypatch):
+    from fgrpo_sim.sim.categorical import resolve_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert resolve_device("auto") == torch.device("cuda")
+    assert resolve_device("cuda:1") == torch.device("cuda:1") and resolve_device("cuda") == torch.device("cuda")
+    with pytest.raises(ValueError, match=re.escape("device must name one of the 2 CUDA devices here "
+                                                   "(cuda:0 .. cuda:1), got 'cuda:2'")):
+        resolve_device("cuda:2")
