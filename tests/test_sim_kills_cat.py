@@ -228,3 +228,79 @@ def test_resolve_device_names_the_cuda_devices_there_are(monkeypatch):
     with pytest.raises(ValueError, match=re.escape("device must name one of the 2 CUDA devices here "
                                                    "(cuda:0 .. cuda:1), got 'cuda:2'")):
         resolve_device("cuda:2")
+
+
+# --- engine.py: every metric of a step from given counts, against numpy by hand, on both backends --------------------
+
+def _backends():
+    from fgrpo_sim.sim.categorical.sampling import native_available
+
+    return ["torch"] + (["native"] if native_available() else [])
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
+def _metrics_by_hand(z, z0, z_before, counts, c, gamma, alpha, above):
+    """The METRICS of one run from its logits now (z), at start (z0), before its latest step (z_before) and the
+    counts that step used: the definitions in engine.METRICS, written out in numpy."""
+    p, p0, p_before = _softmax(z), _softmax(z0), _softmax(z_before)
+    n = counts.sum()
+    x = counts[:c].sum()
+    mu_hat = x / n
+    return {
+        "q_pos": p[:c].sum(),
+        "m_ret": 1.0 - np.clip(p0[:c] - p[:c], 0.0, None).sum() / p0[:c].sum(),
+        "unsampled_correct_mass": p_before[:c][counts[:c] == 0].sum(),
+        "entropy": -(p * np.log(p)).sum(),
+        "anchor_prob": p[0],
+        "frac_correct_above_start": np.mean(p[:c] > p0[:c] * above),
+        "worst_drop": max(0.0, 1.0 - (p[:c] / p0[:c]).min()),
+        "mu_hat": mu_hat,
+        "focal_weight": (1.0 - (x + alpha) / (n + 2 * alpha)) ** gamma,
+    }
+
+
+@pytest.mark.parametrize("backend", _backends())
+@pytest.mark.parametrize("alpha", [0.0, 0.5])
+def test_every_metric_after_given_counts_matches_numpy(backend, alpha):
+    from fgrpo_sim.sim.categorical import METRICS, CategoricalBatch, CategoricalConfig
+
+    # float64 on the CPU: the comparison is to 1e-9 (the native kernel runs on the CPU only)
+    config = CategoricalConfig(num_actions=6, num_correct=3, anchor_logit=1.0, correct_logit=0.5, incorrect_logit=0.0,
+                               surrogate="logprob", optimizer="sgd", lr=3.0, weight_decay=0.0, dtype="float64",
+                               device="cpu", sampler=backend, focal_smoothing=alpha, reward_wrong=-0.5)
+    batch = CategoricalBatch(config, [5, 8], [1.0, 2.0], [0, 1])
+    start = batch.metrics()
+    for name in ("mu_hat", "focal_weight", "unsampled_correct_mass"):  # no batch drawn yet
+        assert torch.isnan(start[name]).all(), name
+    assert torch.allclose(start["m_ret"], torch.ones(2, dtype=torch.float64)) and (start["worst_drop"] == 0).all()
+    z0 = batch.logits[0].numpy().copy()
+    steps = [np.array([[2, 0, 1, 0, 2, 0], [0, 0, 3, 4, 0, 1]]), np.array([[0, 3, 0, 1, 0, 1], [6, 0, 0, 0, 1, 1]])]
+    for counts in steps:
+        before = batch.logits.numpy().copy()
+        batch.step_with_counts(torch.as_tensor(counts))
+    got = batch.metrics()
+    assert sorted(got) == sorted(METRICS)
+    for r, gamma in enumerate([1.0, 2.0]):
+        want = _metrics_by_hand(batch.logits[r].numpy(), z0, before[r], steps[-1][r], 3, gamma, alpha, 1 + 1e-12)
+        for name in METRICS:
+            assert float(got[name][r]) == pytest.approx(want[name], rel=1e-9, abs=1e-12), (name, r)
+    # the steps moved the policy: the metrics above are not their start values
+    assert float(got["worst_drop"].max()) > 0.05 and float(got["frac_correct_above_start"].max()) > 0
+
+
+@pytest.mark.parametrize("backend", _backends())
+@pytest.mark.parametrize("dtype, rise, counted", [("float32", 3e-7, 0.0), ("float32", 2e-5, 0.5),
+                                                  ("float64", 1e-9, 0.5)])
+def test_above_start_means_beyond_the_rounding_of_the_dtype(backend, dtype, rise, counted):
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+
+    config = CategoricalConfig(num_actions=4, num_correct=2, dtype=dtype, device="cpu", sampler=backend)
+    batch = CategoricalBatch(config, [4], [0.0], [0])
+    batch.logits[0, 1] += rise  # correct action 1 rises by about `rise` (relative), the anchor falls a little
+    if batch.native is not None:
+        batch.native.refresh(batch.logits)
+    assert float(batch.metrics()["frac_correct_above_start"][0]) == counted
