@@ -304,3 +304,121 @@ def test_above_start_means_beyond_the_rounding_of_the_dtype(backend, dtype, rise
     if batch.native is not None:
         batch.native.refresh(batch.logits)
     assert float(batch.metrics()["frac_correct_above_start"][0]) == counted
+
+
+# --- sampling.py: the torch sampler's integers, written again in plain Python -----------------------------------------
+
+M64 = (1 << 64) - 1
+
+
+def _uniform53(key: int, stream: int, j: int) -> int:
+    """Draw j of a run with `key` at `stream`, as sampling.stream_uniforms's docstring defines it: splitmix64's
+    finaliser of seed + (j + 1) * golden, seed = key ^ (0xD1B54A32D192ED03 * (stream + 1)), top 53 bits."""
+    seed = (key & M64) ^ ((0xD1B54A32D192ED03 * (stream + 1)) & M64)
+    z = (seed + (j + 1) * 0x9E3779B97F4A7C15) & M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    z ^= z >> 31
+    return z >> 11
+
+
+def _counts_by_hand(weights: list[int], n: int, key: int, stream: int) -> list[int]:
+    """Integer inverse CDF: q_i = trunc(2^53 cumsum_i / total) (exact here: integer weights summing to a power of 2);
+    a draw m lands on the first action with q_i > m."""
+    total, cum, q = sum(weights), 0, []
+    for w in weights:
+        cum += w
+        q.append(cum * 2**53 // total)
+    counts = [0] * len(weights)
+    for j in range(n):
+        m = _uniform53(key, stream, j)
+        counts[next(i for i, qi in enumerate(q) if qi > m)] += 1
+    return counts
+
+
+def test_run_keys_are_blake2b_of_seed_and_salt():
+    import hashlib
+
+    from fgrpo_sim.sim.categorical.sampling import run_keys
+
+    def key(seed, salt):
+        digest = hashlib.blake2b(f"{seed}:{salt}".encode(), digest_size=8).digest()
+        return int.from_bytes(digest, "little") & (2**63 - 1)
+
+    keys = run_keys([0, 7, 2**62], salt=3)
+    assert keys.dtype == torch.int64 and keys.tolist() == [key(0, 3), key(7, 3), key(2**62, 3)]
+    assert run_keys(torch.tensor([[5]])).tolist() == [key(5, 0)]
+
+
+def test_stream_uniforms_are_splitmix64_by_hand():
+    from fgrpo_sim.sim.categorical.sampling import UNIFORM_BITS, run_keys, stream_uniforms
+
+    assert UNIFORM_BITS == 53
+    keys = run_keys([1, 2])
+    u = stream_uniforms(keys, 5, 4)
+    assert u.shape == (2, 4) and u.dtype == torch.float64
+    want = [[_uniform53(int(k), 5, j) / 2**53 for j in range(4)] for k in keys.tolist()]
+    assert u.tolist() == want  # exact: integers scaled by a power of two
+    assert stream_uniforms(keys, 0, 2)[0, 0] == _uniform53(int(keys[0]), 0, 0) / 2**53
+
+
+@pytest.mark.parametrize("sizes", [[5, 5, 5], [3, 0, 9]])
+def test_torch_counts_are_the_integer_inverse_cdf_by_hand(sizes):
+    from fgrpo_sim.sim.categorical.sampling import run_keys, sample_counts_torch
+
+    rows = [[1, 3, 0, 4], [2, 2, 2, 2], [7, 0, 0, 1]]  # each sums to 8: the CDF's integers are exact
+    keys = run_keys([4, 5, 6])
+    got = sample_counts_torch(torch.tensor(rows, dtype=torch.float64), sizes, keys, stream=9)
+    want = [_counts_by_hand(w, n, int(k), 9) for w, n, k in zip(rows, sizes, keys.tolist())]
+    assert got.dtype == torch.int64 and got.tolist() == want
+    assert got.sum(1).tolist() == sizes and (got[:, [2]] == torch.tensor([[0], [want[1][2]], [0]])).all()
+    out = torch.full((3, 4), -1, dtype=torch.int64)
+    assert sample_counts_torch(torch.tensor(rows, dtype=torch.float32), sizes, keys, 9, out=out) is out
+    assert out.tolist() == want  # float32 weights: the same integers (the running sum is float64)
+
+
+def test_draw_plan_searches_batches_beyond_1023_rows_block_by_block():
+    from fgrpo_sim.sim.categorical.sampling import MAX_SEARCH_ROWS, run_keys, sample_counts_torch
+
+    assert MAX_SEARCH_ROWS == 1023
+    runs = MAX_SEARCH_ROWS + 2
+    sizes = [1 + r % 3 for r in range(runs)]  # mixed N: the DrawPlan path
+    weights = torch.tensor([[1.0, 1.0, 2.0, 4.0]]).expand(runs, 4).contiguous()
+    keys = run_keys(range(runs))
+    got = sample_counts_torch(weights, sizes, keys, stream=2)
+    assert got.sum(1).tolist() == sizes
+    for r in (0, 1022, 1023, 1024):  # the last rows of block one and the rows of block two
+        assert got[r].tolist() == _counts_by_hand([1, 1, 2, 4], sizes[r], int(keys[r]), 2), r
+
+
+@pytest.mark.parametrize("call, message", [
+    ("sample_counts_torch(torch.ones(4), [2], run_keys([0]), 0)", "weights must be a 2-D float32/float64 tensor"),
+    ("sample_counts_torch(torch.ones(1, 4, dtype=torch.int64), [2], run_keys([0]), 0)",
+     "weights must be a 2-D float32/float64 tensor"),
+    ("sample_counts_torch(torch.ones(1, 4), [2], run_keys([0]), 0, out=torch.zeros(1, 4, dtype=torch.int32))",
+     "out must be an int64 tensor shaped (1, 4)"),
+    ("sample_counts_torch(torch.ones(1, 4), [2], run_keys([0]), 0, out=torch.zeros(2, 4, dtype=torch.int64))",
+     "out must be an int64 tensor shaped (1, 4)"),
+    ("sample_counts_torch(torch.zeros(1, 4), [2], run_keys([0]), 0)",
+     "weights must have a positive finite sum in every run"),
+    ("sample_counts_torch(torch.tensor([[1.0, float('inf')]]), [2], run_keys([0]), 0)",
+     "weights must have a positive finite sum in every run"),
+    ("sample_counts_torch(torch.ones(2, 4), [2, 3, 4], run_keys([0, 1, 2]), 0)", "n_draws and keys must be shaped [2]"),
+    ("sample_counts_torch(torch.ones(2, 4), [2, 2], run_keys([0, 1, 2]), 0)", "n_draws and keys must be shaped [2]"),
+    ("sample_counts_torch(torch.ones(1, 4), [-1], run_keys([0]), 0)", "n_draws must be in [0, 2147483647]"),
+    ("DrawPlan([2], run_keys([0]), 4, 'cpu', torch.float32)", "dtype (of the counts) must be int32 or int64, got torch.float32"),
+    ("DrawPlan([2], run_keys([0]), 4, 'cpu', torch.int16)", "dtype (of the counts) must be int32 or int64, got torch.int16"),
+    ("DrawPlan([2, 3], run_keys([0]), 4, 'cpu')", "n_draws and keys must be shaped [1]"),
+    ("DrawPlan([2**31], run_keys([0]), 4, 'cpu')", "n_draws must be in [0, 2147483647]"),
+])
+def test_torch_sampler_refuses_bad_input_by_name(call, message):
+    from fgrpo_sim.sim.categorical.sampling import DrawPlan, run_keys, sample_counts_torch  # noqa: F401
+
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        eval(call)
+
+
+def test_draw_plan_counts_in_int32_when_asked():
+    from fgrpo_sim.sim.categorical.sampling import DrawPlan, run_keys
+
+    assert DrawPlan([0, 2], run_keys([0, 1]), 4, "cpu", torch.int32).blocks[0]["ones"].dtype == torch.int32
