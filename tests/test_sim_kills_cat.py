@@ -422,3 +422,124 @@ def test_draw_plan_counts_in_int32_when_asked():
     from fgrpo_sim.sim.categorical.sampling import DrawPlan, run_keys
 
     assert DrawPlan([0, 2], run_keys([0, 1]), 4, "cpu", torch.int32).blocks[0]["ones"].dtype == torch.int32
+
+
+# --- study.py: the claims' scores by hand, each threshold at its edge; settings and labels ---------------------------
+
+def _final(rows):
+    import pandas as pd
+
+    return pd.DataFrame([dict(group_size=n, gamma=g, m_ret=m, q_pos=q, q_pos_start=s) for n, g, m, q, s in rows])
+
+
+def test_score_claims_every_number_by_hand_with_thresholds_at_their_edges():
+    from fgrpo_sim.sim.categorical.study import score_claims
+
+    # gamma 0: M_ret 0.5, 0.3, 0.6, 0.9 over N = 2 .. 128 (the dip: min(0.5, 0.9) - 0.3 = 0.2 exactly; the last N keeps
+    # exactly 0.9; 0.5 is not below the zone's 0.5, so the zone is N = 8 alone); Q_pos gains 1e-3 (exactly, from 0)
+    # and 0.05 at the largest N
+    final = _final([(128, 0.0, 0.9, 0.05, 0.0), (2, 0.0, 0.5, 1e-3, 0.0), (8, 0.0, 0.3, 0.5, 0.25),
+                    (32, 0.0, 0.6, 0.5, 0.25),
+                    (2, 1.0, 0.5, 0.5, 0.25), (8, 1.0, 0.4, 0.5, 0.25), (32, 1.0, 0.75, 0.5, 0.25),
+                    (128, 1.0, 0.9, 0.5, 0.25)])
+    got = score_claims(final)
+    assert got == {"claim1_qpos_rises": True, "claim2_mret_nonmonotonic": True, "claim3_gamma_helps_in_zone": True,
+                   "claims_shown": 3, "min_qpos_gain": pytest.approx(1e-3, rel=1e-12), "mret_dip": 0.2,
+                   "mret_largest_n": 0.9, "qpos_gain_largest_n": pytest.approx(0.05, rel=1e-12), "zone_size": 1,
+                   "zone_mret_gain": pytest.approx(0.1, rel=1e-9)}
+    assert type(got["claims_shown"]) is int and type(got["zone_size"]) is int
+    assert all(type(got[k]) is bool for k in ("claim1_qpos_rises", "claim2_mret_nonmonotonic",
+                                              "claim3_gamma_helps_in_zone"))
+    # just below each edge, each claim fails on its own
+    below = final.copy()
+    below.loc[1, "q_pos"] = 0.999e-3
+    assert score_claims(below)["claim1_qpos_rises"] is False and score_claims(below)["claims_shown"] == 2
+    below = final.copy()
+    below.loc[0, "m_ret"] = 0.8999
+    assert score_claims(below)["claim2_mret_nonmonotonic"] is False
+    below = final.copy()
+    below.loc[0, "q_pos"] = 0.0499
+    assert score_claims(below)["claim2_mret_nonmonotonic"] is False
+    below = final.copy()
+    below.loc[2, "m_ret"] = 0.3001  # the dip falls below 0.2
+    assert score_claims(below)["claim2_mret_nonmonotonic"] is False
+    below = final.copy()
+    below.loc[5, "m_ret"] = 0.34  # gamma 1 keeps less than 0.05 more in the zone
+    assert score_claims(below)["claim3_gamma_helps_in_zone"] is False
+
+
+def test_score_claims_with_too_few_n_or_other_gammas():
+    import math
+
+    from fgrpo_sim.sim.categorical.study import score_claims
+
+    two = score_claims(_final([(2, 0.0, 0.1, 0.5, 0.25), (8, 0.0, 0.95, 0.5, 0.25),
+                               (2, 1.0, 0.9, 0.5, 0.25), (8, 1.0, 0.95, 0.5, 0.25)]))
+    assert math.isnan(two["mret_dip"]) and two["claim2_mret_nonmonotonic"] is False and two["mret_largest_n"] == 0.95
+    assert two["zone_size"] == 1 and two["zone_mret_gain"] == pytest.approx(0.8) and two["claims_shown"] == 2
+    # neither gamma 0 nor 1 (a table of gamma 0.5 runs): nothing to judge claims 2 and 3 on
+    none = score_claims(_final([(2, 0.5, 0.9, 0.5, 0.25), (8, 0.5, 0.95, 0.5, 0.25)]))
+    for key in ("mret_dip", "mret_largest_n", "qpos_gain_largest_n", "zone_mret_gain"):
+        assert math.isnan(none[key]), key
+    assert none["zone_size"] == 0 and none["claims_shown"] == 1 and none["claim3_gamma_helps_in_zone"] is False
+
+
+def test_claim_codes_state_the_thresholds():
+    from fgrpo_sim.sim.categorical.study import CLAIM_CODES
+
+    assert CLAIM_CODES == (
+        "(1) Q_pos rises at every N (by >= 0.001)",
+        "(2) M_ret dips by >= 0.2 at intermediate N, is >= 0.9 at the largest N, and the largest N trained "
+        "(Q_pos up >= 0.05)",
+        "(3) gamma = 1 keeps >= 0.05 more M_ret where gamma = 0 ends below 0.5")
+
+
+def test_study_settings_and_their_labels():
+    from fgrpo_sim.sim.categorical import CategoricalConfig
+    from fgrpo_sim.sim.categorical.study import setting_label, study_settings
+
+    assert setting_label("draws", "sgd", 1e-8, 0.0) == "draws/sgd"
+    assert setting_label("draws", "sgd", 1e-8, 0.5) == "draws/sgd/wd=0.5"
+    assert setting_label("logprob", "adamw", 1e-12, 0.01) == "logprob/adamw/eps=1e-12/wd=0.01"
+    settings = study_settings(CategoricalConfig(num_actions=8, num_correct=2), steps=30)
+    assert len(settings) == 24
+    labels = [c.metadata["setting"] for c in settings]
+    assert labels[:4] == ["distinct/adamw/eps=1e-08/wd=0", "draws/adamw/eps=1e-08/wd=0",
+                          "logprob/adamw/eps=1e-08/wd=0", "distinct/adamw/eps=1e-12/wd=0"]
+    assert labels[-3:] == ["distinct/sgd", "draws/sgd", "logprob/sgd"] and len(set(labels)) == 24
+    first = settings[0]
+    assert (first.steps, first.stride, first.seeds, first.gammas, first.num_actions) == (30, 100, (0,), (0.0, 1.0), 8)
+    assert first.group_sizes == (2, 8, 32, 128, 512, 2048, 8192, 32768, 131072)
+    assert [(c.optimizer, c.eps, c.weight_decay) for c in settings[::3]] == [
+        ("adamw", 1e-8, 0.0), ("adamw", 1e-12, 0.0), ("adamw", 1e-8, 0.01), ("adamw", 1e-12, 0.01),
+        ("adamw", 1e-6, 0.0), ("adamw", 1e-8, 0.1), ("adam", 1e-8, 0.01), ("sgd", 1e-8, 0.0)]
+    assert study_settings(steps=5)[0].num_actions == 128_000  # the paper's policy by default
+
+
+def test_final_means_and_claims_table_by_hand():
+    import pandas as pd
+
+    from fgrpo_sim.sim.categorical.study import claims_table, final_means
+
+    rows = []
+    for setting, cid, last in (("b/sgd", "id-b", 4), ("a/sgd", "id-a", 2)):
+        for seed, shift in ((0, 0.0), (1, 0.25)):
+            for step in (0, last):
+                for n in (2, 8, 32):
+                    for gamma in (0.0, 1.0):
+                        q = 0.25 + shift + (0.25 if step else 0.0)
+                        dipped = 0.25 if setting == "b/sgd" else 0.5
+                        m = 1.0 if step == 0 else {2: 0.75, 8: dipped, 32: 1.0}[n] - shift * (n == 8)
+                        rows.append(dict(setting=setting, config_id=cid, surrogate=setting[0], optimizer="sgd",
+                                         eps=1e-8, weight_decay=0.0, group_size=n, gamma=gamma, seed=seed, step=step,
+                                         q_pos=q, m_ret=m))
+    table = pd.DataFrame(rows)
+    final = final_means(table)
+    assert list(final.columns) == ["setting", "group_size", "gamma", "q_pos", "m_ret", "q_pos_start", "m_ret_start"]
+    row = final[(final["setting"] == "b/sgd") & (final["group_size"] == 8) & (final["gamma"] == 0.0)].iloc[0]
+    assert (row["q_pos"], row["m_ret"], row["q_pos_start"], row["m_ret_start"]) == (0.625, 0.125, 0.375, 1.0)
+    assert len(final) == 12
+    claims = claims_table(table)
+    assert list(claims["setting"]) == ["b/sgd", "a/sgd"]  # equal claims shown: the deeper dip first
+    assert list(claims["surrogate"]) == ["b", "a"] and list(claims["optimizer"]) == ["sgd", "sgd"]
+    assert claims["claims_shown"].tolist() == [2, 2] and claims["mret_dip"].tolist() == [0.625, 0.375]
