@@ -543,3 +543,136 @@ def test_final_means_and_claims_table_by_hand():
     assert list(claims["setting"]) == ["b/sgd", "a/sgd"]  # equal claims shown: the deeper dip first
     assert list(claims["surrogate"]) == ["b", "a"] and list(claims["optimizer"]) == ["sgd", "sgd"]
     assert claims["claims_shown"].tolist() == [2, 2] and claims["mret_dip"].tolist() == [0.625, 0.375]
+
+
+def test_score_claims_measures_the_dip_from_three_n_on():
+    from fgrpo_sim.sim.categorical.study import score_claims
+
+    three = score_claims(_final([(2, 0.0, 0.5, 0.5, 0.25), (8, 0.0, 0.25, 0.5, 0.25), (32, 0.0, 0.95, 0.5, 0.25),
+                                 (2, 1.0, 0.5, 0.5, 0.25), (8, 1.0, 0.5, 0.5, 0.25), (32, 1.0, 0.95, 0.5, 0.25)]))
+    assert three["mret_dip"] == 0.25 and three["claim2_mret_nonmonotonic"] is True and three["claims_shown"] == 3
+
+
+# --- torch_step.py: the reference Adam of an old torch (no fused kernel), the step counter, a CUDA graph's replays ----
+
+@pytest.mark.parametrize("optimizer, weight_decay", [("adam", 0.0), ("adam", 0.1), ("adamw", 0.0), ("adamw", 0.1)])
+def test_reference_adam_without_the_fused_kernel_equals_torch_optim(monkeypatch, optimizer, weight_decay):
+    """What an old torch (no torch._fused_adam_) runs: the same update as torch.optim's, step by step."""
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+    from fgrpo_sim.sim.categorical.engine import initial_logits
+
+    config = CategoricalConfig(num_actions=5, num_correct=2, surrogate="logprob", optimizer=optimizer, lr=0.05,
+                               beta1=0.7, beta2=0.9, eps=1e-3, weight_decay=weight_decay, dtype="float64",
+                               device="cpu", sampler="torch")
+    batch = CategoricalBatch(config, [4], [1.0], [0])
+    batch.torch_step.fused_adam = None
+    steps = [[[2, 0, 1, 1, 0]], [[0, 1, 0, 3, 0]], [[1, 1, 1, 0, 1]]]
+    z = initial_logits(config).clone().requires_grad_(True)
+    cls = torch.optim.AdamW if optimizer == "adamw" else torch.optim.Adam
+    opt = cls([z], lr=0.05, betas=(0.7, 0.9), eps=1e-3, weight_decay=weight_decay)
+    span = config.reward_correct - config.reward_wrong
+    for counts in steps:
+        batch.step_with_counts(torch.tensor(counts))
+        c = torch.tensor(counts[0], dtype=torch.float64)
+        mu = float(c[:2].sum() / c.sum())
+        adv = torch.where(torch.arange(5) < 2, span * (1 - mu), -span * mu).to(torch.float64)
+        opt.zero_grad()
+        (-((1 - mu) * (c * adv * torch.log_softmax(z, 0)).sum() / c.sum())).backward()
+        opt.step()
+        assert torch.allclose(batch.logits[0], z.detach(), rtol=0, atol=1e-12)
+    assert float((z.detach() - initial_logits(config)).abs().max()) > 0.05
+    assert float(batch.torch_step.adam_step) == 3.0
+
+
+@pytest.mark.parametrize("backend", _backends())
+def test_the_batch_counts_its_steps_on_both_backends(backend):
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+
+    config = CategoricalConfig(num_actions=6, num_correct=2, device="cpu", sampler=backend, optimizer="sgd")
+    batch = CategoricalBatch(config, [3, 5], [0.0, 1.0], [0, 1])
+    for _ in range(3):
+        batch.step()
+    batch.step_with_counts(torch.tensor([[1, 1, 1, 0, 0, 0], [0, 0, 0, 0, 0, 5]]))
+    assert batch.step_count == 4
+
+
+def test_a_cuda_graph_step_warms_up_captures_once_then_replays(monkeypatch):
+    """torch.cuda's stream and graph API stood in for (no GPU needed): call 1 runs eagerly on a side stream, call 2
+    captures (recording, not running, the step) and replays it once, later calls replay; after each replay the
+    step's outputs are the graph's own tensors."""
+    import contextlib
+
+    from fgrpo_sim.sim.categorical.torch_step import CudaGraphStep
+
+    log = []
+
+    class Graph:
+        recorded = None
+
+        def replay(self):
+            log.append("replay")
+            self.recorded()
+
+    capturing = []
+
+    @contextlib.contextmanager
+    def graph_context(graph):
+        capturing.append(graph)
+        yield
+        capturing.pop()
+
+    class Inner:
+        p = mu_hat = focal = None
+        runs = 0
+
+        def step(self):
+            if capturing:  # under capture the step is recorded, not run
+                log.append("capture")
+                capturing[-1].recorded = self.run
+                self.p, self.mu_hat, self.focal = "p-graph", "mu-graph", "focal-graph"
+            else:
+                self.run()
+
+        def run(self):
+            self.runs += 1
+            log.append("run")
+
+    class Stream:
+        def wait_stream(self, other):
+            log.append("wait")
+
+    @contextlib.contextmanager
+    def on_stream(stream):
+        log.append("side")
+        yield
+
+    monkeypatch.setattr(torch.cuda, "Stream", Stream)
+    monkeypatch.setattr(torch.cuda, "current_stream", Stream)
+    monkeypatch.setattr(torch.cuda, "stream", on_stream)
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", Graph)
+    monkeypatch.setattr(torch.cuda, "graph", graph_context)
+    inner = Inner()
+    step = CudaGraphStep(inner)
+    step()
+    assert log == ["wait", "side", "run", "wait"] and step.graph is None
+    log.clear()
+    step()
+    assert log == ["capture", "replay", "run"] and isinstance(step.graph, Graph) and not step.eager_only
+    assert step.outputs == ("p-graph", "mu-graph", "focal-graph")
+    log.clear()
+    inner.p = inner.mu_hat = inner.focal = None
+    step()
+    step()
+    assert log == ["replay", "run", "replay", "run"] and inner.runs == 4 and step.calls == 4
+    assert (inner.p, inner.mu_hat, inner.focal) == ("p-graph", "mu-graph", "focal-graph")
+
+
+def test_a_cpu_batch_steps_eagerly_whatever_cuda_graph_says(monkeypatch):
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+    from fgrpo_sim.sim.categorical.torch_step import CudaGraphStep
+
+    config = CategoricalConfig(num_actions=4, num_correct=2, device="cpu", sampler="torch")
+    batch = CategoricalBatch(config, [2], [0.0], [0], cuda_graph=True)
+    assert not isinstance(batch._run_step, CudaGraphStep)  # a graph is CUDA's: the CPU steps eagerly
+    monkeypatch.setenv("FGRPO_CUDA_GRAPH", "0")
+    assert not isinstance(CategoricalBatch(config, [2], [0.0], [0])._run_step, CudaGraphStep)
