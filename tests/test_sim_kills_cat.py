@@ -676,3 +676,18 @@ def test_a_cpu_batch_steps_eagerly_whatever_cuda_graph_says(monkeypatch):
     assert not isinstance(batch._run_step, CudaGraphStep)  # a graph is CUDA's: the CPU steps eagerly
     monkeypatch.setenv("FGRPO_CUDA_GRAPH", "0")
     assert not isinstance(CategoricalBatch(config, [2], [0.0], [0])._run_step, CudaGraphStep)
+
+
+def test_read_final_means_reads_a_record_and_refuses_a_damaged_one_naming_the_fix(tmp_path):
+    from fgrpo_sim.sim.categorical.study import read_final_means
+
+    head = "setting,group_size,gamma,q_pos,m_ret,q_pos_start,m_ret_start\n"
+    good = tmp_path / "final.csv"
+    good.write_text(head + "a/sgd,2,0,0.75,0.5,0.625,1\na/sgd,8,1,0.5,0.25,0.625,1\n")
+    table = read_final_means(good)
+    assert table["group_size"].tolist() == [2, 8] and table["q_pos"].tolist() == [0.75, 0.5]
+    bad = tmp_path / "bad.csv"
+    bad.write_text(head + "a/sgd,2,0,1.5,0.5,0.625,1\n")
+    with pytest.raises(ValueError, match=f"^cannot read {re.escape(str(bad))} line 2: q_pos = 1.5 is not in \\[0, 1\\]"
+                                         r".*reinstall fgrpo-sim \(a committed record\)$"):
+        read_final_means(bad)
