@@ -70,10 +70,9 @@ MODULES = {
              # compiled.py's trust rule, the categorical study's claims, and the tests written for sim's mutants
              "tests/test_cache_trust.py", "tests/test_sim_categorical_figures.py", "tests/test_sim_mutation_kills.py",
              "tests/test_sim_mutation_kills2.py",
-             # table2_depth.py and table2_depth_record.py (issue 48): sample C found no selected test calling them
-             "tests/test_table2_depth.py",
              "tests/test_sim_kills_cat.py",  # stratum simcat: sim/categorical/'s mutants (issue 44)
-             ]),
+             # table2_depth.py and table2_depth_record.py (issue 48): sample C found no selected test calling them
+             "tests/test_table2_depth.py"]),
     "graders": (["fgrpo_sim/llm/evaluation/grading.py", "fgrpo_sim/llm/rewards.py"],
                 ["tests/test_llm_grading.py", "tests/test_llm_rewards.py", "tests/test_llm_ifeval_eval.py",
                  "tests/test_graders_mutation_kills.py", "tests/test_graders_mutation_kills2.py"]),
