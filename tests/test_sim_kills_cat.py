@@ -691,3 +691,31 @@ def test_read_final_means_reads_a_record_and_refuses_a_damaged_one_naming_the_fi
     with pytest.raises(ValueError, match=f"^cannot read {re.escape(str(bad))} line 2: q_pos = 1.5 is not in \\[0, 1\\]"
                                          r".*reinstall fgrpo-sim \(a committed record\)$"):
         read_final_means(bad)
+
+
+# --- native.py: Adam's moments refused when missing (the kernel would write through NULL and crash the process) -------
+
+@pytest.mark.parametrize("missing", ["exp_avg", "exp_avg_sq"])
+@pytest.mark.parametrize("optimizer", ["adam", "adamw"])
+def test_native_adam_step_refuses_missing_moments(missing, optimizer):
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+    from fgrpo_sim.sim.categorical.sampling import native_available
+
+    if not native_available():
+        pytest.skip("no C compiler: no native kernel")
+    config = CategoricalConfig(num_actions=4, num_correct=2, device="cpu", sampler="native", optimizer=optimizer)
+    batch = CategoricalBatch(config, [4], [0.0], [0])
+    moments = {"exp_avg": batch.exp_avg, "exp_avg_sq": batch.exp_avg_sq, missing: None}
+    coef = batch.update_coefficients(batch.native.set_counts(torch.tensor([[2, 0, 1, 1]])))
+    before = batch.logits.clone()
+    with pytest.raises(ValueError, match=f"^exp_avg and exp_avg_sq must be tensors for optimizer {optimizer}, got None$"):
+        batch.native.fused_step(batch.logits, moments["exp_avg"], moments["exp_avg_sq"], coef, "logprob", optimizer,
+                                lr=0.1, beta1=0.9, beta2=0.99, eps=1e-8, weight_decay=0.0, step=1)
+    assert torch.equal(batch.logits, before)
+    batch.native.fused_step(batch.logits, batch.exp_avg, batch.exp_avg_sq, coef, "logprob", optimizer, lr=0.1,
+                            beta1=0.9, beta2=0.99, eps=1e-8, weight_decay=0.0, step=1)
+    assert not torch.equal(batch.logits, before)
+    sgd = CategoricalBatch(config.with_(optimizer="sgd"), [4], [0.0], [0])  # SGD has no moments and needs none
+    assert sgd.exp_avg is None and sgd.exp_avg_sq is None
+    sgd.step()
+    assert sgd.step_count == 1
