@@ -719,3 +719,139 @@ def test_native_adam_step_refuses_missing_moments(missing, optimizer):
     assert sgd.exp_avg is None and sgd.exp_avg_sq is None
     sgd.step()
     assert sgd.step_count == 1
+
+
+# --- run.py: recorded steps, the table's layout, resume's refusals by message -----------------------------------------
+
+def test_recorded_steps_include_the_last_once():
+    from fgrpo_sim.sim.categorical.run import recorded_steps
+
+    assert recorded_steps(7, 3) == [0, 3, 6, 7]
+    assert recorded_steps(6, 3) == [0, 3, 6]
+    assert recorded_steps(0, 5) == [0]
+    assert recorded_steps(2, 10) == [0, 2]
+
+
+def test_write_table_by_suffix_in_any_case(tmp_path):
+    import pandas as pd
+
+    from fgrpo_sim.sim.categorical.run import write_table
+
+    table = pd.DataFrame({"a": [1, 2]})
+    assert write_table(table, tmp_path / "t.CSV").read_text() == "a\n1\n2\n"
+    assert pd.read_parquet(write_table(table, tmp_path / "t.Parquet"))["a"].tolist() == [1, 2]
+    with pytest.raises(ValueError, match=r"^out must end in \.parquet or \.csv, got 't\.txt'$"):
+        write_table(table, tmp_path / "t.txt")
+    assert not (tmp_path / "t.txt").exists()
+
+
+def _tiny(**kw):
+    from fgrpo_sim.sim.categorical import CategoricalConfig
+
+    base = dict(num_actions=6, num_correct=2, group_sizes=(2, 4), gammas=(0.0,), seeds=(0,), steps=3, stride=2,
+                device="cpu", dtype="float64", chunk_runs=1)
+    base.update(kw)
+    return CategoricalConfig(**base)
+
+
+def test_simulate_chunk_table_layout_by_hand():
+    from fgrpo_sim.sim.categorical import METRICS
+    from fgrpo_sim.sim.categorical.run import simulate_chunk
+
+    config = _tiny(metadata={"setting": "mine", "tag": 3})
+    table = simulate_chunk(config, [(2, 0.0, 0), (4, 0.0, 0)])
+    assert list(table.columns) == ["config_id", "surrogate", "optimizer", "lr", "beta1", "beta2", "eps",
+                                   "weight_decay", "group_size", "gamma", "seed", "step", *METRICS, "setting", "tag"]
+    assert table["step"].tolist() == [0, 0, 2, 2, 3, 3] and table["group_size"].tolist() == [2, 4] * 3
+    assert set(table["config_id"]) == {config.config_id()} and set(table["setting"]) == {"mine"}
+    assert set(table["lr"]) == {0.01} and set(table["optimizer"]) == {"adamw"} and set(table["tag"]) == {3}
+
+
+def test_a_diverged_run_is_named_with_its_step(monkeypatch):
+    from fgrpo_sim.sim.categorical import engine
+    from fgrpo_sim.sim.categorical.run import simulate_chunk
+
+    real = engine.CategoricalBatch.metrics
+
+    def diverged_after_two(self):
+        m = real(self)
+        if self.step_count >= 2:
+            m["entropy"] = m["entropy"].clone()
+            m["entropy"][1] = float("nan")
+        return m
+
+    monkeypatch.setattr(engine.CategoricalBatch, "metrics", diverged_after_two)
+    with pytest.raises(ValueError, match=r"^run \(N = 4, gamma = 0.5, seed = 7\) diverged at step 2 \(non-finite "
+                                         r"policy\); use a smaller --lr or --dtype float64$"):
+        simulate_chunk(_tiny(), [(2, 0.0, 0), (4, 0.5, 7)])
+
+
+def test_finished_runs_need_every_recorded_step():
+    import pandas as pd
+
+    from fgrpo_sim.sim.categorical.run import finished_runs
+
+    config = _tiny()
+    cid = config.config_id()
+    rows = [dict(config_id=cid, group_size=2, gamma=0.0, seed=0, step=s) for s in (0, 2, 3)]
+    rows += [dict(config_id=cid, group_size=4, gamma=0.0, seed=0, step=s) for s in (0, 2)]  # cut short
+    rows += [dict(config_id="other", group_size=8, gamma=0.0, seed=0, step=s) for s in (0, 2, 3)]
+    assert finished_runs(pd.DataFrame(rows), config) == {(2, 0.0, 0)}
+    assert finished_runs(pd.DataFrame(), config) == set()
+    assert finished_runs(pd.DataFrame({"step": [0]}), config) == set()
+
+
+def test_resume_refuses_a_row_that_contradicts_this_runs_setting(tmp_path):
+    import pandas as pd
+
+    from fgrpo_sim.sim.categorical.run import run_grid
+
+    config = _tiny()
+    out = tmp_path / "r.csv"
+    run_grid(config, out, progress=False)
+    table = pd.read_csv(out)
+    table["lr"] = 0.5  # every row of this config_id edited alike: one setting, but not this run's
+    table.to_csv(out, index=False)
+    with pytest.raises(ValueError, match=re.escape(f"lr = 0.5 contradicts config_id {config.config_id()}, this run's "
+                                                   "setting (which has lr = 0.01)")):
+        run_grid(config, out, progress=False)
+    table["lr"] = [0.01] * (len(table) - 1) + [0.5]  # one row unlike its config_id's first
+    table.to_csv(out, index=False)
+    with pytest.raises(ValueError, match=re.escape(f"lr = 0.5 contradicts config_id {config.config_id()} (its first "
+                                                   "row has 0.01: one config_id is one setting)")):
+        run_grid(config, out, progress=False)
+    table["lr"] = 0.01
+    table.loc[len(table) - 1, "step"] = 1  # a step this run does not record
+    table.to_csv(out, index=False)
+    with pytest.raises(ValueError, match=re.escape(f"step 1 is not one this run of config_id {config.config_id()} "
+                                                   "records (3 steps, every 2)")):
+        run_grid(config, out, progress=False)
+
+
+def test_resume_redoes_a_half_written_run_and_keeps_the_others(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from fgrpo_sim.sim.categorical import run as run_mod
+
+    config = _tiny(group_sizes=(2, 4, 8))
+    out = tmp_path / "r.csv"
+    full = run_mod.run_grid(config, out, progress=False)
+    other = run_mod.run_grid(config.with_(lr=0.02), out, progress=False)
+    saved = pd.read_csv(out)
+    # N = 4 lost its last record (a run cut short): only it is simulated again
+    cut = saved[~((saved["config_id"] == config.config_id()) & (saved["group_size"] == 4) & (saved["step"] == 3))]
+    cut.iloc[::-1].to_csv(out, index=False)  # rows in any order, index reversed
+    ran = []
+    real = run_mod.simulate_chunk
+
+    def spy(cfg, runs, progress=None):
+        ran.append(list(runs))
+        return real(cfg, runs, progress)
+
+    monkeypatch.setattr(run_mod, "simulate_chunk", spy)
+    again = run_mod.run_grid(config, out, progress=False)
+    assert ran == [[(4, 0.0, 0)]]
+    pd.testing.assert_frame_equal(again, full)
+    kept = pd.read_csv(out)
+    assert len(kept) == len(saved) and (kept["config_id"] == other["config_id"].iloc[0]).sum() == len(other)
+    assert not run_mod.run_grid(config, None, resume=False, progress=False).empty  # no file: just the table
