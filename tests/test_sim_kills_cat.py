@@ -855,3 +855,87 @@ def test_resume_redoes_a_half_written_run_and_keeps_the_others(tmp_path, monkeyp
     kept = pd.read_csv(out)
     assert len(kept) == len(saved) and (kept["config_id"] == other["config_id"].iloc[0]).sum() == len(other)
     assert not run_mod.run_grid(config, None, resume=False, progress=False).empty  # no file: just the table
+
+
+# --- sampling.py: the kernel loaded afresh declares every function's C signature -------------------------------------
+
+def test_a_fresh_load_of_the_kernel_declares_its_signatures_and_samples_alike(monkeypatch):
+    """_load_native runs once per process (its result is kept in module globals), so a test that did not load it
+    first would never see it run: here the globals are emptied, the kernel loaded again (the kept build, under
+    compiled.py's rule), and the fused engine driven through the new handle must draw what the old one drew."""
+    import ctypes
+
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig, sampling
+
+    if not sampling.native_available():
+        pytest.skip("no C compiler: no native kernel")
+    config = CategoricalConfig(num_actions=70, num_correct=5, device="cpu", sampler="native", dtype="float64",
+                               optimizer="adamw", lr=0.05)
+
+    def run():
+        batch = CategoricalBatch(config, [3, 40], [0.0, 1.0], [0, 1])
+        for _ in range(3):
+            batch.step()
+        counts, _ = sampling.sample_counts_native(batch.native.weights, [5, 9], [1, 2], 4, num_correct=5)
+        return batch.logits.clone(), counts
+
+    before = run()
+    old = sampling._LIB
+    monkeypatch.setattr(sampling, "_LIB", None)
+    monkeypatch.setattr(sampling, "_LIB_ERROR", None)
+    lib = sampling._load_native()
+    assert lib is not None and lib is not old and sampling._LIB is lib
+    ptr, i64, u64, dbl, cint = ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64, ctypes.c_double, ctypes.c_int
+    for suffix in ("f32", "f64"):
+        assert getattr(lib, f"sample_counts_{suffix}").argtypes == [ptr, i64, i64, ptr, i64, ptr, ptr, u64, ptr, ptr]
+        assert getattr(lib, f"sample_counts_{suffix}").restype is cint
+        assert getattr(lib, f"refresh_{suffix}").argtypes == [ptr, ptr, i64, i64, ptr, i64, ptr, ptr, ptr, ptr, ptr]
+        assert getattr(lib, f"refresh_{suffix}").restype is None
+        assert getattr(lib, f"sample_sparse_{suffix}").argtypes == [ptr, ptr, ptr, ptr, i64, i64, ptr, i64, ptr, ptr,
+                                                                     u64, ptr, ptr, ptr, ptr, ptr]
+        assert getattr(lib, f"sample_sparse_{suffix}").restype is cint
+        assert getattr(lib, f"fused_step_{suffix}").argtypes == (
+            [ptr, ptr, ptr, ptr, i64, i64, ptr, i64, ptr, ptr, ptr, ptr, ptr, cint, cint] + [dbl] * 7 + [ptr] * 5)
+        assert getattr(lib, f"fused_step_{suffix}").restype is None
+    after = run()
+    assert torch.equal(before[0], after[0]) and torch.equal(before[1], after[1])
+
+
+def test_a_kernel_that_fails_to_load_is_remembered_and_named(monkeypatch):
+    from fgrpo_sim.sim.categorical import sampling
+
+    calls = []
+
+    def failing(source):
+        calls.append(source)
+        raise RuntimeError("no cc here")
+
+    monkeypatch.setattr(sampling, "_LIB", None)
+    monkeypatch.setattr(sampling, "_LIB_ERROR", None)
+    monkeypatch.setattr(sampling, "load_library", failing)
+    assert sampling._load_native() is None and sampling._load_native() is None
+    assert calls == [sampling.kernel_source()]  # tried once, with the shipped kernel's text
+    assert not sampling.native_available()
+    with pytest.warns(UserWarning, match=r"^native count sampler unavailable \(RuntimeError: no cc here\); using the "
+                                         r"slower torch sampler$"):
+        assert sampling.resolve_sampler("auto", torch.device("cpu")) == "torch"
+    with pytest.raises(ValueError, match=r"^backend \(sampler\) 'native' needs a C compiler \(RuntimeError: no cc "
+                                         r"here\); use the torch backend$"):
+        sampling.resolve_sampler("native", torch.device("cpu"))
+    with pytest.raises(RuntimeError, match=r"^native count sampler unavailable: RuntimeError: no cc here$"):
+        sampling.sample_counts_native(torch.ones(1, 2), [1], [0], 0)
+
+
+def test_resolve_sampler_by_device():
+    from fgrpo_sim.sim.categorical import sampling
+
+    assert sampling.resolve_sampler("torch", torch.device("cpu")) == "torch"
+    assert sampling.resolve_sampler("auto", torch.device("cuda")) == "torch"  # no warning: torch is CUDA's sampler
+    assert sampling.resolve_sampler("torch", torch.device("cuda")) == "torch"
+    with pytest.raises(ValueError, match=r"^backend \(sampler\) must be torch or auto on device cuda:1, got 'native' "
+                                         r"\(CPU only\)$"):
+        sampling.resolve_sampler("native", torch.device("cuda:1"))
+    with pytest.raises(ValueError, match=r"^sampler must be one of auto, native, torch, got 'c'$"):
+        sampling.resolve_sampler("c", torch.device("cpu"))
+    if sampling.native_available():
+        assert sampling.resolve_sampler("native", torch.device("cpu")) == "native"
