@@ -840,7 +840,8 @@ def test_resume_redoes_a_half_written_run_and_keeps_the_others(tmp_path, monkeyp
     saved = pd.read_csv(out)
     # N = 4 lost its last record (a run cut short): only it is simulated again
     cut = saved[~((saved["config_id"] == config.config_id()) & (saved["group_size"] == 4) & (saved["step"] == 3))]
-    cut.iloc[::-1].to_csv(out, index=False)  # rows in any order, index reversed
+    out = tmp_path / "r.parquet"  # a parquet file pandas wrote with its (reversed) index kept
+    cut.iloc[::-1].to_parquet(out, index=True)
     ran = []
     real = run_mod.simulate_chunk
 
@@ -852,7 +853,7 @@ def test_resume_redoes_a_half_written_run_and_keeps_the_others(tmp_path, monkeyp
     again = run_mod.run_grid(config, out, progress=False)
     assert ran == [[(4, 0.0, 0)]]
     pd.testing.assert_frame_equal(again, full)
-    kept = pd.read_csv(out)
+    kept = pd.read_parquet(out)
     assert len(kept) == len(saved) and (kept["config_id"] == other["config_id"].iloc[0]).sum() == len(other)
     assert not run_mod.run_grid(config, None, resume=False, progress=False).empty  # no file: just the table
 
@@ -862,8 +863,9 @@ def test_resume_redoes_a_half_written_run_and_keeps_the_others(tmp_path, monkeyp
 def test_a_fresh_load_of_the_kernel_declares_its_signatures_and_samples_alike(monkeypatch):
     """_load_native runs once per process (its result is kept in module globals), so a test that did not load it
     first would never see it run: here the globals are emptied, the kernel loaded again (the kept build, under
-    compiled.py's rule), and the fused engine driven through the new handle must draw what the old one drew."""
+    compiled.py's rule), and the fused engine driven through a second fresh handle must draw what the first drew."""
     import ctypes
+    import os
 
     from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig, sampling
 
@@ -879,12 +881,19 @@ def test_a_fresh_load_of_the_kernel_declares_its_signatures_and_samples_alike(mo
         counts, _ = sampling.sample_counts_native(batch.native.weights, [5, 9], [1, 2], 4, num_correct=5)
         return batch.logits.clone(), counts
 
-    before = run()
+    modes = []
+    real_cdll = ctypes.CDLL
+
+    def cdll(path, *args, **kwargs):  # the private copy dlopen maps: 0600 in a 0700 folder of this process
+        modes.append((os.stat(path).st_mode & 0o777, os.stat(os.path.dirname(path)).st_mode & 0o777))
+        return real_cdll(path, *args, **kwargs)
+
     old = sampling._LIB
     monkeypatch.setattr(sampling, "_LIB", None)
     monkeypatch.setattr(sampling, "_LIB_ERROR", None)
+    monkeypatch.setattr(ctypes, "CDLL", cdll)
     lib = sampling._load_native()
-    assert lib is not None and lib is not old and sampling._LIB is lib
+    assert lib is not None and lib is not old and sampling._LIB is lib and modes == [(0o600, 0o700)]
     ptr, i64, u64, dbl, cint = ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64, ctypes.c_double, ctypes.c_int
     for suffix in ("f32", "f64"):
         assert getattr(lib, f"sample_counts_{suffix}").argtypes == [ptr, i64, i64, ptr, i64, ptr, ptr, u64, ptr, ptr]
@@ -897,6 +906,9 @@ def test_a_fresh_load_of_the_kernel_declares_its_signatures_and_samples_alike(mo
         assert getattr(lib, f"fused_step_{suffix}").argtypes == (
             [ptr, ptr, ptr, ptr, i64, i64, ptr, i64, ptr, ptr, ptr, ptr, ptr, cint, cint] + [dbl] * 7 + [ptr] * 5)
         assert getattr(lib, f"fused_step_{suffix}").restype is None
+    before = run()
+    monkeypatch.setattr(sampling, "_LIB", None)  # a second fresh load draws the same numbers
+    assert sampling._load_native() is not lib
     after = run()
     assert torch.equal(before[0], after[0]) and torch.equal(before[1], after[1])
 
