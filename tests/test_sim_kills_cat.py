@@ -951,3 +951,126 @@ def test_resolve_sampler_by_device():
         sampling.resolve_sampler("c", torch.device("cpu"))
     if sampling.native_available():
         assert sampling.resolve_sampler("native", torch.device("cpu")) == "native"
+
+
+# --- the native sampler's and engine's refusals, and the weights' re-centring --------------------------------------
+
+def _needs_native():
+    from fgrpo_sim.sim.categorical.sampling import native_available
+
+    if not native_available():
+        pytest.skip("no C compiler: no native kernel")
+
+
+@pytest.mark.parametrize("call, message", [
+    ("sample_counts_native(torch.ones(4), [2], [0], 0)", "weights must be a 2-D float32/float64 CPU tensor"),
+    ("sample_counts_native(torch.ones(1, 4, dtype=torch.float16), [2], [0], 0)",
+     "weights must be a 2-D float32/float64 CPU tensor"),
+    ("sample_counts_native(torch.ones(2, 4), [2], [0, 1], 0)", "n_draws and keys must be shaped [2]"),
+    ("sample_counts_native(torch.ones(2, 4), [2, 2], [0], 0)", "n_draws and keys must be shaped [2]"),
+    ("sample_counts_native(torch.ones(1, 4), [-1], [0], 0)", "n_draws must be in [0, 2147483647]"),
+    ("sample_counts_native(torch.ones(1, 4), [2], [0], 0, out=torch.zeros(1, 4, dtype=torch.int32))",
+     "out must be a contiguous CPU tensor shaped (1, 4) of dtype torch.int64"),
+    ("sample_counts_native(torch.ones(1, 4), [2], [0], 0, out=torch.zeros(4, 2, dtype=torch.int64).t())",
+     "out must be a contiguous CPU tensor shaped (1, 4) of dtype torch.int64"),
+    ("sample_counts_native(torch.zeros(1, 4), [2], [0], 0)", "weights must have a positive finite sum in every run"),
+    ("sample_counts_native(torch.tensor([[1.0, float('nan')]]), [2], [0], 0)",
+     "weights must have a positive finite sum in every run"),
+])
+def test_native_sampler_refuses_bad_input_by_name(call, message):
+    from fgrpo_sim.sim.categorical.sampling import sample_counts_native  # noqa: F401
+
+    _needs_native()
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        eval(call)
+
+
+def test_native_sampler_takes_keys_of_any_integer_dtype_and_fills_out():
+    from fgrpo_sim.sim.categorical.sampling import STAT_NAMES, sample_counts_native
+
+    _needs_native()
+    weights = torch.tensor([[1.0, 2.0, 0.0, 1.0], [0.5, 0.5, 0.5, 0.5]], dtype=torch.float64)
+    counts, stats = sample_counts_native(weights, [6, 3], torch.tensor([5, 9]), 2, num_correct=2)
+    same, _ = sample_counts_native(weights, torch.tensor([6, 3], dtype=torch.int32),
+                                   torch.tensor([5, 9], dtype=torch.int32), 2, num_correct=2)
+    assert torch.equal(counts, same) and counts.sum(1).tolist() == [6, 3] and counts[0, 2] == 0
+    out = torch.full((2, 4), -1, dtype=torch.int64)
+    stats_out = torch.zeros((2, len(STAT_NAMES)), dtype=torch.float64)
+    got, got_stats = sample_counts_native(weights, [6, 3], [5, 9], 2, num_correct=2, out=out, stats_out=stats_out)
+    assert got is out and got_stats is stats_out and torch.equal(out, counts) and torch.equal(stats_out, stats)
+    # the stats by hand (STAT_NAMES): total, correct weight, correct draws, distinct correct / wrong weight,
+    # count-weighted correct / wrong, distinct actions hit
+    c, w = counts.to(torch.float64), weights
+    hit = (c > 0).to(torch.float64)
+    want = torch.stack([w.sum(1), w[:, :2].sum(1), c[:, :2].sum(1), (hit * w)[:, :2].sum(1), (hit * w)[:, 2:].sum(1),
+                        (c * w)[:, :2].sum(1), (c * w)[:, 2:].sum(1), hit.sum(1)], dim=1)
+    assert torch.allclose(stats, want, rtol=1e-12, atol=0)
+    _, all_correct = sample_counts_native(weights, [6, 3], [5, 9], 2)  # num_correct defaults to every action
+    assert all_correct[:, 2].tolist() == [6.0, 3.0]
+
+
+def test_engine_refuses_runs_of_unequal_length():
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+
+    config = CategoricalConfig(num_actions=4, num_correct=2, device="cpu")
+    for sizes, gammas, seeds in (([2, 4], [0.0], [0, 1]), ([2], [0.0], [0, 1]), ([], [], [])):
+        with pytest.raises(ValueError, match="^group_sizes, gammas and seeds must have the same non-zero length$"):
+            CategoricalBatch(config, sizes, gammas, seeds)
+    with pytest.raises(ValueError, match=r"^group_sizes must be in \[1, 2\^31 - 1\], got 0$"):
+        CategoricalBatch(config, [0], [0.0], [0])
+
+
+@pytest.mark.parametrize("backend", _backends())
+def test_step_with_counts_refuses_fractional_or_negative_counts(backend):
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+
+    config = CategoricalConfig(num_actions=4, num_correct=2, device="cpu", sampler=backend)
+    batch = CategoricalBatch(config, [4], [0.0], [0])
+    for bad in ([[1.5, 0.5, 1.0, 1.0]], [[-1.0, 3.0, 1.0, 1.0]]):
+        with pytest.raises(ValueError, match="^counts must be whole numbers >= 0$"):
+            batch.step_with_counts(torch.tensor(bad))
+    batch.step_with_counts(torch.tensor([[2.0, 0.0, 1.0, 1.0]]))  # whole floats are counts
+    assert batch.step_count == 1
+
+
+def test_native_counts_may_touch_at_most_n_actions():
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+
+    _needs_native()
+    batch = CategoricalBatch(CategoricalConfig(num_actions=4, num_correct=2, device="cpu", sampler="native"),
+                             [2], [0.0], [0])
+    with pytest.raises(ValueError, match="^counts must touch at most N actions per run$"):
+        batch.native.set_counts(torch.tensor([[1, 1, 1, 0]]))
+
+
+def test_native_sampling_from_a_diverged_policy_is_refused():
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+
+    _needs_native()
+    batch = CategoricalBatch(CategoricalConfig(num_actions=4, num_correct=2, device="cpu", sampler="native"),
+                             [2, 2], [0.0, 0.0], [0, 1])
+    batch.native.totals[1] = float("nan")
+    with pytest.raises(ValueError, match=r"^policy weights must have a positive finite sum in every run \(logits "
+                                         r"diverged\?\)$"):
+        batch.step()
+
+
+def test_native_weights_are_re_centred_when_the_logits_drift():
+    """A large step moves max z far from the weights' shift: they are re-centred (shift = row max), and the native
+    state still describes the same policy as the logits."""
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+    from fgrpo_sim.sim.categorical.native import SHIFT_SLACK
+
+    _needs_native()
+    assert SHIFT_SLACK == 30.0
+    config = CategoricalConfig(num_actions=6, num_correct=2, device="cpu", sampler="native", dtype="float64",
+                               optimizer="sgd", lr=200.0, reward_correct=1.0, reward_wrong=0.0)
+    batch = CategoricalBatch(config, [4], [0.0], [0])
+    shift0 = float(batch.native.shift[0])
+    batch.step_with_counts(torch.tensor([[0, 3, 0, 1, 0, 0]]))  # action 1 (correct) rises by about 75 nats
+    z = batch.logits[0]
+    assert float(z.max()) - shift0 > SHIFT_SLACK
+    assert float(batch.native.shift[0]) == float(z.max())
+    assert torch.allclose(batch.native.weights[0], torch.exp(z - z.max()), rtol=1e-12, atol=0)
+    assert float(batch.native.totals[0]) == pytest.approx(float(torch.exp(z - z.max()).sum()), rel=1e-12)
+    assert torch.allclose(batch.probs()[0], batch.native.weights[0] / batch.native.totals[0], rtol=1e-12, atol=1e-300)
