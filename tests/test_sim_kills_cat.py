@@ -1074,3 +1074,128 @@ def test_native_weights_are_re_centred_when_the_logits_drift():
     assert torch.allclose(batch.native.weights[0], torch.exp(z - z.max()), rtol=1e-12, atol=0)
     assert float(batch.native.totals[0]) == pytest.approx(float(torch.exp(z - z.max()).sum()), rel=1e-12)
     assert torch.allclose(batch.probs()[0], batch.native.weights[0] / batch.native.totals[0], rtol=1e-12, atol=1e-300)
+
+
+# --- compiled.py: the key, the folder, a build kept with its record, the refusals ------------------------------------
+
+def test_library_key_and_path_by_hand(tmp_path, monkeypatch):
+    import hashlib
+    import os
+    import platform
+    import sys
+
+    from fgrpo_sim.sim.categorical import compiled
+
+    lines = open("/proc/cpuinfo").read().splitlines() if os.path.exists("/proc/cpuinfo") else None
+    signature = ("\n".join([ln for ln in lines if ln.startswith(("model name", "flags"))][:2]) if lines is not None
+                 else platform.processor())
+    assert compiled._cpu_signature() == signature
+    want = hashlib.sha256(("int x;" + platform.machine() + sys.platform + signature).encode()).hexdigest()[:16]
+    assert compiled.library_key("int x;") == want
+    monkeypatch.setenv("FGRPO_CACHE_DIR", str(tmp_path))
+    assert compiled.library_path("int x;") == tmp_path / "fgrpo-sim" / f"native-{os.geteuid()}" / f"count_sampler_{want}.so"
+
+
+def test_cpu_signature_without_proc_cpuinfo_is_the_processor(monkeypatch):
+    import platform
+    from pathlib import Path
+
+    from fgrpo_sim.sim.categorical import compiled
+
+    def unreadable(self, *args, **kwargs):
+        raise OSError("no /proc here")
+
+    monkeypatch.setattr(Path, "read_text", unreadable)
+    monkeypatch.setattr(platform, "processor", lambda: "cpu-x")
+    assert compiled._cpu_signature() == "cpu-x"
+
+
+def _fake_compile(monkeypatch, mode=0o600):
+    """compiled._compile stood in for by a copy of the kernel this test session already built (no compiler run)."""
+    from fgrpo_sim.sim.categorical import compiled, sampling
+
+    _needs_native()
+    built = compiled.library_path(sampling.kernel_source())
+    data = built.read_bytes()
+    compiles = []
+
+    def compile_copy(source, folder):
+        out = folder / "count_sampler.so"
+        out.write_bytes(data)
+        out.chmod(mode)
+        compiles.append(source)
+        return out
+
+    monkeypatch.setattr(compiled, "_compile", compile_copy)
+    return data, compiles
+
+
+def test_a_fresh_build_is_kept_with_its_record_in_a_private_folder(tmp_path, monkeypatch):
+    import hashlib
+    import os
+    import stat
+
+    from fgrpo_sim.sim.categorical import compiled, sampling
+
+    data, compiles = _fake_compile(monkeypatch)
+    monkeypatch.setenv("FGRPO_CACHE_DIR", str(tmp_path))
+    source = sampling.kernel_source()
+    lib = compiled.load_library(source)
+    assert hasattr(lib, "fused_step_f64") and len(compiles) == 1
+    folder = tmp_path / "fgrpo-sim" / f"native-{os.geteuid()}"
+    key = compiled.library_key(source)
+    library, record = folder / f"count_sampler_{key}.so", folder / f"count_sampler_{key}.sha256"
+    assert sorted(p.name for p in folder.iterdir()) == sorted([library.name, record.name])  # no temp file left
+    assert library.read_bytes() == data and record.read_text() == hashlib.sha256(data).hexdigest() + "\n"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE(library.stat().st_mode) == 0o600 and stat.S_IMODE(record.stat().st_mode) == 0o600
+    compiled.load_library(source)  # the kept build is loaded: nothing compiles again
+    assert len(compiles) == 1
+
+
+def test_a_build_others_can_write_is_never_loaded(tmp_path, monkeypatch):
+    from fgrpo_sim.sim.categorical import compiled, sampling
+
+    _fake_compile(monkeypatch, mode=0o666)
+    monkeypatch.setenv("FGRPO_CACHE_DIR", str(tmp_path))
+    with pytest.raises(RuntimeError, match=r"^the kernel build in .*fgrpo-sim-native-.* is not this user's private "
+                                           r"file$"):
+        compiled.load_library(sampling.kernel_source())
+
+
+def test_a_cache_that_cannot_keep_the_build_still_loads_it(tmp_path, monkeypatch):
+    import os
+
+    from fgrpo_sim.sim.categorical import compiled, sampling
+
+    _, compiles = _fake_compile(monkeypatch)
+    monkeypatch.setenv("FGRPO_CACHE_DIR", str(tmp_path))
+    real_rename = os.rename
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "rename", full_disk)
+    assert hasattr(compiled.load_library(sampling.kernel_source()), "sample_counts_f64")
+    folder = tmp_path / "fgrpo-sim" / f"native-{os.geteuid()}"
+    assert list(folder.iterdir()) == []  # the temp file was removed, nothing half-kept
+    monkeypatch.setattr(os, "rename", real_rename)
+    compiled.load_library(sampling.kernel_source())
+    assert len(compiles) == 2  # nothing was kept, so it built again
+
+
+def test_read_all_stops_at_its_limit(tmp_path):
+    import os
+
+    from fgrpo_sim.sim.categorical import compiled
+
+    path = tmp_path / "big"
+    path.write_bytes(b"x" * 100)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert compiled._read_all(fd, 100) == b"x" * 100
+        with pytest.raises(OSError, match="^file grew past its limit$"):
+            compiled._read_all(fd, 99)
+    finally:
+        os.close(fd)
+    assert compiled.MAX_LIBRARY_BYTES == 64 << 20
