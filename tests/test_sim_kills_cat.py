@@ -1199,3 +1199,86 @@ def test_read_all_stops_at_its_limit(tmp_path):
     finally:
         os.close(fd)
     assert compiled.MAX_LIBRARY_BYTES == 64 << 20
+
+
+# --- claims.py: the intervals' estimates by hand, the record, the command's grid --------------------------------------
+
+def _claims_grid():
+    """Seeds 0, 1; N 2, 8, 32; gamma 0, 1; steps 0 and 5. Q_pos starts at 0.5; M_ret dips at N = 8 (gamma 0)."""
+    import pandas as pd
+
+    m_end = {(2, 0.0): 0.9, (8, 0.0): 0.25, (32, 0.0): 0.75, (2, 1.0): 0.9, (8, 1.0): 0.5, (32, 1.0): 0.75}
+    rows = []
+    for seed in (0, 1):
+        for gamma in (0.0, 1.0):
+            for n in (2, 8, 32):
+                rows.append(dict(step=0, gamma=gamma, seed=seed, group_size=n, q_pos=0.5, m_ret=1.0))
+                rows.append(dict(step=5, gamma=gamma, seed=seed, group_size=n, q_pos=0.5 + 0.125 * (1 + seed) + gamma / 8,
+                                 m_ret=m_end[(n, gamma)] - 0.0625 * seed))
+    return pd.DataFrame(rows)
+
+
+def test_claims_estimates_by_hand():
+    from fgrpo_sim.sim.categorical.claims import as_record, claims
+
+    result = claims(_claims_grid())
+    assert result["start_q_pos"] == 0.5 and result["seeds"] == 2 and result["lowest_n"] == 8
+    assert [r["N"] for r in result["rows"]] == [2, 8, 32]
+    row8 = result["rows"][1]
+    assert row8["q_pos_rise_g0"].estimate == pytest.approx(0.1875)  # (0.125 + 0.25) / 2
+    assert row8["q_pos_rise_g1"].estimate == pytest.approx(0.3125)
+    assert row8["m_ret_g0"].estimate == pytest.approx(0.21875) and row8["m_ret_g1"].estimate == pytest.approx(0.46875)
+    assert row8["m_ret_g1_minus_g0"].estimate == pytest.approx(0.25) and row8["m_ret_g1_minus_g0"].low == pytest.approx(0.25)
+    assert sorted(result["ends_minus_lowest"]) == [2, 32]
+    assert result["ends_minus_lowest"][2].estimate == pytest.approx(0.65)
+    assert result["ends_minus_lowest"][32].estimate == pytest.approx(0.5)
+    record = as_record(result)
+    assert record["interval"] == "95% percentile bootstrap over seeds (differences paired by seed)"
+    assert record["ends_minus_lowest"]["2"] == pytest.approx([0.65, 0.65, 0.65])
+    assert record["rows"][1]["m_ret_g1_minus_g0"] == pytest.approx([0.25, 0.25, 0.25]) and record["rows"][1]["N"] == 8
+    assert record["lowest_n"] == 8 and record["seeds"] == 2
+
+
+def test_claims_report_lines_by_hand():
+    from fgrpo_sim.sim.categorical.claims import claims, report
+
+    lines = report(claims(_claims_grid())).splitlines()
+    assert lines[0] == ("2 seeds; 95% percentile bootstrap over seeds (differences paired by seed); "
+                        "start Q_pos 0.5000")
+    assert lines[1].split() == ["N", "Q_pos", "rise", "g0", "Q_pos", "rise", "g1", "M_ret", "g0", "M_ret", "g1",
+                                "M_ret", "g1", "-", "g0"]
+    assert len(lines) == 2 + 3 + 3 and lines[2].split()[0] == "2" and lines[4].split()[0] == "32"
+    assert lines[5].startswith("claim 1, Q_pos rises at every N: yes (smallest lower bound +0.12")
+    assert lines[6].startswith("claim 2, M_ret (gamma 0) non-monotonic in N: yes; lowest mean at N = 8; "
+                               "N = 2 minus N = 8: ")
+    assert "; N = 32 minus N = 8: " in lines[6]
+    assert lines[7] == ("claim 3, gamma = 1 retains more: interval above 0 at N = [8]; below 0 at N = none; "
+                        "includes 0 at N = [2, 32]")
+
+
+def test_claims_command_runs_the_papers_grid_with_its_seeds(monkeypatch, capsys, tmp_path):
+    from fgrpo_sim.sim.categorical import claims as claims_mod
+    from fgrpo_sim.sim.categorical import run
+
+    seen = []
+
+    def fake_run_grid(config, out, resume, progress):
+        seen.append((config, out, resume, progress))
+        return _claims_grid()
+
+    monkeypatch.setattr(run, "run_grid", fake_run_grid)
+    assert claims_mod.main(["--seeds", "3", "--out", str(tmp_path / "c.parquet")]) == 0
+    config, out, resume, progress = seen[-1]
+    assert config.seeds == (0, 1, 2) and config.stride == 10 and config.steps == 1000
+    assert config.group_sizes == tuple(2**k for k in range(1, 18)) and config.gammas == (0.0, 1.0)
+    assert out == tmp_path / "c.parquet" and resume is True and progress is True
+    assert capsys.readouterr().out.startswith("2 seeds; 95% percentile bootstrap")
+    assert claims_mod.main(["--no-progress"]) == 0
+    config, out, resume, progress = seen[-1]
+    assert config.seeds == tuple(range(10)) and out == claims_mod.DEFAULT_OUT and progress is False
+    assert str(claims_mod.DEFAULT_OUT) == "runs/categorical-claims.parquet" and claims_mod.DEFAULT_SEEDS == 10
+    for bad in ("1", "1001"):
+        with pytest.raises(SystemExit) as info:
+            claims_mod.main(["--seeds", bad])
+        assert info.value.code == 2
+        assert f"error: --seeds must be in [2, 1000], got {bad}\n" in capsys.readouterr().err
