@@ -638,23 +638,28 @@ def test_a_cuda_graph_step_warms_up_captures_once_then_replays(monkeypatch):
             log.append("run")
 
     class Stream:
+        def __init__(self, name="side"):
+            self.name = name
+
         def wait_stream(self, other):
-            log.append("wait")
+            log.append(f"{self.name} waits for {other.name}")
+
+    current = Stream("current")
 
     @contextlib.contextmanager
     def on_stream(stream):
-        log.append("side")
+        log.append(f"on {stream.name}")
         yield
 
     monkeypatch.setattr(torch.cuda, "Stream", Stream)
-    monkeypatch.setattr(torch.cuda, "current_stream", Stream)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda: current)
     monkeypatch.setattr(torch.cuda, "stream", on_stream)
     monkeypatch.setattr(torch.cuda, "CUDAGraph", Graph)
     monkeypatch.setattr(torch.cuda, "graph", graph_context)
     inner = Inner()
     step = CudaGraphStep(inner)
     step()
-    assert log == ["wait", "side", "run", "wait"] and step.graph is None
+    assert log == ["side waits for current", "on side", "run", "current waits for side"] and step.graph is None
     log.clear()
     step()
     assert log == ["capture", "replay", "run"] and isinstance(step.graph, Graph) and not step.eager_only
