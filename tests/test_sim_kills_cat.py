@@ -1287,3 +1287,40 @@ def test_claims_command_runs_the_papers_grid_with_its_seeds(monkeypatch, capsys,
             claims_mod.main(["--seeds", bad])
         assert info.value.code == 2
         assert f"error: --seeds must be in [2, 1000], got {bad}\n" in capsys.readouterr().err
+
+
+# --- smaller pieces by hand: row groups, the weights' shift, the initial logits ---------------------------------------
+
+def test_balanced_row_groups_by_hand():
+    from fgrpo_sim.sim.categorical.sampling import _balanced_row_groups
+
+    # costs N + K // 8 with K = 16: 102, 12, 52, 4 -> largest first onto the lightest group
+    assert _balanced_row_groups([100, 10, 50, 2], 16, 2) == [[0], [1, 2, 3]]
+    assert _balanced_row_groups([5, 5, 5], 0, 3) == [[2], [1], [0]]  # equal costs: larger row index first (sorted)
+    assert _balanced_row_groups([7], 8, 4) == [[0]]  # empty groups are dropped
+
+
+@pytest.mark.parametrize("top, shifted", [(40.0, False), (-40.0, False), (40.5, True), (-41.0, True)])
+def test_torch_weights_shift_only_rows_whose_maximum_is_large(top, shifted):
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+
+    config = CategoricalConfig(num_actions=4, num_correct=2, device="cpu", sampler="torch", dtype="float64",
+                               anchor_logit=0.0, correct_logit=0.0, incorrect_logit=0.0)
+    batch = CategoricalBatch(config, [2, 2], [0.0, 0.0], [0, 1])
+    batch.logits[0] = torch.tensor([top, top - 1.0, top - 2.0, top - 3.0], dtype=torch.float64)
+    w = batch.unnormalised_probs()
+    shift = top if shifted else 0.0
+    assert float(batch._shift[0, 0]) == shift and float(batch._shift[1, 0]) == 0.0  # per run
+    assert torch.allclose(w[0], torch.exp(batch.logits[0] - shift), rtol=1e-15, atol=0)
+    assert float(batch.metrics()["entropy"][0]) == pytest.approx(
+        float(-(torch.softmax(batch.logits[0], 0) * torch.log_softmax(batch.logits[0], 0)).sum()), rel=1e-9)
+
+
+def test_initial_logits_anchor_correct_incorrect():
+    from fgrpo_sim.sim.categorical import CategoricalConfig
+    from fgrpo_sim.sim.categorical.engine import initial_logits
+
+    z = initial_logits(CategoricalConfig(num_actions=5, num_correct=3, anchor_logit=2.5, correct_logit=1.5,
+                                         incorrect_logit=-0.5), torch.float32)
+    assert z.dtype == torch.float32 and z.tolist() == [2.5, 1.5, 1.5, -0.5, -0.5]
+    assert initial_logits(CategoricalConfig(num_actions=2, num_correct=1)).dtype == torch.float64
