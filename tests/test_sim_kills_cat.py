@@ -409,7 +409,9 @@ def test_draw_plan_searches_batches_beyond_1023_rows_block_by_block():
     ("DrawPlan([2], run_keys([0]), 4, 'cpu', torch.float32)", "dtype (of the counts) must be int32 or int64, got torch.float32"),
     ("DrawPlan([2], run_keys([0]), 4, 'cpu', torch.int16)", "dtype (of the counts) must be int32 or int64, got torch.int16"),
     ("DrawPlan([2, 3], run_keys([0]), 4, 'cpu')", "n_draws and keys must be shaped [1]"),
-    ("DrawPlan([2**31], run_keys([0]), 4, 'cpu')", "n_draws must be in [0, 2147483647]"),
+    # far beyond the bound: a mutant that drops the check must fail at once (an impossible allocation), never fill
+    # the shared machine's memory, as 2^31 draws (16 GB of indices) would
+    ("DrawPlan([2**36], run_keys([0]), 4, 'cpu')", "n_draws must be in [0, 2147483647]"),
 ])
 def test_torch_sampler_refuses_bad_input_by_name(call, message):
     from fgrpo_sim.sim.categorical.sampling import DrawPlan, run_keys, sample_counts_torch  # noqa: F401
