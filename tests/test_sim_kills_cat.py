@@ -1326,3 +1326,94 @@ def test_initial_logits_anchor_correct_incorrect():
                                          incorrect_logit=-0.5), torch.float32)
     assert z.dtype == torch.float32 and z.tolist() == [2.5, 1.5, 1.5, -0.5, -0.5]
     assert initial_logits(CategoricalConfig(num_actions=2, num_correct=1)).dtype == torch.float64
+
+
+# --- after the fresh sample (seed 202) was drawn: what its survivors showed -------------------------------------------
+
+def test_run_grid_progress_bar_counts_steps_of_every_chunk(monkeypatch):
+    import fgrpo_sim.progress
+    from fgrpo_sim.sim.categorical.run import run_grid
+
+    bars = []
+    real = fgrpo_sim.progress.bar
+
+    def spy(*args, **kwargs):
+        bars.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fgrpo_sim.progress, "bar", spy)
+    run_grid(_tiny(group_sizes=(2, 4, 8), chunk_runs=2), None, progress=True)
+    assert bars == [dict(total=2 * 3, progress=True, desc="categorical", unit="step", leave=False)]
+
+
+def test_run_grid_on_ray_hands_each_chunk_its_device(monkeypatch):
+    import contextlib
+
+    from fgrpo_sim.sim import executor as executor_mod
+    from fgrpo_sim.sim.categorical.run import run_grid, simulate_chunk
+
+    sessions, calls = [], []
+
+    @contextlib.contextmanager
+    def session(executor, device):
+        sessions.append((executor, device))
+        yield "cpu", 0.0
+
+    def on_ray(fn, chunk_args, on_result, *, executor, gpus, progress, desc):
+        calls.append((fn, [(cfg.device, chunk) for cfg, chunk in chunk_args], executor, gpus, progress, desc))
+        for index in reversed(range(len(chunk_args))):  # results may arrive in any order
+            on_result(index, fn(*chunk_args[index]))
+
+    monkeypatch.setattr(executor_mod, "ray_session", session)
+    monkeypatch.setattr(executor_mod, "run_on_ray", on_ray)
+    ray = executor_mod.Executor(kind="ray")
+    table = run_grid(_tiny(group_sizes=(2, 4, 8), chunk_runs=2, device="auto"), None, progress=False, executor=ray)
+    assert sessions == [(ray, "auto")]
+    assert calls == [(simulate_chunk, [("cpu", [(2, 0.0, 0), (4, 0.0, 0)]), ("cpu", [(8, 0.0, 0)])], ray, 0.0, False,
+                      "categorical chunks")]
+    assert table["group_size"].unique().tolist() == [2, 4, 8]
+
+
+def test_run_study_names_its_own_fix_for_a_foreign_file(tmp_path):
+    from fgrpo_sim.sim.categorical.study import run_study
+
+    foreign = tmp_path / "study.csv"
+    foreign.write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match=r"is not a categorical result table \(no column 'config_id'\); delete it or "
+                                         r"choose another file \(the study always resumes\)$"):
+        run_study(foreign, steps=2, progress=False, device="cpu", only=["draws/sgd"])
+
+
+def test_the_largest_group_size_runs_natively():
+    """N = 2^31 - 1, the largest count an int32 kernel holds: the native batch keeps at most K touched actions per
+    run, so such a batch is cheap to build (the torch backend's plan would hold 2^31 draws)."""
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+
+    _needs_native()
+    config = CategoricalConfig(num_actions=4, num_correct=2, device="cpu", sampler="native")
+    batch = CategoricalBatch(config, [2**31 - 1], [0.0], [0])
+    assert batch.group_sizes.tolist() == [2**31 - 1] and batch.native.offsets.tolist() == [0]
+
+
+def test_claims_report_says_none_where_no_interval_is_above_zero():
+    from fgrpo_sim.sim.categorical.claims import claims, report
+
+    table = _claims_grid()
+    table.loc[(table["gamma"] == 1.0) & (table["step"] == 5), "m_ret"] -= 0.5  # gamma 1 now retains less everywhere
+    last = report(claims(table)).splitlines()[-1]
+    assert last == ("claim 3, gamma = 1 retains more: interval above 0 at N = none; below 0 at N = [2, 8, 32]; "
+                    "includes 0 at N = none")
+
+
+def test_claims_command_help_describes_each_option(capsys):
+    from fgrpo_sim.sim.categorical.claims import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert info.value.code == 0
+    for words in ("Fig 2's three claims with 10 seeds and bootstrap intervals",
+                  "--out OUT grid table (.parquet), resumed if present",
+                  "--seeds SEEDS seeds 0..S-1, S in [2, 1000] (default 10)",
+                  "--json print the claims as one JSON object"):
+        assert words in text, words
