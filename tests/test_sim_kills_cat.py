@@ -1419,3 +1419,36 @@ def test_claims_command_help_describes_each_option(capsys):
                   "--seeds SEEDS seeds 0..S-1, S in [2, 1000] (default 10)",
                   "--json print the claims as one JSON object"):
         assert words in text, words
+
+
+def test_a_draw_equal_to_a_cdf_step_goes_to_the_next_action():
+    """The rule of the integer inverse CDF: a draw m picks the first action with q_i > m, so action i has probability
+    (q_i - q_{i-1}) / 2^53 exactly. Weights (m, 2^53 - m) put q_0 exactly on the first draw's m: it must land on
+    action 1, on both torch paths (equal N and the DrawPlan of mixed N)."""
+    from fgrpo_sim.sim.categorical.sampling import run_keys, sample_counts_torch
+
+    keys = run_keys([3, 4])
+    m = _uniform53(int(keys[0]), 6, 0)
+    weights = torch.tensor([[float(m), float(2**53 - m)]] * 2, dtype=torch.float64)
+    equal = sample_counts_torch(weights, [1, 1], keys, 6)
+    assert equal[0].tolist() == [0, 1]
+    mixed = sample_counts_torch(weights, [1, 2], keys, 6)
+    assert mixed[0].tolist() == [0, 1] and mixed.sum(1).tolist() == [1, 2]
+
+
+def test_the_torch_engine_draws_step_t_from_stream_t():
+    """Step t (from 0) of the torch backend draws exactly what sample_counts_torch draws for the run's key at stream
+    t from the policy before that step."""
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+    from fgrpo_sim.sim.categorical.sampling import run_keys, sample_counts_torch, stream_mix
+
+    config = CategoricalConfig(num_actions=9, num_correct=3, device="cpu", sampler="torch", dtype="float64",
+                               optimizer="sgd", lr=0.5)
+    batch = CategoricalBatch(config, [5, 12], [0.0, 1.0], [3, 8])
+    assert int(batch.torch_step.mix_step) == stream_mix(0)
+    keys = run_keys([3, 8])
+    for t in range(3):
+        p = batch.probs()
+        batch.step()
+        want = sample_counts_torch(p, [5, 12], keys, t)
+        assert torch.equal(batch.torch_step.counts.to(torch.int64), want), t
