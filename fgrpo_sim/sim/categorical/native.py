@@ -125,6 +125,8 @@ class NativeState:
         sbc2 = math.sqrt(1.0 - beta2**step)
         m_ptr = exp_avg.data_ptr() if exp_avg is not None else None
         v_ptr = exp_avg_sq.data_ptr() if exp_avg_sq is not None else None
+        if optimizer != "sgd" and (m_ptr is None or v_ptr is None):  # the kernel would write through NULL: a crash
+            raise ValueError(f"exp_avg and exp_avg_sq must be tensors for optimizer {optimizer}, got None")
 
         def work(rows):
             fn(logits.data_ptr(), m_ptr, v_ptr, self.weights.data_ptr(), self.actions, self.num_correct,
