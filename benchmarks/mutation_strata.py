@@ -41,14 +41,18 @@ _SHORT = re.compile(r"`_(\d+)`")
 def listed_equivalents(text: str) -> set[str]:
     """Mutant names the equivalents file lists: whole names, and `_K` shorthands after the last whole name.
 
-    Skipped: a "Not classified" section, and the rest of a section after a line that starts "Not killed and not
-    equivalent" (the file's open mutants, listed beside the equivalent ones with their reasons).
+    Skipped: a "Not classified" section, the rest of a section after a line that starts "Not killed and not
+    equivalent" (the file's open mutants, listed beside the equivalent ones with their reasons), and any "- " item
+    or paragraph that says "not equivalent" (a mutant named there was killed later or no longer exists).
     """
     names: set[str] = set()
     for section in re.split(r"^(?=#)", text, flags=re.MULTILINE):
         if section.lower().startswith(("## not classified", "# not classified")):
             continue
         section = re.split(r"^Not killed and not equivalent", section, flags=re.MULTILINE)[0]
+        # an item that says "not equivalent" (killed later, superseded) names a mutant without listing it
+        items = re.split(r"^(?=- )|\n\s*\n", section, flags=re.MULTILINE)  # bullets and paragraphs
+        section = "\n".join(item for item in items if "not equivalent" not in item.lower())
         base = None
         for token in re.finditer(r"`[^`\n]+`", section):
             whole = _WHOLE.fullmatch(token.group(0))

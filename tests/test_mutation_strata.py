@@ -43,6 +43,8 @@ def test_listed_equivalents_read_whole_names_and_shorthands_but_not_open_ones():
     text = (
         "## sim/ stratum x\n"
         "- `fgrpo_sim.sim.population.x_f__mutmut_3`, `_7` (a default spelled out)\n"
+        "- (`fgrpo_sim.sim.population.x_f__mutmut_8`: killed after the sample; not equivalent.)\n"
+        "\nNot equivalent after all: `fgrpo_sim.sim.population.x_f__mutmut_11`, killed.\n"
         "Not killed and not equivalent (open):\n"
         "- `fgrpo_sim.sim.population.x_f__mutmut_9`\n"
         "## Not classified yet\n- `fgrpo_sim.sim.population.x_g__mutmut_1`\n"
