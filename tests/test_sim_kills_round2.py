@@ -128,3 +128,20 @@ def test_masses_given_x_when_no_group_reaches_x_equal_n():
     assert out["P_pos"][1] == pytest.approx(0.01) and out["P_neg"][1] == pytest.approx(0.99)
     assert out["P_pos"][0] == pytest.approx(0.0) and out["P_neg"][0] == pytest.approx(0.99)
     assert np.isnan(out["P_pos"][8]) and np.isnan(out["P_pos_se"][8])
+
+
+def test_tail_miss_torch_path_draws_on_its_device_whatever_the_default_device():
+    """The GPU path places every tensor on the device it is given: under another default device (a user's
+    `torch.set_default_device`; "meta" here, where binomial has no kernel) it draws the same groups on the CPU, and
+    the hit rate is Lemma 3.1's Pr(B) = (1 - tau)^N (1 - q^N - (1 - q)^N), q = (mu - tau) / (1 - tau)."""
+    import torch
+
+    from fgrpo_sim.sim import montecarlo
+
+    n, tau, q, trials = 8, 0.05, 0.4, 5000
+    hits = montecarlo._tail_miss_hits_torch(n, tau, q, trials, 7, torch.device("cpu"))
+    with torch.device("meta"):
+        again = montecarlo._tail_miss_hits_torch(n, tau, q, trials, 7, torch.device("cpu"))
+    assert again == hits
+    closed = (1 - tau) ** n * (1 - q ** n - (1 - q) ** n)
+    assert abs(hits / trials - closed) < 5 * math.sqrt(closed * (1 - closed) / trials)
