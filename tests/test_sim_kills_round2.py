@@ -145,3 +145,57 @@ def test_tail_miss_torch_path_draws_on_its_device_whatever_the_default_device():
     assert again == hits
     closed = (1 - tau) ** n * (1 - q ** n - (1 - q) ** n)
     assert abs(hits / trials - closed) < 5 * math.sqrt(closed * (1 - closed) / trials)
+
+
+# --- group_size_record.py: the checked reader's building blocks --------------------------------------------------
+# The schema constants (PROBABILITY, CURVE, ...) are built once at import; these call the builders themselves, so
+# each block's rule is pinned where it is made (and a record reader built anew keeps it).
+
+def test_record_number_block_keeps_both_bounds():
+    from fgrpo_sim.sim.group_size_record import _number
+
+    probability = _number(0, 1, what="a probability")
+    assert probability(0.25, "rep.json", "p", {}) == 0.25 and probability(1, "rep.json", "p", {}) == 1
+    with pytest.raises(ValueError) as err:
+        probability(1.5, "rep.json", "p", {})
+    assert str(err.value) == "rep.json: field 'p' must be a probability in [0, 1], got 1.5"
+
+
+def test_record_list_block_wants_its_length():
+    from fgrpo_sim.sim.group_size_record import _list, _number
+
+    pair, per_n = _list(_number(), per_n=False, length=2), _list(_number())
+    assert pair([1, 2.5], "rep.json", "xs", {}) == [1.0, 2.5]
+    assert per_n([0.5, 0.25, 1], "rep.json", "ys", {"N": [2, 4, 8]}) == [0.5, 0.25, 1.0]
+    with pytest.raises(ValueError) as err:
+        pair([1, 2, 3], "rep.json", "xs", {})
+    assert str(err.value) == "rep.json: field 'xs' must be a list of 2 values, got [1, 2, 3]"
+    with pytest.raises(ValueError, match=r"field 'ys' must be a list of 3 values \(one per N\)"):
+        per_n([0.5], "rep.json", "ys", {"N": [2, 4, 8]})
+
+
+def test_record_block_checks_each_field_under_its_dotted_name():
+    from fgrpo_sim.sim.group_size_record import _number, _record
+
+    curve = _record({"gamma": _number(0, None), "lr": _number(0, None)}, required=("gamma",))
+    assert curve({"gamma": 1, "note": "kept"}, "rep.json", "curves[0]", {}) == {"gamma": 1.0, "note": "kept"}
+    with pytest.raises(ValueError) as err:
+        curve({"gamma": 1.0, "lr": -0.5}, "rep.json", "curves[0]", {})
+    assert str(err.value) == "rep.json: field 'curves[0].lr' must be a number >= 0, got -0.5"
+
+
+def test_run_study_draws_no_progress_bar_unless_asked(monkeypatch):
+    """The library call is quiet by default (`progress=False`): each chunk is trained with progress off."""
+    from fgrpo_sim.sim import group_size_study as gs
+
+    seen = []
+
+    def chunk(spec, optimizer, kind, dev, progress):
+        seen.append(progress)
+        return pd.DataFrame({"chunk": [gs.chunk_id(spec, optimizer, kind)]})
+
+    monkeypatch.setattr(gs, "train_chunk", chunk)
+    frame = gs.run_study(gs.GroupSizeStudySpec())
+    assert len(frame) == len(seen) == len(gs.chunks(gs.GroupSizeStudySpec())) and seen and not any(seen)
+    gs.run_study(gs.GroupSizeStudySpec(), progress=True)
+    assert seen[-1] is True
