@@ -199,3 +199,27 @@ def test_run_study_draws_no_progress_bar_unless_asked(monkeypatch):
     assert len(frame) == len(seen) == len(gs.chunks(gs.GroupSizeStudySpec())) and seen and not any(seen)
     gs.run_study(gs.GroupSizeStudySpec(), progress=True)
     assert seen[-1] is True
+
+
+def test_chunk_id_tells_population_offsets_apart():
+    """Resume reuses a chunk only when its fingerprint matches: studies of other population offsets (other
+    populations) get other ids."""
+    from fgrpo_sim.sim import group_size_study as gs
+
+    spec = gs.GroupSizeStudySpec()
+    optimizer, kind = gs.chunks(spec)[0]
+    ids = {offset: gs.chunk_id(replace(spec, population_offset=offset), optimizer, kind) for offset in (0, 3, 4)}
+    assert len(set(ids.values())) == 3
+    assert gs.chunk_id(spec, optimizer, kind) == ids[0]  # the default spec is offset 0
+
+
+def test_linear_logits_default_is_the_axis_map():
+    """LinearLogits(logits) without a kind is the axis parametrisation: theta is the logits, no map."""
+    import torch
+
+    from fgrpo_sim.sim.parametrisation import LinearLogits
+
+    init = torch.tensor([[0.5, -1.0, 2.0]], dtype=torch.float64)
+    policy = LinearLogits(init)
+    assert policy.kind == "axis" and policy.m is None
+    assert torch.equal(policy.logits(), init)
