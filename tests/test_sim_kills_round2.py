@@ -223,3 +223,25 @@ def test_linear_logits_default_is_the_axis_map():
     policy = LinearLogits(init)
     assert policy.kind == "axis" and policy.m is None
     assert torch.equal(policy.logits(), init)
+
+
+# --- categorical/engine.py: the batch's device ----------------------------------------------------------------------
+
+def test_categorical_batch_device_argument_overrides_the_config():
+    """`device=` wins over the config's: a study configured for CUDA builds a CPU batch when asked (here, a CPU-only
+    machine would refuse the config's 'cuda' outright; on a GPU the batch would land there)."""
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+
+    config = CategoricalConfig(num_actions=50, num_correct=5, device="cuda", dtype="float64")
+    batch = CategoricalBatch(config, [4], [0.0], [0], device="cpu")
+    assert batch.device.type == "cpu" and batch.logits.device.type == "cpu"
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="a CUDA graph needs a GPU")
+def test_a_cuda_batch_replays_its_step_as_a_graph_by_default(monkeypatch):
+    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+    from fgrpo_sim.sim.categorical.torch_step import CudaGraphStep
+
+    monkeypatch.delenv("FGRPO_CUDA_GRAPH", raising=False)
+    config = CategoricalConfig(num_actions=50, num_correct=5, device="cuda", sampler="torch")
+    assert isinstance(CategoricalBatch(config, [2], [0.0], [0])._run_step, CudaGraphStep)
