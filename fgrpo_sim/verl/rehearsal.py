@@ -214,6 +214,10 @@ def stage_reward(r: Rehearsal, samples: int) -> tuple[str, list[Path]]:
             f"({sum(x['acc'] for x in refs):.0f} correct)", [path])
 
 
+#: seconds a Ray call to the TaskRunner actor may take before the estimator stage fails
+ACTOR_TIMEOUT_S = 900
+
+
 def stage_estimator(r: Rehearsal) -> tuple[str, list[Path]]:
     import ray
     import torch
@@ -230,7 +234,9 @@ def stage_estimator(r: Rehearsal) -> tuple[str, list[Path]]:
                  log_to_driver=False, runtime_env={"env_vars": {"PYTHONPATH": pythonpath}})
     try:
         runner = FocalTaskRunnerV1.remote()
-        names = ray.get(runner.registered_estimators.remote(), timeout=300)
+        # The first get waits for Ray to start a worker that imports verl and torch: about 50 s on 2 idle cores,
+        # over 300 s once when five other CPU-bound jobs shared them. A hang still ends, after 15 minutes.
+        names = ray.get(runner.registered_estimators.remote(), timeout=ACTOR_TIMEOUT_S)
 
         def in_actor(self, rewards, uids, gamma):
             import os
@@ -243,7 +249,7 @@ def stage_estimator(r: Rehearsal) -> tuple[str, list[Path]]:
                 index=uids, config={"focal_gamma": gamma})
             return os.getpid(), adv.flatten().tolist()
 
-        pid, adv = ray.get(runner.__ray_call__.remote(in_actor, rewards, uids, gamma), timeout=300)
+        pid, adv = ray.get(runner.__ray_call__.remote(in_actor, rewards, uids, gamma), timeout=ACTOR_TIMEOUT_S)
         ray.kill(runner)
     finally:
         if started:
