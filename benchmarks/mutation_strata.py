@@ -19,8 +19,12 @@ file lists as equivalent (the score "without listed equivalents"); both scores a
 when the file spells it whole, or as `_K` after its function's whole name (the file's shorthand); its open mutants ("Not killed and not
 equivalent") and "Not classified" sections are not counted.
 
+--pool adds up several samples of a stratum (rounds drawn at different seeds, each after the tests written for the
+rounds before): a conservative estimate of the latest round's code, since a mutant an earlier round missed may be
+killed since, never the reverse (tests are only added).
+
 Usage: python benchmarks/mutation_strata.py benchmarks/mutation_runs/sim-*-seed202.json
-           [--equivalents benchmarks/mutation_equivalent.md] [--module-size 16729]
+           [--equivalents benchmarks/mutation_equivalent.md] [--module-size 16729] [--pool]
 """
 
 from __future__ import annotations
@@ -85,6 +89,26 @@ def stratum(run: dict, listed: set[str] | None = None) -> dict:
             "caught": caught, "equivalent_left_out": left_out, "score": caught / judged}
 
 
+def pool_runs(runs: list[dict]) -> list[dict]:
+    """One run per stratum: counts and not-caught names added up, the stratum's size from its last run."""
+    pooled: dict[tuple, dict] = {}
+    for run in runs:
+        key = tuple(run.get("only") or ())
+        if "sample" not in run or "error" in run:
+            raise SystemExit(f"mutation_strata.py: error: run for {run.get('only')} is not a finished sampled run")
+        if key not in pooled:
+            pooled[key] = {**run, "sample": {**run["sample"], "seeds": [run["sample"]["seed"]]},
+                           "not_caught": list(run.get("not_caught", []))}
+            continue
+        into = pooled[key]
+        for k in ("killed", "timeout", *NOT_CAUGHT):
+            into[k] += run[k]
+        into["not_caught"] += run.get("not_caught", [])
+        into["sample"]["seeds"].append(run["sample"]["seed"])
+        into["sample"]["of"] = run["sample"]["of"]
+    return list(pooled.values())
+
+
 def combine(strata: list[dict], draws: int = 200_000, seed: int = 0) -> dict:
     """The stratified estimate and its two 95% intervals (module docstring)."""
     sizes = np.array([s["of"] for s in strata], dtype=float)
@@ -106,12 +130,18 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="+", help="mutation.py JSON outputs, one sampled run per stratum")
     parser.add_argument("--equivalents", help="benchmarks/mutation_equivalent.md: also score without listed ones")
+    parser.add_argument("--pool", action="store_true", help="add up the samples of a stratum (rounds drawn at "
+                        "different seeds): a conservative estimate of the latest round's code, whose tests are a "
+                        "superset of the earlier rounds'")
     parser.add_argument("--module-size", type=int, help="the module's mutant count: the strata must add up to it")
     args = parser.parse_args(argv)
     runs = [run for path in args.runs for run in json.loads(Path(path).read_text())["runs"]]
     patterns = [tuple(run.get("only") or ()) for run in runs]
-    if len(set(patterns)) != len(patterns):
-        sys.exit("mutation_strata.py: error: two runs sample the same stratum (the same --only patterns)")
+    if len(set(patterns)) != len(patterns) and not args.pool:
+        sys.exit("mutation_strata.py: error: two runs sample the same stratum (the same --only patterns); "
+                 "--pool adds them up")
+    if args.pool:
+        runs = pool_runs(runs)
     total = sum(run.get("sample", {}).get("of", 0) for run in runs)
     if args.module_size is not None and total != args.module_size:
         sys.exit(f"mutation_strata.py: error: the strata hold {total} mutants, not --module-size {args.module_size}: "

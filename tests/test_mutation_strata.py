@@ -79,3 +79,16 @@ def test_the_command_refuses_overlapping_or_incomplete_strata(tmp_path):
     unfinished = write("c.json", {"module": "sim", "only": ["c.*"], "error": "boom"})
     bad = subprocess.run([sys.executable, script, unfinished], capture_output=True, text=True)
     assert bad.returncode != 0 and "not a finished sampled run" in bad.stderr
+
+
+def test_pooled_rounds_add_up_per_stratum(tmp_path):
+    first = _run(["a.*"], 300, 76, 4, seed=202)
+    second = _run(["a.*"], 302, 78, 2, seed=303)
+    other = _run(["b.*"], 100, 80, 0)
+    (tmp_path / "r.json").write_text(json.dumps({"runs": [first, second, other]}))
+    script = str(ROOT / "benchmarks" / "mutation_strata.py")
+    out = subprocess.run([sys.executable, script, str(tmp_path / "r.json"), "--pool"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    strata = json.loads(out.stdout)["strata"]
+    assert [(s["of"], s["sampled"], s["caught"]) for s in strata] == [(302, 160, 154), (100, 80, 80)]
+    assert json.loads(out.stdout)["all_mutants_counted"]["score"] == pytest.approx((302 * 154 / 160 + 100) / 402)
