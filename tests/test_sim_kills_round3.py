@@ -42,3 +42,35 @@ def test_damaged_parquet_table_reason_keeps_its_words(tmp_path):
         read_result_table(path, TABLE_SCHEMA, "delete it")
     assert " ".join(str(raw.value).split()) in str(err.value)
     assert str(err.value).startswith(f"out {path} exists but is not a readable result table (")
+
+
+# --- table2_depth.py / table2_depth_record.py ---------------------------------------------------------------------
+
+def test_depth_lr_grid_trains_the_grids_learning_rates(monkeypatch):
+    """run_setting(lrs=...) trains the grid's learning rates (set as the optimizer's `*_lrs` field of the study
+    spec handed to the trainer), not the setting's own lr."""
+    import pandas as pd
+
+    from fgrpo_sim.sim import group_size_study as gs
+    from fgrpo_sim.sim import table2_depth as depth
+
+    seen = []
+
+    def chunk(spec, optimizer, kind, dev, progress):
+        seen.append(spec)
+        return pd.DataFrame({"variant": ["GRPO"], "step": [1], "steps": [1]})
+
+    monkeypatch.setattr(gs, "train_chunk", chunk)
+    setting = depth.DepthSetting(lr=0.01)
+    depth.run_setting(setting, 2, group_sizes=(2,), lrs=(0.003, 0.02))
+    assert len(seen) == 1
+    assert getattr(seen[0], f"{setting.optimizer}_lrs") == (0.003, 0.02)
+
+
+def test_depth_record_names_a_cells_missing_metric():
+    """A cell without its metric is refused under the cell's own dotted field name."""
+    from fgrpo_sim.sim.table2_depth_record import _cell
+
+    with pytest.raises(ValueError) as err:
+        _cell({"model": "m", "method": "GRPO", "N": 2}, "rec.json", "fit_targets[3]")
+    assert str(err.value) == "rec.json: field 'fit_targets[3].metric' must be a non-empty text, got None"
