@@ -74,3 +74,39 @@ def test_depth_record_names_a_cells_missing_metric():
     with pytest.raises(ValueError) as err:
         _cell({"model": "m", "method": "GRPO", "N": 2}, "rec.json", "fit_targets[3]")
     assert str(err.value) == "rec.json: field 'fit_targets[3].metric' must be a non-empty text, got None"
+
+
+# --- group_size_resume.py: the kept rows' layout -----------------------------------------------------------------
+
+def test_kept_chunks_come_back_with_the_tables_columns_only(tmp_path):
+    """A resume keeps a sound table's rows with exactly its columns (no index column added by the filtering, which
+    would then be written into the resumed table)."""
+    from tests.test_sim_kills_gs import _tiny_spec, _written_table
+
+    from fgrpo_sim.sim.group_size_resume import read_kept_chunks
+
+    spec = _tiny_spec()
+    table = _written_table(spec)
+    out = tmp_path / "g.parquet"
+    table.to_parquet(out)
+    kept = read_kept_chunks(out, spec)
+    assert list(kept.columns) == list(table.columns)
+    assert list(kept.index) == list(range(len(table)))
+
+
+# --- montecarlo.py: the stream of a large seed -------------------------------------------------------------------
+
+def test_masses_given_x_draws_a_large_seeds_exact_stream():
+    """The estimate draws its groups from stream seed * 1_000_003 + chunk exactly, also where that product is past
+    2^53 (float arithmetic would round it onto another seed's stream): the same groups as sample_counts there."""
+    import numpy as np
+    import torch
+
+    from fgrpo_sim.sim.montecarlo import estimate_masses_given_x, sample_counts
+
+    p, correct, n, trials = np.array([0.3, 0.7]), np.array([True, False]), 4, 400
+    seed = 2**40 + 1  # seed * 1_000_003 is odd and above 2^53: not a float64
+    got = estimate_masses_given_x(p, correct, n, trials, seed=seed)
+    counts = sample_counts(torch.as_tensor(p), n, trials, seed * 1_000_003)
+    x = counts[:, 0].long().numpy()
+    np.testing.assert_array_equal(got["groups"], np.bincount(x, minlength=n + 1))
