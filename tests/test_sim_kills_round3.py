@@ -110,3 +110,20 @@ def test_masses_given_x_draws_a_large_seeds_exact_stream():
     counts = sample_counts(torch.as_tensor(p), n, trials, seed * 1_000_003)
     x = counts[:, 0].long().numpy()
     np.testing.assert_array_equal(got["groups"], np.bincount(x, minlength=n + 1))
+
+
+# --- population.py: the mass changes are measured in float64 -------------------------------------------------------
+
+def test_mass_changes_read_zero_when_the_update_changes_no_logit():
+    """lr 1e-300 leaves every float32 logit as it was: the recorded correct-mass and unsampled-correct-mass
+    changes are then zero to float64 precision (before and after masses both taken in float64; a float32
+    'before' would leave a rounding residue of about 1e-8 in every change)."""
+    import numpy as np
+
+    spec = pop.PopulationSpec(num_prompts=4)
+    train = pop.TrainSpec(steps=2, eval_every=2, runs=1, prompt_batch=2, lr=1e-300)
+    frame = pop.simulate_population(pop.make_population(spec), train, device="cpu")
+    last = frame[frame["step"] == 2]
+    assert len(last) > 0
+    for col in ("correct_mass_change", "unsampled_correct_change"):
+        assert np.all(np.abs(last[col].to_numpy()) < 1e-12), col
