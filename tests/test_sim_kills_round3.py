@@ -1,7 +1,9 @@
 """Tests written for the survivors of sim/'s third fresh samples (seed 404, issue 44; benchmarks/RESULTS.md
 "Mutation testing", strata simpop, simrep, simchk, simgs). Each asserts behaviour a user relies on, on tiny
-hand-made data: a resume expects exactly the evaluation steps a run records, a damaged parquet table's reason
-keeps its words, a depth record names the field it refuses, and an lr grid trains the grid's learning rates."""
+hand-made data: a resume expects exactly the evaluation steps a run records and keeps a table's columns only, a
+damaged parquet table's reason keeps its words, a depth record names the field it refuses, an lr grid trains the
+grid's learning rates, a large Monte Carlo seed keeps its exact stream, and an update that moves no logit records
+no mass change."""
 
 from __future__ import annotations
 
