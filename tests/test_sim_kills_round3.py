@@ -1,9 +1,10 @@
 """Tests written for the survivors of sim/'s third fresh samples (seed 404, issue 44; benchmarks/RESULTS.md
-"Mutation testing", strata simpop, simrep, simchk, simgs). Each asserts behaviour a user relies on, on tiny
+"Mutation testing", strata simpop, simrep, simchk, simgs, simcat). Each asserts behaviour a user relies on, on tiny
 hand-made data: a resume expects exactly the evaluation steps a run records and keeps a table's columns only, a
 damaged parquet table's reason keeps its words, a depth record names the field it refuses, an lr grid trains the
-grid's learning rates, a large Monte Carlo seed keeps its exact stream, and an update that moves no logit records
-no mass change."""
+grid's learning rates, a large Monte Carlo seed keeps its exact stream, an update that moves no logit records
+no mass change, the categorical study's table is numbered once, and the native sampler is built with -march=native
+where the compiler takes it, falling back quietly where it does not."""
 
 from __future__ import annotations
 
@@ -129,3 +130,51 @@ def test_mass_changes_read_zero_when_the_update_changes_no_logit():
     assert len(last) > 0
     for col in ("correct_mass_change", "unsampled_correct_change"):
         assert np.all(np.abs(last[col].to_numpy()) < 1e-12), col
+
+
+# --- sim/categorical (stratum simcat): the study table, the native build ------------------------------------------
+
+def test_categorical_study_table_is_numbered_once_across_settings(monkeypatch, tmp_path):
+    """run_study's table of several settings has one row index 0 .. rows - 1 (each setting's own table starts at
+    0; kept, the index would repeat and `.loc` would pick rows of two settings)."""
+    import pandas as pd
+
+    from fgrpo_sim.sim.categorical import study
+
+    def grid(cfg, out, **kwargs):
+        return pd.DataFrame({"setting": [cfg.metadata["setting"]] * 2, "step": [0, 1]})
+
+    monkeypatch.setattr(study, "run_grid", grid)
+    names = [c.metadata["setting"] for c in study.study_settings(steps=2)][:2]
+    table = study.run_study(tmp_path / "s.csv", steps=2, progress=False, device="cpu", only=names)
+    assert len(table) == 4 and list(table.index) == [0, 1, 2, 3]
+    assert list(table["setting"]) == [names[0]] * 2 + [names[1]] * 2
+
+
+def test_native_build_tries_march_native_first_and_falls_back_quietly(monkeypatch, tmp_path, capfd):
+    """The sampler is built with -march=native where the compiler takes it; a compiler that refuses it is asked
+    again without, and its refusal is not printed to the user's terminal."""
+    import shutil
+    import stat
+
+    from fgrpo_sim.sim.categorical.compiled import _compile
+
+    real = shutil.which("cc") or shutil.which("gcc")
+    if real is None:
+        pytest.skip("no C compiler")
+    log = tmp_path / "calls.txt"
+    fake = tmp_path / "fakecc"
+    fake.write_text(f'#!/bin/sh\necho "$*" >> {log}\nfor a in "$@"; do\n  if [ "$a" = "-march=native" ]; then\n'
+                    '    echo "fakecc: error: -march=native not supported" >&2; exit 1\n  fi\ndone\n'
+                    f'exec {real} "$@"\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("CC", str(fake))
+    build = tmp_path / "build"
+    build.mkdir()
+    capfd.readouterr()
+    out = _compile("int f(void) { return 1; }\n", build)
+    printed = capfd.readouterr()
+    assert out.exists()
+    calls = log.read_text().splitlines()
+    assert len(calls) == 2 and "-march=native" in calls[0].split() and "-march=native" not in calls[1]
+    assert "not supported" not in printed.out + printed.err
