@@ -77,6 +77,7 @@ MODULES = {
              "tests/test_sim_kills_gs.py",  # the group-size stratum's (issue 44, n-simgs)
              "tests/test_sim_kills_cat.py",  # stratum simcat: sim/categorical/'s mutants (issue 44)
              "tests/test_sim_kills_round2.py",  # the survivors of the five strata's second fresh samples (seed 303)
+             "tests/test_sim_kills_round3.py",  # the survivors of the strata's third fresh samples (seed 404)
              # table2_depth.py and table2_depth_record.py (issue 48): sample C found no selected test calling them
              "tests/test_table2_depth.py"]),
     "graders": (["fgrpo_sim/llm/evaluation/grading.py", "fgrpo_sim/llm/rewards.py"],
