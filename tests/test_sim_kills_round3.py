@@ -178,3 +178,12 @@ def test_native_build_tries_march_native_first_and_falls_back_quietly(monkeypatc
     calls = log.read_text().splitlines()
     assert len(calls) == 2 and "-march=native" in calls[0].split() and "-march=native" not in calls[1]
     assert "not supported" not in printed.out + printed.err
+
+
+@pytest.mark.parametrize("field", ["gammas", "adam_lrs", "sgd_lrs", "entropy_coefs", "kl_coefs"])
+def test_group_size_spec_names_a_list_option_that_holds_text(field):
+    """A text value in a list option is refused naming the option (it was numpy's 'could not convert' message)."""
+    from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec
+
+    with pytest.raises(ValueError, match=rf"^{field} must be a number or an array of numbers, got \('abc',\)"):
+        GroupSizeStudySpec(**{field: ("abc",)}).validate()

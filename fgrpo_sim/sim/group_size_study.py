@@ -102,14 +102,14 @@ class GroupSizeStudySpec:
         check_integer("group_sizes", np.asarray(self.group_sizes), 1, 1_000_000)
         check_range("rare_masses", np.asarray(self.rare_masses), 0.0, 1.0 - self.population.common_mass,
                     low_open=True, high_open=True)
-        check_range("gammas", np.asarray(self.gammas, dtype=float), 0.0, 20.0, low_open=True)
+        check_range("gammas", self.gammas, 0.0, 20.0, low_open=True)  # check_range converts: a text value is named
         check_range("focal_smoothing", self.focal_smoothing, 0.0, np.inf, high_open=True)
         for name in ("entropy_coefs", "kl_coefs", "ds_coefs"):
             values = tuple(tuple(v) if name == "ds_coefs" else v for v in getattr(self, name))
             if name == "ds_coefs" and any(len(v) != 2 for v in values):
                 raise ValueError(f"ds_coefs must list (gamma_p, gamma_n) pairs, got {values}")
             # DS-GRPO's pair may hold a zero (one side only), not two; entropy and KL coefficients are positive
-            check_range(name, np.asarray(values, dtype=float), 0.0, 10.0, low_open=name != "ds_coefs")
+            check_range(name, values, 0.0, 10.0, low_open=name != "ds_coefs")
             if name == "ds_coefs" and any(not any(v) for v in values):
                 raise ValueError(f"ds_coefs must hold a positive gamma_p or gamma_n in each pair, got {values}")
             if len(set(values)) != len(values):
@@ -132,8 +132,8 @@ class GroupSizeStudySpec:
         check_integer("steps", self.steps, 1, 1_000_000)
         check_integer("reference_n", self.reference_n, 1, 1_000_000)
         check_integer("prompt_batch", self.prompt_batch, 1, self.population.num_prompts)
-        check_range("adam_lrs", np.asarray(self.adam_lrs, dtype=float), 0.0, 10.0, low_open=True)
-        check_range("sgd_lrs", np.asarray(self.sgd_lrs, dtype=float), 0.0, 1000.0, low_open=True)
+        check_range("adam_lrs", self.adam_lrs, 0.0, 10.0, low_open=True)
+        check_range("sgd_lrs", self.sgd_lrs, 0.0, 1000.0, low_open=True)
         check_integer("eval_every", self.eval_every, 1, None)
         check_integer("seed", self.seed, 0, 2**62)
         self.population.validate()
