@@ -1002,6 +1002,16 @@ def test_predicted_dips_pool_every_population_draw_per_rare_mass():
         assert got[rare] == want
 
 
+def _policy_metrics(pop, split, p):
+    """A split's metrics by hand from its per-prompt strategy probabilities p [prompts, strategies]: pass@1 = mean q,
+    pass@256 = mean 1 - (1 - q)^256, the rare-only prompts' pass@256 and the rare strategies' mass."""
+    q = (p * pop.correct[split]).sum(1)
+    pass256 = 1 - (1 - q) ** 256
+    return {"pass@1": q.mean(), "pass@256": pass256.mean(),
+            "rare_only_pass@256": pass256[pop.prompt_type[split] == 1].mean(),
+            "rare_strategy_mass": p[:, pop.kind == 1].sum(1).mean()}
+
+
 def test_step_zero_metrics_are_the_initial_policys_and_the_schedule_is_kept():
     """At step 0 every row reports its population draw's initial policy, computed here from the population itself:
     pass@1 = mean q, pass@256 = mean 1 - (1 - q)^256, the rare-only prompts' pass@256, the rare strategies' mass, and
@@ -1020,12 +1030,7 @@ def test_step_zero_metrics_are_the_initial_policys_and_the_schedule_is_kept():
         pop = make_shared_population(population_spec(spec, 0.02, population))
         rows = start[start["population"] == population]
         for split in ("train", "heldout"):
-            p = pop.initial_probs(split)
-            q = (p * pop.correct[split]).sum(1)
-            pass256 = 1 - (1 - q) ** 256
-            want = {"pass@1": q.mean(), "pass@256": pass256.mean(),
-                    "rare_only_pass@256": pass256[pop.prompt_type[split] == 1].mean(),
-                    "rare_strategy_mass": p[:, pop.kind == 1].sum(1).mean()}
+            want = _policy_metrics(pop, split, pop.initial_probs(split))
             for metric, value in want.items():
                 np.testing.assert_allclose(rows[f"{split}_{metric}"], value, rtol=1e-9, err_msg=f"{split}_{metric}")
     final = final_rows(frame)
@@ -1128,12 +1133,7 @@ def test_the_metrics_after_one_sgd_step_are_the_updated_policys(monkeypatch):
         theta1 = pop.shared_init - float(lr[i]) * grad[i].numpy()
         for split in ("train", "heldout"):
             logp = log_softmax(theta1[None] + pop.offsets[split])
-            p = np.exp(logp)
-            q = (p * pop.correct[split]).sum(1)
-            pass256 = 1 - (1 - q) ** 256
-            want = {"pass@1": q.mean(), "pass@256": pass256.mean(),
-                    "rare_only_pass@256": pass256[pop.prompt_type[split] == 1].mean(),
-                    "rare_strategy_mass": p[:, pop.kind == 1].sum(1).mean()}
+            want = _policy_metrics(pop, split, np.exp(logp))
             if split == "train":
                 base = log_softmax(pop.shared_init[None] + pop.offsets["train"])
                 w = np.exp(base) * (pop.correct["train"] & (pop.kind == 1)[None])

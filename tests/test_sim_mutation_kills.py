@@ -635,31 +635,10 @@ def test_an_integer_column_refuses_nan_and_inf(value):
 # --- executor.py: run_on_ray with a stand-in Ray (tasks run at once; the last submitted finishes first) --------------
 
 def _stand_in_ray(monkeypatch):
-    ray = types.ModuleType("ray")
-    exceptions = types.ModuleType("ray.exceptions")
-    exceptions.RayTaskError = type("RayTaskError", (Exception,), {})
-    exceptions.WorkerCrashedError = type("WorkerCrashedError", (Exception,), {})
-    ray.exceptions = exceptions
+    from stand_in_ray import stand_in_ray
 
-    class Task:
-        def __init__(self, fn):
-            self.fn = fn
-
-        def options(self, **kwargs):
-            ray.options = kwargs
-            return self
-
-        def remote(self, *args):
-            return ("ref", len(ray.results), ray.results.append(self.fn(*args)))
-
-    ray.results, ray.cancelled = [], []
-    ray.remote = Task
-    ray.put = lambda value: value
-    ray.wait = lambda refs, num_returns: ([refs[-1]], refs[:-1])
-    ray.get = lambda ref: ray.results[ref[1]]
-    ray.cancel = lambda ref, force: ray.cancelled.append(ref)
-    monkeypatch.setitem(sys.modules, "ray", ray)
-    monkeypatch.setitem(sys.modules, "ray.exceptions", exceptions)
+    ray = stand_in_ray(monkeypatch)
+    ray.wait = lambda refs, num_returns: ([refs[-1]], refs[:-1])  # the last submitted finishes first
     return ray
 
 
