@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import fgrpo_sim
+from stand_in_sweeps import Captured, stand_in_sweeps
 
 COMMITTED_DEPTH = Path(fgrpo_sim.__file__).resolve().parent / "results" / "table2-depth.json"
 
@@ -1085,46 +1086,25 @@ def test_claims_per_run_readings_by_hand():
     assert level == pytest.approx(0.55) and eq["GRPO"] == pytest.approx([0.85, 0.85])  # no split column: all rows
 
 
-class _Stop(Exception):
-    pass
-
-
 @pytest.fixture
-def every_sweep(monkeypatch):
+def sweeps(monkeypatch):
     """Stand-ins recording each population and sweep a claims script asks for; each sweep returns `frame`."""
-    import fgrpo_sim.sim.population as population
-    import fgrpo_sim.sim.population_shared as shared
-
-    calls = {"pops": [], "sweeps": []}
-    monkeypatch.setattr(population, "make_population", lambda spec: ("per-prompt", spec))
-    monkeypatch.setattr(shared, "make_shared_population", lambda spec: ("shared", spec))
-
-    def sweep(pop, specs, device="auto"):
-        calls["pops"].append(pop)
-        calls["sweeps"].append((list(specs), device))
-        if "frame" not in calls:
-            raise _Stop
-        return calls["frame"]
-
-    monkeypatch.setattr(population, "run_sweep", sweep)
-    monkeypatch.setattr(shared, "run_shared_sweep", sweep)
-    return calls
+    return stand_in_sweeps(monkeypatch)
 
 
 SHARED_VARIANTS = ("GRPO", "F-GRPO gamma=0.5", "F-GRPO gamma=1", "GRPO low-LR (x m_0.5)", "GRPO low-LR (x m_1)")
 
 
-def test_claims_settings_table_trains_each_documented_setting(every_sweep):
+def test_claims_settings_table_trains_each_documented_setting(sweeps):
     from fgrpo_sim.sim.population_claims import SHARED_SETTINGS, settings_table
 
-    every_sweep["frame"] = _claims_frame(SHARED_VARIANTS, runs=3)
+    sweeps.frame = _claims_frame(SHARED_VARIANTS, runs=3)
     lines = settings_table(runs=3).splitlines()
-    assert len(lines) == 18 and len(every_sweep["sweeps"]) == 9
+    assert len(lines) == 18 and len(sweeps.calls) == 9
     train = {}
-    for (flags, (pop_changes, train_changes)), pop, (specs, device) in zip(
-            SHARED_SETTINGS.items(), every_sweep["pops"], every_sweep["sweeps"]):
-        assert device == "cpu" and pop[0] == "shared"
-        spec = pop[1]
+    for (flags, (pop_changes, train_changes)), call in zip(SHARED_SETTINGS.items(), sweeps.calls):
+        assert call.device == "cpu" and call.kind == "shared"
+        spec, specs = call.pop, call.specs
         assert (spec.num_prompts, spec.heldout_prompts, spec.seed) == (256, 256, 0)
         for key, value in pop_changes.items():
             assert getattr(spec, key) == value
@@ -1137,7 +1117,7 @@ def test_claims_settings_table_trains_each_documented_setting(every_sweep):
     assert train["`--steps 600`"] == {(600, 3, 32, 10, 0.01, "adam", 0)}
     assert train["`--offset-scale 2`"] == train["(none: A)"] == train["`--trainable-offsets`"]
     assert train["`--optimizer sgd --lr 10`"] == {(300, 3, 32, 10, 10.0, "sgd", 0)}
-    pops = [p[1] for p in every_sweep["pops"]]
+    pops = [call.pop for call in sweeps.calls]
     assert pops[4].rare_correct_prob == 0.3 and pops[5].rare_only_share == 0.5 and pops[0].rare_correct_prob != 0.3
     # held-out: start 0.2 / 0.5; finals over 3 runs: 0.52 + 0.1 i / 0.82 + 0.1 i; level 0.5, pass@256 there 0.8
     cells = [c.strip() for c in lines[0].strip("|").split("|")]
@@ -1151,23 +1131,23 @@ def test_claims_settings_table_trains_each_documented_setting(every_sweep):
     assert train_cells[9:] == ["0.8500 [0.8500, 0.8500]"] * 5  # pass@256 = pass@1 + 0.3 at that level, every arm
 
 
-def test_claims_scripts_train_on_the_cpu_with_their_populations(every_sweep):
+def test_claims_scripts_train_on_the_cpu_with_their_populations(sweeps):
     from fgrpo_sim.sim import population_claims as claims
 
     for script, kind in ((claims.per_prompt_claims, "per-prompt"), (claims.shared_claims, "shared"),
                          (claims.group_size_claims, "shared"), (claims.frontier_claims, "per-prompt")):
-        with pytest.raises(_Stop):
+        with pytest.raises(Captured):
             script(runs=4)
-        assert every_sweep["pops"][-1][0] == kind and every_sweep["sweeps"][-1][1] == "cpu"
-        assert {s.runs for s in every_sweep["sweeps"][-1][0]} == {4}
-    per_prompt, shared, sizes, frontier = (s for s, _ in every_sweep["sweeps"])
+        assert sweeps.last.kind == kind and sweeps.last.device == "cpu"
+        assert {s.runs for s in sweeps.last.specs} == {4}
+    per_prompt, shared, sizes, frontier = (call.specs for call in sweeps.calls)
     assert {s.lr for s in per_prompt if not s.variant} == {TrainSpecDefaults.lr()}
     assert sorted({s.group_size for s in sizes}) == [2, 4, 8, 16, 32] and not any(s.variant for s in sizes)
     assert sorted({(s.group_size, s.gamma) for s in frontier if not s.variant}) == [
         (n, g) for n in (2, 4, 8, 16, 32) for g in (0.0, 0.5, 1.0)]
     assert {s.variant for s in frontier if s.variant} == {"GRPO low-LR (x m_0.5)", "GRPO low-LR (x m_1)"}
-    assert every_sweep["pops"][0][1].rho == 0.1 and every_sweep["pops"][3][1].beta_a == 0.5
-    assert every_sweep["pops"][1][1].heldout_prompts == 256 and every_sweep["pops"][2][1].num_prompts == 256
+    assert sweeps.calls[0].pop.rho == 0.1 and sweeps.calls[3].pop.beta_a == 0.5
+    assert sweeps.calls[1].pop.heldout_prompts == 256 and sweeps.calls[2].pop.num_prompts == 256
 
 
 class TrainSpecDefaults:
@@ -1178,10 +1158,10 @@ class TrainSpecDefaults:
         return TrainSpec().lr
 
 
-def test_claims_group_size_lines_per_n(every_sweep):
+def test_claims_group_size_lines_per_n(sweeps):
     from fgrpo_sim.sim.population_claims import group_size_claims
 
-    every_sweep["frame"] = _claims_frame(("GRPO", "F-GRPO gamma=1"), ns=(2, 4))
+    sweeps.frame = _claims_frame(("GRPO", "F-GRPO gamma=1"), ns=(2, 4))
     lines = group_size_claims(runs=2).splitlines()
     assert len(lines) == 5 and lines[0].endswith("2 runs (mean [95% bootstrap interval]):")
     assert lines[1].startswith("  N=2: GRPO pass@1 0.5100 [") and ", pass@256 0.8100 [" in lines[1]
@@ -1443,7 +1423,7 @@ def test_claims_report_every_line_by_hand():
     assert len(set(want)) == len(want)  # every line distinct: a line read from the wrong arm would show
 
 
-def test_claims_group_size_and_frontier_every_line_by_hand(every_sweep):
+def test_claims_group_size_and_frontier_every_line_by_hand(sweeps):
     from fgrpo_sim.metrics.bootstrap import bootstrap_mean_ci as mean_ci
     from fgrpo_sim.metrics.bootstrap import bootstrap_paired_difference_ci as diff_ci
     from fgrpo_sim.sim.population_claims import frontier_claims, group_size_claims
@@ -1453,7 +1433,7 @@ def test_claims_group_size_and_frontier_every_line_by_hand(every_sweep):
 
     ns = (2, 4)
     col = lambda i, k, n: np.array([_path(i, r, 0.001 * n)[k][-1] for r in range(3)])
-    every_sweep["frame"] = _report_frame(("GRPO", "F-GRPO gamma=1"), ns=ns)
+    sweeps.frame = _report_frame(("GRPO", "F-GRPO gamma=1"), ns=ns)
     want = ["Shared population, equal steps, held-out, 3 runs (mean [95% bootstrap interval]):"]
     for n in ns:
         want.append(f"  N={n}: GRPO pass@1 {mean_ci(col(0, 1, n))}, pass@256 {mean_ci(col(0, 2, n))}; "
@@ -1462,7 +1442,7 @@ def test_claims_group_size_and_frontier_every_line_by_hand(every_sweep):
     assert group_size_claims(runs=3).splitlines() == want
 
     variants = ("GRPO", "F-GRPO gamma=1", "GRPO low-LR (x m_1)", "F-GRPO gamma=0.5")
-    every_sweep["frame"] = _report_frame(variants, ns=ns, splits=(("x", 0.0),))
+    sweeps.frame = _report_frame(variants, ns=ns, splits=(("x", 0.0),))
     index = {v: i for i, v in enumerate(variants)}
     want = ["Per-prompt population, Beta(0.5, 1), 150 steps, 3 runs (mean [95% bootstrap interval]):"]
     for n in ns:

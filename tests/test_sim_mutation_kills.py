@@ -9,6 +9,7 @@ import types
 
 import pandas as pd
 import pytest
+from stand_in_sweeps import Captured, stand_in_sweeps
 
 
 # --- categorical/study.py: the claims table docs/categorical.md prints ----------------------------------------------
@@ -101,30 +102,10 @@ def test_a_malformed_cluster_address_names_where_it_came_from(monkeypatch, execu
 
 # --- population_claims.py: the claims scripts reproduce the settings docs/population.md states -----------------------
 
-class _Captured(Exception):
-    """Raised by a stand-in sweep once it has the population and variants a claims script would train."""
-
-
 @pytest.fixture
 def sweeps(monkeypatch):
     """Stand-ins for both population builders and sweeps: record what a claims script asks for, train nothing."""
-    import fgrpo_sim.sim.population as population
-    import fgrpo_sim.sim.population_shared as shared
-
-    seen = {}
-    monkeypatch.setattr(population, "make_population", lambda spec: ("per-prompt", spec))
-    monkeypatch.setattr(shared, "make_shared_population", lambda spec: ("shared", spec))
-
-    def sweep(pop, specs, device="auto"):
-        seen.update(pop=pop[1], specs=list(specs), device=device)
-        seen.setdefault("pops", []).append(pop[1])
-        if "frame" not in seen:
-            raise _Captured
-        return seen["frame"]
-
-    monkeypatch.setattr(population, "run_sweep", sweep)
-    monkeypatch.setattr(shared, "run_shared_sweep", sweep)
-    return seen
+    return stand_in_sweeps(monkeypatch)
 
 
 def _trained(specs) -> set:
@@ -134,31 +115,31 @@ def _trained(specs) -> set:
 def test_claims_scripts_train_the_documented_settings(sweeps):
     from fgrpo_sim.sim import population_claims as claims
 
-    with pytest.raises(_Captured):
+    with pytest.raises(Captured):
         claims.per_prompt_claims(runs=3)
-    pop, specs = sweeps["pop"], sweeps["specs"]
+    pop, specs = sweeps.last.pop, sweeps.last.specs
     assert (pop.num_prompts, pop.beta_a, pop.beta_b, pop.rho, pop.seed) == (256, 1.0, 1.0, 0.1, 0)
     assert {(s.steps, s.runs, s.prompt_batch, s.eval_every, s.seed) for s in specs} == {(300, 3, 32, 20, 0)}
     assert _trained(specs) == {(8, 0.0, ""), (8, 1.0, ""), (8, 0.0, "GRPO low-LR (x m_1)")}
-    assert sweeps["device"] == "cpu"
+    assert sweeps.last.device == "cpu"
 
-    with pytest.raises(_Captured):
+    with pytest.raises(Captured):
         claims.shared_claims(runs=2)
-    pop, specs = sweeps["pop"], sweeps["specs"]
+    pop, specs = sweeps.last.pop, sweeps.last.specs
     assert (pop.num_prompts, pop.heldout_prompts, pop.seed) == (256, 256, 0)
     assert {(s.steps, s.runs, s.prompt_batch, s.eval_every, s.seed) for s in specs} == {(300, 2, 32, 10, 0)}
     assert {s.lr for s in specs if not s.variant} == {0.01}
     assert {(n, g) for n, g, v in _trained(specs) if not v} == {(8, 0.0), (8, 0.5), (8, 1.0)}
 
-    with pytest.raises(_Captured):
+    with pytest.raises(Captured):
         claims.group_size_claims(runs=2)
-    specs = sweeps["specs"]
+    specs = sweeps.last.specs
     assert {(s.steps, s.runs, s.prompt_batch, s.eval_every, s.lr, s.seed) for s in specs} == {(300, 2, 32, 10, 0.01, 0)}
     assert _trained(specs) == {(n, g, "") for n in (2, 4, 8, 16, 32) for g in (0.0, 1.0)}  # no low-LR control
 
-    with pytest.raises(_Captured):
+    with pytest.raises(Captured):
         claims.frontier_claims(runs=2)
-    pop, specs = sweeps["pop"], sweeps["specs"]
+    pop, specs = sweeps.last.pop, sweeps.last.specs
     assert (pop.num_prompts, pop.beta_a, pop.beta_b, pop.seed) == (256, 0.5, 1.0, 0)
     assert {(s.steps, s.runs, s.prompt_batch, s.eval_every, s.seed) for s in specs} == {(150, 2, 32, 150, 0)}
 
@@ -223,7 +204,7 @@ def test_claims_report_by_hand():
 def test_settings_table_rows_by_hand(sweeps):
     from fgrpo_sim.sim.population_claims import SHARED_SETTINGS, settings_table
 
-    sweeps["frame"] = _sweep_frame(SHARED)
+    sweeps.frame = _sweep_frame(SHARED)
     lines = settings_table(runs=2).splitlines()
     assert len(lines) == 2 * len(SHARED_SETTINGS)
     # held-out: start 0.2 / 0.5 + 0.02 (mean over the variants); finals 0.4 + 0.1 i / 0.7 + 0.11 i; level 0.4;
@@ -235,9 +216,9 @@ def test_settings_table_rows_by_hand(sweeps):
     assert lines[1].endswith("| 0.500 | 0.8000 [0.8000, 0.8000] | 0.8100 [0.8100, 0.8100] | 0.8200 [0.8200, 0.8200] | "
                              "0.8300 [0.8300, 0.8300] | 0.8400 [0.8400, 0.8400] |")
     assert lines[6].startswith("| `--offset-scale 2` | heldout |")
-    assert {(s.gamma, s.variant) for s in sweeps["specs"]} == {
+    assert {(s.gamma, s.variant) for s in sweeps.last.specs} == {
         (0.0, ""), (0.5, ""), (1.0, ""), (0.0, "GRPO low-LR (x m_0.5)"), (0.0, "GRPO low-LR (x m_1)")}
-    pops = sweeps["pops"]
+    pops = [call.pop for call in sweeps.calls]
     assert [(p.num_prompts, p.heldout_prompts, p.seed) for p in pops] == [(256, 256, 0)] * 9
     assert pops[3].offset_scale == 2.0 and pops[6].trainable_offsets and not pops[0].trainable_offsets
 
@@ -245,7 +226,7 @@ def test_settings_table_rows_by_hand(sweeps):
 def test_frontier_claims_rare_mass_difference_by_hand(sweeps):
     from fgrpo_sim.sim.population_claims import frontier_claims
 
-    sweeps["frame"] = _sweep_frame(SHARED, ns=(2, 4), splits=("x",))
+    sweeps.frame = _sweep_frame(SHARED, ns=(2, 4), splits=("x",))
     lines = frontier_claims(runs=2).splitlines()
     # rare mass kept at the end: 1 - (0.4 + 0.1 i) - 0.05 i = 0.6 - 0.15 i; gamma 1 is i = 2, its control i = 4
     assert "  N=2 F-GRPO gamma=1 - low-LR (x m_1), rare kept: 0.3000 [0.3000, 0.3000]" in lines
@@ -797,7 +778,7 @@ def test_a_kept_library_whose_record_is_not_ascii_is_built_again(tmp_path, monke
 def test_group_size_claims_lines_by_hand(sweeps):
     from fgrpo_sim.sim.population_claims import group_size_claims
 
-    sweeps["frame"] = _sweep_frame(("GRPO", "F-GRPO gamma=1"), ns=(2, 4))
+    sweeps.frame = _sweep_frame(("GRPO", "F-GRPO gamma=1"), ns=(2, 4))
     lines = group_size_claims(runs=2).splitlines()
     # held-out finals: GRPO pass@1 0.4, pass@256 0.7; F-GRPO gamma=1 (i = 1) 0.5 and 0.81
     assert lines[0] == "Shared population, equal steps, held-out, 2 runs (mean [95% bootstrap interval]):"
