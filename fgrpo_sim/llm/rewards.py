@@ -158,6 +158,8 @@ def _call_with_deadline(fn, seconds: float):
 def _parse_config():
     from math_verify import ExprExtractionConfig, LatexExtractionConfig
 
+    # box at priority 0, beside math-verify's phrase "final answer is ... I hope": the box ends last, so the whole box
+    # is read, and that phrase inside it is a remark, not the answer (tests/test_grader_kills_open.py)
     return [LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig()]
 
 
