@@ -78,12 +78,13 @@ MODULES = {
              "tests/test_sim_kills_cat.py",  # stratum simcat: sim/categorical/'s mutants (issue 44)
              "tests/test_sim_kills_round2.py",  # the survivors of the five strata's second fresh samples (seed 303)
              "tests/test_sim_kills_round3.py",  # the survivors of the strata's third fresh samples (seed 404)
+             "tests/test_sim_kills_open.py",  # the mutants left open after round 3 (report, DrawPlan, native)
              # table2_depth.py and table2_depth_record.py (issue 48): sample C found no selected test calling them
              "tests/test_table2_depth.py"]),
     "graders": (["fgrpo_sim/llm/evaluation/grading.py", "fgrpo_sim/llm/rewards.py"],
                 ["tests/test_llm_grading.py", "tests/test_llm_rewards.py", "tests/test_llm_ifeval_eval.py",
                  "tests/test_graders_mutation_kills.py", "tests/test_graders_mutation_kills2.py",
-                 "tests/test_graders_mutation_kills3.py"]),
+                 "tests/test_graders_mutation_kills3.py", "tests/test_grader_kills_open.py"]),
 }
 MODES = ("unit", "check")
 
