@@ -14,7 +14,8 @@ Modes:
 * check: one test that runs `fgrpo check --quick --device cpu` in-process and asserts it passes.
 
 Counts per run: killed (a test failed), survived (every selected test passed), timeout (counted as caught: the
-mutant made the code hang), no_tests (no selected test calls the function: counted as not caught), skipped,
+mutant made the code hang; each of mutmut's timeouts is run again un-forked and takes that run's verdict, since a
+forked child can also hang on a lock copied by the fork: recheck_timeouts), no_tests (no selected test calls the function: counted as not caught), skipped,
 suspicious, segfault (counted as not caught), not_checked (left out by --only).
 score = (killed + timeout) / (killed + timeout + survived + no_tests + suspicious + segfault).
 
@@ -26,6 +27,7 @@ Usage: python benchmarks/mutation.py --modules core,metrics --modes unit [--max-
        is then an estimate of the module's, printed with its 95% Wilson interval ("score_ci"); the sampled names
        are listed in the output, so a sample can be re-run after new tests. A second sample with another seed,
        drawn after the tests written for the first, measures the module without the first sample's bias.
+       --rejudge OUT.json re-judges the timeouts of a run made with --keep before recheck_timeouts existed.
 """
 
 from __future__ import annotations
@@ -206,6 +208,39 @@ def sample_names(work: Path, mutmut: Path, env: dict, only: list[str], k: int, s
     return sorted(random.Random(seed).sample(names, min(k, len(names)))), len(names)
 
 
+def _covering_tests(work: Path) -> dict[str, list[str]]:
+    """function key (a mutant's name before "__mutmut_") -> the tests mutmut's stats pass saw calling it."""
+    stats = json.loads((work / "mutants" / "mutmut-stats.json").read_text())
+    return {key: sorted(tests) for key, tests in stats["tests_by_mangled_function_name"].items()}
+
+
+def recheck_timeouts(work: Path, python: Path, env: dict, found: dict[str, str], limit_s: float = 900.0,
+                     run=subprocess.run) -> dict[str, str]:
+    """Run each "timeout" mutant's tests again, un-forked (MUTANT_UNDER_TEST set, plain pytest), and return its
+    verdict there: "killed" (a test failed), "survived" (all passed) or "timeout" (still over limit_s).
+
+    Why: mutmut forks every mutant's test run from a process that has imported torch, and a lock held by another
+    thread at the fork can leave the child waiting forever (one thread on a futex, no CPU). mutmut's wall limit then
+    ends it with SIGXCPU and records a timeout, which counts as caught, whatever the mutant does. Seen on a
+    mutant whose tests all pass un-forked (sim's seed-505 sample), so every timeout is re-judged here."""
+    tests_of = _covering_tests(work)
+    out = {}
+    for name in sorted(n for n, v in found.items() if v == "timeout"):
+        tests = tests_of.get(name.rsplit("__mutmut_", 1)[0], [])
+        if not tests:  # no test calls it: pytest without test ids would run the whole folder instead
+            out[name] = "no_tests"
+            continue
+        try:
+            proc = run([str(python), "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                        *tests], cwd=work / "mutants", env={**env, "MUTANT_UNDER_TEST": name},
+                       capture_output=True, text=True, timeout=limit_s)
+        except subprocess.TimeoutExpired:
+            out[name] = "timeout"
+            continue
+        out[name] = {0: "survived", 1: "killed"}.get(proc.returncode, "suspicious")
+    return out
+
+
 def wilson(caught: int, n: int, z: float = 1.959964) -> tuple[float, float]:
     """95% Wilson score interval of a proportion (a sampled score's uncertainty; exact enough at these sizes)."""
     p = caught / n
@@ -218,10 +253,7 @@ def run_one(module: str, mode: str, mutmut: Path, max_children: int, keep: bool,
             sample: int = 0, seed: int = 0) -> dict:
     work = ROOT / "build" / "mutation" / f"{mode}-{module}"
     prepare(work, module, mode)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the mutants, not the clone, are imported
-    # one thread per forked worker: OpenMP's pool does not survive fork, and the machine is shared
-    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", FGRPO_CACHE_DIR=str(ROOT / "build" / "mutation" / "cache"),
-               CI="true", MPLBACKEND="Agg")
+    env = _mutant_env()
     start = time.perf_counter()
     names, population = only, None
     if sample:
@@ -232,19 +264,50 @@ def run_one(module: str, mode: str, mutmut: Path, max_children: int, keep: bool,
     if proc.returncode != 0:
         return {"module": module, "mode": mode, "error": (proc.stdout + proc.stderr)[-2000:], "wall_s": round(wall, 1)}
     found = verdicts(work, names)
-    row = {"module": module, "mode": mode, "only": only or None, "mutants": len(found),
-           **{k: sum(v == k for v in found.values()) for k in STATS_KEYS}}
-    caught = row["killed"] + row["timeout"]
-    judged = caught + row["survived"] + row["no_tests"] + row["suspicious"] + row["segfault"]
-    row["score"] = round(caught / judged, 4) if judged else None
+    rechecked = recheck_timeouts(work, mutmut.parent / "python", env, found)
+    row = {"module": module, "mode": mode, "only": only or None}
     if sample:
         row["sample"] = {"k": len(names), "seed": seed, "of": population, "names": names}
-        row["score_ci"] = [round(b, 4) for b in wilson(caught, judged)] if judged else None
+    row = _counted(row, {**found, **rechecked}, rechecked)
     row["wall_s"] = round(wall, 1)
-    row["not_caught"] = sorted(name for name, v in found.items() if v in ("survived", "no_tests", "suspicious"))
     if not keep:
         shutil.rmtree(work)
     return row
+
+
+def _mutant_env() -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the mutants, not the clone, are imported
+    # one thread per forked worker: OpenMP's pool does not survive fork, and the machine is shared
+    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", FGRPO_CACHE_DIR=str(ROOT / "build" / "mutation" / "cache"),
+               CI="true", MPLBACKEND="Agg")
+    return env
+
+
+def _counted(row: dict, found: dict[str, str], rechecked: dict[str, str]) -> dict:
+    """row with the verdict counts, the score (and its interval for a sample) and the names not caught."""
+    row = {**row, "mutants": len(found), **{k: sum(v == k for v in found.values()) for k in STATS_KEYS}}
+    caught = row["killed"] + row["timeout"]
+    judged = caught + row["survived"] + row["no_tests"] + row["suspicious"] + row["segfault"]
+    row["score"] = round(caught / judged, 4) if judged else None
+    if "sample" in row:
+        row["score_ci"] = [round(b, 4) for b in wilson(caught, judged)] if judged else None
+    row["timeouts_rechecked"] = rechecked  # mutmut's timeouts, judged again un-forked (recheck_timeouts)
+    row["not_caught"] = sorted(name for name, v in found.items() if v in ("survived", "no_tests", "suspicious"))
+    return row
+
+
+def rejudge(output: dict, mutmut: Path) -> dict:
+    """An earlier run's printed JSON with its timeouts judged again un-forked, read from its kept scratch folders
+    (`--keep`): for runs made before recheck_timeouts existed."""
+    runs = []
+    for row in output["runs"]:
+        work = ROOT / "build" / "mutation" / f"{row['mode']}-{row['module']}"
+        names = row["sample"]["names"] if "sample" in row else (row["only"] or [])
+        found = verdicts(work, names)
+        rechecked = recheck_timeouts(work, mutmut.parent / "python", _mutant_env(), found)
+        kept = {k: row[k] for k in ("module", "mode", "only", "sample") if k in row}
+        runs.append({**_counted(kept, {**found, **rechecked}, rechecked), "wall_s": row["wall_s"]})
+    return {**output, "runs": runs}
 
 
 def _version(mutmut: Path) -> str:
@@ -265,6 +328,8 @@ def main(argv=None) -> None:
     parser.add_argument("--sample", type=int, default=0, help="test a seeded random sample of this many mutants "
                         "per module (0: all); the score then comes with its 95%% interval")
     parser.add_argument("--seed", type=int, default=0, help="the sample's seed")
+    parser.add_argument("--rejudge", metavar="JSON", help="instead of a run: re-judge the timeouts of an earlier "
+                        "run's output, made with --keep in this clone, un-forked, and print it again")
     args = parser.parse_args(argv)
     if args.sample < 0:
         sys.exit(f"mutation.py: error: --sample must be >= 0 (0: every mutant), got {args.sample}")
@@ -277,6 +342,9 @@ def main(argv=None) -> None:
     mutmut = Path(args.mutmut)
     if not mutmut.exists():
         sys.exit(f"mutation.py: error: no mutmut at {mutmut} (run `make mutation`, which installs it)")
+    if args.rejudge:
+        print(json.dumps(rejudge(json.loads(Path(args.rejudge).read_text()), mutmut), indent=1))
+        return
     only = [p for p in args.only.split(",") if p]
     runs = [run_one(module, mode, mutmut, args.max_children, args.keep, only, args.sample, args.seed)
             for mode in modes for module in modules]
