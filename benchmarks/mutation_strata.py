@@ -19,12 +19,16 @@ file lists as equivalent (the score "without listed equivalents"); both scores a
 when the file spells it whole, or as `_K` after its function's whole name (the file's shorthand); its open mutants ("Not killed and not
 equivalent") and "Not classified" sections are not counted.
 
+--unchecked-timeouts not-caught counts as survived the timeouts of runs made before mutation.py re-judged each
+timeout un-forked (its recheck_timeouts; such runs lack "timeouts_rechecked"): a lower bound for those runs.
+
 --pool adds up several samples of a stratum (rounds drawn at different seeds, each after the tests written for the
 rounds before): a conservative estimate of the latest round's code, since a mutant an earlier round missed may be
 killed since, never the reverse (tests are only added).
 
 Usage: python benchmarks/mutation_strata.py benchmarks/mutation_runs/sim-*-seed202.json
            [--equivalents benchmarks/mutation_equivalent.md] [--module-size 16729] [--pool]
+           [--unchecked-timeouts caught|not-caught]
 """
 
 from __future__ import annotations
@@ -89,6 +93,15 @@ def stratum(run: dict, listed: set[str] | None = None) -> dict:
             "caught": caught, "equivalent_left_out": left_out, "score": caught / judged}
 
 
+def unchecked_timeouts_not_caught(run: dict) -> dict:
+    """The run with its timeouts counted as survived when mutation.py did not judge them again un-forked (runs made
+    before recheck_timeouts: no "timeouts_rechecked" key): a forked child that hangs on a copied lock is a timeout
+    to mutmut whatever the mutant does, so those timeouts bound the score from above, and this from below."""
+    if "timeouts_rechecked" in run:
+        return run
+    return {**run, "survived": run["survived"] + run["timeout"], "timeout": 0}
+
+
 def pool_runs(runs: list[dict]) -> list[dict]:
     """One run per stratum: counts and not-caught names added up, the stratum's size from its last run."""
     pooled: dict[tuple, dict] = {}
@@ -134,8 +147,13 @@ def main(argv=None) -> None:
                         "different seeds): a conservative estimate of the latest round's code, whose tests are a "
                         "superset of the earlier rounds'")
     parser.add_argument("--module-size", type=int, help="the module's mutant count: the strata must add up to it")
+    parser.add_argument("--unchecked-timeouts", choices=("caught", "not-caught"), default="caught",
+                        help="how to count the timeouts of runs made before mutation.py judged them again un-forked: "
+                        "as mutmut did (caught), or as survived (the lower bound)")
     args = parser.parse_args(argv)
     runs = [run for path in args.runs for run in json.loads(Path(path).read_text())["runs"]]
+    if args.unchecked_timeouts == "not-caught":
+        runs = [unchecked_timeouts_not_caught(run) for run in runs]
     patterns = [tuple(run.get("only") or ()) for run in runs]
     if len(set(patterns)) != len(patterns) and not args.pool:
         sys.exit("mutation_strata.py: error: two runs sample the same stratum (the same --only patterns); "

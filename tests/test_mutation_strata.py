@@ -92,3 +92,19 @@ def test_pooled_rounds_add_up_per_stratum(tmp_path):
     strata = json.loads(out.stdout)["strata"]
     assert [(s["of"], s["sampled"], s["caught"]) for s in strata] == [(302, 160, 154), (100, 80, 80)]
     assert json.loads(out.stdout)["all_mutants_counted"]["score"] == pytest.approx((302 * 154 / 160 + 100) / 402)
+
+
+def test_unchecked_timeouts_can_be_counted_as_survived_for_runs_made_before_the_recheck(tmp_path, capsys):
+    old = {**_run(["a.*"], 1000, 76, 2), "timeout": 2}  # 78 caught of 80, 2 of them mutmut timeouts
+    new = {**_run(["b.*"], 1000, 78, 2), "timeout": 0, "timeouts_rechecked": {"b.x__mutmut_1": "killed"}}
+    assert ms.unchecked_timeouts_not_caught(old)["survived"] == 4
+    assert ms.unchecked_timeouts_not_caught(old)["timeout"] == 0
+    assert ms.unchecked_timeouts_not_caught(new) == new  # re-judged: its verdicts stand
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"runs": [old, new]}))
+    scores = {}
+    for how in ("caught", "not-caught"):
+        ms.main([str(path), "--unchecked-timeouts", how])
+        scores[how] = json.loads(capsys.readouterr().out)["all_mutants_counted"]["score"]
+    assert scores["caught"] == pytest.approx((78 + 78) / 160)
+    assert scores["not-caught"] == pytest.approx((76 + 78) / 160)
