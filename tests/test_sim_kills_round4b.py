@@ -1,9 +1,10 @@
-"""Tests written for the survivors of sim/'s fourth fresh sample of stratum pop (seed 505, issue 44;
-population.py, population_resume.py, population_shared.py; benchmarks/mutation_equivalent.md, "fourth fresh
-samples (seed 505), stratum pop"). Each asserts behaviour a user relies on, on tiny hand-made data: bucket edges
-that are not numbers are refused under the parameter's name, a resume's damaged table is named as the option the
-user typed, a bucket that starts with no rare mass reports no retained share (and no numpy warning), a rare-only
-share of 0 makes no prompt rare-only whatever the uniform draw, and the shared simulator runs whole on CUDA."""
+"""Tests written for the survivors of sim/'s fourth fresh sample of stratum pop (seed 505, issue 44; population.py,
+population_resume.py, population_shared.py; benchmarks/mutation_equivalent.md, "fourth fresh samples (seed 505),
+stratum pop"). Each asserts behaviour a user relies on, on tiny hand-made data: bucket edges that are not numbers are
+refused under the parameter's name, a resume's damaged table is named as the option the user typed, a bucket that
+starts with no rare mass reports no retained share (and no numpy warning), a rare-only share of 0 makes no prompt
+rare-only whatever the uniform draw (nor a common-correct probability of 0 any strategy correct), and the shared
+simulator runs whole on CUDA."""
 
 from __future__ import annotations
 
@@ -107,6 +108,16 @@ def test_a_rare_only_share_of_zero_makes_no_prompt_rare_only_even_at_a_zero_unif
     assert correct[:, :2].all() and not correct[:, 2:].any()  # each common strategy correct (U = 0 < 0.5)
     _, correct, types = shared._draw_split(shared.SharedPopulationSpec(rare_only_share=1.0), _ZeroUniforms(), 5)
     assert types.tolist() == [1] * 5
+
+
+def test_a_common_correct_prob_of_zero_leaves_only_the_one_common_solution_a_prompt_is_given():
+    """common_correct_prob 0: no common strategy is drawn correct, even at a uniform of 0.0; a common-solvable
+    prompt then gets exactly the one common solution it must have."""
+    spec = shared.SharedPopulationSpec(common_strategies=3, rare_strategies=2, wrong_strategies=2,
+                                       rare_only_share=0.0, common_correct_prob=0.0, rare_correct_prob=0.0)
+    _, correct, types = shared._draw_split(spec, _ZeroUniforms(), 5)
+    assert types.tolist() == [0] * 5
+    assert correct[:, :3].sum(1).tolist() == [1] * 5 and not correct[:, 3:].any()
 
 
 # --- population_shared.py: the whole simulator on CUDA --------------------------------------------------------------
