@@ -69,10 +69,14 @@ class PopulationSpec:
             check_integer(name, getattr(self, name), 1, 10_000)
         check_range("mu_clip", self.mu_clip, 0.0, 0.5, low_open=True, high_open=True)
         check_integer("seed", self.seed, 0, 2**63 - 1)
-        edges = np.asarray(self.bucket_edges, dtype=float)
+        try:  # text, a ragged list, a lone number: refused below under the parameter's name, not numpy's words
+            edges, shown = np.asarray(self.bucket_edges, dtype=float), tuple(self.bucket_edges)
+        except (TypeError, ValueError):
+            edges, shown = np.empty(0), self.bucket_edges
         # `not all(> 0)`, not `any(<= 0)`: a NaN edge compares False both ways and must be refused too
-        if edges.size < 2 or edges[0] != 0.0 or edges[-1] != 1.0 or not np.all(np.diff(edges) > 0):
-            raise ValueError(f"bucket_edges must increase from 0 to 1, got {tuple(self.bucket_edges)}")
+        if (edges.ndim != 1 or edges.size < 2 or edges[0] != 0.0 or edges[-1] != 1.0
+                or not np.all(np.diff(edges) > 0)):
+            raise ValueError(f"bucket_edges must increase from 0 to 1, got {shown}")
         return self
 
 
