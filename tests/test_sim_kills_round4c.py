@@ -141,3 +141,26 @@ def test_distinct_torch_step_is_the_documented_gradient_for_a_wrong_reward_other
     g = (1.0 - 2 / 5) ** 1.0
     expected = z + 0.5 * (g / 5) * p * (a - (a * p).sum())
     assert batch.logits[0].numpy() == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+# --- sampling.py: the native sampler's thread count ---------------------------------------------------------------
+
+
+def test_native_sampler_with_one_thread_draws_every_run_on_the_calling_thread(monkeypatch):
+    """`threads=1` (a user leaving the other cores free) draws all runs in the calling thread: no pool thread is
+    asked for, and the counts are those of the default thread count (each run's draws are its own stream)."""
+    from fgrpo_sim.sim.categorical import sampling
+
+    if not sampling.native_available():
+        pytest.skip("no C compiler: the native sampler is not built here")
+    weights = torch.ones((4, 10), dtype=torch.float64)
+    keys = sampling.run_keys([0, 1, 2, 3])
+    pooled, _ = sampling.sample_counts_native(weights, [5, 50, 7, 9], keys, 3, threads=4)
+
+    def no_pool(n):
+        raise AssertionError(f"a pool of {n} threads was asked for with threads=1")
+
+    monkeypatch.setattr(sampling, "_thread_pool", no_pool)
+    alone, _ = sampling.sample_counts_native(weights, [5, 50, 7, 9], keys, 3, threads=1)
+    assert torch.equal(alone, pooled)
+    assert alone.sum(1).tolist() == [5, 50, 7, 9]
