@@ -164,3 +164,43 @@ def test_native_sampler_with_one_thread_draws_every_run_on_the_calling_thread(mo
     alone, _ = sampling.sample_counts_native(weights, [5, 50, 7, 9], keys, 3, threads=1)
     assert torch.equal(alone, pooled)
     assert alone.sum(1).tolist() == [5, 50, 7, 9]
+
+
+# --- group_size_study.py: the population offset's range, and the chunk fingerprints tables were written under ----------
+
+
+def test_population_offset_takes_one_billion_and_refuses_one_more():
+    from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec
+
+    GroupSizeStudySpec(population_offset=10**9).validate()
+    with pytest.raises(ValueError) as err:
+        GroupSizeStudySpec(population_offset=10**9 + 1).validate()
+    assert str(err.value) == "population_offset must be in [0, 1000000000], got 1000000001"
+
+
+def test_default_chunk_ids_are_the_ones_tables_were_recorded_under():
+    """A resume reuses a kept chunk only under an equal chunk id, so the ids of tables already written must not
+    move: these two are the ids recorded on main at ed7c35e (seeding per-row-stream-v2, as in
+    tests/test_regularisers.py and tests/test_sim_focal_smoothing.py, which the mutation selection does not run)."""
+    from fgrpo_sim.sim.group_size_study import GroupSizeStudySpec, chunk_id
+
+    spec = GroupSizeStudySpec()
+    assert chunk_id(spec, "adam", "orthogonal") == "rare_correct_prob=1/adam/orthogonal#ff9785c82677"
+    assert chunk_id(spec, "adam", "axis") == "rare_correct_prob=1/adam/axis#08776576373c"
+
+
+# --- step_audit.py: an op re-issued inside another op counts once -----------------------------------------------------
+
+
+def test_top_level_op_count_skips_an_op_reissued_under_a_dispatch_mode():
+    """Under count_syncs (a TorchDispatchMode) one torch.add shows in the profile as aten::add, then the mode's
+    frame (not an op), then the aten::add the mode re-issues: one top-level op, not two."""
+    from fgrpo_sim.sim.step_audit import count_syncs, count_top_level_ops
+
+    x = torch.ones(3)
+
+    def fn():
+        with count_syncs():
+            torch.add(x, x)
+
+    assert count_top_level_ops(fn) == (1, {"aten::add": 1})
