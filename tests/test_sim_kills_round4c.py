@@ -3,7 +3,9 @@
 simulated with its own gamma, a refused output path is named `out`, the study runs on the default device, the torch
 sampler takes float32 weights as the numbers they are (their sum and running sum in float64), the native state
 hands its C kernels buffers of the C types they read, the distinct surrogate's torch step is the documented
-gradient for any wrong-answer reward, and `threads=1` keeps the native sampler on the calling thread."""
+gradient for any wrong-answer reward, `threads=1` keeps the native sampler on the calling thread; and for the
+group-size study, the population offset's range, the chunk ids recorded tables carry, a chunk frame's columns, and
+one profiled op counted once under a dispatch mode."""
 
 from __future__ import annotations
 
@@ -204,3 +206,25 @@ def test_top_level_op_count_skips_an_op_reissued_under_a_dispatch_mode():
             torch.add(x, x)
 
     assert count_top_level_ops(fn) == (1, {"aten::add": 1})
+
+
+# --- group_size_study.py: a chunk's frame holds its rows' settings, nothing of the table's index ------------------------
+
+
+def test_trained_chunk_frame_is_its_study_rows_settings_then_step_and_metrics():
+    """Every record row starts with the chunk id and its study row's settings (without the internal `pop` index),
+    then step and rollouts: no stray column (such as a reset table index) between them. CPU: a tiny run."""
+    import pandas as pd
+
+    from fgrpo_sim.sim import group_size_study as gs
+
+    spec = gs.GroupSizeStudySpec(group_sizes=(2,), rare_masses=(0.02,), gammas=(0.5,), optimizers=("adam",),
+                                 parametrisations=("axis",), populations=1, seeds=1, steps=1, prompt_batch=2,
+                                 adam_lrs=(0.01,), eval_every=1)
+    rows = gs.study_rows(spec, "adam", "axis").drop(columns=["pop"])
+    out = gs.train_chunk(spec, "adam", "axis", "cpu", progress=False)
+    head = ["chunk", *rows.columns, "step", "rollouts"]
+    assert list(out.columns[:len(head)]) == head
+    assert all(c.startswith(("train_", "heldout_")) for c in out.columns[len(head):])
+    first = out[out["step"] == 0].reset_index(drop=True)
+    pd.testing.assert_frame_equal(first[list(rows.columns)], rows.reset_index(drop=True), check_dtype=False)
