@@ -168,7 +168,7 @@ def test_native_sampler_with_one_thread_draws_every_run_on_the_calling_thread(mo
     assert alone.sum(1).tolist() == [5, 50, 7, 9]
 
 
-# --- group_size_study.py: the population offset's range, and the chunk fingerprints tables were written under ----------
+# --- group_size_study.py: the population offset's range, and the chunk fingerprints tables were written under ---------
 
 
 def test_population_offset_takes_one_billion_and_refuses_one_more():
@@ -208,7 +208,7 @@ def test_top_level_op_count_skips_an_op_reissued_under_a_dispatch_mode():
     assert count_top_level_ops(fn) == (1, {"aten::add": 1})
 
 
-# --- group_size_study.py: a chunk's frame holds its rows' settings, nothing of the table's index ------------------------
+# --- group_size_study.py: a chunk's frame holds its rows' settings, nothing of the table's index ----------------------
 
 
 def test_trained_chunk_frame_is_its_study_rows_settings_then_step_and_metrics():
