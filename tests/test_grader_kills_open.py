@@ -3,18 +3,7 @@ box priority 1 instead of 0. Fails with the mutant hand-applied."""
 
 from __future__ import annotations
 
-import pytest
-from extras import require
-
-from fgrpo_sim.llm.rewards import MathVerifier
-
-
-@pytest.fixture(scope="module")
-def verifier():
-    require("math_verify")
-    v = MathVerifier()
-    yield v
-    v.close()
+from test_graders_mutation_kills import verifier  # noqa: F401  (one module-scoped MathVerifier, math-verify required)
 
 
 def test_an_answer_phrase_inside_the_box_does_not_override_the_box(verifier):

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from step_reference import assert_steps_match_reference
 
 import fgrpo_sim
 
@@ -42,23 +43,14 @@ def test_sgd_with_weight_decay_matches_the_torch_optim_reference(surrogate):
     Independently of the reference: decay alone shrinks every logit by (1 - lr * wd) per step, so with a step whose
     gradient is zero (every action unsampled, the distinct surrogate; or mu_hat = 1, gamma = 1) the logits are
     exactly z0 * (1 - lr wd)^steps. The CPU is asked for (device="cpu"): the comparison is float64 on one machine."""
-    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
+    from fgrpo_sim.sim.categorical import CategoricalConfig
     from fgrpo_sim.sim.checks_exact import _reference_steps
 
     p0 = np.array([0.4, 0.1, 0.3, 0.2])
     counts = [np.array([2, 1, 0, 1]), np.array([0, 1, 2, 1]), np.array([1, 0, 1, 2])]
     config = CategoricalConfig(num_actions=4, num_correct=2, surrogate=surrogate, optimizer="sgd", lr=0.5,
                                weight_decay=0.05, dtype="float64", device="cpu", steps=3)
-    batch = CategoricalBatch(config, [4], [1.0], [0])
-    batch.logits[0] = torch.as_tensor(np.log(p0))
-    if batch.native is not None:
-        batch.native.refresh(batch.logits)
-    for c in counts:
-        batch.step_with_counts(torch.as_tensor(c).unsqueeze(0))
-    want = _reference_steps(p0, 2, counts, config, 1.0)
-    moved = float((want - torch.as_tensor(np.log(p0))).abs().max())
-    assert moved > 1e-2
-    assert float((batch.logits[0].to(torch.float64) - want).abs().max()) <= 1e-9 * moved
+    assert_steps_match_reference(config, p0, counts, min_move=1e-2)
 
     # decay alone: all-correct groups (mu_hat = 1) carry the focal weight (1 - 1)^1 = 0, so no gradient but the decay
     alone = [np.array([3, 1, 0, 0])] * 3

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from step_reference import assert_steps_match_reference
 
 
 # --- categorical/engine.py: "correct actions above their start" counts any rise, not a doubling ----------------------
@@ -46,24 +47,14 @@ def test_run_study_only_runs_the_named_setting(monkeypatch, tmp_path):
 # --- checks_exact.py: the reference path with a zero wrong reward; pass@k checked up to k = n -----------------------
 
 def test_reference_steps_match_the_simulator_with_reward_wrong_zero():
-    from fgrpo_sim.sim.categorical import CategoricalBatch, CategoricalConfig
-    from fgrpo_sim.sim.checks_exact import _reference_steps
+    from fgrpo_sim.sim.categorical import CategoricalConfig
 
     p0 = np.array([0.4, 0.1, 0.3, 0.2])
     counts = [np.array([2, 1, 0, 1]), np.array([0, 1, 2, 1])]
     config = CategoricalConfig(num_actions=4, num_correct=2, surrogate="logprob", optimizer="sgd", lr=0.3,
                                weight_decay=0.0, reward_correct=1.0, reward_wrong=0.0, dtype="float64",
                                device="cpu", steps=2)
-    batch = CategoricalBatch(config, [4], [1.0], [0])
-    batch.logits[0] = torch.as_tensor(np.log(p0))
-    if batch.native is not None:
-        batch.native.refresh(batch.logits)
-    for c in counts:
-        batch.step_with_counts(torch.as_tensor(c).unsqueeze(0))
-    want = _reference_steps(p0, 2, counts, config, 1.0)
-    moved = float((want - torch.as_tensor(np.log(p0))).abs().max())
-    assert moved > 1e-3
-    assert float((batch.logits[0].to(torch.float64) - want).abs().max()) <= 1e-9 * moved
+    assert_steps_match_reference(config, p0, counts, min_move=1e-3)
 
 
 def test_pass_at_k_check_fails_when_pass_at_k_is_wrong_at_k_equal_n(monkeypatch):
