@@ -48,14 +48,24 @@ def test_the_population_offset_moves_the_studys_population_seeds():
 
 # --- step_audit._caller: a frame whose file name holds no "/" -------------------------------------------------------
 
-def test_a_sync_in_code_without_a_file_path_is_named_by_its_whole_name():
+def test_a_sync_in_code_without_a_file_path_is_named_by_its_whole_name(monkeypatch):
     """Code run by exec (a notebook cell, `python -c`) has a file name such as "<audit>" without "/": its sync
-    site is that name and the line (caller_19 indexed the split's second part and raised IndexError)."""
-    from fgrpo_sim.sim.step_audit import count_syncs
+    site is that name and the line (caller_19 indexed the split's second part and raised IndexError). The stack is
+    handed in, so the frames a test runner or mutation tool puts between the sync and `_caller` do not enter."""
+    import traceback
 
+    from fgrpo_sim.sim import step_audit
+
+    stack = [traceback.FrameSummary("<audit>", 2, "<module>"),
+             traceback.FrameSummary("/site-packages/torch/_tensor.py", 9, "item"),
+             traceback.FrameSummary("/repo/fgrpo_sim/sim/step_audit.py", 70, "counted"),
+             traceback.FrameSummary("/repo/fgrpo_sim/sim/step_audit.py", 40, "_caller"),
+             traceback.FrameSummary("/usr/lib/python3/traceback.py", 200, "extract_stack")]
     x = torch.ones(2)
-    with count_syncs() as sites:
-        exec(compile("y = x.sum()\nvalue = y.item()", "<audit>", "exec"), {"x": x})
+    with step_audit.count_syncs() as sites:
+        with monkeypatch.context() as patch:
+            patch.setattr(step_audit.traceback, "extract_stack", lambda: list(stack))
+            x.sum().item()
     assert dict(sites) == {"Tensor.item at <audit>:2": 1}
 
 
