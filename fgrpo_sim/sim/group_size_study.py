@@ -176,6 +176,12 @@ SEEDING = "per-row-stream-v2"
 STREAM_FIELDS = ("rare_correct_prob", "optimizer", "view", "rare_mass", "base_lr", "population", "seed")
 
 
+def _fingerprint_value(value):
+    """A value json cannot write: a numpy number as the Python number it equals (np.int64(4) fingerprints as 4, so a
+    spec built from numpy arrays resumes the table its plain twin wrote; as text it was "4", another chunk id)."""
+    return value.item() if isinstance(value, np.generic) else str(value)
+
+
 def chunk_id(spec: GroupSizeStudySpec, optimizer: str, parametrisation: str) -> str:
     """Names a chunk and fingerprints everything that decides its rows, so resume reuses only equal work."""
     settings = asdict(replace(spec, optimizers=(optimizer,), parametrisations=(parametrisation,),
@@ -189,7 +195,7 @@ def chunk_id(spec: GroupSizeStudySpec, optimizer: str, parametrisation: str) -> 
     for name in ("entropy_coefs", "kl_coefs", "ds_coefs"):  # likewise the fingerprints recorded before the controls existed
         if not settings[name]:
             del settings[name]
-    digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=_fingerprint_value).encode()).hexdigest()[:12]
     return f"{chunk_key(spec.population.rare_correct_prob, optimizer, parametrisation)}#{digest}"
 
 

@@ -24,31 +24,13 @@ from fgrpo_sim.sim.categorical.sampling import (
     STAT_NAMES,
     SURROGATE_CODES,
     _balanced_row_groups,
+    _kernel,
     _load_native,
     _run_parallel,
 )
 
 BLOCK = 32
 SHIFT_SLACK = 30.0  # re-centre w = exp(z - shift) when max z drifts this far from the shift
-
-
-#: the pointer arguments a kernel may get as NULL: fused_step's Adam moments (m, v), which SGD never reads
-_MAY_BE_NULL = {"fused_step": (1, 2)}
-
-
-class _NonNullKernel:
-    """A C kernel that refuses None for its other arguments before the call: ctypes passes None as a NULL
-    pointer, and a kernel that writes through NULL kills the process, which no caller can catch."""
-
-    def __init__(self, fn, may_be_null: tuple[int, ...]):
-        self.fn, self.may_be_null = fn, may_be_null
-
-    def __call__(self, *args):
-        for i, value in enumerate(args):
-            if value is None and i not in self.may_be_null:
-                raise ValueError(f"argument {i} of the native kernel {self.fn.__name__} must be a pointer or a "
-                                 "number, got None")
-        return self.fn(*args)
 
 
 class NativeState:
@@ -82,7 +64,7 @@ class NativeState:
                             for g in _balanced_row_groups(self.group_sizes.tolist(), actions, threads)]
 
     def _fn(self, name: str):
-        return _NonNullKernel(getattr(self.lib, f"{name}_{'f32' if self.f32 else 'f64'}"), _MAY_BE_NULL.get(name, ()))
+        return _kernel(self.lib, name, self.f32)
 
     def refresh(self, logits: torch.Tensor) -> None:
         """w = exp(z - shift) with shift = row max, and its block sums (start, or after a large drift)."""

@@ -88,6 +88,30 @@ def _load_native():
     return _LIB
 
 
+#: the pointer arguments a kernel may get as NULL: fused_step's Adam moments (m, v), which SGD never reads
+_MAY_BE_NULL = {"fused_step": (1, 2)}
+
+
+class _NonNullKernel:
+    """A C kernel that refuses None for its other arguments before the call: ctypes passes None as a NULL
+    pointer, and a kernel that writes through NULL kills the process, which no caller can catch."""
+
+    def __init__(self, fn, may_be_null: tuple[int, ...]):
+        self.fn, self.may_be_null = fn, may_be_null
+
+    def __call__(self, *args):
+        for i, value in enumerate(args):
+            if value is None and i not in self.may_be_null:
+                raise ValueError(f"argument {i} of the native kernel {self.fn.__name__} must be a pointer or a "
+                                 "number, got None")
+        return self.fn(*args)
+
+
+def _kernel(lib, name: str, f32: bool) -> _NonNullKernel:
+    """The C kernel `name` of the float32 or float64 build, refusing a None argument (every Python caller's)."""
+    return _NonNullKernel(getattr(lib, f"{name}_{'f32' if f32 else 'f64'}"), _MAY_BE_NULL.get(name, ()))
+
+
 def native_available() -> bool:
     """True when the compiled CPU sampler can be used (a C compiler was found)."""
     return _load_native() is not None
@@ -177,7 +201,7 @@ def sample_counts_native(weights: torch.Tensor, n_draws, keys, stream: int, *, n
     out = torch.empty(weights.shape, dtype=torch.int64) if out is None else out
     _check_native_tensor("out", out, torch.empty(weights.shape, dtype=torch.int64, device="meta"))
     stats = torch.empty((runs, len(STAT_NAMES)), dtype=torch.float64) if stats_out is None else stats_out
-    fn = lib.sample_counts_f32 if weights.dtype == torch.float32 else lib.sample_counts_f64
+    fn = _kernel(lib, "sample_counts", weights.dtype == torch.float32)
     stream = ctypes.c_uint64(int(stream) & 0xFFFF_FFFF_FFFF_FFFF)
     threads = max(1, min(threads or torch.get_num_threads(), runs))
     groups = [torch.tensor(g, dtype=torch.int64) for g in _balanced_row_groups(n_draws.tolist(), actions, threads)]
