@@ -1,0 +1,131 @@
+"""Tests written for the survivors of sim/'s sixth fresh samples (seed 707, issue 44; benchmarks/RESULTS.md
+"Mutation testing", strata gs and cat). Each asserts behaviour a user relies on, on tiny hand-made data: the native
+sampler's first multi-thread call in a process builds its thread pool, a categorical run refuses an output another
+run is writing at once (naming `out`), the kernel builds with a compiler that does not default to position-independent
+code, and a float32 run's metrics are all float32."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+import torch
+
+from fgrpo_sim.sim.categorical import sampling
+
+
+def _tiny(**kw):
+    from fgrpo_sim.sim.categorical import CategoricalConfig
+
+    base = dict(num_actions=6, num_correct=2, group_sizes=(2, 4), gammas=(0.0,), seeds=(0,), steps=3, stride=2,
+                device="cpu", dtype="float64", chunk_runs=1)
+    base.update(kw)
+    return CategoricalConfig(**base)
+
+
+# --- sampling._thread_pool: a process's first call with two or more threads -----------------------------------------
+
+def test_the_native_samplers_first_threaded_call_in_a_process_builds_its_pool(monkeypatch):
+    """_thread_pool_1 (`n in _POOLS`) raised KeyError on the first call for a pool size. A kept pool hid it from the
+    mutation run (its forked test children inherit the pools the clean run built), so the pools start empty here,
+    as in a fresh process; the second call reuses the pool the first built."""
+    if not sampling.native_available():
+        pytest.skip("no C compiler: the native sampler is not built here")
+    monkeypatch.setattr(sampling, "_POOLS", {})
+    weights = torch.ones((3, 5), dtype=torch.float64)
+    keys = sampling.run_keys([0, 1, 2])
+    counts, _ = sampling.sample_counts_native(weights, [4, 9, 6], keys, 1, threads=3)
+    assert counts.sum(1).tolist() == [4, 9, 6]
+    pool = sampling._POOLS[2]  # the calling thread takes one group, two pool threads the others
+    again, _ = sampling.sample_counts_native(weights, [4, 9, 6], keys, 1, threads=3)
+    assert sampling._POOLS == {2: pool} and torch.equal(again, counts)
+
+
+# --- run.run_grid: a busy output is refused at once, naming `out` ----------------------------------------------------
+
+class _ReleaseOnWaitNotice:
+    """stderr that lets the holder go when the waiting notice is printed: a run that waited (instead of refusing)
+    then goes on and finishes, so the test fails instead of hanging."""
+
+    def __init__(self, held):
+        self.held, self.text = held, ""
+
+    def write(self, text):
+        self.text += text
+        if "waiting for another run" in text:
+            self.held.release()
+        return len(text)
+
+    def flush(self):
+        pass
+
+
+def test_a_categorical_run_refuses_an_output_another_run_is_writing(tmp_path, monkeypatch):
+    """run_grid_3 (`wait_for_lock=True` by default) queued behind the other run; run_grid_30 named the output
+    "XXoutXX". The default is the CLI's: refuse at once in one line naming `out` and the lock (docs/reliability.md)."""
+    from filelock import FileLock
+
+    from fgrpo_sim.output_lock import lock_path_for
+    from fgrpo_sim.sim.categorical.run import run_grid
+
+    out = tmp_path / "r.csv"
+    lock = lock_path_for(out, "out")
+    held = FileLock(lock, thread_local=False)
+    held.acquire(timeout=0)  # another run writing `out`
+    stderr = _ReleaseOnWaitNotice(held)
+    monkeypatch.setattr(sys, "stderr", stderr)
+    try:
+        with pytest.raises(ValueError) as err:
+            run_grid(_tiny(), out, progress=False)
+    finally:
+        if held.is_locked:
+            held.release()
+    assert str(err.value) == (f"out {out} is being written by another run (it holds the lock {lock}); let it "
+                              "finish, pass --wait to queue behind it, or choose another output")
+    assert stderr.text == "" and not out.exists()
+
+
+# --- compiled._compile: a compiler that does not default to position-independent code --------------------------------
+
+def test_the_kernel_builds_with_a_compiler_that_does_not_default_to_pic(tmp_path, monkeypatch):
+    """A shared library needs position-independent code: Debian's gcc makes it by default, other compilers (gcc built
+    without --enable-default-pie, a `CC` set to plain code) link only with -fPIC. _compile_29 (`-FPIC`, a framework
+    path to gcc) failed both builds there: the simulator fell back to torch."""
+    import ctypes
+    import shutil
+    from importlib import resources
+
+    from fgrpo_sim.sim.categorical import compiled
+
+    cc = shutil.which(os.environ.get("CC", "cc"))
+    if cc is None:
+        pytest.skip("no C compiler")
+    wrapper = tmp_path / "cc-no-pie"
+    wrapper.write_text(f'#!/bin/sh\nexec "{cc}" -fno-pie "$@"\n')  # flags given later (-fPIC) win
+    wrapper.chmod(0o700)
+    monkeypatch.setenv("CC", str(wrapper))
+    folder = tmp_path / "build"
+    folder.mkdir()
+    source = resources.files("fgrpo_sim.sim.categorical").joinpath("kernel.c").read_text()
+    lib = ctypes.CDLL(str(compiled._compile(source, folder)))
+    assert lib.sample_counts_f64 is not None
+
+
+# --- engine.CategoricalBatch.metrics: every metric in the run's dtype ------------------------------------------------
+
+@pytest.mark.parametrize("sampler", ["native", "torch"])
+def test_a_float32_runs_metrics_are_all_float32(sampler):
+    """METRICS are the state's dtype, the precision the table records (metrics_90 kept the native backend's focal
+    weight float64: its column carried digits a float32 run does not have)."""
+    if sampler == "native" and not sampling.native_available():
+        pytest.skip("no C compiler: the native sampler is not built here")
+    from fgrpo_sim.sim.categorical.engine import METRICS, CategoricalBatch
+
+    batch = CategoricalBatch(_tiny(dtype="float32", sampler=sampler, gammas=(0.7,)), [3, 5], [0.7, 0.7], [0, 1],
+                             device="cpu")  # the native kernel is CPU-only
+    batch.step()
+    metrics = batch.metrics()
+    assert list(metrics) == list(METRICS)
+    assert {name: value.dtype for name, value in metrics.items()} == {name: torch.float32 for name in METRICS}
+    assert torch.equal(metrics["focal_weight"], batch.last_focal.to(torch.float32))
