@@ -129,3 +129,24 @@ def test_a_float32_runs_metrics_are_all_float32(sampler):
     assert list(metrics) == list(METRICS)
     assert {name: value.dtype for name, value in metrics.items()} == {name: torch.float32 for name in METRICS}
     assert torch.equal(metrics["focal_weight"], batch.last_focal.to(torch.float32))
+
+
+# --- group_size_study.RowCounts: the default sampler is auto --------------------------------------------------------
+
+def test_row_counts_default_to_the_auto_sampler():
+    """RowCounts(n, keys, dev) picks its sampler as the study's `--sampler auto` does: the native kernel on the CPU
+    where it compiles, else torch, with the counts of the sampler named explicitly (__init___2 made the default
+    "AUTO", refused as an unknown sampler)."""
+    import numpy as np
+
+    from fgrpo_sim.sim.group_size_study import RowCounts
+
+    cpu = torch.device("cpu")
+    probs = torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64).expand(2, 3, -1).contiguous()
+    keys = torch.arange(6, dtype=torch.int64).view(2, 3) * 7919 + 11
+    default = RowCounts(np.array([4, 9]), keys, cpu)
+    want = "native" if sampling.native_available() else "torch"
+    assert default.sampler == want
+    counts = default.draw(probs, 2, step=1)
+    assert counts.sum(-1).tolist() == [[4.0] * 3, [9.0] * 3]
+    assert torch.equal(counts, RowCounts(np.array([4, 9]), keys, cpu, want).draw(probs, 2, step=1))
