@@ -150,3 +150,17 @@ def test_row_counts_default_to_the_auto_sampler():
     counts = default.draw(probs, 2, step=1)
     assert counts.sum(-1).tolist() == [[4.0] * 3, [9.0] * 3]
     assert torch.equal(counts, RowCounts(np.array([4, 9]), keys, cpu, want).draw(probs, 2, step=1))
+
+
+# --- sampling.sample_counts_equal_n: keys given on the host, weights on CUDA ----------------------------------------
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA: on the CPU the keys are already where the "
+                                                           "weights are")
+def test_the_equal_n_sampler_takes_host_keys_for_cuda_weights():
+    """The torch sampler runs on any device and takes its keys as a list (sample_counts_equal_n_3 left them on the
+    host: CUDA uniforms met CPU keys). Same keys, same counts on both devices."""
+    weights = torch.tensor([[0.5, 0.3, 0.2], [0.1, 0.1, 0.8]], dtype=torch.float64)
+    keys = [3, 11]
+    on_cpu = sampling.sample_counts_torch(weights, [6, 6], keys, 2)
+    on_cuda = sampling.sample_counts_torch(weights.cuda(), [6, 6], keys, 2)
+    assert on_cuda.device.type == "cuda" and torch.equal(on_cuda.cpu(), on_cpu)
