@@ -164,3 +164,29 @@ def test_the_equal_n_sampler_takes_host_keys_for_cuda_weights():
     on_cpu = sampling.sample_counts_torch(weights, [6, 6], keys, 2)
     on_cuda = sampling.sample_counts_torch(weights.cuda(), [6, 6], keys, 2)
     assert on_cuda.device.type == "cuda" and torch.equal(on_cuda.cpu(), on_cpu)
+
+
+# --- native.NativeState: threads=1 keeps every kernel on the calling thread ----------------------------------------
+
+def test_a_native_state_of_one_thread_asks_for_no_pool(monkeypatch):
+    """threads=1 (a group-size chunk, one process per core) runs the kernels on the calling thread, with the numbers
+    of a three-thread state (NativeState.__init___101 made it at least two: a pool thread per state)."""
+    if not sampling.native_available():
+        pytest.skip("no C compiler: the native kernels are not built here")
+    from fgrpo_sim.sim.categorical.native import NativeState
+
+    logits = torch.tensor([[0.5, -1.0, 2.0, 0.0], [1.0, 1.0, -3.0, 0.2], [0.0, 0.1, 0.2, 0.3]], dtype=torch.float64)
+    sizes = torch.tensor([3, 5, 2])
+    pooled = NativeState(logits, 2, sizes, threads=3)
+    pooled.refresh(logits)
+    pooled_stats = pooled.sample(sampling.run_keys([0, 1, 2]), 4).clone()
+
+    def no_pool(n):
+        raise AssertionError(f"a pool of {n} threads was asked for with threads=1")
+
+    monkeypatch.setattr(sampling, "_thread_pool", no_pool)
+    alone = NativeState(logits, 2, sizes, threads=1)
+    alone.refresh(logits)
+    stats = alone.sample(sampling.run_keys([0, 1, 2]), 4)
+    assert torch.equal(alone.weights, pooled.weights) and torch.equal(alone.totals, pooled.totals)
+    assert torch.equal(stats, pooled_stats)
