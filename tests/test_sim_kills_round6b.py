@@ -190,3 +190,19 @@ def test_a_native_state_of_one_thread_asks_for_no_pool(monkeypatch):
     stats = alone.sample(sampling.run_keys([0, 1, 2]), 4)
     assert torch.equal(alone.weights, pooled.weights) and torch.equal(alone.totals, pooled.totals)
     assert torch.equal(stats, pooled_stats)
+
+
+# --- sampling.sample_counts_native: n_draws of another integer dtype -------------------------------------------------
+
+def test_the_native_sampler_reads_int32_draw_counts_as_the_numbers_they_are():
+    """n_draws may be any integer tensor (the kernel reads int64): sample_counts_native_26 handed an int32 tensor to
+    the kernel as it was, which read two int32 values as one int64. Here n_draws is a slice of a larger int32 tensor,
+    so that misreading stays inside the buffer: it drew [3, 4] for [3, 0]."""
+    if not sampling.native_available():
+        pytest.skip("no C compiler: the native sampler is not built here")
+    n_draws = torch.tensor([3, 0, 4, 0], dtype=torch.int32)[:2]
+    weights = torch.ones((2, 5), dtype=torch.float64)
+    keys = sampling.run_keys([0, 1])
+    counts, _ = sampling.sample_counts_native(weights, n_draws, keys, 2, threads=1)
+    assert counts.sum(1).tolist() == [3, 0]
+    assert torch.equal(counts, sampling.sample_counts_native(weights, [3, 0], keys, 2, threads=1)[0])
