@@ -206,3 +206,24 @@ def test_the_native_sampler_reads_int32_draw_counts_as_the_numbers_they_are():
     counts, _ = sampling.sample_counts_native(weights, n_draws, keys, 2, threads=1)
     assert counts.sum(1).tolist() == [3, 0]
     assert torch.equal(counts, sampling.sample_counts_native(weights, [3, 0], keys, 2, threads=1)[0])
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_a_native_runs_numbers_do_not_depend_on_the_thread_count(monkeypatch, optimizer):
+    """The native backend shares a batch's runs among torch's threads; each run is stepped once per step whatever
+    their number (NativeState.__init___114 gave thread i the rows i.. instead of every `threads`-th row: rows
+    stepped by several threads, the mutation run's single thread hid it)."""
+    if not sampling.native_available():
+        pytest.skip("no C compiler: the native kernels are not built here")
+    from fgrpo_sim.sim.categorical.engine import CategoricalBatch
+
+    config = _tiny(sampler="native", optimizer=optimizer, gammas=(0.5,), lr=0.5, anchor_logit=0.0, correct_logit=0.0)
+    logits = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(torch, "get_num_threads", lambda: threads)
+        batch = CategoricalBatch(config, [3, 5, 2, 4], [0.5] * 4, [0, 1, 2, 3], device="cpu")  # native: CPU only
+        for _ in range(3):
+            batch.step()
+        logits[threads] = batch.logits.clone()
+    assert not torch.equal(logits[1][0], logits[1][1])  # the runs moved, each its own way
+    assert torch.equal(logits[3], logits[1])
