@@ -12,16 +12,9 @@ import sys
 import pytest
 import torch
 
+from test_sim_kills_cat import _tiny  # a 6-action, 3-step CPU config
+
 from fgrpo_sim.sim.categorical import sampling
-
-
-def _tiny(**kw):
-    from fgrpo_sim.sim.categorical import CategoricalConfig
-
-    base = dict(num_actions=6, num_correct=2, group_sizes=(2, 4), gammas=(0.0,), seeds=(0,), steps=3, stride=2,
-                device="cpu", dtype="float64", chunk_runs=1)
-    base.update(kw)
-    return CategoricalConfig(**base)
 
 
 # --- sampling._thread_pool: a process's first call with two or more threads -----------------------------------------
