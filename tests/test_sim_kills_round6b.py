@@ -2,7 +2,9 @@
 "Mutation testing", strata gs and cat). Each asserts behaviour a user relies on, on tiny hand-made data: the native
 sampler's first multi-thread call in a process builds its thread pool, a categorical run refuses an output another
 run is writing at once (naming `out`), the kernel builds with a compiler that does not default to position-independent
-code, and a float32 run's metrics are all float32."""
+code, a float32 run's metrics are all float32, the study's row sampler defaults to auto, the equal-N torch sampler
+takes host keys for CUDA weights, a one-thread native state asks for no pool, int32 draw counts are read as the
+numbers they are, and a native run's numbers do not depend on the thread count."""
 
 from __future__ import annotations
 
