@@ -87,6 +87,7 @@ MODULES = {
              "tests/test_sim_kills_round5a.py",  # the fifth fresh samples' survivors (seed 606), strata pop, rep, chk
              "tests/test_sim_kills_round5b.py",  # the fifth fresh samples' survivors (seed 606), strata gs and cat
              "tests/test_sim_kills_round6a.py",  # the sixth fresh samples' survivors (seed 707), strata pop, rep, chk
+             "tests/test_sim_kills_round6b.py",  # the sixth fresh samples' survivors (seed 707), strata gs and cat
              # table2_depth.py and table2_depth_record.py (issue 48): sample C found no selected test calling them
              "tests/test_table2_depth.py"]),
     "graders": (["fgrpo_sim/llm/evaluation/grading.py", "fgrpo_sim/llm/rewards.py"],
