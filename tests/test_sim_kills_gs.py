@@ -199,6 +199,17 @@ def _written_table(spec) -> pd.DataFrame:
     return table
 
 
+def _refused(tmp_path, table: pd.DataFrame, spec, **kwargs) -> tuple[str, object]:
+    """`table` written as a kept study table, then read back for `spec`: read_kept_chunks' refusal and the path."""
+    from fgrpo_sim.sim.group_size_resume import read_kept_chunks
+
+    out = tmp_path / "g.parquet"
+    table.to_parquet(out)
+    with pytest.raises(ValueError) as err:
+        read_kept_chunks(out, spec, **kwargs)
+    return str(err.value), out
+
+
 def test_evaluation_steps_are_zero_every_eval_every_and_the_last():
     from fgrpo_sim.sim.group_size_resume import evaluation_steps
 
@@ -243,34 +254,26 @@ def test_a_header_only_table_keeps_nothing_but_has_the_columns(tmp_path):
 
 
 def test_a_planned_chunk_missing_a_row_is_refused_naming_one(tmp_path):
-    from fgrpo_sim.sim.group_size_resume import read_kept_chunks
-
     spec = _tiny_spec()
     table = _written_table(spec)
     ident = table["chunk"].iloc[0]
     drop = (table["N"] == 4) & (table["variant"] == "GRPO") & (table["population"] == 1) & (table["step"] == 2)
-    out = tmp_path / "g.parquet"
-    table[~drop].to_parquet(out)
-    with pytest.raises(ValueError) as err:
-        read_kept_chunks(out, spec, hint="HINT")
-    assert str(err.value) == (
+    message, out = _refused(tmp_path, table[~drop], spec, hint="HINT")
+    assert message == (
         f"cannot resume from {out}: chunk {ident!r} lacks 1 of its 32 rows (e.g. view equal-steps, rare_mass 0.02, "
         "population 1, N 4, base_lr 2.0, variant GRPO, seed 0, step 2); delete that chunk's rows, or HINT")
 
 
 def test_a_planned_chunk_with_a_row_the_study_never_writes_is_refused(tmp_path):
-    from fgrpo_sim.sim.group_size_resume import HINT, read_kept_chunks
+    from fgrpo_sim.sim.group_size_resume import HINT
 
     spec = _tiny_spec()
     table = _written_table(spec)
     ident = table["chunk"].iloc[0]
     extra = table[(table["step"] == 2)].iloc[[0]].assign(step=3)  # step 3: not an evaluation step
-    out = tmp_path / "g.parquet"
-    pd.concat([table, extra]).to_parquet(out)
-    with pytest.raises(ValueError) as err:
-        read_kept_chunks(out, spec)
+    message, out = _refused(tmp_path, pd.concat([table, extra]), spec)
     row = extra.iloc[0]
-    assert str(err.value) == (
+    assert message == (
         f"cannot resume from {out}: chunk {ident!r} holds rows the study never writes (e.g. view equal-steps, "
         f"rare_mass 0.02, population {row['population']}, N {row['N']}, base_lr 2.0, variant {row['variant']}, "
         f"seed 0, step 3); delete that chunk's rows, or {HINT}")
@@ -288,18 +291,14 @@ def test_another_settings_chunk_is_kept_when_whole_and_refused_when_rows_are_mis
 
     ident = other["chunk"].iloc[0]
     whole_row = (other["N"] == 4) & (other["variant"] == "GRPO") & (other["population"] == 1)
-    pd.concat([other[~whole_row], mine]).to_parquet(out)
-    with pytest.raises(ValueError) as err:
-        read_kept_chunks(out, spec, hint="HINT")
-    assert str(err.value) == (f"cannot resume from {out}: chunk {ident!r} holds 7 trained rows where its settings "
-                              "make 8 (whole rows are missing); delete that chunk's rows, or HINT")
+    message, out = _refused(tmp_path, pd.concat([other[~whole_row], mine]), spec, hint="HINT")
+    assert message == (f"cannot resume from {out}: chunk {ident!r} holds 7 trained rows where its settings "
+                       "make 8 (whole rows are missing); delete that chunk's rows, or HINT")
 
     interior = whole_row & (other["step"] == 2)
-    pd.concat([other[~interior], mine]).to_parquet(out)
-    with pytest.raises(ValueError) as err:
-        read_kept_chunks(out, spec, hint="HINT")
-    assert str(err.value) == (f"cannot resume from {out}: chunk {ident!r} records rows trained 5 steps at different "
-                              "steps (rows are missing); delete that chunk's rows, or HINT")
+    message, out = _refused(tmp_path, pd.concat([other[~interior], mine]), spec, hint="HINT")
+    assert message == (f"cannot resume from {out}: chunk {ident!r} records rows trained 5 steps at different "
+                       "steps (rows are missing); delete that chunk's rows, or HINT")
 
 
 def test_a_planned_settings_chunk_with_other_settings_is_dropped_not_checked(tmp_path):
@@ -328,19 +327,14 @@ def test_a_planned_settings_chunk_with_other_settings_is_dropped_not_checked(tmp
     (dict(steps=7), "steps = 7 contradicts its chunk {chunk!r}, where this row has steps = 5"),
 ])
 def test_a_row_that_contradicts_its_run_is_refused_by_line(tmp_path, change, message):
-    from fgrpo_sim.sim.group_size_resume import read_kept_chunks
-
     spec = _tiny_spec()
     table = _written_table(spec)
     at = int(np.flatnonzero((table["variant"] != "GRPO") & (table["step"] == 4))[0])
     for name, value in change.items():
         table.loc[at, name] = value
-    out = tmp_path / "g.parquet"
-    table.to_parquet(out)
-    with pytest.raises(ValueError) as err:
-        read_kept_chunks(out, spec, hint="HINT")
-    assert str(err.value) == (f"cannot resume from {out} row {at + 1}: {message.format(chunk=table['chunk'].iloc[0])}; "
-                              "fix or delete that row, or HINT")
+    refusal, out = _refused(tmp_path, table, spec, hint="HINT")
+    assert refusal == (f"cannot resume from {out} row {at + 1}: {message.format(chunk=table['chunk'].iloc[0])}; "
+                       "fix or delete that row, or HINT")
 
 
 def test_a_lr_within_a_relative_1e_12_is_the_planned_one(tmp_path):
@@ -1075,14 +1069,9 @@ def test_every_data_dependent_op_and_boolean_mask_write_is_a_sync():
                                                                             "that row, or HINT"),
 ])
 def test_a_damaged_table_is_refused_naming_the_column_or_row(tmp_path, damage, message):
-    from fgrpo_sim.sim.group_size_resume import read_kept_chunks
-
     spec = _tiny_spec()
-    out = tmp_path / "g.parquet"
-    damage(_written_table(spec)).to_parquet(out)
-    with pytest.raises(ValueError) as err:
-        read_kept_chunks(out, spec, hint="HINT")
-    assert str(err.value) == message.format(out=out)
+    refusal, out = _refused(tmp_path, damage(_written_table(spec)), spec, hint="HINT")
+    assert refusal == message.format(out=out)
 
 
 def test_a_cpu_chunk_steps_on_one_thread_and_gives_the_threads_back(monkeypatch):

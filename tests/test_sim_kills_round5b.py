@@ -165,19 +165,14 @@ def test_a_chunk_missing_two_rows_names_the_first_in_the_keys_text_order(tmp_pat
     """The refusal names one missing row as its example: the first of the missing keys in their text order, the
     same on every run and library version (read_kept_chunks_69 sorted them as tuples: N 4 before N 16, another
     message for the same file)."""
-    from test_sim_kills_gs import _tiny_spec, _written_table
-
-    from fgrpo_sim.sim.group_size_resume import read_kept_chunks
+    from test_sim_kills_gs import _refused, _tiny_spec, _written_table
 
     spec = _tiny_spec(group_sizes=(4, 16))
     table = _written_table(spec)
     ident = table["chunk"].iloc[0]
     drop = (table["variant"] == "GRPO") & (table["population"] == 1) & (table["step"] == 2)
     assert sorted(table.loc[drop, "N"]) == [4, 16]
-    out = tmp_path / "g.parquet"
-    table[~drop].to_parquet(out)
-    with pytest.raises(ValueError) as err:
-        read_kept_chunks(out, spec, hint="HINT")
-    assert str(err.value) == (
+    message, out = _refused(tmp_path, table[~drop], spec, hint="HINT")
+    assert message == (
         f"cannot resume from {out}: chunk {ident!r} lacks 2 of its 32 rows (e.g. view equal-steps, rare_mass 0.02, "
         "population 1, N 16, base_lr 2.0, variant GRPO, seed 0, step 2); delete that chunk's rows, or HINT")
