@@ -15,8 +15,9 @@ Modes:
 
 Counts per run: killed (a test failed), survived (every selected test passed), timeout (counted as caught: the
 mutant made the code hang; each of mutmut's timeouts is run again un-forked and takes that run's verdict, since a
-forked child can also hang on a lock copied by the fork: recheck_timeouts), no_tests (no selected test calls the function: counted as not caught), skipped,
-suspicious, segfault (counted as not caught), not_checked (left out by --only).
+forked child can also hang on a lock copied by the fork: recheck_timeouts), no_tests (no selected test calls the
+function: counted as not caught), skipped, suspicious, segfault (counted as not caught), not_checked (left out by
+--only).
 score = (killed + timeout) / (killed + timeout + survived + no_tests + suspicious + segfault).
 
 Usage: python benchmarks/mutation.py --modules core,metrics --modes unit [--max-children 1] [--keep]
@@ -261,7 +262,7 @@ def wilson(caught: int, n: int, z: float = 1.959964) -> tuple[float, float]:
 
 def run_one(module: str, mode: str, mutmut: Path, max_children: int, keep: bool, only: list[str],
             sample: int = 0, seed: int = 0) -> dict:
-    work = ROOT / "build" / "mutation" / f"{mode}-{module}"
+    work = _work_dir(mode, module)
     prepare(work, module, mode)
     env = _mutant_env()
     start = time.perf_counter()
@@ -273,16 +274,19 @@ def run_one(module: str, mode: str, mutmut: Path, max_children: int, keep: bool,
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         return {"module": module, "mode": mode, "error": (proc.stdout + proc.stderr)[-2000:], "wall_s": round(wall, 1)}
-    found = verdicts(work, names)
-    rechecked = recheck_timeouts(work, mutmut.parent / "python", env, found)
     row = {"module": module, "mode": mode, "only": only or None}
     if sample:
         row["sample"] = {"k": len(names), "seed": seed, "of": population, "names": names}
-    row = _counted(row, {**found, **rechecked}, rechecked)
+    row = _judged(row, work, mutmut, env, names)
     row["wall_s"] = round(wall, 1)
     if not keep:
         shutil.rmtree(work)
     return row
+
+
+def _work_dir(mode: str, module: str) -> Path:
+    """The scratch folder of one (mode, module) run: its copy of the package, mutmut's state and verdicts."""
+    return ROOT / "build" / "mutation" / f"{mode}-{module}"
 
 
 def _mutant_env() -> dict:
@@ -293,8 +297,12 @@ def _mutant_env() -> dict:
     return env
 
 
-def _counted(row: dict, found: dict[str, str], rechecked: dict[str, str]) -> dict:
-    """row with the verdict counts, the score (and its interval for a sample) and the names not caught."""
+def _judged(row: dict, work: Path, mutmut: Path, env: dict, names: list[str]) -> dict:
+    """row with mutmut's verdicts for `names` (read from `work`), its timeouts judged again un-forked
+    (recheck_timeouts), counted: the verdict counts, the score (and its interval for a sample), the names not caught."""
+    found = verdicts(work, names)
+    rechecked = recheck_timeouts(work, mutmut.parent / "python", env, found)
+    found.update(rechecked)
     row = {**row, "mutants": len(found), **{k: sum(v == k for v in found.values()) for k in STATS_KEYS}}
     caught = row["killed"] + row["timeout"]
     judged = caught + row["survived"] + row["no_tests"] + row["suspicious"] + row["segfault"]
@@ -311,12 +319,10 @@ def rejudge(output: dict, mutmut: Path) -> dict:
     (`--keep`): for runs made before recheck_timeouts existed."""
     runs = []
     for row in output["runs"]:
-        work = ROOT / "build" / "mutation" / f"{row['mode']}-{row['module']}"
         names = row["sample"]["names"] if "sample" in row else (row["only"] or [])
-        found = verdicts(work, names)
-        rechecked = recheck_timeouts(work, mutmut.parent / "python", _mutant_env(), found)
         kept = {k: row[k] for k in ("module", "mode", "only", "sample") if k in row}
-        runs.append({**_counted(kept, {**found, **rechecked}, rechecked), "wall_s": row["wall_s"]})
+        judged = _judged(kept, _work_dir(row["mode"], row["module"]), mutmut, _mutant_env(), names)
+        runs.append({**judged, "wall_s": row["wall_s"]})
     return {**output, "runs": runs}
 
 

@@ -16,8 +16,8 @@ segfault, as mutation.py counts them), with two 95% intervals:
 
 --equivalents FILE (benchmarks/mutation_equivalent.md) leaves out of a stratum's sample every not-caught mutant the
 file lists as equivalent (the score "without listed equivalents"); both scores are printed. A name counts as listed
-when the file spells it whole, or as `_K` after its function's whole name (the file's shorthand); its open mutants ("Not killed and not
-equivalent") and "Not classified" sections are not counted.
+when the file spells it whole, or as `_K` after its function's whole name (the file's shorthand); its open mutants
+("Not killed and not equivalent") and "Not classified" sections are not counted.
 
 --unchecked-timeouts not-caught counts as survived the timeouts of runs made before mutation.py re-judged each
 timeout un-forked (its recheck_timeouts; such runs lack "timeouts_rechecked"): a lower bound for those runs.
