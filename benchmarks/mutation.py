@@ -359,7 +359,17 @@ def main(argv=None) -> None:
     if not mutmut.exists():
         sys.exit(f"mutation.py: error: no mutmut at {mutmut} (run `make mutation`, which installs it)")
     if args.rejudge:
-        print(json.dumps(rejudge(json.loads(Path(args.rejudge).read_text()), mutmut), indent=1))
+        try:
+            output = json.loads(Path(args.rejudge).read_text())
+            runs = [(row["mode"], row["module"], row["wall_s"]) for row in output["runs"]]
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            sys.exit(f"mutation.py: error: --rejudge must name a mutation.py output (JSON with runs), got "
+                     f"{args.rejudge} ({err.__class__.__name__}: {err})")
+        for mode, module, _ in runs:
+            if not (_work_dir(mode, module) / "mutants" / "mutmut-stats.json").exists():
+                sys.exit(f"mutation.py: error: --rejudge needs the run's kept folder {_work_dir(mode, module)} "
+                         "(run with --keep, in this clone), which is missing")
+        print(json.dumps(rejudge(output, mutmut), indent=1))
         return
     only = [p for p in args.only.split(",") if p]
     runs = [run_one(module, mode, mutmut, args.max_children, args.keep, only, args.sample, args.seed)

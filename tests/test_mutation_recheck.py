@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -83,3 +85,20 @@ def test_rejudge_recounts_an_earlier_runs_output_from_its_kept_folder(tmp_path, 
     assert row["not_caught"] == ["pkg.mod.x_f__mutmut_2", "pkg.mod.x_f__mutmut_6"]
     assert row["timeouts_rechecked"] == {"pkg.mod.x_f__mutmut_1": "killed", "pkg.mod.x_f__mutmut_2": "survived"}
     assert row["sample"]["of"] == 9 and row["wall_s"] == 9.0 and len(row["score_ci"]) == 2
+
+
+def test_rejudge_refuses_a_missing_file_or_a_run_without_its_kept_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(mutation, "ROOT", tmp_path)
+    for bad in (tmp_path / "none.json", tmp_path / "text.json"):
+        (tmp_path / "text.json").write_text("not json")
+        with pytest.raises(SystemExit) as err:
+            mutation.main(["--rejudge", str(bad), "--mutmut", sys.executable])
+        assert str(err.value).startswith(f"mutation.py: error: --rejudge must name a mutation.py output (JSON with "
+                                         f"runs), got {bad} (")
+    earlier = tmp_path / "out.json"
+    earlier.write_text(json.dumps({"runs": [{"module": "sim", "mode": "unit", "wall_s": 1.0}]}))
+    with pytest.raises(SystemExit) as err:
+        mutation.main(["--rejudge", str(earlier), "--mutmut", sys.executable])
+    assert str(err.value) == (f"mutation.py: error: --rejudge needs the run's kept folder "
+                              f"{tmp_path / 'build' / 'mutation' / 'unit-sim'} (run with --keep, in this clone), "
+                              "which is missing")
